@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+pragma solidity 0.8.37;
+
+/// The devnet's demo contract: a plain storage slot, a mapping, events,
+/// a storage churner for varying block load, and two kinds of revert.
+contract Demo {
+    uint256 public counter; // slot 0
+    mapping(address => uint256) public balances; // slot 1
+    address public owner; // slot 2
+    mapping(uint256 => uint256) private scratch; // slot 3
+
+    event Incremented(address indexed by, uint256 value);
+    event Deposited(address indexed account, uint256 indexed tag, uint256 amount);
+
+    error NotAllowed(address caller, uint256 code);
+
+    constructor(uint256 initial) {
+        counter = initial;
+        owner = msg.sender;
+        balances[msg.sender] = initial;
+    }
+
+    function increment() external {
+        counter += 1;
+        emit Incremented(msg.sender, counter);
+    }
+
+    function deposit(uint256 tag) external payable {
+        balances[msg.sender] += msg.value;
+        emit Deposited(msg.sender, tag, msg.value);
+    }
+
+    function setBalance(address account, uint256 amount) external {
+        balances[account] = amount;
+        emit Deposited(account, 0, amount);
+    }
+
+    /// Writes `salt` into scratch slots first..first+count-1: about 5,000 gas a slot once the slots
+    /// exist, and cheap for the node to run, so seeding can fill blocks quickly.
+    function churn(uint256 first, uint256 count, uint256 salt) external {
+        for (uint256 i = first; i < first + count; i++) {
+            scratch[i] = salt;
+        }
+    }
+
+    function failWithReason() external pure {
+        revert("Demo: not allowed");
+    }
+
+    function failWithCustomError() external view {
+        revert NotAllowed(msg.sender, 42);
+    }
+}

@@ -1,0 +1,135 @@
+import { type Logger, pino } from 'pino'
+import type { ApiKey } from '../auth/apiKey.ts'
+import { createKeyRegistry, type KeyRegistry } from '../auth/createKeyRegistry.ts'
+import { createSqliteKeyStore } from '../auth/createSqliteKeyStore.ts'
+import { ensureDemoKey } from '../auth/ensureDemoKey.ts'
+import type { Config, NetworkConfig } from '../config/configSchema.ts'
+import { type DevnetFixtures, seedDevnet } from '../devnet/seedDevnet.ts'
+import { type Anvil, startAnvil } from '../devnet/startAnvil.ts'
+import { createNetwork } from '../networks/createNetwork.ts'
+import { createNetworkRegistry, type NetworkRegistry } from '../networks/createNetworkRegistry.ts'
+import { handleHttpRpc } from '../pipeline/handleHttpRpc.ts'
+import { createHttpServer, type HttpServer } from '../server/createHttpServer.ts'
+import { openSqlite, type SqliteDatabase } from '../store/openSqlite.ts'
+
+export type App = {
+  url: string
+  host: string
+  port: number
+  networks: NetworkRegistry
+  keys: KeyRegistry
+  /** Set in embedded mode. */
+  devnet: { anvil: Anvil; fixtures: DevnetFixtures | undefined; demoKey: ApiKey } | undefined
+  log: Logger
+  /** Drains in-flight requests, then stops the server, the devnet and the database. */
+  close(): Promise<void>
+}
+
+export type CreateAppOptions = { log?: Logger }
+
+/** Wiring only: the one place that imports every area. */
+export async function createApp(config: Config, options: CreateAppOptions = {}): Promise<App> {
+  const log = options.log ?? pino({ level: config.log.level })
+  const cleanups: (() => Promise<void> | void)[] = []
+  const cleanup = async () => {
+    for (const step of cleanups.reverse()) await step()
+  }
+
+  try {
+    const db = openSqlite(config.storage.sqlite)
+    cleanups.push(() => {
+      db.close()
+    })
+    const keyStore = createSqliteKeyStore(db)
+    const keys = await createKeyRegistry(keyStore, {
+      onError: (err) => log.error({ err }, 'key reload failed'),
+    })
+    cleanups.push(() => keys.close())
+
+    let devnet: App['devnet']
+    const networkConfigs: NetworkConfig[] = [...config.networks]
+    if (config.devnet) {
+      const anvil = await startAnvil()
+      cleanups.push(() => anvil.stop())
+      const fixtures = config.devnet.seed ? await seedDevnet(anvil.url) : undefined
+      if (config.devnet.blockTimeSeconds > 0)
+        await setIntervalMining(anvil.url, config.devnet.blockTimeSeconds)
+      const demoKey = await ensureDemoKey(keyStore)
+      await keys.refresh()
+      devnet = { anvil, fixtures, demoKey }
+      networkConfigs.push({
+        name: 'devnet',
+        chainId: anvil.chainId,
+        upstreams: [{ url: anvil.url, ws: anvil.wsUrl, name: 'anvil' }],
+        partners: [],
+        hosts: [],
+      })
+    }
+
+    const networks = createNetworkRegistry(
+      networkConfigs.map((network) =>
+        createNetwork(network, {
+          timeoutMs: config.upstreams.timeoutMs,
+          connectionsPerUpstream: config.upstreams.connectionsPerUpstream,
+          headPollMs: config.upstreams.headPollMs,
+          onError: (err) => log.error({ err, network: network.name }, 'head poll failed'),
+        }),
+      ),
+    )
+    cleanups.push(() => networks.close())
+    await Promise.all(networks.all.map((network) => network.heads.poll()))
+
+    const server: HttpServer = createHttpServer(
+      {
+        rpc: (request) =>
+          handleHttpRpc({ keys, networks, maxBatchSize: config.server.maxBatchSize, log }, request),
+        ready: () => readiness(networks, db),
+      },
+      { maxBodyBytes: config.server.maxBodyBytes, keepAliveTimeoutMs: config.server.keepAliveTimeoutMs },
+    )
+    const { host, port } = await server.listen(config.server.port, config.server.host)
+    cleanups.push(() => server.close(config.server.shutdownGraceMs))
+
+    return {
+      url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+      host,
+      port,
+      networks,
+      keys,
+      devnet,
+      log,
+      close: cleanup,
+    }
+  } catch (err) {
+    await cleanup()
+    throw err
+  }
+}
+
+function readiness(networks: NetworkRegistry, db: SqliteDatabase): { ok: boolean; body: unknown } {
+  let database = 'open'
+  try {
+    db.prepare('SELECT 1').get()
+  } catch {
+    database = 'unavailable'
+  }
+  const status = networks.all.map((network) => ({
+    network: network.name,
+    upstreams: network.pool.members.map((member) => ({
+      name: member.upstream.label,
+      healthy: member.healthy,
+    })),
+    ready: network.pool.isReachable(),
+  }))
+  const ok = database === 'open' && status.every((network) => network.ready)
+  return { ok, body: { status: ok ? 'ready' : 'not ready', database, networks: status } }
+}
+
+async function setIntervalMining(url: string, seconds: number): Promise<void> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'evm_setIntervalMining', params: [seconds] }),
+  })
+  if (!response.ok) throw new Error(`anvil refused interval mining: HTTP ${response.status}`)
+}

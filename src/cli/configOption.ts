@@ -1,0 +1,17 @@
+import { Option } from 'commander'
+import type { Config } from '../config/configSchema.ts'
+import { ConfigError, loadConfig } from '../config/loadConfig.ts'
+
+export const configOption = () =>
+  new Option('-c, --config <file>', 'YAML config file (default: $TOLLGATE_CONFIG, else the embedded devnet)')
+
+/** The config from --config or TOLLGATE_CONFIG; a config error ends the process with its message. */
+export function loadConfigOrExit(file: string | undefined): Config {
+  try {
+    return loadConfig(file ?? process.env.TOLLGATE_CONFIG)
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err
+    process.stderr.write(`${err.message}\n`)
+    process.exit(2)
+  }
+}

@@ -1,0 +1,63 @@
+import { z } from 'zod'
+
+/** The one config schema. Every default lives here; types are inferred from it. */
+
+const upstreamSchema = z.strictObject({
+  url: z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }),
+  ws: z.url({ protocol: /^wss?$/, error: 'expected a ws(s) URL' }).optional(),
+  name: z.string().min(1).optional(),
+})
+
+const networkSchema = z.strictObject({
+  name: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'expected lowercase letters, digits and dashes'),
+  chainId: z.int().positive(),
+  upstreams: z.array(upstreamSchema).min(1, 'expected at least one upstream'),
+  partners: z.array(upstreamSchema).default([]),
+  /** Host names that select this network, besides `<name>.` as the first label of the Host header. */
+  hosts: z.array(z.string().min(1)).default([]),
+})
+
+const devnetSchema = z.strictObject({
+  /** Seconds between blocks; 0 mines a block per transaction. */
+  blockTimeSeconds: z.number().min(0).default(2),
+  seed: z.boolean().default(true),
+})
+
+export const configSchema = z.strictObject({
+  server: z
+    .strictObject({
+      host: z.string().min(1).default('127.0.0.1'),
+      port: z.int().min(0).max(65535).default(8545),
+      maxBodyBytes: z
+        .int()
+        .positive()
+        .default(5 * 1024 * 1024),
+      maxBatchSize: z.int().positive().default(1000),
+      keepAliveTimeoutMs: z.int().positive().default(65_000),
+      /** How long a shutdown waits for in-flight requests before closing their connections. */
+      shutdownGraceMs: z.int().min(0).default(10_000),
+    })
+    .prefault({}),
+  storage: z.strictObject({ sqlite: z.string().min(1).default('./data/tollgate.db') }).prefault({}),
+  upstreams: z
+    .strictObject({
+      timeoutMs: z.int().positive().default(30_000),
+      connectionsPerUpstream: z.int().positive().default(128),
+      /** How often each upstream's head is polled (health and the gas cap's block gas limit). */
+      headPollMs: z.int().positive().default(2_000),
+    })
+    .prefault({}),
+  /** The embedded anvil devnet, started as network `devnet` (chain id 31337). On when no networks are configured. */
+  devnet: devnetSchema.optional(),
+  networks: z.array(networkSchema).default([]),
+  log: z
+    .strictObject({
+      level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    })
+    .prefault({}),
+})
+
+export type Config = z.infer<typeof configSchema>
+export type NetworkConfig = z.infer<typeof networkSchema>
+export type UpstreamConfig = z.infer<typeof upstreamSchema>
+export type DevnetConfig = z.infer<typeof devnetSchema>

@@ -1,0 +1,106 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { createRequire } from 'node:module'
+import { createServer } from 'node:net'
+import { dirname, join } from 'node:path'
+
+export type Anvil = {
+  url: string
+  wsUrl: string
+  port: number
+  chainId: number
+  process: ChildProcess
+  stop(): Promise<void>
+}
+
+export type StartAnvilOptions = {
+  port?: number
+  chainId?: number
+  /** Seconds between blocks; 0 (the default) mines a block per transaction. */
+  blockTimeSeconds?: number
+  extraArgs?: string[]
+  readyTimeoutMs?: number
+}
+
+const platformPackages: Record<string, string> = {
+  'linux-x64': '@foundry-rs/anvil-linux-amd64',
+  'linux-arm64': '@foundry-rs/anvil-linux-arm64',
+  'darwin-x64': '@foundry-rs/anvil-darwin-amd64',
+  'darwin-arm64': '@foundry-rs/anvil-darwin-arm64',
+  'win32-x64': '@foundry-rs/anvil-win32-amd64',
+}
+
+/** The anvil binary shipped in @foundry-rs/anvil's platform package, resolved from node_modules. */
+export function resolveAnvilBinary(): string {
+  const platform = `${process.platform}-${process.arch}`
+  const name = platformPackages[platform]
+  if (!name) throw new Error(`no anvil build for ${platform}`)
+  const require = createRequire(import.meta.url)
+  const packageJson = require.resolve(`${name}/package.json`)
+  return join(dirname(packageJson), 'bin', process.platform === 'win32' ? 'anvil.exe' : 'anvil')
+}
+
+export function getFreePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
+    })
+  })
+}
+
+/** Spawns anvil on a free loopback port and resolves once it answers JSON-RPC. */
+export async function startAnvil(options: StartAnvilOptions = {}): Promise<Anvil> {
+  const port = options.port ?? (await getFreePort())
+  const chainId = options.chainId ?? 31337
+  const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(chainId), '--silent']
+  if (options.blockTimeSeconds) args.push('--block-time', String(options.blockTimeSeconds))
+  args.push(...(options.extraArgs ?? []))
+  // its own process group, so a terminal's Ctrl-C reaches only the gateway, which drains and then stops it
+  const child = spawn(resolveAnvilBinary(), args, { stdio: ['ignore', 'ignore', 'pipe'], detached: true })
+  const killOnExit = () => child.kill('SIGKILL')
+  process.once('exit', killOnExit)
+  let stderr = ''
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-2000)
+  })
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  const url = `http://127.0.0.1:${port}`
+
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 15_000)
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`anvil exited with code ${child.exitCode}: ${stderr.trim()}`)
+    try {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
+      })
+      if (response.ok) break
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL')
+      throw new Error(`anvil did not answer on port ${port} in time: ${stderr.trim()}`)
+    }
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+
+  return {
+    url,
+    wsUrl: `ws://127.0.0.1:${port}`,
+    port,
+    chainId,
+    process: child,
+    async stop() {
+      process.off('exit', killOnExit)
+      if (child.exitCode !== null || child.signalCode !== null) return
+      child.kill('SIGTERM')
+      const timer = setTimeout(() => child.kill('SIGKILL'), 3_000)
+      await exited
+      clearTimeout(timer)
+    },
+  }
+}

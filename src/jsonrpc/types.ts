@@ -1,0 +1,19 @@
+import type { TollgateError } from '../errors/errors.ts'
+
+export type RpcId = string | number | null
+
+/** One well-formed JSON-RPC call. A call without an `id` member is a notification: it gets no answer. */
+export type RpcCall = {
+  id: RpcId
+  method: string
+  params: unknown[]
+  isNotification: boolean
+}
+
+/** One element of a request: a call, or the envelope error that stopped it before it could run. */
+export type RpcEntry = { call: RpcCall } | { error: TollgateError; id: RpcId }
+
+export type RpcRequest = { isBatch: false; entry: RpcEntry } | { isBatch: true; entries: RpcEntry[] }
+
+/** The serialised JSON text of one response object, or the bytes an upstream sent for it. */
+export type RpcPayload = string | Buffer

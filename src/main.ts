@@ -1,0 +1,4 @@
+import { createProgram } from './cli/createProgram.ts'
+
+/** Process entry for the `tollgate` command. */
+await createProgram().parseAsync(process.argv)

@@ -1,0 +1,216 @@
+import {
+  address,
+  any,
+  arrayOf,
+  blockCount,
+  blockRef,
+  blockTag,
+  boolean,
+  bytes,
+  callObject,
+  hash,
+  hexId,
+  logFilter,
+  object,
+  type ParamParser,
+  type ParamSpec,
+  quantity,
+  receiptsBlockRef,
+  rewardPercentiles,
+  storageSlot,
+} from './params.ts'
+
+/**
+ * How long an answer stays true: `immutable` when the call names a block by hash (or a finalized
+ * number), `head` until the next block, `never` for anything with side effects or node-local state.
+ */
+export type CacheClass = 'immutable' | 'head' | 'never'
+
+export type MethodSpec = {
+  name: string
+  /** false: answered with -32601 before any node is asked. */
+  offered: boolean
+  params: readonly ParamSpec[]
+  costCredits: number
+  cacheClass: CacheClass
+  /** May go to a partner provider when every upstream failed (COMPAT.md §7). */
+  failoverEligible: boolean
+  /** "Not found" is a null result, whatever the node answered (COMPAT.md §7). */
+  nullWhenNotFound: boolean
+  /** `gas` above 10x the latest block gas limit is lowered to that cap (COMPAT.md §7). */
+  capsGas: boolean
+  /** The contract addresses a call names, for the contract-address allowlist (COMPAT.md §4). */
+  addressesOf: ((params: unknown[]) => string[]) | undefined
+  /** Answered by the gateway itself, never forwarded. */
+  localResult: (() => unknown) | undefined
+  /** Offered over WebSocket only: over HTTP the call answers -32601 `notifications not supported`. */
+  subscriptionOnly: boolean
+}
+
+/** The default row: what every method that the table does not name gets. */
+export const defaultMethodSpec: MethodSpec = {
+  name: '',
+  offered: false,
+  params: [],
+  costCredits: 80,
+  cacheClass: 'never',
+  failoverEligible: false,
+  nullWhenNotFound: false,
+  capsGas: false,
+  addressesOf: undefined,
+  localResult: undefined,
+  subscriptionOnly: false,
+}
+
+const required = (parse: ParamParser): ParamSpec => ({ parse })
+const optional = (parse: ParamParser): ParamSpec => ({ parse, optional: true })
+
+const firstParam = (params: unknown[]): string[] => (typeof params[0] === 'string' ? [params[0]] : [])
+const callTarget = (params: unknown[]): string[] => {
+  const to = (params[0] as { to?: unknown } | undefined)?.to
+  return typeof to === 'string' ? [to] : []
+}
+const filterAddresses = (params: unknown[]): string[] => {
+  const value = (params[0] as { address?: unknown } | undefined)?.address
+  if (typeof value === 'string') return [value]
+  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []
+}
+
+type Row = Partial<Omit<MethodSpec, 'name' | 'params'>>
+
+const rows: Record<string, [readonly ParamSpec[], Row?]> = {
+  // SPEC.md §4.2
+  eth_getStorageAt: [
+    [required(address), required(storageSlot), required(blockRef)],
+    { failoverEligible: true, addressesOf: firstParam, cacheClass: 'head' },
+  ],
+  eth_getBlockByHash: [
+    [required(hash), required(boolean)],
+    { nullWhenNotFound: true, cacheClass: 'immutable' },
+  ],
+  eth_getBlockByNumber: [
+    [required(blockTag), required(boolean)],
+    { nullWhenNotFound: true, cacheClass: 'head' },
+  ],
+  eth_getUncleByBlockHashAndIndex: [
+    [required(hash), required(quantity)],
+    { costCredits: 150, nullWhenNotFound: true, cacheClass: 'immutable' },
+  ],
+  eth_getTransactionByBlockNumberAndIndex: [
+    [required(blockTag), required(quantity)],
+    { costCredits: 150, nullWhenNotFound: true, failoverEligible: true, cacheClass: 'head' },
+  ],
+  eth_getTransactionByBlockHashAndIndex: [
+    [required(hash), required(quantity)],
+    { costCredits: 150, nullWhenNotFound: true, failoverEligible: true, cacheClass: 'immutable' },
+  ],
+  eth_getTransactionReceipt: [
+    [required(hash)],
+    { nullWhenNotFound: true, failoverEligible: true, cacheClass: 'head' },
+  ],
+  eth_getBlockReceipts: [
+    [required(receiptsBlockRef)],
+    { costCredits: 1000, nullWhenNotFound: true, cacheClass: 'head' },
+  ],
+  eth_call: [
+    [required(callObject), required(blockRef), optional(object), optional(object)],
+    { capsGas: true, addressesOf: callTarget, cacheClass: 'head' },
+  ],
+  eth_createAccessList: [
+    [required(callObject), required(blockRef)],
+    { addressesOf: callTarget, cacheClass: 'head' },
+  ],
+  eth_getProof: [
+    [required(address), required(arrayOf(storageSlot, 'storage keys')), required(blockRef)],
+    { costCredits: 150, addressesOf: firstParam, cacheClass: 'head' },
+  ],
+
+  // The other standard reads (COMPAT.md §2 costs)
+  eth_chainId: [[], { costCredits: 5, cacheClass: 'immutable' }],
+  net_version: [[], { costCredits: 5, cacheClass: 'immutable' }],
+  net_listening: [[], { costCredits: 5 }],
+  net_peerCount: [[], {}],
+  eth_syncing: [[], { costCredits: 5 }],
+  eth_protocolVersion: [[], { costCredits: 5 }],
+  eth_mining: [[], { costCredits: 5 }],
+  eth_hashrate: [[], { costCredits: 5 }],
+  web3_clientVersion: [[], {}],
+  web3_sha3: [[required(bytes)], { cacheClass: 'immutable' }],
+  eth_accounts: [[], { localResult: () => [] }],
+  eth_blockNumber: [[], { cacheClass: 'head' }],
+  eth_gasPrice: [[], { cacheClass: 'head' }],
+  eth_maxPriorityFeePerGas: [[], { cacheClass: 'head' }],
+  eth_blobBaseFee: [[], { costCredits: 300, cacheClass: 'head' }],
+  eth_feeHistory: [
+    [required(blockCount), required(blockTag), optional(rewardPercentiles)],
+    { cacheClass: 'head' },
+  ],
+  eth_getBalance: [[required(address), required(blockRef)], { addressesOf: firstParam, cacheClass: 'head' }],
+  eth_getCode: [[required(address), required(blockRef)], { addressesOf: firstParam, cacheClass: 'head' }],
+  eth_getTransactionCount: [[required(address), required(blockRef)], { addressesOf: firstParam }],
+  eth_getTransactionByHash: [[required(hash)], { nullWhenNotFound: true, cacheClass: 'head' }],
+  eth_getBlockTransactionCountByHash: [[required(hash)], { costCredits: 150, cacheClass: 'immutable' }],
+  eth_getBlockTransactionCountByNumber: [[required(blockTag)], { costCredits: 150, cacheClass: 'head' }],
+  eth_getUncleByBlockNumberAndIndex: [
+    [required(blockTag), required(quantity)],
+    { costCredits: 150, nullWhenNotFound: true, cacheClass: 'head' },
+  ],
+  eth_getUncleCountByBlockHash: [[required(hash)], { costCredits: 150, cacheClass: 'immutable' }],
+  eth_getUncleCountByBlockNumber: [[required(blockTag)], { costCredits: 150, cacheClass: 'head' }],
+  eth_estimateGas: [
+    [required(callObject), optional(blockRef), optional(object)],
+    { costCredits: 300, capsGas: true, addressesOf: callTarget },
+  ],
+  eth_getLogs: [
+    [required(logFilter)],
+    { costCredits: 255, addressesOf: filterAddresses, cacheClass: 'head' },
+  ],
+  eth_sendRawTransaction: [[required(bytes)], {}],
+  eth_newFilter: [[required(logFilter)], { addressesOf: filterAddresses }],
+  eth_newBlockFilter: [[], {}],
+  eth_newPendingTransactionFilter: [[], {}],
+  eth_uninstallFilter: [[required(hexId)], {}],
+  eth_getFilterChanges: [[required(hexId)], { costCredits: 140 }],
+  eth_getFilterLogs: [[required(hexId)], { costCredits: 255 }],
+  eth_simulateV1: [[required(object), optional(blockRef)], { costCredits: 300 }],
+
+  // WebSocket only
+  eth_subscribe: [[required(any), optional(any)], { costCredits: 5, subscriptionOnly: true }],
+  eth_unsubscribe: [[required(hexId)], { costCredits: 10, subscriptionOnly: true }],
+
+  // Tracing: read-only replays, at the COMPAT.md §2 prices
+  debug_traceTransaction: [[required(hash), optional(object)], { costCredits: 1000 }],
+  debug_traceCall: [[required(callObject), required(blockRef), optional(object)], { costCredits: 1000 }],
+  debug_traceBlockByNumber: [[required(blockTag), optional(object)], { costCredits: 1000 }],
+  debug_traceBlockByHash: [[required(hash), optional(object)], { costCredits: 1000 }],
+  trace_block: [[required(blockTag)], { costCredits: 300 }],
+  trace_transaction: [[required(hash)], { costCredits: 300 }],
+  trace_get: [[required(hash), required(arrayOf(quantity, 'indices'))], { costCredits: 300 }],
+  trace_call: [
+    [required(callObject), required(arrayOf(any, 'trace types')), optional(blockRef)],
+    { costCredits: 300 },
+  ],
+  trace_filter: [[required(object)], { costCredits: 300 }],
+  trace_replayTransaction: [[required(hash), required(arrayOf(any, 'trace types'))], { costCredits: 300 }],
+  trace_replayBlockTransactions: [
+    [required(blockTag), required(arrayOf(any, 'trace types'))],
+    { costCredits: 300 },
+  ],
+}
+
+const table = new Map<string, MethodSpec>(
+  Object.entries(rows).map(([name, [params, row]]) => [
+    name,
+    { ...defaultMethodSpec, ...row, name, params, offered: true },
+  ]),
+)
+
+/** The row for a method, or the default row (not offered, 80 credits) for any other name. */
+export function getMethodSpec(method: string): MethodSpec {
+  return table.get(method) ?? { ...defaultMethodSpec, name: method }
+}
+
+/** Every method the gateway offers, for docs, metrics labels and tests. */
+export function getOfferedMethods(): string[] {
+  return [...table.keys()]
+}

@@ -1,0 +1,241 @@
+import { InvalidParamsError } from '../errors/errors.ts'
+
+/**
+ * Parameter validators. Each takes an untrusted value and returns it (or its normal form), or
+ * throws a -32602 naming the argument. Forms follow COMPAT.md §7: quantities are 0x hex without
+ * leading zeros, addresses 20 bytes, hashes 32 bytes, storage positions any 0x hex up to 32 bytes.
+ */
+export type ParamParser = (value: unknown, index: number) => unknown
+
+export type ParamSpec = { parse: ParamParser; optional?: boolean }
+
+export const blockTags = ['latest', 'earliest', 'pending', 'safe', 'finalized'] as const
+
+const quantityPattern = /^0x(0|[1-9a-fA-F][0-9a-fA-F]*)$/
+const addressPattern = /^0x[0-9a-fA-F]{40}$/
+const hashPattern = /^0x[0-9a-fA-F]{64}$/
+const bytesPattern = /^0x([0-9a-fA-F]{2})*$/
+const slotPattern = /^0x[0-9a-fA-F]{1,64}$/
+const hexPattern = /^0x[0-9a-fA-F]+$/
+const decimalPattern = /^(0|[1-9][0-9]*)$/
+
+export function invalidArgument(index: number, why: string): InvalidParamsError {
+  return new InvalidParamsError(`invalid argument ${index}: ${why}`)
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'an array'
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`
+}
+
+function expectString(value: unknown, index: number, what: string): string {
+  if (typeof value !== 'string') throw invalidArgument(index, `expected ${what}, got ${describe(value)}`)
+  return value
+}
+
+function matching(pattern: RegExp, what: string): ParamParser {
+  return (value, index) => {
+    const text = expectString(value, index, what)
+    if (!pattern.test(text)) throw invalidArgument(index, `expected ${what}`)
+    return text
+  }
+}
+
+export const quantity = matching(quantityPattern, 'a 0x-prefixed hex quantity without leading zeros')
+export const address = matching(addressPattern, 'a 20-byte 0x-prefixed hex address')
+export const hash = matching(hashPattern, 'a 32-byte 0x-prefixed hex hash')
+export const bytes = matching(bytesPattern, '0x-prefixed hex data of whole bytes')
+export const storageSlot = matching(slotPattern, 'a 0x-prefixed hex storage position of at most 32 bytes')
+export const hexId = matching(hexPattern, 'a 0x-prefixed hex identifier')
+
+export const boolean: ParamParser = (value, index) => {
+  if (typeof value !== 'boolean') throw invalidArgument(index, `expected a boolean, got ${describe(value)}`)
+  return value
+}
+
+/** Anything at all: for options objects the node itself validates (tracer configs, overrides). */
+export const any: ParamParser = (value) => value
+
+export const object: ParamParser = (value, index) => {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw invalidArgument(index, `expected an object, got ${describe(value)}`)
+  }
+  return value
+}
+
+const blockTagWhat = 'a block number (0x-prefixed hex) or one of latest, earliest, pending, safe, finalized'
+
+function isBlockTag(value: string): boolean {
+  return (blockTags as readonly string[]).includes(value) || quantityPattern.test(value)
+}
+
+/** Block number or tag. */
+export const blockTag: ParamParser = (value, index) => {
+  const text = expectString(value, index, blockTagWhat)
+  if (!isBlockTag(text)) throw invalidArgument(index, `expected ${blockTagWhat}`)
+  return text
+}
+
+/** Block number, tag, block hash, or an EIP-1898 object ({blockHash, requireCanonical} or {blockNumber}). */
+export const blockRef: ParamParser = (value, index) => {
+  if (typeof value === 'string') {
+    if (isBlockTag(value) || hashPattern.test(value)) return value
+    throw invalidArgument(index, `expected ${blockTagWhat}, or a block hash`)
+  }
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    const ref = value as Record<string, unknown>
+    const keys = Object.keys(ref)
+    if ('blockHash' in ref && keys.every((key) => key === 'blockHash' || key === 'requireCanonical')) {
+      hash(ref.blockHash, index)
+      if (ref.requireCanonical !== undefined) boolean(ref.requireCanonical, index)
+      return value
+    }
+    if ('blockNumber' in ref && keys.length === 1) {
+      blockTag(ref.blockNumber, index)
+      return value
+    }
+  }
+  throw invalidArgument(index, `expected ${blockTagWhat}, a block hash, or an EIP-1898 block object`)
+}
+
+/**
+ * eth_getBlockReceipts' parameter (COMPAT.md §7): also a decimal integer, which nodes reject and the
+ * gateway converts to hex, and `pending`, which answers as `latest`.
+ */
+export const receiptsBlockRef: ParamParser = (value, index) => {
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return `0x${value.toString(16)}`
+  if (typeof value === 'string' && decimalPattern.test(value)) return `0x${BigInt(value).toString(16)}`
+  if (value === 'pending') return 'latest'
+  return blockRef(value, index)
+}
+
+/** eth_feeHistory's block count: hex quantity or decimal integer, as geth accepts. */
+export const blockCount: ParamParser = (value, index) => {
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value
+  if (typeof value === 'string' && (quantityPattern.test(value) || decimalPattern.test(value))) return value
+  throw invalidArgument(index, 'expected a block count as a hex quantity or a decimal integer')
+}
+
+export function arrayOf(parse: ParamParser, what: string): ParamParser {
+  return (value, index) => {
+    if (!Array.isArray(value))
+      throw invalidArgument(index, `expected an array of ${what}, got ${describe(value)}`)
+    for (const item of value) parse(item, index)
+    return value
+  }
+}
+
+export const rewardPercentiles: ParamParser = (value, index) => {
+  if (!Array.isArray(value))
+    throw invalidArgument(index, `expected an array of percentiles, got ${describe(value)}`)
+  let previous = -1
+  for (const item of value) {
+    if (typeof item !== 'number' || item < 0 || item > 100 || item < previous) {
+      throw invalidArgument(index, 'expected increasing percentiles between 0 and 100')
+    }
+    previous = item
+  }
+  return value
+}
+
+const callQuantityFields = [
+  'gas',
+  'gasPrice',
+  'maxFeePerGas',
+  'maxPriorityFeePerGas',
+  'maxFeePerBlobGas',
+  'value',
+  'nonce',
+  'chainId',
+  'type',
+]
+
+/** Transaction call object (eth_call, eth_estimateGas, eth_createAccessList). Unknown fields pass through. */
+export const callObject: ParamParser = (value, index) => {
+  const call = object(value, index) as Record<string, unknown>
+  if (call.from !== undefined && call.from !== null) field(address, call.from, index, 'from')
+  if (call.to !== undefined && call.to !== null) field(address, call.to, index, 'to')
+  for (const name of callQuantityFields) {
+    if (call[name] !== undefined && call[name] !== null) field(quantity, call[name], index, name)
+  }
+  if (call.data !== undefined && call.data !== null) field(bytes, call.data, index, 'data')
+  if (call.input !== undefined && call.input !== null) field(bytes, call.input, index, 'input')
+  if (call.accessList !== undefined && call.accessList !== null)
+    field(accessList, call.accessList, index, 'accessList')
+  return value
+}
+
+const accessList: ParamParser = (value, index) => {
+  if (!Array.isArray(value)) throw invalidArgument(index, 'expected an array')
+  for (const entry of value) {
+    const item = object(entry, index) as Record<string, unknown>
+    address(item.address, index)
+    arrayOf(storageSlot, 'storage keys')(item.storageKeys ?? [], index)
+  }
+  return value
+}
+
+function field(parse: ParamParser, value: unknown, index: number, name: string): void {
+  try {
+    parse(value, index)
+  } catch {
+    throw invalidArgument(index, `invalid field ${name}`)
+  }
+}
+
+const topicEntry: ParamParser = (value, index) => {
+  if (value === null) return value
+  if (Array.isArray(value)) {
+    for (const item of value) if (item !== null) hash(item, index)
+    return value
+  }
+  return hash(value, index)
+}
+
+/** Log filter (eth_getLogs, eth_newFilter): blockHash, or fromBlock/toBlock; address one or many; topics. */
+export const logFilter: ParamParser = (value, index) => {
+  const filter = object(value, index) as Record<string, unknown>
+  if (filter.fromBlock !== undefined && filter.fromBlock !== null)
+    field(blockTag, filter.fromBlock, index, 'fromBlock')
+  if (filter.toBlock !== undefined && filter.toBlock !== null)
+    field(blockTag, filter.toBlock, index, 'toBlock')
+  if (filter.blockHash !== undefined && filter.blockHash !== null) {
+    field(hash, filter.blockHash, index, 'blockHash')
+    if (filter.fromBlock != null || filter.toBlock != null) {
+      throw invalidArgument(index, 'cannot specify both blockHash and fromBlock/toBlock')
+    }
+  }
+  const addresses = filter.address
+  if (addresses !== undefined && addresses !== null) {
+    if (Array.isArray(addresses)) field(arrayOf(address, 'addresses'), addresses, index, 'address')
+    else field(address, addresses, index, 'address')
+  }
+  if (filter.topics !== undefined && filter.topics !== null) {
+    if (!Array.isArray(filter.topics)) throw invalidArgument(index, 'invalid field topics')
+    for (const topic of filter.topics) field(topicEntry, topic, index, 'topics')
+  }
+  return value
+}
+
+/**
+ * Checks positional params against a spec and returns them in normal form. Trailing nulls count as
+ * absent (as in geth); a missing required argument or an extra one is a -32602.
+ */
+export function parseParams(specs: readonly ParamSpec[], params: unknown[]): unknown[] {
+  let length = params.length
+  while (length > 0 && params[length - 1] === null && specs[length - 1]?.optional) length--
+  if (length > specs.length) {
+    throw invalidArgument(specs.length, `too many arguments, want at most ${specs.length}`)
+  }
+  const out = new Array<unknown>(length)
+  for (let index = 0; index < specs.length; index++) {
+    const spec = specs[index] as ParamSpec
+    if (index >= length) {
+      if (!spec.optional) throw invalidArgument(index, 'missing value for required argument')
+      break
+    }
+    out[index] = spec.parse(params[index], index)
+  }
+  return out
+}

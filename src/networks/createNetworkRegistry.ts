@@ -1,0 +1,36 @@
+import type { Network } from './createNetwork.ts'
+
+export type NetworkRegistry = {
+  all: readonly Network[]
+  /**
+   * The network a request is for: the `/{network}/v3/...` path prefix if there is one, else the
+   * Host header (a configured host, or the network name as its first label), else the only network.
+   */
+  resolve(pathName: string | undefined, host: string | undefined): Network | undefined
+  close(): Promise<void>
+}
+
+export function createNetworkRegistry(networks: Network[]): NetworkRegistry {
+  const byName = new Map(networks.map((network) => [network.name, network]))
+  const byHost = new Map(
+    networks.flatMap((network) => network.hosts.map((host) => [host.toLowerCase(), network])),
+  )
+  const only = networks.length === 1 ? networks[0] : undefined
+
+  return {
+    all: networks,
+    resolve(pathName, host) {
+      if (pathName !== undefined) return byName.get(pathName)
+      if (host !== undefined) {
+        const hostname = host.replace(/:\d+$/, '').toLowerCase()
+        const dot = hostname.indexOf('.')
+        const found = byHost.get(hostname) ?? (dot > 0 ? byName.get(hostname.slice(0, dot)) : undefined)
+        if (found) return found
+      }
+      return only
+    },
+    async close() {
+      await Promise.all(networks.map((network) => network.close()))
+    },
+  }
+}

@@ -1,0 +1,133 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import {
+  HttpMethodNotAllowedError,
+  RouteNotFoundError,
+  UnsupportedContentTypeError,
+} from '../errors/errors.ts'
+import { toJsonRpcError } from '../errors/toJsonRpcError.ts'
+import { serializeError } from '../jsonrpc/serialize.ts'
+import { parseRoute } from './parseRoute.ts'
+import { readBody } from './readBody.ts'
+
+export type RpcHttpRequest = {
+  key: string
+  networkName: string | undefined
+  host: string | undefined
+  body: string
+  signal: AbortSignal
+}
+
+export type HttpHandlers = {
+  rpc(request: RpcHttpRequest): Promise<{ status: number; body: string | Buffer }>
+  ready(): { ok: boolean; body: unknown }
+}
+
+export type HttpServerOptions = { maxBodyBytes: number; keepAliveTimeoutMs: number }
+
+export type HttpServer = {
+  server: Server
+  listen(port: number, host: string): Promise<{ port: number; host: string }>
+  /** Stops accepting, lets in-flight requests finish for up to `graceMs`, then closes every connection. */
+  close(graceMs: number): Promise<void>
+}
+
+const acceptedContentTypes = new Set(['application/json', 'application/json-rpc', 'application/jsonrequest'])
+const jsonHeaders = { 'content-type': 'application/json' }
+
+/** The HTTP adapter: bytes in, bytes out. Routing, limits and headers; everything else is the handlers'. */
+export function createHttpServer(handlers: HttpHandlers, options: HttpServerOptions): HttpServer {
+  let inFlight = 0
+  let drained: (() => void) | undefined
+
+  const server = createServer({ keepAliveTimeout: options.keepAliveTimeoutMs }, (req, res) => {
+    inFlight++
+    res.on('close', () => {
+      inFlight--
+      if (inFlight === 0) drained?.()
+    })
+    handle(req, res).catch((err) => sendError(res, err))
+  })
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const route = parseRoute(req.url ?? '/')
+    switch (route.kind) {
+      case 'healthz':
+        return send(res, 200, JSON.stringify({ status: 'ok' }))
+      case 'readyz': {
+        const { ok, body } = handlers.ready()
+        return send(res, ok ? 200 : 503, JSON.stringify(body))
+      }
+      case 'notFound':
+        throw new RouteNotFoundError()
+      case 'rpc': {
+        if (req.method !== 'POST') throw new HttpMethodNotAllowedError()
+        if (!isJsonContentType(req.headers['content-type'])) throw new UnsupportedContentTypeError()
+        const body = await readBody(req, options.maxBodyBytes)
+        const controller = new AbortController()
+        res.on('close', () => {
+          if (!res.writableFinished) controller.abort(new Error('client went away'))
+        })
+        const answer = await handlers.rpc({
+          key: route.key,
+          networkName: route.networkName,
+          host: req.headers.host,
+          body,
+          signal: controller.signal,
+        })
+        return send(res, answer.status, answer.body)
+      }
+    }
+  }
+
+  return {
+    server,
+    listen(port, host) {
+      return new Promise((resolve, reject) => {
+        server.once('error', reject)
+        server.listen(port, host, () => {
+          server.off('error', reject)
+          const address = server.address()
+          resolve({ host, port: typeof address === 'object' && address ? address.port : port })
+        })
+      })
+    },
+    async close(graceMs) {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+      server.closeIdleConnections()
+      if (inFlight > 0) {
+        await Promise.race([
+          new Promise<void>((resolve) => {
+            drained = resolve
+          }),
+          new Promise((resolve) => setTimeout(resolve, graceMs).unref()),
+        ])
+      }
+      server.closeAllConnections()
+      await closed
+    },
+  }
+}
+
+function isJsonContentType(header: string | undefined): boolean {
+  if (header === undefined) return false
+  const semicolon = header.indexOf(';')
+  const type = (semicolon === -1 ? header : header.slice(0, semicolon)).trim().toLowerCase()
+  return acceptedContentTypes.has(type)
+}
+
+function send(res: ServerResponse, status: number, body: string | Buffer): void {
+  if (res.destroyed) return
+  res.writeHead(status, jsonHeaders)
+  res.end(body)
+}
+
+function sendError(res: ServerResponse, err: unknown): void {
+  const { httpStatus, error } = toJsonRpcError(err)
+  if (res.headersSent) {
+    res.destroy()
+    return
+  }
+  // a refused body may still be arriving: do not keep a connection whose stream position is unknown
+  if (httpStatus === 413) res.setHeader('connection', 'close')
+  send(res, httpStatus, serializeError(null, error))
+}

@@ -1,0 +1,26 @@
+/** What a request path asks for. Pure, so every path shape is tested without a socket. */
+export type Route =
+  | { kind: 'rpc'; key: string; networkName: string | undefined }
+  | { kind: 'healthz' }
+  | { kind: 'readyz' }
+  | { kind: 'notFound' }
+
+/**
+ * `/v3/{KEY}`, `/{network}/v3/{KEY}` (a trailing slash is fine), `/healthz`, `/readyz`.
+ * `/v3` and `/v3/` are JSON-RPC routes with an empty key, answered 401.
+ */
+export function parseRoute(url: string): Route {
+  const queryAt = url.indexOf('?')
+  const path = queryAt === -1 ? url : url.slice(0, queryAt)
+  if (path === '/healthz') return { kind: 'healthz' }
+  if (path === '/readyz') return { kind: 'readyz' }
+  const parts = path.split('/')
+  if (parts[parts.length - 1] === '' && parts.length > 2) parts.pop()
+  // parts[0] is '' (the path starts with '/')
+  if (parts[1] === 'v3' && parts.length <= 3)
+    return { kind: 'rpc', key: parts[2] ?? '', networkName: undefined }
+  if (parts[2] === 'v3' && parts.length <= 4 && parts[1] !== '') {
+    return { kind: 'rpc', key: parts[3] ?? '', networkName: parts[1] }
+  }
+  return { kind: 'notFound' }
+}
