@@ -43,6 +43,11 @@ contract Demo {
         }
     }
 
+    /// The gas an eth_call was given, as the EVM sees it (shows the gateway's gas cap).
+    function gasLeft() external view returns (uint256) {
+        return gasleft();
+    }
+
     function failWithReason() external pure {
         revert("Demo: not allowed");
     }

@@ -3,6 +3,7 @@ import type { ApiKey } from '../auth/apiKey.ts'
 import { createKeyRegistry, type KeyRegistry } from '../auth/createKeyRegistry.ts'
 import { createSqliteKeyStore } from '../auth/createSqliteKeyStore.ts'
 import { ensureDemoKey } from '../auth/ensureDemoKey.ts'
+import type { KeyStore } from '../auth/keyStore.ts'
 import type { Config, NetworkConfig } from '../config/configSchema.ts'
 import { type DevnetFixtures, seedDevnet } from '../devnet/seedDevnet.ts'
 import { type Anvil, startAnvil } from '../devnet/startAnvil.ts'
@@ -18,6 +19,7 @@ export type App = {
   port: number
   networks: NetworkRegistry
   keys: KeyRegistry
+  keyStore: KeyStore
   /** Set in embedded mode. */
   devnet: { anvil: Anvil; fixtures: DevnetFixtures | undefined; demoKey: ApiKey } | undefined
   log: Logger
@@ -96,6 +98,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       port,
       networks,
       keys,
+      keyStore,
       devnet,
       log,
       close: cleanup,

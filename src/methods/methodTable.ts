@@ -17,6 +17,7 @@ import {
   quantity,
   receiptsBlockRef,
   rewardPercentiles,
+  storageKey,
   storageSlot,
 } from './params.ts'
 
@@ -121,7 +122,7 @@ const rows: Record<string, [readonly ParamSpec[], Row?]> = {
     { addressesOf: callTarget, cacheClass: 'head' },
   ],
   eth_getProof: [
-    [required(address), required(arrayOf(storageSlot, 'storage keys')), required(blockRef)],
+    [required(address), required(arrayOf(storageKey, 'storage keys')), required(blockRef)],
     { costCredits: 150, addressesOf: firstParam, cacheClass: 'head' },
   ],
 

@@ -49,6 +49,12 @@ export const bytes = matching(bytesPattern, '0x-prefixed hex data of whole bytes
 export const storageSlot = matching(slotPattern, 'a 0x-prefixed hex storage position of at most 32 bytes')
 export const hexId = matching(hexPattern, 'a 0x-prefixed hex identifier')
 
+/** eth_getProof storage keys: any 0x hex up to 32 bytes, sent on as the 32-byte word some nodes insist on. */
+export const storageKey: ParamParser = (value, index) => {
+  const slot = storageSlot(value, index) as string
+  return slot.length === 66 ? slot : `0x${slot.slice(2).padStart(64, '0')}`
+}
+
 export const boolean: ParamParser = (value, index) => {
   if (typeof value !== 'boolean') throw invalidArgument(index, `expected a boolean, got ${describe(value)}`)
   return value

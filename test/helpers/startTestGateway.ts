@@ -1,0 +1,56 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { pino } from 'pino'
+import { stringify } from 'yaml'
+import { type App, createApp } from '../../src/app/createApp.ts'
+import { loadConfig } from '../../src/config/loadConfig.ts'
+
+export type TestGateway = {
+  app: App
+  url: string
+  key: string
+  /** `${url}/v3/${key}` */
+  endpoint: string
+  configFile: string
+  dir: string
+  close(): Promise<void>
+}
+
+export type TestGatewayOptions = {
+  /** Upstream URLs of the one network (named `devnet`, chain 31337 unless `networks` is given). */
+  upstreams?: string[]
+  /** Raw config fragments merged over the defaults below. */
+  config?: Record<string, unknown>
+}
+
+/** Boots the whole gateway from a YAML config file in a temp dir, on a free port, with one key. */
+export async function startTestGateway(options: TestGatewayOptions = {}): Promise<TestGateway> {
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-test-'))
+  const config = {
+    server: { host: '127.0.0.1', port: 0 },
+    storage: { sqlite: join(dir, 'tollgate.db') },
+    networks: [
+      { name: 'devnet', chainId: 31337, upstreams: (options.upstreams ?? []).map((url) => ({ url })) },
+    ],
+    log: { level: 'silent' },
+    ...options.config,
+  }
+  const configFile = join(dir, 'tollgate.yaml')
+  writeFileSync(configFile, stringify(config))
+  const app = await createApp(loadConfig(configFile), { log: pino({ level: 'silent' }) })
+  const { key } = await app.keyStore.createKey({ name: 'test' })
+  await app.keys.refresh()
+  return {
+    app,
+    url: app.url,
+    key,
+    endpoint: `${app.url}/v3/${key}`,
+    configFile,
+    dir,
+    async close() {
+      await app.close()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}

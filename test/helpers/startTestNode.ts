@@ -1,0 +1,16 @@
+import { type DevnetFixtures, seedDevnet } from '../../src/devnet/seedDevnet.ts'
+import { type Anvil, type StartAnvilOptions, startAnvil } from '../../src/devnet/startAnvil.ts'
+
+export type TestNode = Anvil & { fixtures: DevnetFixtures }
+
+/** A real anvil, seeded like the embedded devnet (fewer load blocks by default, for speed). */
+export async function startTestNode(options: StartAnvilOptions & { loadBlocks?: number } = {}): Promise<TestNode> {
+  const anvil = await startAnvil(options)
+  try {
+    const fixtures = await seedDevnet(anvil.url, { loadBlocks: options.loadBlocks ?? 40 })
+    return { ...anvil, fixtures }
+  } catch (err) {
+    await anvil.stop()
+    throw err
+  }
+}
