@@ -1,0 +1,68 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+
+/** What the fake does with the next requests: only what a real node cannot be made to do. */
+export type FakeBehaviour =
+  | { kind: 'hang' }
+  | { kind: 'status'; status: number; body?: string }
+  | { kind: 'garbage' }
+  | { kind: 'drop' }
+  | { kind: 'json'; respond: (request: { method: string; id: unknown; params: unknown[] }) => unknown }
+
+export type FakeUpstream = {
+  url: string
+  /** Bodies received, parsed. */
+  requests: { method: string; id: unknown; params: unknown[] }[]
+  behave(behaviour: FakeBehaviour): void
+  close(): Promise<void>
+}
+
+/** A scriptable JSON-RPC upstream on loopback for faults: hangs, error statuses, garbage, dropped sockets. */
+export async function startFakeUpstream(initial: FakeBehaviour = { kind: 'hang' }): Promise<FakeUpstream> {
+  let behaviour = initial
+  const requests: FakeUpstream['requests'] = []
+  const hanging = new Set<ServerResponse>()
+
+  const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = []
+    for await (const chunk of req) chunks.push(chunk as Buffer)
+    const body = JSON.parse(Buffer.concat(chunks).toString())
+    requests.push(body)
+    switch (behaviour.kind) {
+      case 'hang':
+        hanging.add(res)
+        res.on('close', () => hanging.delete(res))
+        return
+      case 'status':
+        res.writeHead(behaviour.status, { 'content-type': 'application/json' })
+        res.end(behaviour.body ?? '{"error":"nope"}')
+        return
+      case 'garbage':
+        res.writeHead(200, { 'content-type': 'application/json' })
+        res.end('<html>bad gateway</html>')
+        return
+      case 'drop':
+        req.socket.destroy()
+        return
+      case 'json':
+        res.writeHead(200, { 'content-type': 'application/json' })
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: behaviour.respond(body) }))
+        return
+    }
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const address = server.address()
+  const port = typeof address === 'object' && address ? address.port : 0
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    behave(next) {
+      behaviour = next
+    },
+    async close() {
+      for (const res of hanging) res.destroy()
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    },
+  }
+}
