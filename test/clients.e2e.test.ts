@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { Contract, JsonRpcProvider, Network } from 'ethers'
 import {
-  BaseError,
+  type BaseError,
   ContractFunctionRevertedError,
   createPublicClient,
   encodeAbiParameters,
@@ -118,7 +118,12 @@ describe('viem and ethers through the gateway', () => {
     assert.equal(reverted.reason, 'Demo: not allowed')
 
     const custom = await viaGateway
-      .simulateContract({ address: demo, abi: demoAbi, functionName: 'failWithCustomError', account: accounts[1] })
+      .simulateContract({
+        address: demo,
+        abi: demoAbi,
+        functionName: 'failWithCustomError',
+        account: accounts[1],
+      })
       .catch((err: unknown) => err)
     const customRevert = (custom as BaseError).walk((err) => err instanceof ContractFunctionRevertedError)
     assert.ok(customRevert instanceof ContractFunctionRevertedError)
@@ -160,7 +165,10 @@ describe('viem and ethers through the gateway', () => {
     const blockNumber = await viaNode.getBlockNumber()
     const storageKeys = [`0x${'0'.repeat(64)}`, `0x${'0'.repeat(63)}2`] as const
     const proof = await viaGateway.getProof({ address: demo, storageKeys: [...storageKeys], blockNumber })
-    assert.deepEqual(proof, await viaNode.getProof({ address: demo, storageKeys: [...storageKeys], blockNumber }))
+    assert.deepEqual(
+      proof,
+      await viaNode.getProof({ address: demo, storageKeys: [...storageKeys], blockNumber }),
+    )
     assert.equal(proof.storageProof[0]?.value, node.fixtures.counterValue)
     assert.ok(proof.accountProof.length > 0)
     const viaEthers = await ethers.send('eth_getProof', [demo, storageKeys, toHex(blockNumber)])

@@ -48,7 +48,11 @@ describe('COMPAT.md §1 statuses and error bodies', () => {
       path: '/v3',
       body: rpcBody('eth_blockNumber', [], 'a'),
       status: 401,
-      expected: { jsonrpc: '2.0', id: 'a', error: { code: -32001, message: 'project id required in the url' } },
+      expected: {
+        jsonrpc: '2.0',
+        id: 'a',
+        error: { code: -32001, message: 'project id required in the url' },
+      },
     },
     {
       name: 'unknown key',
@@ -250,11 +254,18 @@ describe('COMPAT.md §1 statuses and error bodies', () => {
     await gateway.app.keys.refresh()
     const response = await postJson(endpoint, rpcBody('eth_chainId'))
     assert.equal(response.status, 401)
-    assert.deepEqual(response.json, { jsonrpc: '2.0', id: 1, error: { code: -32001, message: 'invalid project id' } })
+    assert.deepEqual(response.json, {
+      jsonrpc: '2.0',
+      id: 1,
+      error: { code: -32001, message: 'invalid project id' },
+    })
   })
 
   it('eth_call reverted: passed through unchanged (code 3, reason, raw data)', async () => {
-    const call = { to: node.fixtures.demo, data: encodeFunctionData({ abi: demoAbi, functionName: 'failWithReason' }) }
+    const call = {
+      to: node.fixtures.demo,
+      data: encodeFunctionData({ abi: demoAbi, functionName: 'failWithReason' }),
+    }
     const viaGateway = await postJson(gateway.endpoint, rpcBody('eth_call', [call, 'latest'], 21))
     const direct = await postJson(node.url, rpcBody('eth_call', [call, 'latest'], 21))
     assert.equal(viaGateway.status, 200)
@@ -276,7 +287,11 @@ describe('COMPAT.md §1 statuses and error bodies', () => {
     assert.equal(response.status, 200)
     assert.deepEqual(response.json, [
       { jsonrpc: '2.0', id: 1, result: '0x7a69' },
-      { jsonrpc: '2.0', id: 2, error: { code: -32601, message: 'the method eth_nope does not exist/is not available' } },
+      {
+        jsonrpc: '2.0',
+        id: 2,
+        error: { code: -32601, message: 'the method eth_nope does not exist/is not available' },
+      },
       {
         jsonrpc: '2.0',
         id: 3,
@@ -306,7 +321,11 @@ describe('COMPAT.md §1 statuses and error bodies', () => {
     })
     const missing = await fetch(`${gateway.url}/v2/whatever`)
     assert.equal(missing.status, 404)
-    assert.deepEqual(await missing.json(), { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'not found' } })
+    assert.deepEqual(await missing.json(), {
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32600, message: 'not found' },
+    })
     await assertStillServing()
   })
 

@@ -123,12 +123,12 @@ export const blockCount: ParamParser = (value, index) => {
   throw invalidArgument(index, 'expected a block count as a hex quantity or a decimal integer')
 }
 
+/** An array whose items each pass `parse`; the items come back in their normal form. */
 export function arrayOf(parse: ParamParser, what: string): ParamParser {
   return (value, index) => {
     if (!Array.isArray(value))
       throw invalidArgument(index, `expected an array of ${what}, got ${describe(value)}`)
-    for (const item of value) parse(item, index)
-    return value
+    return value.map((item) => parse(item, index))
   }
 }
 

@@ -4,7 +4,9 @@ import { type Anvil, type StartAnvilOptions, startAnvil } from '../../src/devnet
 export type TestNode = Anvil & { fixtures: DevnetFixtures }
 
 /** A real anvil, seeded like the embedded devnet (fewer load blocks by default, for speed). */
-export async function startTestNode(options: StartAnvilOptions & { loadBlocks?: number } = {}): Promise<TestNode> {
+export async function startTestNode(
+  options: StartAnvilOptions & { loadBlocks?: number } = {},
+): Promise<TestNode> {
   const anvil = await startAnvil(options)
   try {
     const fixtures = await seedDevnet(anvil.url, { loadBlocks: options.loadBlocks ?? 40 })

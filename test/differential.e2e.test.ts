@@ -1,0 +1,234 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { encodeAbiParameters, encodeFunctionData, keccak256, toHex } from 'viem'
+import { demoAbi } from '../src/devnet/contracts.ts'
+import { postJson } from './helpers/postJson.ts'
+import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
+import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
+
+type Call = { method: string; params: unknown[] }
+
+const tags = ['latest', 'earliest', 'pending', 'safe', 'finalized'] as const
+const unknownHash = `0x${'ab'.repeat(32)}`
+const unknownAddress = `0x${'cd'.repeat(20)}`
+
+/**
+ * Every SPEC.md method with its parameter variants, sent to the gateway and to the node directly:
+ * the answers must be identical. The COMPAT.md §7 duties (decimal and `pending` block receipts,
+ * not-found errors turned null, the gas cap, input checks) have their own tests in duties.e2e.test.ts,
+ * so this suite sends only what the node itself accepts and answers without an error of its own kind.
+ */
+describe('differential: gateway and node answer the same', () => {
+  let node: TestNode
+  let gateway: TestGateway
+  let calls: Call[]
+
+  before(async () => {
+    node = await startTestNode({ loadBlocks: 20 })
+    gateway = await startTestGateway({ upstreams: [node.url] })
+    calls = await buildCalls(node)
+  })
+  after(async () => {
+    await gateway?.close()
+    await node?.stop()
+  })
+
+  async function both(body: unknown): Promise<[unknown, unknown]> {
+    const [viaGateway, direct] = await Promise.all([
+      postJson(gateway.endpoint, body),
+      postJson(node.url, body),
+    ])
+    assert.equal(viaGateway.status, 200)
+    return [viaGateway.json, direct.json]
+  }
+
+  /** The pending block carries the current time: a pair can straddle a second, so it gets three tries. */
+  async function assertSame(body: unknown, label: string): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const [viaGateway, direct] = await both(body)
+      try {
+        assert.deepEqual(viaGateway, direct, label)
+        return
+      } catch (err) {
+        if (attempt === 3 || !JSON.stringify(body).includes('pending')) throw err
+      }
+    }
+  }
+
+  it('single calls, every method and variant', async () => {
+    assert.ok(calls.length > 150, `${calls.length} calls`)
+    let id = 0
+    for (const call of calls) {
+      id++
+      const body = { jsonrpc: '2.0', id: id % 2 ? id : `id-${id}`, ...call }
+      await assertSame(body, `${call.method} ${JSON.stringify(call.params)}`)
+    }
+  })
+
+  it('answers carry results of every kind (the variants are not all null)', async () => {
+    const kinds = new Set<string>()
+    for (const call of calls) {
+      const { json } = await postJson(gateway.endpoint, { jsonrpc: '2.0', id: 1, ...call })
+      const answer = json as { result?: unknown; error?: unknown }
+      kinds.add(
+        answer.error
+          ? 'error'
+          : answer.result === null
+            ? 'null'
+            : Array.isArray(answer.result)
+              ? 'array'
+              : typeof answer.result,
+      )
+    }
+    assert.deepEqual([...kinds].sort(), ['array', 'error', 'null', 'object', 'string'])
+  })
+
+  it('one batch of every call', async () => {
+    const batch = calls
+      .filter((call) => !JSON.stringify(call.params).includes('pending'))
+      .map((call, index) => ({ jsonrpc: '2.0', id: index, ...call }))
+    await assertSame(batch, 'batch')
+  })
+
+  it('batches mixing good and bad calls: good ones identical, bad ones errors in both', async () => {
+    const good = calls.slice(0, 40).filter((call) => !JSON.stringify(call.params).includes('pending'))
+    const bad: Call[] = [
+      { method: 'eth_getBlockByNumber', params: ['0xzz', false] },
+      { method: 'eth_getStorageAt', params: [unknownAddress, '0x0'] },
+      { method: 'eth_getTransactionReceipt', params: ['0x1234'] },
+    ]
+    const mixed = [...good, ...bad]
+      .map((call, index) => ({ jsonrpc: '2.0', id: index, ...call }))
+      .sort((a, b) => ((a.id * 7919) % 43) - ((b.id * 7919) % 43))
+    const [viaGateway, direct] = (await both(mixed)) as [{ id: number }[], { id: number }[]]
+    assert.equal(viaGateway.length, mixed.length)
+    const directById = new Map(direct.map((answer) => [answer.id, answer]))
+    for (const answer of viaGateway) {
+      if (answer.id >= good.length) {
+        assert.ok('error' in answer && 'error' in (directById.get(answer.id) ?? {}), `bad call ${answer.id}`)
+      } else {
+        assert.deepEqual(answer, directById.get(answer.id))
+      }
+    }
+  })
+})
+
+async function buildCalls(node: TestNode): Promise<Call[]> {
+  const { fixtures } = node
+  const rpc = async (method: string, params: unknown[]) =>
+    ((await postJson(node.url, { jsonrpc: '2.0', id: 1, method, params })).json as { result: never }).result
+  const receipts = await Promise.all(
+    [fixtures.deployTx, fixtures.legacyTx, fixtures.accessListTx, fixtures.eip1559Tx, fixtures.failedTx].map(
+      (hash) =>
+        rpc('eth_getTransactionReceipt', [hash]) as Promise<{ blockNumber: string; blockHash: string }>,
+    ),
+  )
+  const latest = (await rpc('eth_getBlockByNumber', ['latest', false])) as { number: string; hash: string }
+  const loadBlock = toHex(fixtures.loadBlocks.to - 3n)
+  const loadBlockHash = ((await rpc('eth_getBlockByNumber', [loadBlock, false])) as { hash: string }).hash
+  const blockNumbers = [
+    '0x0',
+    ...receipts.map((receipt) => receipt.blockNumber),
+    loadBlock,
+    latest.number,
+    '0xffffff',
+  ]
+  const blockHashes = [...receipts.map((receipt) => receipt.blockHash), loadBlockHash, latest.hash]
+  const blockParams = [...tags, ...blockNumbers.slice(0, -1)]
+  const mappingSlot = keccak256(
+    encodeAbiParameters([{ type: 'address' }, { type: 'uint256' }], [fixtures.mappingKey, 1n]),
+  )
+  const slots = ['0x0', '0x2', mappingSlot]
+  const call = (functionName: 'counter' | 'failWithReason' | 'failWithCustomError' | 'increment') => ({
+    from: fixtures.accounts[1],
+    to: fixtures.demo,
+    data: encodeFunctionData({ abi: demoAbi, functionName }),
+  })
+
+  const calls: Call[] = []
+  const add = (method: string, ...variants: unknown[][]) => {
+    for (const params of variants) calls.push({ method, params })
+  }
+
+  for (const block of blockParams) {
+    for (const slot of slots) add('eth_getStorageAt', [fixtures.demo, slot, block])
+  }
+  add(
+    'eth_getStorageAt',
+    [unknownAddress, '0x0', 'latest'],
+    [fixtures.demo, `0x${'0'.repeat(63)}1`, 'latest'],
+  )
+  for (const hash of [...blockHashes, unknownHash]) {
+    for (const full of [false, true]) add('eth_getBlockByHash', [hash, full])
+  }
+  for (const block of [...tags, ...blockNumbers]) {
+    for (const full of [false, true]) add('eth_getBlockByNumber', [block, full])
+  }
+  for (const hash of blockHashes.slice(0, 3))
+    add('eth_getUncleByBlockHashAndIndex', [hash, '0x0'], [hash, '0x5'])
+  for (const block of [...tags, ...blockNumbers]) {
+    for (const index of ['0x0', '0x1', '0x63']) add('eth_getTransactionByBlockNumberAndIndex', [block, index])
+  }
+  for (const hash of [...blockHashes, unknownHash]) {
+    for (const index of ['0x0', '0x1', '0x63']) add('eth_getTransactionByBlockHashAndIndex', [hash, index])
+  }
+  for (const hash of [
+    fixtures.deployTx,
+    fixtures.legacyTx,
+    fixtures.accessListTx,
+    fixtures.eip1559Tx,
+    fixtures.failedTx,
+    unknownHash,
+  ]) {
+    add('eth_getTransactionReceipt', [hash])
+  }
+  for (const block of [...tags.filter((tag) => tag !== 'pending'), ...blockNumbers, ...blockHashes]) {
+    add('eth_getBlockReceipts', [block])
+  }
+  for (const block of blockParams.filter((block) => block !== '0x0')) {
+    add('eth_call', [call('counter'), block])
+  }
+  add(
+    'eth_call',
+    [call('failWithReason'), 'latest'],
+    [call('failWithCustomError'), 'latest'],
+    [{ ...call('counter'), gas: '0x100000' }, 'latest'],
+    [{ to: fixtures.demo, data: '0x' }, 'latest'],
+    [call('counter'), { blockHash: latest.hash }],
+  )
+  for (const block of ['latest', 'pending', 'safe', receipts[4]?.blockNumber]) {
+    add('eth_createAccessList', [call('increment'), block])
+  }
+  for (const block of ['latest', 'earliest', 'safe', 'finalized', ...blockNumbers.slice(1, 3)]) {
+    add('eth_getProof', [fixtures.demo, [`0x${'0'.repeat(64)}`, mappingSlot], block])
+  }
+  add('eth_getProof', [unknownAddress, [], 'latest'], [fixtures.demo, [], 'latest'])
+
+  // the other standard reads
+  add('eth_chainId', [])
+  add('net_version', [])
+  add('eth_blockNumber', [])
+  add('eth_gasPrice', [])
+  add(
+    'eth_getBalance',
+    [fixtures.accounts[1], 'latest'],
+    [fixtures.demo, '0x1'],
+    [unknownAddress, 'earliest'],
+  )
+  add('eth_getCode', [fixtures.demo, 'latest'], [fixtures.demo, '0x0'])
+  add('eth_getTransactionCount', [fixtures.accounts[1], 'latest'])
+  add('eth_getTransactionByHash', [fixtures.eip1559Tx], [unknownHash])
+  add('eth_getBlockTransactionCountByNumber', [receipts[1]?.blockNumber], ['latest'])
+  add('eth_getBlockTransactionCountByHash', [receipts[1]?.blockHash])
+  add('eth_feeHistory', ['0x5', 'latest', [10, 50, 90]], [4, loadBlock, []])
+  add('eth_getLogs', [{ fromBlock: '0x0', toBlock: 'latest', address: fixtures.demo }])
+  add(
+    'eth_getLogs',
+    [{ blockHash: receipts[1]?.blockHash }],
+    [{ fromBlock: '0x1', toBlock: '0x3', topics: [null] }],
+  )
+  add('eth_estimateGas', [call('increment')], [call('increment'), 'latest'])
+  add('web3_clientVersion', [])
+  add('web3_sha3', ['0x68656c6c6f'])
+  return calls
+}
