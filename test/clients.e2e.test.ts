@@ -111,14 +111,14 @@ describe('viem and ethers through the gateway', () => {
     assert.equal(counter, node.fixtures.counterValue)
 
     const reason = await viaGateway
-      .simulateContract({ address: demo, abi: demoAbi, functionName: 'failWithReason' })
+      .readContract({ address: demo, abi: demoAbi, functionName: 'failWithReason' })
       .catch((err: unknown) => err)
     const reverted = (reason as BaseError).walk((err) => err instanceof ContractFunctionRevertedError)
     assert.ok(reverted instanceof ContractFunctionRevertedError)
     assert.equal(reverted.reason, 'Demo: not allowed')
 
     const custom = await viaGateway
-      .simulateContract({
+      .readContract({
         address: demo,
         abi: demoAbi,
         functionName: 'failWithCustomError',

@@ -72,8 +72,11 @@ export const object: ParamParser = (value, index) => {
 
 const blockTagWhat = 'a block number (0x-prefixed hex) or one of latest, earliest, pending, safe, finalized'
 
+/** Block numbers are 64-bit: at most 16 hex digits (geth refuses more). */
 function isBlockTag(value: string): boolean {
-  return (blockTags as readonly string[]).includes(value) || quantityPattern.test(value)
+  return (
+    (blockTags as readonly string[]).includes(value) || (value.length <= 18 && quantityPattern.test(value))
+  )
 }
 
 /** Block number or tag. */

@@ -1,0 +1,84 @@
+import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, describe, it } from 'node:test'
+import { ConfigError, loadConfig } from './loadConfig.ts'
+
+const dir = mkdtempSync(join(tmpdir(), 'tollgate-config-'))
+after(() => rmSync(dir, { recursive: true, force: true }))
+
+function write(name: string, text: string): string {
+  const file = join(dir, name)
+  writeFileSync(file, text)
+  return file
+}
+
+describe('loadConfig', () => {
+  it('reads the documented shape and fills the defaults', () => {
+    const file = write(
+      'ok.yaml',
+      `server: { host: 127.0.0.1, port: 8545 }
+storage: { sqlite: ./data/tollgate.db }
+networks:
+  - name: mainnet
+    chainId: 1
+    upstreams:
+      - { url: http://127.0.0.1:8546, ws: ws://127.0.0.1:8546 }
+    partners:
+      - { url: https://partner.example/rpc }
+`,
+    )
+    const config = loadConfig(file)
+    assert.equal(config.networks[0]?.upstreams[0]?.ws, 'ws://127.0.0.1:8546')
+    assert.equal(config.upstreams.timeoutMs, 30_000)
+    assert.equal(config.server.maxBodyBytes, 5 * 1024 * 1024)
+    assert.equal(config.server.maxBatchSize, 1000)
+    assert.equal(config.devnet, undefined)
+  })
+
+  it('with no file: the embedded devnet on SQLite', () => {
+    const config = loadConfig(undefined)
+    assert.deepEqual(config.devnet, { blockTimeSeconds: 2, seed: true })
+    assert.equal(config.storage.sqlite, './data/tollgate.db')
+    assert.equal(config.server.port, 8545)
+  })
+
+  it('errors name the file, the path and what was expected', () => {
+    const file = write(
+      'bad.yaml',
+      `server: { port: eighty }
+networks:
+  - name: Main Net
+    chainId: 1
+    upstreams: [{ url: 'ftp://x' }]
+surprise: true
+`,
+    )
+    assert.throws(
+      () => loadConfig(file),
+      (err: Error) => {
+        assert.ok(err instanceof ConfigError)
+        assert.ok(err.message.startsWith(`${file}: invalid config`))
+        assert.match(err.message, /server\.port: .*expected number/)
+        assert.match(err.message, /networks\.0\.name: expected lowercase letters/)
+        assert.match(err.message, /networks\.0\.upstreams\.0\.url: expected an http\(s\) URL/)
+        assert.match(err.message, /surprise/)
+        return true
+      },
+    )
+  })
+
+  it('refuses unreadable files, bad YAML and duplicate networks with the file name', () => {
+    assert.throws(
+      () => loadConfig(join(dir, 'missing.yaml')),
+      /missing\.yaml: cannot read the config file \(ENOENT\)/,
+    )
+    assert.throws(() => loadConfig(write('yaml.yaml', 'a: [1,')), /yaml\.yaml: not valid YAML/)
+    const net = '{ name: a, chainId: 1, upstreams: [{ url: "http://127.0.0.1:1" }] }'
+    assert.throws(
+      () => loadConfig(write('dup.yaml', `networks: [${net}, ${net}]`)),
+      /duplicate network name 'a'/,
+    )
+  })
+})

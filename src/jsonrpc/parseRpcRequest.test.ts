@@ -1,0 +1,82 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { type InvalidRequestError, ParseError } from '../errors/errors.ts'
+import { parseRpcRequest } from './parseRpcRequest.ts'
+
+const options = { maxBatchSize: 3 }
+
+describe('parseRpcRequest', () => {
+  it('parses a single call, with params defaulting to []', () => {
+    assert.deepEqual(parseRpcRequest('{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}', options), {
+      isBatch: false,
+      entry: { call: { id: 1, method: 'eth_chainId', params: [], isNotification: false } },
+    })
+  })
+
+  it('a call without id is a notification; id null is a call', () => {
+    const notification = parseRpcRequest('{"jsonrpc":"2.0","method":"m","params":[]}', options)
+    assert.equal(
+      !notification.isBatch && 'call' in notification.entry && notification.entry.call.isNotification,
+      true,
+    )
+    const nullId = parseRpcRequest('{"jsonrpc":"2.0","id":null,"method":"m"}', options)
+    assert.equal(!nullId.isBatch && 'call' in nullId.entry && nullId.entry.call.isNotification, false)
+  })
+
+  it('throws a parse error for bodies that are not JSON, including hostile ones', () => {
+    for (const body of ['', '{', 'nul', '[1,]', '\u0000', '['.repeat(100_000)]) {
+      assert.throws(() => parseRpcRequest(body, options), ParseError)
+    }
+  })
+
+  it('throws for an empty batch', () => {
+    assert.throws(
+      () => parseRpcRequest('[]', options),
+      (err: InvalidRequestError) => err.message === 'empty batch',
+    )
+  })
+
+  it('answers a batch over the limit with one error element', () => {
+    const request = parseRpcRequest(
+      JSON.stringify(new Array(4).fill({ jsonrpc: '2.0', id: 1, method: 'm' })),
+      options,
+    )
+    assert.equal(request.isBatch && request.entries.length, 1)
+    assert.equal(
+      request.isBatch && 'error' in request.entries[0]! && request.entries[0].error.message,
+      'batch too large',
+    )
+  })
+
+  it('marks envelope errors per element, keeping a readable id', () => {
+    const request = parseRpcRequest(
+      JSON.stringify([
+        { jsonrpc: '1.0', id: 1, method: 'm' },
+        { jsonrpc: '2.0', id: [1], method: 'm' },
+        { jsonrpc: '2.0', id: 'x', method: 5 },
+      ]),
+      options,
+    )
+    assert.ok(request.isBatch)
+    assert.deepEqual(
+      request.entries.map((entry) => ('error' in entry ? [entry.id, entry.error.code] : 'call')),
+      [
+        [1, -32600],
+        [null, -32600],
+        ['x', -32600],
+      ],
+    )
+  })
+
+  it('refuses params that are not an array, and ids that are not string, number or null', () => {
+    for (const body of [
+      { jsonrpc: '2.0', id: 1, method: 'm', params: { a: 1 } },
+      { jsonrpc: '2.0', id: true, method: 'm' },
+      { jsonrpc: '2.0', id: {}, method: 'm' },
+      { jsonrpc: '2.0', id: 1, method: '' },
+    ]) {
+      const request = parseRpcRequest(JSON.stringify(body), options)
+      assert.ok(!request.isBatch && 'error' in request.entry, JSON.stringify(body))
+    }
+  })
+})

@@ -1,0 +1,164 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { InvalidParamsError } from '../errors/errors.ts'
+import { defaultMethodSpec, getMethodSpec, getOfferedMethods } from './methodTable.ts'
+import {
+  address,
+  blockRef,
+  blockTag,
+  callObject,
+  logFilter,
+  parseParams,
+  quantity,
+  receiptsBlockRef,
+  storageKey,
+} from './params.ts'
+
+const hash = `0x${'ab'.repeat(32)}`
+const addr = `0x${'cd'.repeat(20)}`
+
+function rejects(parse: (value: unknown, index: number) => unknown, values: unknown[]) {
+  for (const value of values) assert.throws(() => parse(value, 2), InvalidParamsError, JSON.stringify(value))
+}
+
+describe('parameter forms (COMPAT.md §7)', () => {
+  it('quantities: 0x hex without leading zeros', () => {
+    for (const value of ['0x0', '0x1', '0xabc', '0xABC']) assert.equal(quantity(value, 0), value)
+    rejects(quantity, ['0x', '0x01', '1', 1, null, '0xg', ' 0x1', '0x1 '])
+  })
+
+  it('block tags: the five tags and hex numbers, nothing else', () => {
+    for (const value of ['latest', 'earliest', 'pending', 'safe', 'finalized', '0x0', '0x10']) {
+      assert.equal(blockTag(value, 0), value)
+    }
+    rejects(blockTag, ['Latest', 'head', '0x00', '12', 12, hash, { blockNumber: '0x1' }])
+  })
+
+  it('block references: also hashes and EIP-1898 objects', () => {
+    for (const value of [
+      hash,
+      { blockHash: hash },
+      { blockHash: hash, requireCanonical: true },
+      { blockNumber: '0x1' },
+    ]) {
+      assert.deepEqual(blockRef(value, 0), value)
+    }
+    rejects(blockRef, [
+      { blockHash: '0x12' },
+      { blockNumber: 'soon' },
+      { blockHash: hash, blockNumber: '0x1' },
+      {},
+    ])
+  })
+
+  it('eth_getBlockReceipts: a decimal integer becomes hex, pending becomes latest', () => {
+    assert.equal(receiptsBlockRef('12', 0), '0xc')
+    assert.equal(receiptsBlockRef(12, 0), '0xc')
+    assert.equal(receiptsBlockRef('0', 0), '0x0')
+    assert.equal(receiptsBlockRef('pending', 0), 'latest')
+    assert.equal(receiptsBlockRef('latest', 0), 'latest')
+    rejects(receiptsBlockRef, ['012', -1, 1.5, '1e3'])
+  })
+
+  it('addresses are 20 bytes; storage keys up to 32 bytes, padded', () => {
+    assert.equal(address(addr, 0), addr)
+    rejects(address, [addr.slice(0, 41), `${addr}00`, addr.slice(2)])
+    assert.equal(storageKey('0x1', 0), `0x${'0'.repeat(63)}1`)
+    assert.equal(storageKey(hash, 0), hash)
+    rejects(storageKey, [`${hash}00`, '0x', '0xz'])
+  })
+
+  it('call objects and log filters check the fields they know', () => {
+    callObject({ from: addr, to: null, gas: '0x1', data: '0x', value: '0x0', extra: 'passes' }, 0)
+    rejects(callObject, [{ to: '0x12' }, { gas: '0x01' }, { data: '0x1' }, [], 'x'])
+    logFilter({ fromBlock: 'latest', address: [addr], topics: [hash, null, [hash, null]] }, 0)
+    rejects(logFilter, [
+      { address: '0x1' },
+      { topics: ['0x1'] },
+      { blockHash: hash, fromBlock: '0x1' },
+      { fromBlock: 'x' },
+    ])
+  })
+
+  it('errors name the argument', () => {
+    assert.throws(() => blockTag('x', 3), { message: /^invalid argument 3: / })
+  })
+})
+
+describe('parseParams', () => {
+  const specs = getMethodSpec('eth_estimateGas').params
+
+  it('counts missing, extra and trailing-null arguments as geth does', () => {
+    assert.deepEqual(parseParams(specs, [{ to: addr }]), [{ to: addr }])
+    assert.deepEqual(parseParams(specs, [{ to: addr }, null]), [{ to: addr }])
+    assert.throws(() => parseParams(specs, []), {
+      message: 'invalid argument 0: missing value for required argument',
+    })
+    assert.throws(() => parseParams(specs, [{}, 'latest', {}, 1]), {
+      message: 'invalid argument 3: too many arguments, want at most 3',
+    })
+  })
+})
+
+describe('the method table', () => {
+  it('has a default row: not offered, 80 credits, never cached', () => {
+    const unknown = getMethodSpec('eth_somethingNew')
+    assert.deepEqual({ ...unknown, name: '' }, defaultMethodSpec)
+    assert.equal(unknown.offered, false)
+    assert.equal(unknown.costCredits, 80)
+  })
+
+  it('prices the SPEC.md §8 methods as the spec says', () => {
+    const expected: Record<string, number> = {
+      eth_getStorageAt: 80,
+      eth_getBlockByHash: 80,
+      eth_getBlockByNumber: 80,
+      eth_getTransactionReceipt: 80,
+      eth_call: 80,
+      eth_createAccessList: 80,
+      eth_getUncleByBlockHashAndIndex: 150,
+      eth_getTransactionByBlockNumberAndIndex: 150,
+      eth_getTransactionByBlockHashAndIndex: 150,
+      eth_getProof: 150,
+      eth_getBlockReceipts: 1000,
+    }
+    for (const [method, cost] of Object.entries(expected)) {
+      assert.equal(getMethodSpec(method).costCredits, cost, method)
+      assert.equal(getMethodSpec(method).offered, true, method)
+    }
+  })
+
+  it('never offers methods that use the node keys or dev/admin namespaces', () => {
+    const offered = getOfferedMethods()
+    for (const method of offered) {
+      assert.doesNotMatch(method, /^(personal|admin|miner|anvil|evm|hardhat|txpool)_/)
+    }
+    for (const method of [
+      'eth_sendTransaction',
+      'eth_sign',
+      'eth_signTransaction',
+      'eth_signTypedData_v4',
+      'debug_setHead',
+    ]) {
+      assert.equal(getMethodSpec(method).offered, false, method)
+    }
+  })
+
+  it('marks the SPEC.md §1 failover methods eligible', () => {
+    for (const method of [
+      'eth_getStorageAt',
+      'eth_getTransactionByBlockNumberAndIndex',
+      'eth_getTransactionByBlockHashAndIndex',
+      'eth_getTransactionReceipt',
+    ]) {
+      assert.equal(getMethodSpec(method).failoverEligible, true, method)
+    }
+  })
+
+  it('names the contract addresses a call touches', () => {
+    assert.deepEqual(getMethodSpec('eth_call').addressesOf?.([{ to: addr }, 'latest']), [addr])
+    assert.deepEqual(getMethodSpec('eth_getLogs').addressesOf?.([{ address: [addr, addr] }]), [addr, addr])
+    assert.deepEqual(getMethodSpec('eth_getBalance').addressesOf?.([addr, 'latest']), [addr])
+    assert.equal(getMethodSpec('eth_blockNumber').addressesOf, undefined)
+  })
+})

@@ -1,0 +1,24 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { parseRoute } from './parseRoute.ts'
+
+describe('parseRoute', () => {
+  it('finds the key, the optional network prefix, and the health routes', () => {
+    const cases: [string, ReturnType<typeof parseRoute>][] = [
+      ['/v3/abc', { kind: 'rpc', key: 'abc', networkName: undefined }],
+      ['/v3/abc/', { kind: 'rpc', key: 'abc', networkName: undefined }],
+      ['/v3/abc?x=1', { kind: 'rpc', key: 'abc', networkName: undefined }],
+      ['/v3', { kind: 'rpc', key: '', networkName: undefined }],
+      ['/v3/', { kind: 'rpc', key: '', networkName: undefined }],
+      ['/mainnet/v3/abc', { kind: 'rpc', key: 'abc', networkName: 'mainnet' }],
+      ['/mainnet/v3/', { kind: 'rpc', key: '', networkName: 'mainnet' }],
+      ['/healthz', { kind: 'healthz' }],
+      ['/readyz', { kind: 'readyz' }],
+      ['/', { kind: 'notFound' }],
+      ['/v3/abc/extra', { kind: 'notFound' }],
+      ['/v2/abc', { kind: 'notFound' }],
+      ['//v3/abc', { kind: 'notFound' }],
+    ]
+    for (const [url, expected] of cases) assert.deepEqual(parseRoute(url), expected, url)
+  })
+})
