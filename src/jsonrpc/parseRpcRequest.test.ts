@@ -41,11 +41,10 @@ describe('parseRpcRequest', () => {
       JSON.stringify(new Array(4).fill({ jsonrpc: '2.0', id: 1, method: 'm' })),
       options,
     )
-    assert.equal(request.isBatch && request.entries.length, 1)
-    assert.equal(
-      request.isBatch && 'error' in request.entries[0]! && request.entries[0].error.message,
-      'batch too large',
-    )
+    assert.ok(request.isBatch)
+    assert.equal(request.entries.length, 1)
+    const [entry] = request.entries
+    assert.equal(entry && 'error' in entry && entry.error.message, 'batch too large')
   })
 
   it('marks envelope errors per element, keeping a readable id', () => {

@@ -1,0 +1,238 @@
+import assert from 'node:assert/strict'
+import { type ChildProcess, execFile, spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { request as httpRequest } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import { promisify } from 'node:util'
+import { postJson, rpcBody } from './helpers/postJson.ts'
+import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
+import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
+
+const bin = resolve('bin/tollgate.js')
+const run = promisify(execFile)
+
+async function tollgate(args: string[], cwd = process.cwd()) {
+  const env = { ...process.env }
+  delete env.TOLLGATE_CONFIG
+  return run(process.execPath, [bin, ...args], { cwd, env })
+}
+
+describe('tollgate keys', () => {
+  let node: TestNode
+  let gateway: TestGateway
+
+  before(async () => {
+    node = await startTestNode({ loadBlocks: 1 })
+    gateway = await startTestGateway({ upstreams: [node.url] })
+  })
+  after(async () => {
+    await gateway?.close()
+    await node?.stop()
+  })
+
+  it('create --json, list, revoke: the running gateway follows within a second or so', async () => {
+    const { stdout } = await tollgate([
+      'keys',
+      'create',
+      '--name',
+      'ci',
+      '--json',
+      '--config',
+      gateway.configFile,
+    ])
+    const created = JSON.parse(stdout) as { key: string; name: string }
+    assert.match(created.key, /^[0-9a-f]{32}$/)
+    assert.equal(created.name, 'ci')
+
+    const listed = JSON.parse(
+      (await tollgate(['keys', 'list', '--json', '--config', gateway.configFile])).stdout,
+    )
+    assert.ok(listed.some((key: { key: string }) => key.key === created.key))
+    const table = (await tollgate(['keys', 'list', '--config', gateway.configFile])).stdout
+    assert.match(table, new RegExp(`${created.key}\\s+ci\\s+core`))
+
+    const endpoint = `${gateway.url}/v3/${created.key}`
+    await waitFor(async () => (await postJson(endpoint, rpcBody('eth_chainId'))).status === 200)
+
+    assert.equal(
+      (await tollgate(['keys', 'revoke', created.key, '--config', gateway.configFile])).stdout,
+      'revoked\n',
+    )
+    await waitFor(async () => (await postJson(endpoint, rpcBody('eth_chainId'))).status === 401)
+    await assert.rejects(
+      tollgate(['keys', 'revoke', created.key, '--config', gateway.configFile]),
+      /no active key/,
+    )
+  })
+
+  it('TOLLGATE_CONFIG is read like --config', async () => {
+    const { stdout } = await run(process.execPath, [bin, 'keys', 'create', '--json'], {
+      env: { ...process.env, TOLLGATE_CONFIG: gateway.configFile },
+    })
+    const { key } = JSON.parse(stdout) as { key: string }
+    await waitFor(
+      async () => (await postJson(`${gateway.url}/v3/${key}`, rpcBody('eth_chainId'))).status === 200,
+    )
+  })
+
+  it('every command has --help', async () => {
+    for (const args of [['--help'], ['start', '--help'], ['keys', '--help'], ['keys', 'create', '--help']]) {
+      const { stdout } = await tollgate(args)
+      assert.match(stdout, /Usage: tollgate/)
+    }
+    const { stdout } = await tollgate(['start', '--help'])
+    assert.match(stdout, /--config <file>/)
+  })
+
+  it('a bad config file stops the command with the file, the path and what was expected', async () => {
+    const file = join(gateway.dir, 'bad.yaml')
+    writeFileSync(file, 'networks: [{ name: x, chainId: -1, upstreams: [] }]\n')
+    await assert.rejects(
+      tollgate(['keys', 'list', '--config', file]),
+      (err: { stderr: string; code: number }) => {
+        assert.equal(err.code, 2)
+        assert.match(err.stderr, new RegExp(`${file}: invalid config`))
+        assert.match(err.stderr, /networks\.0\.chainId: /)
+        assert.match(err.stderr, /networks\.0\.upstreams: expected at least one upstream/)
+        return true
+      },
+    )
+  })
+})
+
+describe('tollgate start with no config (embedded devnet)', () => {
+  const cwd = mkdtempSync(join(tmpdir(), 'tollgate-embedded-'))
+  after(() => rmSync(cwd, { recursive: true, force: true }))
+
+  it('serves the seeded devnet with a demo key kept across restarts; Ctrl-C leaves nothing running', async () => {
+    const first = await startEmbedded(cwd)
+    after(() => {
+      first.child.kill('SIGKILL')
+    })
+    assert.ok(existsSync(join(cwd, 'data', 'tollgate.db')))
+    const endpoint = `${first.url}/v3/${first.key}`
+    const block = await postJson(endpoint, rpcBody('eth_blockNumber'))
+    assert.ok(
+      Number.parseInt((block.json as { result: string }).result, 16) >= 300,
+      'a few hundred seeded blocks',
+    )
+    const code = await postJson(endpoint, rpcBody('eth_getCode', [first.demo, 'latest']))
+    assert.ok(((code.json as { result: string }).result ?? '').length > 100, 'the Demo contract is deployed')
+    assert.match(first.banner, /curl http:\/\/127\.0\.0\.1:\d+\/v3\/[0-9a-f]{32}/)
+    assert.match(first.banner, /createPublicClient/)
+
+    // a request in flight when Ctrl-C arrives (its body half sent) still gets its answer
+    const children = childPids(first.child.pid ?? 0, 'anvil')
+    assert.equal(children.length, 1, 'one anvil')
+    const body = JSON.stringify(rpcBody('eth_getBlockByNumber', ['latest', true]))
+    const inFlight = startRequest(endpoint, body)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    first.child.kill('SIGINT')
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const answer = await inFlight.finish()
+    assert.equal(answer.status, 200)
+    assert.match(answer.text, /"result":\{/)
+    assert.equal(await exitCode(first.child), 0)
+    for (const pid of children) assert.equal(isRunning(pid), false, `anvil ${pid} stopped`)
+
+    const second = await startEmbedded(cwd)
+    after(() => {
+      second.child.kill('SIGKILL')
+    })
+    try {
+      assert.equal(second.key, first.key)
+    } finally {
+      second.child.kill('SIGINT')
+      await exitCode(second.child)
+    }
+  })
+})
+
+/** Sends the headers and half the body now; `finish` sends the rest and reads the answer. */
+function startRequest(url: string, body: string) {
+  const half = Math.floor(body.length / 2)
+  const request = httpRequest(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+  })
+  const answer = new Promise<{ status: number; text: string }>((resolve, reject) => {
+    request.on('response', async (response) => {
+      let text = ''
+      for await (const chunk of response) text += chunk
+      resolve({ status: response.statusCode ?? 0, text })
+    })
+    request.on('error', reject)
+  })
+  request.write(body.slice(0, half))
+  return {
+    finish() {
+      request.end(body.slice(half))
+      return answer
+    },
+  }
+}
+
+type Embedded = { child: ChildProcess; url: string; key: string; demo: string; banner: string }
+
+async function startEmbedded(cwd: string): Promise<Embedded> {
+  const env = { ...process.env }
+  delete env.TOLLGATE_CONFIG
+  const child = spawn(process.execPath, [bin, 'start', '--port', '0'], {
+    cwd,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let output = ''
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString()
+  })
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString()
+  })
+  await waitFor(async () => output.includes('Ctrl-C stops') || child.exitCode !== null, 60_000)
+  assert.equal(child.exitCode, null, output)
+  const url = /listening on (http:\/\/\S+)/.exec(output)?.[1] ?? ''
+  const key = /Demo API key: ([0-9a-f]{32})/.exec(output)?.[1] ?? ''
+  const demo = /Demo contract (0x[0-9a-fA-F]{40})/.exec(output)?.[1] ?? ''
+  return { child, url, key, demo, banner: output }
+}
+
+/** Linux: the pids of `parent`'s children running `command`. */
+function childPids(parent: number, command: string): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+        const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
+        return name === command && Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === parent
+      } catch {
+        return false
+      }
+    })
+    .map(Number)
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+function exitCode(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null) return Promise.resolve(child.exitCode)
+  return new Promise((resolve) => child.once('exit', (code) => resolve(code)))
+}
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('timed out waiting')
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
