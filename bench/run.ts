@@ -1,0 +1,204 @@
+// npm run bench: the same calls, in one run on loopback, three ways: the node directly, the minimal
+// pass-through proxy (bench/passThroughProxy.ts), and tollgate. Bounded: BENCH_SECONDS (default 4)
+// per measurement, 5 calls x BENCH_CONNECTIONS (default 1,16,64) x 3 targets.
+// `npm run bench -- --record` also writes the tables into bench/RESULTS.md.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import autocannon from 'autocannon'
+import { encodeFunctionData } from 'viem'
+import { stringify } from 'yaml'
+import { demoAbi } from '../src/devnet/contracts.ts'
+import { seedDevnet } from '../src/devnet/seedDevnet.ts'
+import { startAnvil } from '../src/devnet/startAnvil.ts'
+import { mineBigBlock } from './mineBigBlock.ts'
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 4)
+const connectionsList = (process.env.BENCH_CONNECTIONS ?? '1,16,64').split(',').map(Number)
+const record = process.argv.includes('--record')
+
+type Target = { name: 'node' | 'pass-through' | 'tollgate'; url: string; pid: number | undefined }
+type Measurement = { rps: number; p50: number; p99: number; failures: number; cpuMicros: number | undefined }
+
+const anvil = await startAnvil()
+const children: ChildProcess[] = []
+const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'))
+try {
+  const fixtures = await seedDevnet(anvil.url, { loadBlocks: 20 })
+  const bigBlock = await mineBigBlock(anvil.url, fixtures.accounts.slice(0, 8))
+
+  const configFile = join(dir, 'tollgate.yaml')
+  writeFileSync(
+    configFile,
+    stringify({
+      server: { port: 0 },
+      storage: { sqlite: join(dir, 'tollgate.db') },
+      networks: [{ name: 'devnet', chainId: 31337, upstreams: [{ url: anvil.url }] }],
+      log: { level: 'warn' },
+    }),
+  )
+  const key = (
+    JSON.parse(tollgateCli(['keys', 'create', '--json', '--config', configFile])) as { key: string }
+  ).key
+  const tollgate = await spawnAndWait(
+    ['bin/tollgate.js', 'start', '--config', configFile],
+    /listening on (\S+)/,
+  )
+  const proxy = await spawnAndWait(
+    ['--import', 'tsx', 'bench/passThroughProxy.ts', anvil.url, '0', key],
+    /listening (\d+)/,
+  )
+  const targets: Target[] = [
+    { name: 'node', url: anvil.url, pid: anvil.process.pid },
+    { name: 'pass-through', url: `http://127.0.0.1:${proxy.match}/v3/${key}`, pid: proxy.child.pid },
+    { name: 'tollgate', url: `${tollgate.match}/v3/${key}`, pid: tollgate.child.pid },
+  ]
+
+  const calls = [
+    { name: 'eth_blockNumber', method: 'eth_blockNumber', params: [] },
+    {
+      name: 'eth_call',
+      method: 'eth_call',
+      params: [
+        { to: fixtures.demo, data: encodeFunctionData({ abi: demoAbi, functionName: 'counter' }) },
+        'latest',
+      ],
+    },
+    { name: 'eth_getTransactionReceipt', method: 'eth_getTransactionReceipt', params: [fixtures.eip1559Tx] },
+    {
+      name: 'eth_getProof',
+      method: 'eth_getProof',
+      params: [fixtures.demo, [`0x${'0'.repeat(64)}`], 'latest'],
+    },
+    {
+      name: 'eth_getBlockByNumber (600 txs, full)',
+      method: 'eth_getBlockByNumber',
+      params: [`0x${bigBlock.toString(16)}`, true],
+    },
+  ]
+
+  const rows: string[] = []
+  for (const call of calls) {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: call.method, params: call.params })
+    const answers = await Promise.all(targets.map((target) => post(target.url, body)))
+    if (new Set(answers).size !== 1 || answers[0]?.includes('"error"')) {
+      throw new Error(`${call.name}: the targets answer differently or with an error`)
+    }
+    for (const connections of connectionsList) {
+      const results = new Map<Target['name'], Measurement>()
+      for (const target of targets) results.set(target.name, await measure(target, body, connections))
+      const [node, pass, gate] = [
+        results.get('node'),
+        results.get('pass-through'),
+        results.get('tollgate'),
+      ] as [Measurement, Measurement, Measurement]
+      const row =
+        `| ${call.name} | ${connections} | ${fmt(node.rps)} | ${fmt(pass.rps)} | ${fmt(gate.rps)} | ` +
+        `${pct(gate.rps / node.rps)} | ${pct(gate.rps / pass.rps)} | ` +
+        `${node.p50} / ${node.p99} | ${pass.p50} / ${pass.p99} | ${gate.p50} / ${gate.p99} | ` +
+        `${pass.cpuMicros ?? '-'} | ${gate.cpuMicros ?? '-'} |`
+      rows.push(row)
+      process.stdout.write(`${row}\n`)
+      const failures = node.failures + pass.failures + gate.failures
+      if (failures > 0) process.stdout.write(`  (${failures} failed requests in this row)\n`)
+    }
+  }
+
+  const table = [
+    '| call | conns | node req/s | pass-through req/s | tollgate req/s | tollgate/node | tollgate/pass-through | node p50/p99 ms | pass-through p50/p99 ms | tollgate p50/p99 ms | pass-through CPU µs/call | tollgate CPU µs/call |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
+    ...rows,
+  ].join('\n')
+  process.stdout.write(`\n${table}\n`)
+  if (record) recordResults(table)
+} finally {
+  for (const child of children) child.kill('SIGTERM')
+  await anvil.stop()
+  rmSync(dir, { recursive: true, force: true })
+}
+
+async function measure(target: Target, body: string, connections: number): Promise<Measurement> {
+  const cpuBefore = cpuTicks(target.pid)
+  const result = await autocannon({
+    url: target.url,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+    connections,
+    duration: seconds,
+  })
+  const cpuAfter = cpuTicks(target.pid)
+  const served = result.requests.total
+  const cpuMicros =
+    target.name === 'node' || cpuBefore === undefined || cpuAfter === undefined || served === 0
+      ? undefined
+      : Math.round(((cpuAfter - cpuBefore) * 10_000) / served)
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    failures: result.errors + result.timeouts + result.non2xx,
+    cpuMicros,
+  }
+}
+
+/** utime + stime of a process, in clock ticks (1/100 s). */
+function cpuTicks(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return Number(fields[11]) + Number(fields[12])
+  } catch {
+    return undefined
+  }
+}
+
+async function post(url: string, body: string): Promise<string> {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+  return response.text()
+}
+
+function tollgateCli(args: string[]): string {
+  return execFileSync(process.execPath, ['bin/tollgate.js', ...args], { encoding: 'utf8' })
+}
+
+function spawnAndWait(args: string[], ready: RegExp): Promise<{ child: ChildProcess; match: string }> {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] })
+  children.push(child)
+  return new Promise((resolve, reject) => {
+    let output = ''
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString()
+      const match = ready.exec(output)
+      if (match?.[1]) {
+        child.stdout?.removeAllListeners('data')
+        child.stdout?.resume()
+        resolve({ child, match: match[1] })
+      }
+    })
+    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}: ${output}`)))
+  })
+}
+
+function fmt(rps: number): string {
+  return Math.round(rps).toLocaleString('en-US')
+}
+
+function pct(ratio: number): string {
+  return `${Math.round(ratio * 100)}%`
+}
+
+function recordResults(table: string): void {
+  const file = 'bench/RESULTS.md'
+  const text = readFileSync(file, 'utf8')
+  const start = text.indexOf('<!-- latest:start -->')
+  const end = text.indexOf('<!-- latest:end -->')
+  if (start === -1 || end === -1) throw new Error(`${file} has no latest:start / latest:end markers`)
+  const stamp = `Recorded ${new Date().toISOString()} with \`BENCH_SECONDS=${seconds} npm run bench -- --record\`, node ${process.version}.`
+  writeFileSync(
+    file,
+    `${text.slice(0, start)}<!-- latest:start -->\n${stamp}\n\n${table}\n${text.slice(end)}`,
+  )
+}
