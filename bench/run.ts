@@ -1,6 +1,6 @@
 // npm run bench: the same calls, in one run on loopback, three ways: the node directly, the minimal
 // pass-through proxy (bench/passThroughProxy.ts), and tollgate. Bounded: BENCH_SECONDS (default 4)
-// per measurement, 5 calls x BENCH_CONNECTIONS (default 1,16,64) x 3 targets.
+// per measurement, 5 calls (BENCH_CALLS=method,... for fewer) x BENCH_CONNECTIONS (default 1,16,64) x 3 targets.
 // `npm run bench -- --record` also writes the tables into bench/RESULTS.md.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -16,17 +16,18 @@ import { mineBigBlock } from './mineBigBlock.ts'
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 4)
 const connectionsList = (process.env.BENCH_CONNECTIONS ?? '1,16,64').split(',').map(Number)
+const onlyCalls = process.env.BENCH_CALLS?.split(',')
 const record = process.argv.includes('--record')
 
 type Target = { name: 'node' | 'pass-through' | 'tollgate'; url: string; pid: number | undefined }
-type Measurement = { rps: number; p50: number; p99: number; failures: number; cpuMicros: number | undefined }
+type Measurement = { rps: number; mean: number; p99: number; failures: number; cpuMicros: number | undefined }
 
 const anvil = await startAnvil()
 const children: ChildProcess[] = []
 const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'))
 try {
   const fixtures = await seedDevnet(anvil.url, { loadBlocks: 20 })
-  const bigBlock = await mineBigBlock(anvil.url, fixtures.accounts.slice(0, 8))
+  const bigBlock = await mineBigBlock(anvil.url, fixtures.accounts.slice(0, 8), 250)
 
   const configFile = join(dir, 'tollgate.yaml')
   writeFileSync(
@@ -72,14 +73,14 @@ try {
       params: [fixtures.demo, [`0x${'0'.repeat(64)}`], 'latest'],
     },
     {
-      name: 'eth_getBlockByNumber (600 txs, full)',
+      name: 'eth_getBlockByNumber (250 txs, full)',
       method: 'eth_getBlockByNumber',
       params: [`0x${bigBlock.toString(16)}`, true],
     },
   ]
 
   const rows: string[] = []
-  for (const call of calls) {
+  for (const call of calls.filter((call) => !onlyCalls || onlyCalls.includes(call.method))) {
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: call.method, params: call.params })
     const answers = await Promise.all(targets.map((target) => post(target.url, body)))
     if (new Set(answers).size !== 1 || answers[0]?.includes('"error"')) {
@@ -96,7 +97,8 @@ try {
       const row =
         `| ${call.name} | ${connections} | ${fmt(node.rps)} | ${fmt(pass.rps)} | ${fmt(gate.rps)} | ` +
         `${pct(gate.rps / node.rps)} | ${pct(gate.rps / pass.rps)} | ` +
-        `${node.p50} / ${node.p99} | ${pass.p50} / ${pass.p99} | ${gate.p50} / ${gate.p99} | ` +
+        `${node.mean.toFixed(2)} / ${node.p99} | ${pass.mean.toFixed(2)} / ${pass.p99} | ` +
+        `${gate.mean.toFixed(2)} / ${gate.p99} | ` +
         `${pass.cpuMicros ?? '-'} | ${gate.cpuMicros ?? '-'} |`
       rows.push(row)
       process.stdout.write(`${row}\n`)
@@ -106,7 +108,7 @@ try {
   }
 
   const table = [
-    '| call | conns | node req/s | pass-through req/s | tollgate req/s | tollgate/node | tollgate/pass-through | node p50/p99 ms | pass-through p50/p99 ms | tollgate p50/p99 ms | pass-through CPU µs/call | tollgate CPU µs/call |',
+    '| call | conns | node req/s | pass-through req/s | tollgate req/s | tollgate/node | tollgate/pass-through | node mean/p99 ms | pass-through mean/p99 ms | tollgate mean/p99 ms | pass-through CPU µs/call | tollgate CPU µs/call |',
     '|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...rows,
   ].join('\n')
@@ -136,7 +138,7 @@ async function measure(target: Target, body: string, connections: number): Promi
       : Math.round(((cpuAfter - cpuBefore) * 10_000) / served)
   return {
     rps: result.requests.average,
-    p50: result.latency.p50,
+    mean: result.latency.mean,
     p99: result.latency.p99,
     failures: result.errors + result.timeouts + result.non2xx,
     cpuMicros,

@@ -73,6 +73,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
         createNetwork(network, {
           timeoutMs: config.upstreams.timeoutMs,
           connectionsPerUpstream: config.upstreams.connectionsPerUpstream,
+          maxResponseBytes: config.upstreams.maxResponseBytes,
           headPollMs: config.upstreams.headPollMs,
           onError: (err) => log.error({ err, network: network.name }, 'head poll failed'),
         }),

@@ -43,6 +43,11 @@ export const configSchema = z.strictObject({
     .strictObject({
       timeoutMs: z.int().positive().default(30_000),
       connectionsPerUpstream: z.int().positive().default(128),
+      /** A larger upstream answer is refused (the upstream counts as failed). */
+      maxResponseBytes: z
+        .int()
+        .positive()
+        .default(256 * 1024 * 1024),
       /** How often each upstream's head is polled (health and the gas cap's block gas limit). */
       headPollMs: z.int().positive().default(2_000),
     })

@@ -32,7 +32,7 @@ export function createHeadTracker(
 
   async function pollMember(member: UpstreamMember): Promise<void> {
     try {
-      const response = await member.upstream.post(latestBlockBody, AbortSignal.timeout(options.timeoutMs))
+      const response = await member.upstream.post(latestBlockBody, { timeoutMs: options.timeoutMs })
       if (response.status < 200 || response.status >= 300) throw new Error(`HTTP ${response.status}`)
       const block = (
         JSON.parse(response.body.toString()) as {

@@ -14,6 +14,7 @@ export type Network = {
 
 export type CreateNetworkOptions = {
   timeoutMs: number
+  maxResponseBytes: number
   connectionsPerUpstream: number
   headPollMs: number
   onError?: (err: unknown) => void
@@ -21,7 +22,10 @@ export type CreateNetworkOptions = {
 
 export function createNetwork(config: NetworkConfig, options: CreateNetworkOptions): Network {
   const upstreams = config.upstreams.map((upstream) =>
-    createUpstream(upstream, { connections: options.connectionsPerUpstream }),
+    createUpstream(upstream, {
+      connections: options.connectionsPerUpstream,
+      maxResponseBytes: options.maxResponseBytes,
+    }),
   )
   const pool = createUpstreamPool(upstreams, { timeoutMs: options.timeoutMs })
   const heads = createHeadTracker(pool.members, {

@@ -2,10 +2,12 @@ import type { Logger } from 'pino'
 import type { KeyRegistry } from '../auth/createKeyRegistry.ts'
 import { InvalidKeyError, MissingKeyError, TollgateError, UnknownNetworkError } from '../errors/errors.ts'
 import { toJsonRpcError } from '../errors/toJsonRpcError.ts'
+import type { Cancellation } from '../failsafe/Cancellation.ts'
 import { parseRpcRequest } from '../jsonrpc/parseRpcRequest.ts'
 import { serializeBatch, serializeError } from '../jsonrpc/serialize.ts'
 import type { RpcEntry, RpcId, RpcPayload, RpcRequest } from '../jsonrpc/types.ts'
 import type { NetworkRegistry } from '../networks/createNetworkRegistry.ts'
+import { ClientGoneError } from '../upstreams/createUpstreamPool.ts'
 import { handleRpc } from './handleRpc.ts'
 import type { RpcContext } from './rpcContext.ts'
 
@@ -16,7 +18,7 @@ export type HttpRpcRequest = {
   networkName: string | undefined
   host: string | undefined
   body: string
-  signal: AbortSignal
+  cancellation: Cancellation
 }
 
 export type HttpRpcResponse = { status: number; body: RpcPayload }
@@ -47,7 +49,7 @@ export async function handleHttpRpc(deps: HttpRpcDeps, request: HttpRpcRequest):
     if (!network) throw new UnknownNetworkError()
     if (parsed === undefined) throw parseError
 
-    const ctx: RpcContext = { network, apiKey, signal: request.signal, log: deps.log }
+    const ctx: RpcContext = { network, apiKey, cancellation: request.cancellation, log: deps.log }
     if (!parsed.isBatch) {
       const { payload, httpStatus } = await runEntry(ctx, parsed.entry)
       return { status: httpStatus, body: isNotification(parsed.entry) ? '' : payload }
@@ -80,7 +82,7 @@ function errorResponse(log: Logger, id: RpcId, err: unknown): HttpRpcResponse {
 
 function errorResponseOf(log: Logger, id: RpcId, err: unknown): EntryResult {
   const { httpStatus, error } = toJsonRpcError(err)
-  if (httpStatus >= 500) {
+  if (httpStatus >= 500 && !(err instanceof ClientGoneError)) {
     const details = err instanceof TollgateError ? err.details : undefined
     log.warn(
       { err: err instanceof TollgateError ? undefined : err, details, status: httpStatus },

@@ -28,7 +28,7 @@ export async function handleRpc(ctx: RpcContext, call: RpcCall): Promise<RpcPayl
   }
 
   const body = JSON.stringify({ jsonrpc: '2.0', id: call.id, method: call.method, params })
-  const answer = await ctx.network.pool.send(body, ctx.signal)
+  const answer = await ctx.network.pool.send(body, ctx.cancellation)
 
   if (spec.nullWhenNotFound && answer.length <= maxErrorBytes && answer.includes('"error"')) {
     const parsed = JSON.parse(answer.toString()) as { error?: { code?: unknown; message?: unknown } }

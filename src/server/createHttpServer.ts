@@ -5,6 +5,7 @@ import {
   UnsupportedContentTypeError,
 } from '../errors/errors.ts'
 import { toJsonRpcError } from '../errors/toJsonRpcError.ts'
+import { Cancellation } from '../failsafe/Cancellation.ts'
 import { serializeError } from '../jsonrpc/serialize.ts'
 import { parseRoute } from './parseRoute.ts'
 import { readBody } from './readBody.ts'
@@ -14,7 +15,8 @@ export type RpcHttpRequest = {
   networkName: string | undefined
   host: string | undefined
   body: string
-  signal: AbortSignal
+  /** Cancelled when the client goes away before its answer was sent. */
+  cancellation: Cancellation
 }
 
 export type HttpHandlers = {
@@ -41,14 +43,20 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
 
   const server = createServer({ keepAliveTimeout: options.keepAliveTimeoutMs }, (req, res) => {
     inFlight++
-    res.on('close', () => {
+    const cancellation = new Cancellation()
+    res.once('close', () => {
       inFlight--
+      if (!res.writableFinished) cancellation.cancel()
       if (inFlight === 0) drained?.()
     })
-    handle(req, res).catch((err) => sendError(res, err))
+    handle(req, res, cancellation).catch((err) => sendError(res, err))
   })
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    cancellation: Cancellation,
+  ): Promise<void> {
     const route = parseRoute(req.url ?? '/')
     switch (route.kind) {
       case 'healthz':
@@ -63,16 +71,12 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
         if (req.method !== 'POST') throw new HttpMethodNotAllowedError()
         if (!isJsonContentType(req.headers['content-type'])) throw new UnsupportedContentTypeError()
         const body = await readBody(req, options.maxBodyBytes)
-        const controller = new AbortController()
-        res.on('close', () => {
-          if (!res.writableFinished) controller.abort(new Error('client went away'))
-        })
         const answer = await handlers.rpc({
           key: route.key,
           networkName: route.networkName,
           host: req.headers.host,
           body,
-          signal: controller.signal,
+          cancellation,
         })
         return send(res, answer.status, answer.body)
       }

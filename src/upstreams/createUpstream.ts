@@ -1,20 +1,31 @@
-import { Pool } from 'undici'
+import { type Dispatcher, Pool } from 'undici'
 import type { UpstreamConfig } from '../config/configSchema.ts'
 import { redactUrl } from './redactUrl.ts'
 
 export type UpstreamResponse = { status: number; body: Buffer }
 
+export type PostOptions = {
+  /** Receives the function that aborts this request, once it is under way. */
+  onStart?: (abort: (reason: Error) => void) => void
+  /** Per-request inactivity timeout (headers, then body); 0 leaves it to the caller. */
+  timeoutMs?: number
+}
+
 export type Upstream = {
   /** Printable name: the configured name, or the redacted URL. Never the credentials. */
   label: string
-  /** POSTs one JSON-RPC body; rejects on connection errors and when `signal` aborts. */
-  post(body: string, signal: AbortSignal): Promise<UpstreamResponse>
+  /** POSTs one JSON-RPC body and collects the answer; rejects on connection errors and aborts. */
+  post(body: string, options?: PostOptions): Promise<UpstreamResponse>
   close(): Promise<void>
 }
 
-export type CreateUpstreamOptions = { connections: number; keepAliveTimeoutMs?: number }
+export type CreateUpstreamOptions = {
+  connections: number
+  maxResponseBytes: number
+  keepAliveTimeoutMs?: number
+}
 
-/** One node behind a keep-alive connection pool. */
+/** One node behind a keep-alive connection pool, driven through undici's dispatch API (no streams). */
 export function createUpstream(config: UpstreamConfig, options: CreateUpstreamOptions): Upstream {
   const url = new URL(config.url)
   const path = `${url.pathname}${url.search}`
@@ -27,22 +38,64 @@ export function createUpstream(config: UpstreamConfig, options: CreateUpstreamOp
     connections: options.connections,
     pipelining: 1,
     keepAliveTimeout: options.keepAliveTimeoutMs ?? 30_000,
-    // the caller's signal bounds the whole call; these only stop a connection that went quiet
     headersTimeout: 0,
     bodyTimeout: 0,
   })
 
   return {
     label: config.name ?? redactUrl(config.url),
-    async post(body, signal) {
-      const response = await pool.request({ method: 'POST', path, headers, body, signal })
-      const chunks: Buffer[] = []
-      for await (const chunk of response.body) chunks.push(chunk as Buffer)
-      return {
-        status: response.statusCode,
-        body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks),
-      }
+    post(body, { onStart, timeoutMs = 0 } = {}) {
+      return new Promise((resolve, reject) => {
+        const handler = new CollectingHandler(resolve, reject, options.maxResponseBytes, onStart)
+        pool.dispatch(
+          { path, method: 'POST', headers, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs },
+          handler,
+        )
+      })
     },
     close: () => pool.close(),
+  }
+}
+
+/** Collects a response body into one Buffer, refusing answers larger than `maxBytes`. */
+class CollectingHandler implements Dispatcher.DispatchHandler {
+  #status = 0
+  #size = 0
+  #chunks: Buffer[] = []
+
+  constructor(
+    private readonly resolve: (response: UpstreamResponse) => void,
+    private readonly reject: (err: Error) => void,
+    private readonly maxBytes: number,
+    private readonly onStart: PostOptions['onStart'],
+  ) {}
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.onStart?.((reason) => controller.abort(reason))
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number): void {
+    this.#status = statusCode
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.#size += chunk.length
+    if (this.#size > this.maxBytes) {
+      controller.abort(new Error(`upstream answer larger than ${this.maxBytes} bytes`))
+      return
+    }
+    this.#chunks.push(chunk)
+  }
+
+  onResponseEnd(): void {
+    const chunks = this.#chunks
+    this.resolve({
+      status: this.#status,
+      body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks),
+    })
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    this.reject(err)
   }
 }

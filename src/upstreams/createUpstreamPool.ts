@@ -1,4 +1,5 @@
 import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/errors.ts'
+import type { Cancellation } from '../failsafe/Cancellation.ts'
 import type { Upstream } from './createUpstream.ts'
 
 export type UpstreamMember = {
@@ -13,15 +14,22 @@ export type UpstreamPool = {
   /**
    * Sends one JSON-RPC body to the best upstream, moving on to the next on a connection error, a
    * non-2xx status or a body that is not JSON. Rejects with UpstreamTimeoutError when the deadline
-   * passes, UpstreamUnavailableError when every upstream failed, and the abort reason when the
-   * client went away (not an upstream failure).
+   * passes, UpstreamUnavailableError when every upstream failed, and ClientGoneError when the client
+   * went away (which is not an upstream failure).
    */
-  send(body: string, signal?: AbortSignal): Promise<Buffer>
+  send(body: string, cancellation?: Cancellation): Promise<Buffer>
   isReachable(): boolean
   close(): Promise<void>
 }
 
 export type UpstreamPoolOptions = { timeoutMs: number }
+
+export class ClientGoneError extends Error {
+  override name = 'ClientGoneError'
+  constructor() {
+    super('the client went away')
+  }
+}
 
 export function createUpstreamPool(upstreams: Upstream[], { timeoutMs }: UpstreamPoolOptions): UpstreamPool {
   const members: UpstreamMember[] = upstreams.map((upstream) => ({
@@ -35,20 +43,28 @@ export function createUpstreamPool(upstreams: Upstream[], { timeoutMs }: Upstrea
     return [...members.filter((member) => member.healthy), ...members.filter((member) => !member.healthy)]
   }
 
-  async function send(body: string, signal?: AbortSignal): Promise<Buffer> {
-    const controller = new AbortController()
-    const onClientAbort = () => controller.abort(signal?.reason)
-    signal?.addEventListener('abort', onClientAbort, { once: true })
-    let timedOut = false
-    const timer = setTimeout(() => {
-      timedOut = true
-      controller.abort()
-    }, timeoutMs)
+  async function send(body: string, cancellation?: Cancellation): Promise<Buffer> {
+    let abortAttempt: ((reason: Error) => void) | undefined
+    let stopped: Error | undefined
+    const stop = (reason: Error) => {
+      stopped ??= reason
+      abortAttempt?.(reason)
+    }
+    const timer = setTimeout(
+      () => stop(new UpstreamTimeoutError({ details: `no answer within ${timeoutMs} ms` })),
+      timeoutMs,
+    )
+    const unsubscribe = cancellation?.onCancel(() => stop(new ClientGoneError()))
+    const onStart = (abort: (reason: Error) => void) => {
+      abortAttempt = abort
+      if (stopped) abort(stopped)
+    }
     const failures: string[] = []
     try {
       for (const member of ordered()) {
+        if (stopped) break
         try {
-          const response = await member.upstream.post(body, controller.signal)
+          const response = await member.upstream.post(body, { onStart })
           if (response.status >= 200 && response.status < 300 && isJsonObjectOrArray(response.body)) {
             member.healthy = true
             member.lastError = undefined
@@ -56,18 +72,16 @@ export function createUpstreamPool(upstreams: Upstream[], { timeoutMs }: Upstrea
           }
           markFailed(member, `HTTP ${response.status}`)
         } catch (err) {
-          if (controller.signal.aborted) break
+          if (stopped) break
           markFailed(member, (err as Error).message)
         }
         failures.push(`${member.upstream.label}: ${member.lastError}`)
       }
     } finally {
       clearTimeout(timer)
-      signal?.removeEventListener('abort', onClientAbort)
+      unsubscribe?.()
     }
-    if (signal?.aborted) throw signal.reason
-    if (timedOut) throw new UpstreamTimeoutError({ details: `no answer within ${timeoutMs} ms` })
-    throw new UpstreamUnavailableError({ details: failures.join('; ') })
+    throw stopped ?? new UpstreamUnavailableError({ details: failures.join('; ') })
   }
 
   return {
