@@ -237,12 +237,21 @@ describe('COMPAT.md §1 statuses and error bodies', () => {
     await assertStillServing()
   })
 
-  it('a body just under the limit is read', async () => {
-    const data = `0x${'00'.repeat(2 * 1024 * 1024)}`
-    const response = await postJson(gateway.endpoint, rpcBody('web3_sha3', [data], 1))
-    const direct = await postJson(node.url, rpcBody('web3_sha3', [data], 1))
+  it('a body just under the limit is read (a batch of 1000 calls with long ids)', async () => {
+    const batch = Array.from({ length: 1000 }, (_, index) =>
+      rpcBody('eth_chainId', [], `${index}:${'x'.repeat(5_100)}`),
+    )
+    const body = JSON.stringify(batch)
+    assert.ok(body.length > 5_150_000 && body.length < 5 * 1024 * 1024, `${body.length} bytes`)
+    const response = await postJson(gateway.endpoint, body)
     assert.equal(response.status, 200)
-    assert.deepEqual(response.json, direct.json)
+    const answers = response.json as { id: string; result: string }[]
+    assert.equal(answers.length, 1000)
+    assert.deepEqual(
+      answers.map((answer) => answer.id),
+      batch.map((call) => call.id),
+    )
+    assert.ok(answers.every((answer) => answer.result === '0x7a69'))
   })
 
   it('a revoked key is refused like an unknown one', async () => {
