@@ -40,7 +40,21 @@ try {
     }),
   )
   const key = (
-    JSON.parse(tollgateCli(['keys', 'create', '--json', '--config', configFile])) as { key: string }
+    JSON.parse(
+      tollgateCli([
+        'keys',
+        'create',
+        '--plan',
+        'custom',
+        '--daily-credits',
+        '1000000000000',
+        '--credits-per-second',
+        '1000000000',
+        '--json',
+        '--config',
+        configFile,
+      ]),
+    ) as { key: string }
   ).key
   const tollgate = await spawnAndWait(
     ['bin/tollgate.js', 'start', '--config', configFile],

@@ -51,7 +51,7 @@ describe('tollgate keys', () => {
     )
     assert.ok(listed.some((key: { key: string }) => key.key === created.key))
     const table = (await tollgate(['keys', 'list', '--config', gateway.configFile])).stdout
-    assert.match(table, new RegExp(`${created.key}\\s+ci\\s+core`))
+    assert.match(table, new RegExp(`${created.key}\\s+ci\\s+account-[0-9a-f]+\\s+core`))
 
     const endpoint = `${gateway.url}/v3/${created.key}`
     await waitFor(async () => (await postJson(endpoint, rpcBody('eth_chainId'))).status === 200)

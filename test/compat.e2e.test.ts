@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test'
 import { encodeFunctionData } from 'viem'
 import { demoAbi } from '../src/devnet/contracts.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
-import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
+import { startTestGateway, type TestGateway, unlimitedKey } from './helpers/startTestGateway.ts'
 import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
 
 const hash0 = `0x${'11'.repeat(32)}`
@@ -255,7 +255,9 @@ describe('COMPAT.md §1 statuses and error bodies', () => {
   })
 
   it('a revoked key is refused like an unknown one', async () => {
-    const { key } = await gateway.app.keyStore.createKey({ name: 'short-lived' })
+    const {
+      key: { key },
+    } = await gateway.app.keyAdmin.create({ ...unlimitedKey, name: 'short-lived' })
     await gateway.app.keys.refresh()
     const endpoint = `${gateway.url}/v3/${key}`
     assert.equal((await postJson(endpoint, rpcBody('eth_chainId'))).status, 200)

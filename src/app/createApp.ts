@@ -1,15 +1,21 @@
 import { type Logger, pino } from 'pino'
 import type { ApiKey } from '../auth/apiKey.ts'
+import { createJwtVerifier } from '../auth/createJwtVerifier.ts'
 import { createKeyRegistry, type KeyRegistry } from '../auth/createKeyRegistry.ts'
+import { createSecretVerifier } from '../auth/createSecretVerifier.ts'
 import { createSqliteKeyStore } from '../auth/createSqliteKeyStore.ts'
 import { ensureDemoKey } from '../auth/ensureDemoKey.ts'
+import { createKeyAdmin, type KeyAdmin } from '../auth/keyAdmin.ts'
 import type { KeyStore } from '../auth/keyStore.ts'
 import type { Config, NetworkConfig } from '../config/configSchema.ts'
 import { type DevnetFixtures, seedDevnet } from '../devnet/seedDevnet.ts'
 import { type Anvil, startAnvil } from '../devnet/startAnvil.ts'
+import { type Clock, systemClock } from '../metering/clock.ts'
+import { createMeter, type Meter } from '../metering/createMeter.ts'
+import { createSqliteUsageStore } from '../metering/createSqliteUsageStore.ts'
 import { createNetwork } from '../networks/createNetwork.ts'
 import { createNetworkRegistry, type NetworkRegistry } from '../networks/createNetworkRegistry.ts'
-import { handleHttpRpc } from '../pipeline/handleHttpRpc.ts'
+import { type HttpRpcDeps, handleHttpRpc } from '../pipeline/handleHttpRpc.ts'
 import { createHttpServer, type HttpServer } from '../server/createHttpServer.ts'
 import { openSqlite, type SqliteDatabase } from '../store/openSqlite.ts'
 
@@ -20,6 +26,8 @@ export type App = {
   networks: NetworkRegistry
   keys: KeyRegistry
   keyStore: KeyStore
+  keyAdmin: KeyAdmin
+  meter: Meter
   /** Set in embedded mode. */
   devnet: { anvil: Anvil; fixtures: DevnetFixtures | undefined; demoKey: ApiKey } | undefined
   log: Logger
@@ -27,7 +35,11 @@ export type App = {
   close(): Promise<void>
 }
 
-export type CreateAppOptions = { log?: Logger }
+export type CreateAppOptions = {
+  log?: Logger
+  /** Time for the daily reset and rate limits; tests move it. */
+  clock?: Clock
+}
 
 /** Wiring only: the one place that imports every area. */
 export async function createApp(config: Config, options: CreateAppOptions = {}): Promise<App> {
@@ -43,10 +55,19 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       db.close()
     })
     const keyStore = createSqliteKeyStore(db)
-    const keys = await createKeyRegistry(keyStore, {
-      onError: (err) => log.error({ err }, 'key reload failed'),
+    const keyAdmin = createKeyAdmin(keyStore, config.plans)
+    const keys = await createKeyRegistry(keyStore, config.plans, {
+      onError: (err, keyId) => log.error({ err, keyId }, 'key reload failed'),
     })
     cleanups.push(() => keys.close())
+    const clock = options.clock ?? systemClock
+    const meter = await createMeter({
+      store: createSqliteUsageStore(db),
+      clock,
+      flushMs: config.metering.flushMs,
+      onError: (err) => log.error({ err }, 'usage flush failed; retrying with the next flush'),
+    })
+    cleanups.push(() => meter.close())
 
     let devnet: App['devnet']
     const networkConfigs: NetworkConfig[] = [...config.networks]
@@ -56,7 +77,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       const fixtures = config.devnet.seed ? await seedDevnet(anvil.url) : undefined
       if (config.devnet.blockTimeSeconds > 0)
         await setIntervalMining(anvil.url, config.devnet.blockTimeSeconds)
-      const demoKey = await ensureDemoKey(keyStore)
+      const demoKey = await ensureDemoKey(keyStore, keyAdmin)
       await keys.refresh()
       devnet = { anvil, fixtures, demoKey }
       networkConfigs.push({
@@ -82,10 +103,18 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     cleanups.push(() => networks.close())
     await Promise.all(networks.all.map((network) => network.heads.poll()))
 
+    const rpcDeps: HttpRpcDeps = {
+      keys,
+      networks,
+      meter,
+      maxBatchSize: config.server.maxBatchSize,
+      log,
+      verifySecret: createSecretVerifier(),
+      verifyJwt: createJwtVerifier(() => clock.now()),
+    }
     const server: HttpServer = createHttpServer(
       {
-        rpc: (request) =>
-          handleHttpRpc({ keys, networks, maxBatchSize: config.server.maxBatchSize, log }, request),
+        rpc: (request) => handleHttpRpc(rpcDeps, request),
         ready: () => readiness(networks, db),
       },
       { maxBodyBytes: config.server.maxBodyBytes, keepAliveTimeoutMs: config.server.keepAliveTimeoutMs },
@@ -100,6 +129,8 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       networks,
       keys,
       keyStore,
+      keyAdmin,
+      meter,
       devnet,
       log,
       close: cleanup,

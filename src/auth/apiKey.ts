@@ -1,24 +1,29 @@
 import { randomBytes } from 'node:crypto'
+import type { PlanName } from '../config/configSchema.ts'
+import type { KeySettings } from './keySettings.ts'
 
-/**
- * An API key record. `settings` is where per-key options (limits, allowlists, secret hash, networks)
- * grow without a schema change for each; the plans-and-credits issue fills it.
- */
+/** An account: what a plan's daily balance and credits per second belong to. Keys belong to one. */
+export type Account = {
+  id: number
+  name: string
+  plan: PlanName
+  /** The custom plan's numbers, set per account; null on the fixed plans. */
+  dailyCredits: number | null
+  creditsPerSecond: number | null
+  createdAt: Date
+}
+
 export type ApiKey = {
   id: number
   key: string
   name: string
-  plan: string
-  settings: Record<string, unknown>
+  account: Account
+  settings: KeySettings
   createdAt: Date
   revokedAt: Date | null
 }
-
-export type CreateKeyInput = { name?: string; plan?: string; key?: string }
 
 /** Keys are 32 lowercase hex characters (16 random bytes), the shape hosted services use. */
 export function generateApiKey(): string {
   return randomBytes(16).toString('hex')
 }
-
-export const apiKeyPattern = /^[0-9a-f]{32}$/

@@ -1,13 +1,43 @@
-import type { ApiKey, CreateKeyInput } from './apiKey.ts'
+import type { PlanName } from '../config/configSchema.ts'
+import type { Account, ApiKey } from './apiKey.ts'
+import type { KeySettings } from './keySettings.ts'
 
-/** Where keys live. SQLite now; Postgres implements the same interface. */
+export type NewAccount = {
+  name: string
+  plan: PlanName
+  dailyCredits: number | null
+  creditsPerSecond: number | null
+}
+
+export type CreateKeyInput = {
+  /** An existing account's name, or a new account to create with the key. */
+  account: { existing: string } | { create: NewAccount }
+  name: string
+  settings: KeySettings
+  /** null: no limit. Checked in the same transaction as the insert. */
+  maxKeysPerAccount: (account: Account) => number | null
+  key?: string
+}
+
+/** Where accounts and keys live. SQLite now; Postgres implements the same interface. */
 export type KeyStore = {
+  /** Creates the key (and its account when asked); throws KeyStoreError for a missing account or a full one. */
   createKey(input: CreateKeyInput): Promise<ApiKey>
+  getAccount(name: string): Promise<Account | undefined>
+  /** Every key with its account, revoked ones included. */
   listKeys(): Promise<ApiKey[]>
+  /** The key, revoked or not. */
+  getKey(key: string): Promise<ApiKey | undefined>
+  /** Replaces a key's settings; false when there is no such active key. */
+  updateKeySettings(key: string, settings: KeySettings): Promise<boolean>
   /** Marks the key revoked; false when there is no such active key. */
   revokeKey(key: string): Promise<boolean>
-  /** Changes whenever any key changes, so a cache can tell cheaply that it must reload. */
+  /** Changes whenever any key or account changes, so a cache can tell cheaply that it must reload. */
   getKeysVersion(): Promise<string>
   getMeta(name: string): Promise<string | undefined>
   setMeta(name: string, value: string): Promise<void>
+}
+
+export class KeyStoreError extends Error {
+  override name = 'KeyStoreError'
 }

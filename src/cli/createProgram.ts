@@ -1,6 +1,8 @@
 import { Command } from 'commander'
 import { addKeysCommand } from './keysCommand.ts'
+import { addPlansCommand } from './plansCommand.ts'
 import { addStartCommand } from './startCommand.ts'
+import { addUsageCommand } from './usageCommand.ts'
 
 export function createProgram(): Command {
   const program = new Command('tollgate')
@@ -9,5 +11,7 @@ export function createProgram(): Command {
     .enablePositionalOptions()
   addStartCommand(program)
   addKeysCommand(program)
+  addUsageCommand(program)
+  addPlansCommand(program)
   return program
 }

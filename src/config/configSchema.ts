@@ -23,6 +23,49 @@ const devnetSchema = z.strictObject({
   seed: z.boolean().default(true),
 })
 
+/** A plan's numbers (COMPAT.md §3). `null` daily/per-second numbers: set per account (custom). */
+function planSchema(defaults: {
+  dailyCredits: number | null
+  creditsPerSecond: number | null
+  keysPerAccount: number | null
+  failover: boolean
+}) {
+  return z
+    .strictObject({
+      dailyCredits: z.int().positive().nullable().default(defaults.dailyCredits),
+      creditsPerSecond: z.int().positive().nullable().default(defaults.creditsPerSecond),
+      /** null: unlimited */
+      keysPerAccount: z.int().positive().nullable().default(defaults.keysPerAccount),
+      failover: z.boolean().default(defaults.failover),
+    })
+    .prefault({})
+}
+
+const plansSchema = z
+  .strictObject({
+    core: planSchema({ dailyCredits: 3_000_000, creditsPerSecond: 500, keysPerAccount: 1, failover: false }),
+    developer: planSchema({
+      dailyCredits: 15_000_000,
+      creditsPerSecond: 4_000,
+      keysPerAccount: 5,
+      failover: false,
+    }),
+    team: planSchema({
+      dailyCredits: 75_000_000,
+      creditsPerSecond: 40_000,
+      keysPerAccount: null,
+      failover: false,
+    }),
+    growth: planSchema({
+      dailyCredits: 150_000_000,
+      creditsPerSecond: 40_000,
+      keysPerAccount: null,
+      failover: true,
+    }),
+    custom: planSchema({ dailyCredits: null, creditsPerSecond: null, keysPerAccount: null, failover: true }),
+  })
+  .prefault({})
+
 export const configSchema = z.strictObject({
   server: z
     .strictObject({
@@ -55,6 +98,19 @@ export const configSchema = z.strictObject({
   /** The embedded anvil devnet, started as network `devnet` (chain id 31337). On when no networks are configured. */
   devnet: devnetSchema.optional(),
   networks: z.array(networkSchema).default([]),
+  plans: plansSchema,
+  metering: z
+    .strictObject({
+      /** How often usage is written to the database; a crash loses at most this much usage. */
+      flushMs: z.int().positive().default(1_000),
+    })
+    .prefault({}),
+  admin: z
+    .strictObject({
+      /** Bearer token for the /admin API (or TOLLGATE_ADMIN_TOKEN); without one the admin API is off. */
+      token: z.string().min(16, 'expected at least 16 characters').optional(),
+    })
+    .prefault({}),
   log: z
     .strictObject({
       level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -66,3 +122,6 @@ export type Config = z.infer<typeof configSchema>
 export type NetworkConfig = z.infer<typeof networkSchema>
 export type UpstreamConfig = z.infer<typeof upstreamSchema>
 export type DevnetConfig = z.infer<typeof devnetSchema>
+export type PlansConfig = z.infer<typeof plansSchema>
+export type PlanName = keyof PlansConfig
+export type Plan = PlansConfig[PlanName]

@@ -1,22 +1,24 @@
 /**
  * Every error the gateway answers with. Each class carries its JSON-RPC code and HTTP status;
- * `message` is short and safe to show a client (no key, no secret, no upstream URL), `details`
- * and `cause` are for logs only. docs/errors.md lists them all and a test keeps the two equal.
+ * `message` (and `wireFields`) are short and safe to show a client (no key, no secret, no upstream
+ * URL); `logDetails` and `cause` are for logs only. docs/errors.md lists them all and a test keeps
+ * the two equal.
  */
-export type ErrorOptions = { details?: string; cause?: unknown; data?: unknown }
+export type ErrorOptions = { logDetails?: string; cause?: unknown; wireFields?: Record<string, unknown> }
 
 export class TollgateError extends Error {
   readonly code: number
   readonly httpStatus: number
-  readonly details: string | undefined
-  readonly data: unknown
+  readonly logDetails: string | undefined
+  /** Extra members of the wire error object beside code and message (the 402/429 `event`, `details`). */
+  readonly wireFields: Record<string, unknown> | undefined
 
   constructor(code: number, httpStatus: number, message: string, options: ErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause })
     this.code = code
     this.httpStatus = httpStatus
-    this.details = options.details
-    this.data = options.data
+    this.logDetails = options.logDetails
+    this.wireFields = options.wireFields
   }
 }
 
@@ -34,6 +36,64 @@ export class InvalidKeyError extends TollgateError {
   override name = 'InvalidKeyError'
   constructor() {
     super(unauthorizedCode, 401, 'invalid project id')
+  }
+}
+
+export class InvalidSecretError extends TollgateError {
+  override name = 'InvalidSecretError'
+  constructor() {
+    super(unauthorizedCode, 401, 'invalid project id or project secret')
+  }
+}
+
+export class InvalidJwtError extends TollgateError {
+  override name = 'InvalidJwtError'
+  constructor(options?: ErrorOptions) {
+    super(unauthorizedCode, 401, 'invalid JWT', options)
+  }
+}
+
+/** Refused by the key's own settings: secret required, an allowlist, a network the key may not use. */
+export class ProjectSettingsError extends TollgateError {
+  override name = 'ProjectSettingsError'
+  constructor(options?: ErrorOptions) {
+    super(-32002, 403, 'rejected due to project ID settings', options)
+  }
+}
+
+export class DailyLimitError extends TollgateError {
+  override name = 'DailyLimitError'
+  constructor() {
+    super(402, 402, 'Payment Required', {
+      wireFields: {
+        event: -33000,
+        details: 'You have reached your daily credit limit. The balance resets at 00:00 UTC.',
+      },
+    })
+  }
+}
+
+/** The three 429s of COMPAT.md §1, told apart by their event code. */
+export const rateLimitEvents = {
+  planCreditsPerSecond: {
+    event: -33200,
+    details:
+      "You have exceeded your plan's credits per second throughput limit. Slow down or upgrade your plan.",
+  },
+  keyCreditsPerSecond: {
+    event: -33300,
+    details: "You have exceeded this key's own credits per second throughput limit.",
+  },
+  keyCreditsPerDay: {
+    event: -33400,
+    details: "You have reached this key's own daily credit limit. It resets at 00:00 UTC.",
+  },
+} as const
+
+export class RateLimitError extends TollgateError {
+  override name = 'RateLimitError'
+  constructor(kind: keyof typeof rateLimitEvents) {
+    super(429, 429, 'Too Many Requests', { wireFields: { ...rateLimitEvents[kind] } })
   }
 }
 

@@ -1,15 +1,15 @@
 import type { Logger } from 'pino'
-import type { KeyRegistry } from '../auth/createKeyRegistry.ts'
+import { type AuthenticateDeps, authenticate } from '../auth/authenticate.ts'
+import { authorizeRequest } from '../auth/authorize.ts'
+import type { KeyEntry, KeyRegistry } from '../auth/createKeyRegistry.ts'
 import { InvalidKeyError, MissingKeyError, TollgateError, UnknownNetworkError } from '../errors/errors.ts'
-import { toJsonRpcError } from '../errors/toJsonRpcError.ts'
 import type { Cancellation } from '../failsafe/Cancellation.ts'
 import { parseRpcRequest } from '../jsonrpc/parseRpcRequest.ts'
-import { serializeBatch, serializeError } from '../jsonrpc/serialize.ts'
 import type { RpcEntry, RpcId, RpcPayload, RpcRequest } from '../jsonrpc/types.ts'
+import type { Meter } from '../metering/createMeter.ts'
 import type { NetworkRegistry } from '../networks/createNetworkRegistry.ts'
-import { ClientGoneError } from '../upstreams/createUpstreamPool.ts'
-import { handleRpc } from './handleRpc.ts'
-import type { RpcContext } from './rpcContext.ts'
+import { badInputCredits } from './prepareCall.ts'
+import { errorOutcome, type RpcOutcome, runRpcRequest } from './runRpcRequest.ts'
 
 export type HttpRpcRequest = {
   /** The key from the path; empty when the path had none. */
@@ -17,83 +17,104 @@ export type HttpRpcRequest = {
   /** The `/{network}/v3/...` prefix, if the path had one. */
   networkName: string | undefined
   host: string | undefined
-  body: string
+  /** The body, or the transport-level refusal (413, 415) that kept it from being read. */
+  body: string | TollgateError
+  authorization: string | undefined
+  origin: string | undefined
+  userAgent: string | undefined
   cancellation: Cancellation
 }
 
-export type HttpRpcResponse = { status: number; body: RpcPayload }
+export type HttpRpcResponse = {
+  status: number
+  body: RpcPayload
+  headers: Record<string, string> | undefined
+}
 
-export type HttpRpcDeps = {
+export type HttpRpcDeps = AuthenticateDeps & {
   keys: KeyRegistry
   networks: NetworkRegistry
+  meter: Meter
   maxBatchSize: number
   log: Logger
 }
 
-/** A JSON-RPC POST: authenticate, pick the network, run every call, assemble the answer. */
+/** The label usage is recorded under for requests refused as a whole (403, 413, 415, parse errors). */
+export const rejectedLabel = '(rejected)'
+
+/**
+ * A JSON-RPC POST: the key, what the request proves (secret, JWT), the network, the request-level
+ * allowlists, then every call. Whole-request refusals cost 5 credits, except 401s (nobody to charge).
+ */
 export async function handleHttpRpc(deps: HttpRpcDeps, request: HttpRpcRequest): Promise<HttpRpcResponse> {
   let parsed: RpcRequest | undefined
-  let parseError: unknown
-  try {
-    parsed = parseRpcRequest(request.body, { maxBatchSize: deps.maxBatchSize })
-  } catch (err) {
-    parseError = err
+  let refusal: unknown = request.body
+  if (typeof request.body === 'string') {
+    try {
+      parsed = parseRpcRequest(request.body, { maxBatchSize: deps.maxBatchSize })
+    } catch (err) {
+      refusal = err
+    }
   }
   const requestId = parsed && !parsed.isBatch ? idOf(parsed.entry) : null
 
+  if (request.key === '') return unpaid(deps, requestId, new MissingKeyError())
+  const key = deps.keys.findActiveKey(request.key)
+  if (!key) return unpaid(deps, requestId, new InvalidKeyError())
+  const network = deps.networks.resolve(request.networkName, request.host)
+
+  let outcome: RpcOutcome
   try {
-    if (request.key === '') throw new MissingKeyError()
-    const apiKey = deps.keys.findActiveKey(request.key)
-    if (!apiKey) throw new InvalidKeyError()
-    const network = deps.networks.resolve(request.networkName, request.host)
+    const auth = await authenticate(key, request.authorization, deps)
     if (!network) throw new UnknownNetworkError()
-    if (parsed === undefined) throw parseError
-
-    const ctx: RpcContext = { network, apiKey, cancellation: request.cancellation, log: deps.log }
-    if (!parsed.isBatch) {
-      const { payload, httpStatus } = await runEntry(ctx, parsed.entry)
-      return { status: httpStatus, body: isNotification(parsed.entry) ? '' : payload }
-    }
-    const results = await Promise.all(parsed.entries.map((entry) => runEntry(ctx, entry)))
-    const payloads = results
-      .filter((_, index) => !isNotification(parsed.entries[index] as RpcEntry))
-      .map((result) => result.payload)
-    return { status: 200, body: payloads.length === 0 ? '' : serializeBatch(payloads) }
+    const guard = authorizeRequest(key, auth, {
+      networkName: network.name,
+      origin: request.origin,
+      userAgent: request.userAgent,
+    })
+    if (parsed === undefined) throw refusal
+    const ctx = { network, key, guard, meter: deps.meter, cancellation: request.cancellation, log: deps.log }
+    outcome = await runRpcRequest(ctx, parsed)
   } catch (err) {
-    return errorResponse(deps.log, requestId, err)
+    if (err instanceof TollgateError && err.httpStatus === 401) return unpaid(deps, requestId, err)
+    outcome = refuse(deps, key, network?.name ?? '(unknown)', requestId, err)
+  }
+  return {
+    status: outcome.status,
+    body: outcome.body,
+    headers: creditHeaders(deps.meter, key, outcome),
   }
 }
 
-type EntryResult = { payload: RpcPayload; httpStatus: number }
-
-async function runEntry(ctx: RpcContext, entry: RpcEntry): Promise<EntryResult> {
-  if ('error' in entry) return errorResponseOf(ctx.log, entry.id, entry.error)
+/** A refusal of the whole request: 5 credits, unless even those cannot be paid (then the 402/429). */
+function refuse(deps: HttpRpcDeps, key: KeyEntry, network: string, id: RpcId, err: unknown): RpcOutcome {
+  let admission: ReturnType<Meter['admit']>
   try {
-    return { payload: await handleRpc(ctx, entry.call), httpStatus: 200 }
-  } catch (err) {
-    return errorResponseOf(ctx.log, entry.call.id, err)
+    admission = deps.meter.admit(key.subject, badInputCredits)
+  } catch (limit) {
+    const { payload, httpStatus } = errorOutcome(deps, id, limit)
+    return { status: httpStatus, body: payload, settlement: undefined }
   }
+  const { payload, httpStatus } = errorOutcome(deps, id, err)
+  const settlement = deps.meter.settle(admission, [
+    { method: rejectedLabel, network, credits: badInputCredits },
+  ])
+  return { status: httpStatus, body: payload, settlement }
 }
 
-function errorResponse(log: Logger, id: RpcId, err: unknown): HttpRpcResponse {
-  const { payload, httpStatus } = errorResponseOf(log, id, err)
-  return { status: httpStatus, body: payload }
+function unpaid(deps: HttpRpcDeps, id: RpcId, err: unknown): HttpRpcResponse {
+  const { payload, httpStatus } = errorOutcome(deps, id, err)
+  return { status: httpStatus, body: payload, headers: undefined }
 }
 
-function errorResponseOf(log: Logger, id: RpcId, err: unknown): EntryResult {
-  const { httpStatus, error } = toJsonRpcError(err)
-  if (httpStatus >= 500 && !(err instanceof ClientGoneError)) {
-    const details = err instanceof TollgateError ? err.details : undefined
-    log.warn(
-      { err: err instanceof TollgateError ? undefined : err, details, status: httpStatus },
-      error.message,
-    )
+/** X-Credits-Charged, X-Credits-Remaining and X-RateLimit-Reset (seconds to 00:00 UTC) on every keyed answer. */
+function creditHeaders(meter: Meter, key: KeyEntry, outcome: RpcOutcome): Record<string, string> {
+  const { settlement } = outcome
+  return {
+    'x-credits-charged': String(settlement?.chargedCredits ?? 0),
+    'x-credits-remaining': String(settlement?.remainingCredits ?? meter.remainingCredits(key.subject)),
+    'x-ratelimit-reset': String(settlement?.resetSeconds ?? meter.secondsToReset()),
   }
-  return { payload: serializeError(id, error), httpStatus }
-}
-
-function isNotification(entry: RpcEntry): boolean {
-  return 'call' in entry && entry.call.isNotification
 }
 
 function idOf(entry: RpcEntry): RpcId {

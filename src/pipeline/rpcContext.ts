@@ -1,12 +1,17 @@
 import type { Logger } from 'pino'
-import type { ApiKey } from '../auth/apiKey.ts'
+import type { CallGuard } from '../auth/authorize.ts'
+import type { KeyEntry } from '../auth/createKeyRegistry.ts'
 import type { Cancellation } from '../failsafe/Cancellation.ts'
+import type { Meter } from '../metering/createMeter.ts'
 import type { Network } from '../networks/createNetwork.ts'
 
-/** What one request carries through the pipeline. */
+/** What one authenticated request carries through the pipeline. */
 export type RpcContext = {
   network: Network
-  apiKey: ApiKey
+  key: KeyEntry
+  /** Per-call allowlist checks left after the request-level ones, if any. */
+  guard: CallGuard | undefined
+  meter: Meter
   /** Set when the client goes away: upstream work stops, and it is not an upstream failure. */
   cancellation: Cancellation
   log: Logger

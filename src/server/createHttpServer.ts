@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import {
   HttpMethodNotAllowedError,
   RouteNotFoundError,
+  TollgateError,
   UnsupportedContentTypeError,
 } from '../errors/errors.ts'
 import { toJsonRpcError } from '../errors/toJsonRpcError.ts'
@@ -14,13 +15,21 @@ export type RpcHttpRequest = {
   key: string
   networkName: string | undefined
   host: string | undefined
-  body: string
+  /** The body, or the refusal (413, 415) that kept it from being read: the handler still answers it. */
+  body: string | TollgateError
+  authorization: string | undefined
+  origin: string | undefined
+  userAgent: string | undefined
   /** Cancelled when the client goes away before its answer was sent. */
   cancellation: Cancellation
 }
 
 export type HttpHandlers = {
-  rpc(request: RpcHttpRequest): Promise<{ status: number; body: string | Buffer }>
+  rpc(request: RpcHttpRequest): Promise<{
+    status: number
+    body: string | Buffer
+    headers: Record<string, string> | undefined
+  }>
   ready(): { ok: boolean; body: unknown }
 }
 
@@ -69,16 +78,28 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
         throw new RouteNotFoundError()
       case 'rpc': {
         if (req.method !== 'POST') throw new HttpMethodNotAllowedError()
-        if (!isJsonContentType(req.headers['content-type'])) throw new UnsupportedContentTypeError()
-        const body = await readBody(req, options.maxBodyBytes)
+        let body: string | TollgateError
+        try {
+          if (!isJsonContentType(req.headers['content-type'])) throw new UnsupportedContentTypeError()
+          body = await readBody(req, options.maxBodyBytes)
+        } catch (err) {
+          if (!(err instanceof TollgateError)) throw err
+          // a refused body may still be arriving: do not keep a connection whose stream position is unknown
+          res.setHeader('connection', 'close')
+          body = err
+        }
+        const { headers } = req
         const answer = await handlers.rpc({
           key: route.key,
           networkName: route.networkName,
-          host: req.headers.host,
+          host: headers.host,
           body,
+          authorization: headers.authorization,
+          origin: headers.origin,
+          userAgent: headers['user-agent'],
           cancellation,
         })
-        return send(res, answer.status, answer.body)
+        return send(res, answer.status, answer.body, answer.headers)
       }
     }
   }
@@ -119,9 +140,14 @@ function isJsonContentType(header: string | undefined): boolean {
   return acceptedContentTypes.has(type)
 }
 
-function send(res: ServerResponse, status: number, body: string | Buffer): void {
+function send(
+  res: ServerResponse,
+  status: number,
+  body: string | Buffer,
+  headers?: Record<string, string>,
+): void {
   if (res.destroyed) return
-  res.writeHead(status, jsonHeaders)
+  res.writeHead(status, headers ? { ...jsonHeaders, ...headers } : jsonHeaders)
   res.end(body)
 }
 
@@ -131,7 +157,5 @@ function sendError(res: ServerResponse, err: unknown): void {
     res.destroy()
     return
   }
-  // a refused body may still be arriving: do not keep a connection whose stream position is unknown
-  if (httpStatus === 413) res.setHeader('connection', 'close')
   send(res, httpStatus, serializeError(null, error))
 }

@@ -27,4 +27,43 @@ export const sqliteMigrations: readonly string[] = [
     UPDATE meta SET value = value + 1 WHERE name = 'keys_version';
   END;
   `,
+  `
+  CREATE TABLE accounts (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    plan TEXT NOT NULL,
+    daily_credits INTEGER,
+    credits_per_second INTEGER,
+    created_at INTEGER NOT NULL
+  );
+  INSERT INTO accounts (id, name, plan, created_at) SELECT id, 'account-' || id, plan, created_at FROM api_keys;
+  ALTER TABLE api_keys ADD COLUMN account_id INTEGER REFERENCES accounts (id);
+  UPDATE api_keys SET account_id = id;
+  ALTER TABLE api_keys DROP COLUMN plan;
+  CREATE INDEX api_keys_account ON api_keys (account_id);
+  CREATE TRIGGER accounts_update AFTER UPDATE ON accounts BEGIN
+    UPDATE meta SET value = value + 1 WHERE name = 'keys_version';
+  END;
+
+  -- credits per subject ('account:<id>' or 'key:<id>') per UTC day
+  CREATE TABLE usage_daily (
+    subject TEXT NOT NULL,
+    day TEXT NOT NULL,
+    credits INTEGER NOT NULL,
+    PRIMARY KEY (subject, day)
+  );
+
+  -- calls and credits per key, network, method and UTC hour ('2026-11-22T13')
+  CREATE TABLE usage_hourly (
+    key_id INTEGER NOT NULL,
+    network TEXT NOT NULL,
+    method TEXT NOT NULL,
+    hour TEXT NOT NULL,
+    calls INTEGER NOT NULL,
+    credits INTEGER NOT NULL,
+    failover_calls INTEGER NOT NULL,
+    PRIMARY KEY (key_id, network, method, hour)
+  );
+  CREATE INDEX usage_hourly_hour ON usage_hourly (hour);
+  `,
 ]

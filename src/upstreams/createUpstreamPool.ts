@@ -51,7 +51,7 @@ export function createUpstreamPool(upstreams: Upstream[], { timeoutMs }: Upstrea
       abortAttempt?.(reason)
     }
     const timer = setTimeout(
-      () => stop(new UpstreamTimeoutError({ details: `no answer within ${timeoutMs} ms` })),
+      () => stop(new UpstreamTimeoutError({ logDetails: `no answer within ${timeoutMs} ms` })),
       timeoutMs,
     )
     const unsubscribe = cancellation?.onCancel(() => stop(new ClientGoneError()))
@@ -81,7 +81,7 @@ export function createUpstreamPool(upstreams: Upstream[], { timeoutMs }: Upstrea
       clearTimeout(timer)
       unsubscribe?.()
     }
-    throw stopped ?? new UpstreamUnavailableError({ details: failures.join('; ') })
+    throw stopped ?? new UpstreamUnavailableError({ logDetails: failures.join('; ') })
   }
 
   return {

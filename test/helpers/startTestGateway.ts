@@ -4,7 +4,9 @@ import { join } from 'node:path'
 import { pino } from 'pino'
 import { stringify } from 'yaml'
 import { type App, createApp } from '../../src/app/createApp.ts'
+import type { CreateKeyOptions } from '../../src/auth/keyAdmin.ts'
 import { loadConfig } from '../../src/config/loadConfig.ts'
+import type { Clock } from '../../src/metering/clock.ts'
 
 export type TestGateway = {
   app: App
@@ -22,6 +24,16 @@ export type TestGatewayOptions = {
   upstreams?: string[]
   /** Raw config fragments merged over the defaults below. */
   config?: Record<string, unknown>
+  /** The test key; by default a custom plan too large to limit anything. */
+  key?: CreateKeyOptions
+  clock?: Clock
+}
+
+export const unlimitedKey: CreateKeyOptions = {
+  plan: 'custom',
+  name: 'test',
+  dailyCredits: 1_000_000_000_000,
+  creditsPerSecond: 1_000_000_000,
 }
 
 /** Boots the whole gateway from a YAML config file in a temp dir, on a free port, with one key. */
@@ -38,8 +50,13 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
   }
   const configFile = join(dir, 'tollgate.yaml')
   writeFileSync(configFile, stringify(config))
-  const app = await createApp(loadConfig(configFile), { log: pino({ level: 'silent' }) })
-  const { key } = await app.keyStore.createKey({ name: 'test' })
+  const app = await createApp(loadConfig(configFile), {
+    log: pino({ level: 'silent' }),
+    ...(options.clock ? { clock: options.clock } : {}),
+  })
+  const {
+    key: { key },
+  } = await app.keyAdmin.create(options.key ?? unlimitedKey)
   await app.keys.refresh()
   return {
     app,

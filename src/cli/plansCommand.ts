@@ -1,0 +1,34 @@
+import type { Command } from 'commander'
+import { planNames } from '../auth/keyAdmin.ts'
+import { configOption } from './configOption.ts'
+import { print, table, withAdmin } from './openAdmin.ts'
+
+export function addPlansCommand(program: Command): void {
+  program
+    .command('plans')
+    .description('the plans and their numbers (COMPAT.md §3 defaults, or the config)')
+    .option('--json', 'print JSON')
+    .addOption(configOption())
+    .action((options: { json?: boolean; config?: string }) =>
+      withAdmin(options.config, async ({ config }) => {
+        if (options.json) return print(JSON.stringify(config.plans))
+        const show = (value: number | null, none: string) =>
+          value === null ? none : value.toLocaleString('en-US')
+        print(
+          table([
+            ['PLAN', 'CREDITS/DAY', 'CREDITS/SECOND', 'KEYS/ACCOUNT', 'FAILOVER'],
+            ...planNames.map((name) => {
+              const plan = config.plans[name]
+              return [
+                name,
+                show(plan.dailyCredits, 'per account'),
+                show(plan.creditsPerSecond, 'per account'),
+                show(plan.keysPerAccount, 'unlimited'),
+                plan.failover ? 'yes' : 'no',
+              ]
+            }),
+          ]),
+        )
+      }),
+    )
+}

@@ -1,0 +1,43 @@
+import type { SqliteDatabase } from '../store/openSqlite.ts'
+import type { UsageDelta, UsageRow, UsageStore } from './usageStore.ts'
+
+export function createSqliteUsageStore(db: SqliteDatabase): UsageStore {
+  const selectDay = db.prepare<[string], { subject: string; credits: number }>(
+    'SELECT subject, credits FROM usage_daily WHERE day = ?',
+  )
+  const addDaily = db.prepare<[string, string, number]>(
+    `INSERT INTO usage_daily (subject, day, credits) VALUES (?, ?, ?)
+     ON CONFLICT (subject, day) DO UPDATE SET credits = credits + excluded.credits`,
+  )
+  const addHourly = db.prepare<[number, string, string, string, number, number, number]>(
+    `INSERT INTO usage_hourly (key_id, network, method, hour, calls, credits, failover_calls) VALUES (?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (key_id, network, method, hour) DO UPDATE SET
+       calls = calls + excluded.calls, credits = credits + excluded.credits,
+       failover_calls = failover_calls + excluded.failover_calls`,
+  )
+  const usageQuery = `
+    SELECT substr(hour, 1, 10) AS day, key_id AS keyId, network, method, sum(calls) AS calls,
+           sum(credits) AS credits, sum(failover_calls) AS failoverCalls
+    FROM usage_hourly WHERE hour >= ? AND (? IS NULL OR key_id = ?)
+    GROUP BY day, key_id, network, method ORDER BY day, key_id, network, method`
+  const selectUsage = db.prepare<[string, number | null, number | null], UsageRow>(usageQuery)
+
+  const add = db.transaction((delta: UsageDelta) => {
+    for (const row of delta.daily) addDaily.run(row.subject, row.day, row.credits)
+    for (const row of delta.hourly) {
+      addHourly.run(row.keyId, row.network, row.method, row.hour, row.calls, row.credits, row.failoverCalls)
+    }
+  })
+
+  return {
+    async loadDailyUsage(day) {
+      return new Map(selectDay.all(day).map((row) => [row.subject, row.credits]))
+    },
+    async addUsage(delta) {
+      add(delta)
+    },
+    async queryUsage({ keyId, fromDay }) {
+      return selectUsage.all(fromDay, keyId ?? null, keyId ?? null)
+    },
+  }
+}

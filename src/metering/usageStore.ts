@@ -1,0 +1,38 @@
+/** Credits one subject (`account:<id>` or `key:<id>`) spent on one UTC day. */
+export type DailyUsage = { subject: string; day: string; credits: number }
+
+/** Calls and credits of one key, network and method in one UTC hour (`2026-11-22T13`). */
+export type HourlyUsage = {
+  keyId: number
+  network: string
+  method: string
+  hour: string
+  calls: number
+  credits: number
+  failoverCalls: number
+}
+
+export type UsageDelta = { daily: DailyUsage[]; hourly: HourlyUsage[] }
+
+export type UsageRow = {
+  day: string
+  keyId: number
+  network: string
+  method: string
+  calls: number
+  credits: number
+  failoverCalls: number
+}
+
+/** Where the ledger persists. SQLite now; a Postgres/Redis implementation fills the same interface. */
+export type UsageStore = {
+  /** Every subject's credits on `day`. */
+  loadDailyUsage(day: string): Promise<Map<string, number>>
+  /** Adds the deltas, all or nothing. */
+  addUsage(delta: UsageDelta): Promise<void>
+  /** Usage per day, key, network and method from `fromDay` on, oldest first. */
+  queryUsage(query: { keyId?: number; fromDay: string }): Promise<UsageRow[]>
+}
+
+export const accountSubject = (accountId: number) => `account:${accountId}`
+export const keySubject = (keyId: number) => `key:${keyId}`

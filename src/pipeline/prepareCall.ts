@@ -1,0 +1,48 @@
+import { authorizeCall } from '../auth/authorize.ts'
+import { MethodNotFoundError, NotificationsNotSupportedError, type TollgateError } from '../errors/errors.ts'
+import type { RpcCall, RpcEntry, RpcId } from '../jsonrpc/types.ts'
+import { getMethodSpec, type MethodSpec } from '../methods/methodTable.ts'
+import { parseParams } from '../methods/params.ts'
+import type { RpcContext } from './rpcContext.ts'
+
+/** Credits for input refused before any work (COMPAT.md §2). */
+export const badInputCredits = 5
+/** What a batch costs beyond its calls (COMPAT.md §2). */
+export const batchEnvelopeCredits = 80
+/** How usage is recorded for calls whose method is not one of ours (keeps the history's labels bounded). */
+export const invalidMethodLabel = '(invalid)'
+
+export type PreparedCall =
+  | { ok: true; call: RpcCall; spec: MethodSpec; params: unknown[]; costCredits: number }
+  | {
+      ok: false
+      id: RpcId
+      isNotification: boolean
+      method: string
+      error: TollgateError
+      costCredits: number
+    }
+
+/**
+ * Everything about a call that needs no I/O: method offered, params valid and normalised, method
+ * and contract allowlists. A refused call costs 5 credits and carries its error.
+ */
+export function prepareCall(ctx: RpcContext, entry: RpcEntry): PreparedCall {
+  if ('error' in entry) return refused(entry.id, false, invalidMethodLabel, entry.error)
+  const { call } = entry
+  const spec = getMethodSpec(call.method)
+  const label = spec.offered ? spec.name : invalidMethodLabel
+  try {
+    if (!spec.offered) throw new MethodNotFoundError(call.method)
+    if (spec.subscriptionOnly) throw new NotificationsNotSupportedError()
+    const params = parseParams(spec.params, call.params)
+    if (ctx.guard) authorizeCall(ctx.guard, spec.name, spec.addressesOf, params)
+    return { ok: true, call, spec, params, costCredits: spec.costCredits }
+  } catch (err) {
+    return refused(call.id, call.isNotification, label, err as TollgateError)
+  }
+}
+
+function refused(id: RpcId, isNotification: boolean, method: string, error: TollgateError): PreparedCall {
+  return { ok: false, id, isNotification, method, error, costCredits: badInputCredits }
+}

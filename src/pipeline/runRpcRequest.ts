@@ -1,0 +1,105 @@
+import { TollgateError } from '../errors/errors.ts'
+import { toJsonRpcError } from '../errors/toJsonRpcError.ts'
+import { serializeBatch, serializeError } from '../jsonrpc/serialize.ts'
+import type { RpcId, RpcPayload, RpcRequest } from '../jsonrpc/types.ts'
+import type { Settlement, UsageRecord } from '../metering/createMeter.ts'
+import { ClientGoneError } from '../upstreams/createUpstreamPool.ts'
+import { handleRpc } from './handleRpc.ts'
+import { batchEnvelopeCredits, type PreparedCall, prepareCall } from './prepareCall.ts'
+import type { RpcContext } from './rpcContext.ts'
+
+export type RpcOutcome = {
+  status: number
+  /** Empty when every call was a notification. */
+  body: RpcPayload
+  /** What the request was charged, and what is left; undefined when refused before any charge. */
+  settlement: Settlement | undefined
+}
+
+type CallOutcome = {
+  payload: RpcPayload
+  httpStatus: number
+  usage: UsageRecord | undefined
+  isNotification: boolean
+}
+
+/** The label usage is recorded under for a batch's envelope charge. */
+export const batchEnvelopeLabel = '(batch)'
+
+/**
+ * Runs a parsed request for an authenticated key (HTTP and WebSocket alike): prepare every call,
+ * admit the most it can cost, run the calls, charge what they really cost (COMPAT.md §2).
+ * A 402/429 refuses the whole request and costs nothing.
+ */
+export async function runRpcRequest(ctx: RpcContext, request: RpcRequest): Promise<RpcOutcome> {
+  const prepared = request.isBatch
+    ? request.entries.map((entry) => prepareCall(ctx, entry))
+    : [prepareCall(ctx, request.entry)]
+  let estimate = request.isBatch ? batchEnvelopeCredits : 0
+  for (const call of prepared) estimate += call.costCredits
+  const firstId = request.isBatch ? null : idOf(prepared[0] as PreparedCall)
+
+  let admission: ReturnType<RpcContext['meter']['admit']>
+  try {
+    admission = ctx.meter.admit(ctx.key.subject, estimate)
+  } catch (err) {
+    const { payload, httpStatus } = errorOutcome(ctx, firstId, err)
+    return { status: httpStatus, body: payload, settlement: undefined }
+  }
+
+  const outcomes = await Promise.all(prepared.map((call) => runCall(ctx, call)))
+  const usage: UsageRecord[] = []
+  for (const outcome of outcomes) if (outcome.usage) usage.push(outcome.usage)
+  if (request.isBatch && usage.some((record) => record.credits > 0)) {
+    usage.push({ method: batchEnvelopeLabel, network: ctx.network.name, credits: batchEnvelopeCredits })
+  }
+  const settlement = ctx.meter.settle(admission, usage)
+
+  if (!request.isBatch) {
+    const [outcome] = outcomes as [CallOutcome]
+    return { status: outcome.httpStatus, body: outcome.isNotification ? '' : outcome.payload, settlement }
+  }
+  const payloads = outcomes.filter((outcome) => !outcome.isNotification).map((outcome) => outcome.payload)
+  return { status: 200, body: payloads.length === 0 ? '' : serializeBatch(payloads), settlement }
+}
+
+async function runCall(ctx: RpcContext, prepared: PreparedCall): Promise<CallOutcome> {
+  const network = ctx.network.name
+  if (!prepared.ok) {
+    const { payload, httpStatus } = errorOutcome(ctx, prepared.id, prepared.error)
+    const usage = { method: prepared.method, network, credits: prepared.costCredits }
+    return { payload, httpStatus, usage, isNotification: prepared.isNotification }
+  }
+  const { call, spec } = prepared
+  try {
+    const payload = await handleRpc(ctx, prepared)
+    return {
+      payload,
+      httpStatus: 200,
+      usage: { method: spec.name, network, credits: spec.costCredits },
+      isNotification: call.isNotification,
+    }
+  } catch (err) {
+    const { payload, httpStatus } = errorOutcome(ctx, call.id, err)
+    // failures on our side or upstream (5xx), and calls whose client went away, cost nothing
+    const free = httpStatus >= 500 || err instanceof ClientGoneError
+    const usage = { method: spec.name, network, credits: free ? 0 : spec.costCredits }
+    return { payload, httpStatus, usage, isNotification: call.isNotification }
+  }
+}
+
+export function errorOutcome(ctx: Pick<RpcContext, 'log'>, id: RpcId, err: unknown) {
+  const { httpStatus, error } = toJsonRpcError(err)
+  if (httpStatus >= 500 && !(err instanceof ClientGoneError)) {
+    const logDetails = err instanceof TollgateError ? err.logDetails : undefined
+    ctx.log.warn(
+      { err: err instanceof TollgateError ? undefined : err, logDetails, status: httpStatus },
+      error.message,
+    )
+  }
+  return { payload: serializeError(id, error), httpStatus }
+}
+
+function idOf(call: PreparedCall): RpcId {
+  return call.ok ? call.call.id : call.id
+}
