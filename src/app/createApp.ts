@@ -1,4 +1,5 @@
 import { type Logger, pino } from 'pino'
+import { handleAdmin } from '../admin/handleAdmin.ts'
 import type { ApiKey } from '../auth/apiKey.ts'
 import { createJwtVerifier } from '../auth/createJwtVerifier.ts'
 import { createKeyRegistry, type KeyRegistry } from '../auth/createKeyRegistry.ts'
@@ -61,8 +62,9 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     })
     cleanups.push(() => keys.close())
     const clock = options.clock ?? systemClock
+    const usageStore = createSqliteUsageStore(db)
     const meter = await createMeter({
-      store: createSqliteUsageStore(db),
+      store: usageStore,
       clock,
       flushMs: config.metering.flushMs,
       onError: (err) => log.error({ err }, 'usage flush failed; retrying with the next flush'),
@@ -116,6 +118,18 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       {
         rpc: (request) => handleHttpRpc(rpcDeps, request),
         ready: () => readiness(networks, db),
+        admin: (request) =>
+          handleAdmin(
+            {
+              token: config.admin.token ?? process.env.TOLLGATE_ADMIN_TOKEN,
+              admin: keyAdmin,
+              usage: usageStore,
+              networks: networks.all.map((network) => network.name),
+              flushUsage: () => meter.flush(),
+              now: () => clock.now(),
+            },
+            request,
+          ),
       },
       { maxBodyBytes: config.server.maxBodyBytes, keepAliveTimeoutMs: config.server.keepAliveTimeoutMs },
     )

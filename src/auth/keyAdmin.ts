@@ -40,7 +40,13 @@ export type SecurityPatch = { requireSecret?: boolean; requireJwt?: boolean; jwt
 
 export type KeyAdmin = ReturnType<typeof createKeyAdmin>
 
-export const planNames: readonly PlanName[] = ['core', 'developer', 'team', 'growth', 'custom']
+export const planNames = [
+  'core',
+  'developer',
+  'team',
+  'growth',
+  'custom',
+] as const satisfies readonly PlanName[]
 
 /**
  * Every key operation, with its rules, for the CLI and the admin API alike (COMPAT.md §3 and §4).

@@ -184,7 +184,8 @@ export async function createMeter({ store, clock, flushMs, onError }: MeterOptio
     return Math.max(0, Math.ceil((nextUtcMidnight(nowMs) - nowMs) / 1000))
   }
 
-  let flushing: Promise<void> | undefined
+  /** Flushes run one after another; a failed one leaves its usage pending for the next. */
+  let flushing: Promise<void> = Promise.resolve()
   async function flushOnce(): Promise<void> {
     if (pendingDaily.size === 0 && pendingHourly.size === 0) return
     const daily = pendingDaily
@@ -214,10 +215,8 @@ export async function createMeter({ store, clock, flushMs, onError }: MeterOptio
     }
   }
   function flush(): Promise<void> {
-    const next = (flushing ?? Promise.resolve()).then(flushOnce)
-    flushing = next.finally(() => {
-      if (flushing === next) flushing = undefined
-    })
+    const next = flushing.then(flushOnce)
+    flushing = next.catch(() => undefined)
     return next
   }
 

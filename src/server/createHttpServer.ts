@@ -31,6 +31,10 @@ export type HttpHandlers = {
     headers: Record<string, string> | undefined
   }>
   ready(): { ok: boolean; body: unknown }
+  admin(request: { method: string; url: string; authorization: string | undefined; body: string }): Promise<{
+    status: number
+    body: unknown
+  }>
 }
 
 export type HttpServerOptions = { maxBodyBytes: number; keepAliveTimeoutMs: number }
@@ -44,6 +48,7 @@ export type HttpServer = {
 
 const acceptedContentTypes = new Set(['application/json', 'application/json-rpc', 'application/jsonrequest'])
 const jsonHeaders = { 'content-type': 'application/json' }
+const adminMaxBodyBytes = 1024 * 1024
 
 /** The HTTP adapter: bytes in, bytes out. Routing, limits and headers; everything else is the handlers'. */
 export function createHttpServer(handlers: HttpHandlers, options: HttpServerOptions): HttpServer {
@@ -73,6 +78,16 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
       case 'readyz': {
         const { ok, body } = handlers.ready()
         return send(res, ok ? 200 : 503, JSON.stringify(body))
+      }
+      case 'admin': {
+        const body = await readBody(req, adminMaxBodyBytes)
+        const answer = await handlers.admin({
+          method: req.method ?? 'GET',
+          url: req.url ?? '/',
+          authorization: req.headers.authorization,
+          body,
+        })
+        return send(res, answer.status, JSON.stringify(answer.body))
       }
       case 'notFound':
         throw new RouteNotFoundError()

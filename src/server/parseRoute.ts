@@ -3,10 +3,11 @@ export type Route =
   | { kind: 'rpc'; key: string; networkName: string | undefined }
   | { kind: 'healthz' }
   | { kind: 'readyz' }
+  | { kind: 'admin' }
   | { kind: 'notFound' }
 
 /**
- * `/v3/{KEY}`, `/{network}/v3/{KEY}` (a trailing slash is fine), `/healthz`, `/readyz`.
+ * `/v3/{KEY}`, `/{network}/v3/{KEY}` (a trailing slash is fine), `/healthz`, `/readyz`, `/admin/...`.
  * `/v3` and `/v3/` are JSON-RPC routes with an empty key, answered 401.
  */
 export function parseRoute(url: string): Route {
@@ -14,6 +15,7 @@ export function parseRoute(url: string): Route {
   const path = queryAt === -1 ? url : url.slice(0, queryAt)
   if (path === '/healthz') return { kind: 'healthz' }
   if (path === '/readyz') return { kind: 'readyz' }
+  if (path === '/admin' || path.startsWith('/admin/')) return { kind: 'admin' }
   const parts = path.split('/')
   if (parts[parts.length - 1] === '' && parts.length > 2) parts.pop()
   // parts[0] is '' (the path starts with '/')

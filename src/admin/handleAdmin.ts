@@ -1,0 +1,184 @@
+import { createHash, timingSafeEqual } from 'node:crypto'
+import { z } from 'zod'
+import { type KeyAdmin, KeyAdminError, planNames } from '../auth/keyAdmin.ts'
+import { type AllowlistKind, allowlistKinds } from '../auth/keySettings.ts'
+import { toKeyView } from '../auth/keyView.ts'
+import { AllowlistEntryError } from '../auth/parseAllowlistEntry.ts'
+import { utcDay } from '../metering/clock.ts'
+import type { UsageStore } from '../metering/usageStore.ts'
+
+export type AdminRequest = { method: string; url: string; authorization: string | undefined; body: string }
+export type AdminResponse = { status: number; body: unknown }
+
+export type AdminDeps = {
+  /** The bearer token; undefined turns the admin API off (404). */
+  token: string | undefined
+  admin: KeyAdmin
+  usage: UsageStore
+  networks: readonly string[]
+  /** Pending usage is written before usage is read, so answers include the latest calls. */
+  flushUsage: () => Promise<void>
+  now: () => number
+}
+
+const createBody = z.strictObject({
+  plan: z.enum(planNames).optional(),
+  name: z.string().optional(),
+  account: z.string().min(1).optional(),
+  dailyCredits: z.int().positive().optional(),
+  creditsPerSecond: z.int().positive().optional(),
+  secret: z.boolean().optional(),
+  failover: z.boolean().optional(),
+})
+
+const patchBody = z.strictObject({
+  dailyCredits: z.int().min(0).optional(),
+  creditsPerSecond: z.int().min(0).optional(),
+  failover: z.boolean().optional(),
+  requireSecret: z.boolean().optional(),
+  requireJwt: z.boolean().optional(),
+  jwtAudience: z.string().min(1).nullable().optional(),
+  networks: z.array(z.string()).optional(),
+})
+
+const entriesBody = z.strictObject({ entries: z.array(z.string()).min(1) })
+const jwtKeyBody = z.strictObject({ kid: z.string().min(1), publicKey: z.string().min(1) })
+
+class AdminHttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+/**
+ * The admin API under /admin: the CLI's key, usage and plan operations over HTTP, guarded by a bearer
+ * token compared in constant time. Answers are plain JSON; errors are `{"error":{"message"}}`.
+ */
+export async function handleAdmin(deps: AdminDeps, request: AdminRequest): Promise<AdminResponse> {
+  if (deps.token === undefined) return { status: 404, body: { error: { message: 'not found' } } }
+  if (!tokenMatches(deps.token, request.authorization)) {
+    return {
+      status: 401,
+      body: { error: { message: 'admin token required: Authorization: Bearer <token>' } },
+    }
+  }
+  try {
+    return await route(deps, request)
+  } catch (err) {
+    if (err instanceof AdminHttpError)
+      return { status: err.status, body: { error: { message: err.message } } }
+    if (err instanceof KeyAdminError) return { status: err.status, body: { error: { message: err.message } } }
+    if (err instanceof AllowlistEntryError) return { status: 400, body: { error: { message: err.message } } }
+    if (err instanceof z.ZodError) {
+      const message = err.issues
+        .map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`)
+        .join('; ')
+      return { status: 400, body: { error: { message } } }
+    }
+    throw err
+  }
+}
+
+async function route(deps: AdminDeps, request: AdminRequest): Promise<AdminResponse> {
+  const url = new URL(request.url, 'http://admin')
+  const parts = url.pathname.split('/').filter(Boolean).slice(1)
+  const { admin } = deps
+  const [resource, key, sub, subId] = parts
+  const method = request.method
+
+  if (resource === 'plans' && parts.length === 1 && method === 'GET') return ok(admin.plans)
+  if (resource === 'usage' && parts.length === 1 && method === 'GET')
+    return ok(await usage(deps, url.searchParams))
+  if (resource !== 'keys') throw new AdminHttpError(404, 'not found')
+
+  if (key === undefined) {
+    if (method === 'GET') return ok((await admin.list()).map(toKeyView))
+    if (method === 'POST') {
+      const { key: created, secret } = await admin.create(definedOnly(createBody.parse(json(request.body))))
+      return { status: 201, body: { ...toKeyView(created), ...(secret ? { secret } : {}) } }
+    }
+  } else if (sub === undefined) {
+    if (method === 'GET') return ok(toKeyView(await admin.show(key)))
+    if (method === 'DELETE') {
+      await admin.revoke(key)
+      return ok({ key, status: 'revoked' })
+    }
+    if (method === 'PATCH')
+      return ok(toKeyView(await patchKey(deps, key, patchBody.parse(json(request.body)))))
+  } else if (sub === 'rotate-secret' && method === 'POST') {
+    const { secret } = await admin.rotateSecret(key)
+    return ok({ key, secret })
+  } else if (sub === 'allowlists') {
+    if (subId === undefined && method === 'GET') return ok((await admin.show(key)).settings.allowlists)
+    const kind = allowlistKinds.find((name) => name === subId) as AllowlistKind | undefined
+    if (!kind) throw new AdminHttpError(404, `allowlist kinds: ${allowlistKinds.join(', ')}`)
+    const { entries } = entriesBody.parse(json(request.body))
+    if (method === 'POST')
+      return ok((await admin.addAllowlistEntries(key, kind, entries)).settings.allowlists)
+    if (method === 'DELETE')
+      return ok((await admin.removeAllowlistEntries(key, kind, entries)).settings.allowlists)
+  } else if (sub === 'jwt-keys') {
+    if (subId === undefined && method === 'POST') {
+      const { kid, publicKey } = jwtKeyBody.parse(json(request.body))
+      return ok(toKeyView(await admin.addJwtKey(key, kid, publicKey)).jwt)
+    }
+    if (subId !== undefined && method === 'DELETE')
+      return ok(toKeyView(await admin.removeJwtKey(key, subId)).jwt)
+  }
+  throw new AdminHttpError(404, 'not found')
+}
+
+async function patchKey(deps: AdminDeps, key: string, patch: z.infer<typeof patchBody>) {
+  const { admin } = deps
+  const { dailyCredits, creditsPerSecond, failover, requireSecret, requireJwt, jwtAudience, networks } = patch
+  if (dailyCredits !== undefined || creditsPerSecond !== undefined || failover !== undefined) {
+    await admin.setLimits(key, definedOnly({ dailyCredits, creditsPerSecond, failover }))
+  }
+  if (requireSecret !== undefined || requireJwt !== undefined || jwtAudience !== undefined) {
+    await admin.setSecurity(key, definedOnly({ requireSecret, requireJwt, jwtAudience }))
+  }
+  if (networks !== undefined) await admin.setNetworks(key, networks, deps.networks)
+  return admin.show(key)
+}
+
+async function usage(deps: AdminDeps, query: URLSearchParams) {
+  await deps.flushUsage()
+  const days = Math.max(1, Number.parseInt(query.get('days') ?? '7', 10) || 7)
+  const fromDay = utcDay(deps.now() - (days - 1) * 86_400_000)
+  const keyParam = query.get('key')
+  const keyId = keyParam === null ? undefined : (await deps.admin.show(keyParam)).id
+  const keys = new Map((await deps.admin.list()).map((key) => [key.id, key.key]))
+  const rows = await deps.usage.queryUsage({ fromDay, ...(keyId === undefined ? {} : { keyId }) })
+  return rows.map(({ keyId: id, ...row }) => ({ ...row, key: keys.get(id) ?? String(id) }))
+}
+
+function ok(body: unknown): AdminResponse {
+  return { status: 200, body }
+}
+
+function json(body: string): unknown {
+  if (body.trim() === '') return {}
+  try {
+    return JSON.parse(body)
+  } catch {
+    throw new AdminHttpError(400, 'the body is not JSON')
+  }
+}
+
+/** Drops undefined members, for options typed with exactOptionalPropertyTypes. */
+function definedOnly<T extends Record<string, unknown>>(
+  value: T,
+): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(value).filter(([, member]) => member !== undefined)) as {
+    [K in keyof T]?: Exclude<T[K], undefined>
+  }
+}
+
+function tokenMatches(token: string, authorization: string | undefined): boolean {
+  if (authorization === undefined || !authorization.toLowerCase().startsWith('bearer ')) return false
+  const digest = (value: string) => createHash('sha256').update(value).digest()
+  return timingSafeEqual(digest(authorization.slice(7).trim()), digest(token))
+}

@@ -1,0 +1,135 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { DailyLimitError, RateLimitError } from '../errors/errors.ts'
+import { openSqlite } from '../store/openSqlite.ts'
+import { createMeter, type MeterSubject } from './createMeter.ts'
+import { createSqliteUsageStore } from './createSqliteUsageStore.ts'
+import type { UsageStore } from './usageStore.ts'
+
+/** Every UsageStore implementation runs the same meter tests. */
+const implementations: [string, () => UsageStore][] = [['sqlite', () => createSqliteUsageStore(openSqlite(':memory:'))]]
+
+const day1 = Date.parse('2026-11-22T10:00:00Z')
+
+function fakeClock(start = day1) {
+  let now = start
+  return { now: () => now, set: (ms: number) => (now = ms), advance: (ms: number) => (now += ms) }
+}
+
+const subject = (limits: Partial<MeterSubject> = {}): MeterSubject => ({
+  accountId: 1,
+  keyId: 10,
+  accountDailyCredits: 1_000,
+  accountCreditsPerSecond: 1_000_000,
+  keyDailyCredits: undefined,
+  keyCreditsPerSecond: undefined,
+  ...limits,
+})
+
+const usage = (credits: number, method = 'eth_call') => ({ method, network: 'devnet', credits })
+
+for (const [name, makeStore] of implementations) {
+  describe(`meter on ${name}`, () => {
+    it('holds, charges and releases; never overdraws the daily balance', async () => {
+      const clock = fakeClock()
+      const meter = await createMeter({ store: makeStore(), clock, flushMs: 60_000 })
+      const payer = subject()
+      const first = meter.admit(payer, 600)
+      assert.throws(() => meter.admit(payer, 401), DailyLimitError, 'held credits count')
+      const settled = meter.settle(first, [usage(80), usage(0)])
+      assert.equal(settled.chargedCredits, 80)
+      assert.equal(settled.remainingCredits, 920)
+      const second = meter.admit(payer, 920)
+      meter.settle(second, [usage(920)])
+      assert.throws(() => meter.admit(payer, 1), DailyLimitError)
+      assert.equal(meter.remainingCredits(payer), 0)
+      await meter.close()
+    })
+
+    it('resets at 00:00 UTC', async () => {
+      const clock = fakeClock(Date.parse('2026-11-22T23:59:59Z'))
+      const meter = await createMeter({ store: makeStore(), clock, flushMs: 60_000 })
+      const payer = subject()
+      meter.settle(meter.admit(payer, 1_000), [usage(1_000)])
+      assert.throws(() => meter.admit(payer, 5), DailyLimitError)
+      assert.equal(meter.secondsToReset(), 1)
+      clock.set(Date.parse('2026-11-23T00:00:00Z'))
+      assert.equal(meter.remainingCredits(payer), 1_000)
+      meter.settle(meter.admit(payer, 5), [usage(5)])
+      assert.equal(meter.secondsToReset(), 86_400)
+      await meter.close()
+    })
+
+    it('tells the three 429s apart', async () => {
+      const clock = fakeClock()
+      const meter = await createMeter({ store: makeStore(), clock, flushMs: 60_000 })
+      const plan = subject({ accountCreditsPerSecond: 100, accountDailyCredits: 1e9 })
+      meter.settle(meter.admit(plan, 80), [usage(80)])
+      assert.throws(() => meter.admit(plan, 80), (err: RateLimitError) => err.wireFields?.event === -33200)
+      clock.advance(1_000)
+      meter.settle(meter.admit(plan, 80), [usage(80)])
+
+      const keyRate = subject({ accountId: 2, keyId: 20, keyCreditsPerSecond: 100, accountDailyCredits: 1e9 })
+      meter.settle(meter.admit(keyRate, 80), [usage(80)])
+      assert.throws(() => meter.admit(keyRate, 80), (err: RateLimitError) => err.wireFields?.event === -33300)
+
+      const keyDay = subject({ accountId: 3, keyId: 30, keyDailyCredits: 100, accountDailyCredits: 1e9 })
+      meter.settle(meter.admit(keyDay, 80), [usage(80)])
+      assert.throws(() => meter.admit(keyDay, 80), (err: RateLimitError) => err.wireFields?.event === -33400)
+      await meter.close()
+    })
+
+    it('a refused admission takes nothing; refunds go back to the buckets', async () => {
+      const clock = fakeClock()
+      const meter = await createMeter({ store: makeStore(), clock, flushMs: 60_000 })
+      const payer = subject({ accountCreditsPerSecond: 100, keyCreditsPerSecond: 100 })
+      const held = meter.admit(payer, 100)
+      meter.settle(held, [usage(0)])
+      meter.settle(meter.admit(payer, 100), [usage(100)])
+      assert.equal(meter.remainingCredits(payer), 900)
+      await meter.close()
+    })
+
+    it('persists usage and reads it back after a restart, with the history per method and hour', async () => {
+      const store = makeStore()
+      const clock = fakeClock()
+      const meter = await createMeter({ store, clock, flushMs: 60_000 })
+      const payer = subject()
+      meter.settle(meter.admit(payer, 300), [usage(80), usage(80), usage(5, '(invalid)')])
+      await meter.close()
+      const again = await createMeter({ store, clock, flushMs: 60_000 })
+      assert.equal(again.remainingCredits(payer), 1_000 - 165)
+      const rows = await store.queryUsage({ fromDay: '2026-11-22' })
+      assert.deepEqual(
+        rows.map(({ method, calls, credits, day }) => ({ day, method, calls, credits })),
+        [
+          { day: '2026-11-22', method: '(invalid)', calls: 1, credits: 5 },
+          { day: '2026-11-22', method: 'eth_call', calls: 2, credits: 160 },
+        ],
+      )
+      await again.close()
+    })
+
+    it('keeps usage a failed write could not store, for the next flush', async () => {
+      const store = makeStore()
+      let failNext = true
+      const flaky: UsageStore = {
+        ...store,
+        addUsage: async (delta) => {
+          if (failNext) {
+            failNext = false
+            throw new Error('database is locked')
+          }
+          return store.addUsage(delta)
+        },
+      }
+      const meter = await createMeter({ store: flaky, clock: fakeClock(), flushMs: 60_000 })
+      meter.settle(meter.admit(subject(), 80), [usage(80)])
+      await assert.rejects(meter.flush(), /locked/)
+      meter.settle(meter.admit(subject(), 80), [usage(80)])
+      await meter.flush()
+      assert.equal((await store.loadDailyUsage('2026-11-22')).get('account:1'), 160)
+      await meter.close()
+    })
+  })
+}
