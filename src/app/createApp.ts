@@ -14,6 +14,7 @@ import { type Anvil, startAnvil } from '../devnet/startAnvil.ts'
 import { type Clock, systemClock } from '../metering/clock.ts'
 import { createMeter, type Meter } from '../metering/createMeter.ts'
 import { createSqliteUsageStore } from '../metering/createSqliteUsageStore.ts'
+import type { UsageStore } from '../metering/usageStore.ts'
 import { createNetwork } from '../networks/createNetwork.ts'
 import { createNetworkRegistry, type NetworkRegistry } from '../networks/createNetworkRegistry.ts'
 import { type HttpRpcDeps, handleHttpRpc } from '../pipeline/handleHttpRpc.ts'
@@ -29,6 +30,7 @@ export type App = {
   keyStore: KeyStore
   keyAdmin: KeyAdmin
   meter: Meter
+  usageStore: UsageStore
   /** Set in embedded mode. */
   devnet: { anvil: Anvil; fixtures: DevnetFixtures | undefined; demoKey: ApiKey } | undefined
   log: Logger
@@ -145,6 +147,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       keyStore,
       keyAdmin,
       meter,
+      usageStore,
       devnet,
       log,
       close: cleanup,

@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { DailyLimitError, RateLimitError } from '../errors/errors.ts'
+import { DailyLimitError, type RateLimitError } from '../errors/errors.ts'
 import { openSqlite } from '../store/openSqlite.ts'
 import { createMeter, type MeterSubject } from './createMeter.ts'
 import { createSqliteUsageStore } from './createSqliteUsageStore.ts'
 import type { UsageStore } from './usageStore.ts'
 
 /** Every UsageStore implementation runs the same meter tests. */
-const implementations: [string, () => UsageStore][] = [['sqlite', () => createSqliteUsageStore(openSqlite(':memory:'))]]
+const implementations: [string, () => UsageStore][] = [
+  ['sqlite', () => createSqliteUsageStore(openSqlite(':memory:'))],
+]
 
 const day1 = Date.parse('2026-11-22T10:00:00Z')
 
@@ -65,17 +67,26 @@ for (const [name, makeStore] of implementations) {
       const meter = await createMeter({ store: makeStore(), clock, flushMs: 60_000 })
       const plan = subject({ accountCreditsPerSecond: 100, accountDailyCredits: 1e9 })
       meter.settle(meter.admit(plan, 80), [usage(80)])
-      assert.throws(() => meter.admit(plan, 80), (err: RateLimitError) => err.wireFields?.event === -33200)
+      assert.throws(
+        () => meter.admit(plan, 80),
+        (err: RateLimitError) => err.wireFields?.event === -33200,
+      )
       clock.advance(1_000)
       meter.settle(meter.admit(plan, 80), [usage(80)])
 
       const keyRate = subject({ accountId: 2, keyId: 20, keyCreditsPerSecond: 100, accountDailyCredits: 1e9 })
       meter.settle(meter.admit(keyRate, 80), [usage(80)])
-      assert.throws(() => meter.admit(keyRate, 80), (err: RateLimitError) => err.wireFields?.event === -33300)
+      assert.throws(
+        () => meter.admit(keyRate, 80),
+        (err: RateLimitError) => err.wireFields?.event === -33300,
+      )
 
       const keyDay = subject({ accountId: 3, keyId: 30, keyDailyCredits: 100, accountDailyCredits: 1e9 })
       meter.settle(meter.admit(keyDay, 80), [usage(80)])
-      assert.throws(() => meter.admit(keyDay, 80), (err: RateLimitError) => err.wireFields?.event === -33400)
+      assert.throws(
+        () => meter.admit(keyDay, 80),
+        (err: RateLimitError) => err.wireFields?.event === -33400,
+      )
       await meter.close()
     })
 

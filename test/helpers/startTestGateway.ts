@@ -16,6 +16,8 @@ export type TestGateway = {
   endpoint: string
   configFile: string
   dir: string
+  /** Closes the app and starts a new one from the same config and database. */
+  restart(): Promise<void>
   close(): Promise<void>
 }
 
@@ -50,24 +52,33 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
   }
   const configFile = join(dir, 'tollgate.yaml')
   writeFileSync(configFile, stringify(config))
-  const app = await createApp(loadConfig(configFile), {
-    log: pino({ level: 'silent' }),
-    ...(options.clock ? { clock: options.clock } : {}),
-  })
+  const boot = () =>
+    createApp(loadConfig(configFile), {
+      log: pino({ level: 'silent' }),
+      ...(options.clock ? { clock: options.clock } : {}),
+    })
+  const app = await boot()
   const {
     key: { key },
   } = await app.keyAdmin.create(options.key ?? unlimitedKey)
   await app.keys.refresh()
-  return {
+  const gateway: TestGateway = {
     app,
     url: app.url,
     key,
     endpoint: `${app.url}/v3/${key}`,
     configFile,
     dir,
+    async restart() {
+      await gateway.app.close()
+      gateway.app = await boot()
+      gateway.url = gateway.app.url
+      gateway.endpoint = `${gateway.url}/v3/${key}`
+    },
     async close() {
-      await app.close()
+      await gateway.app.close()
       rmSync(dir, { recursive: true, force: true })
     },
   }
+  return gateway
 }

@@ -1,0 +1,146 @@
+import assert from 'node:assert/strict'
+import { type ChildProcess, execFile, spawn } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import { promisify } from 'node:util'
+import { stringify } from 'yaml'
+import { postJson, rpcBody } from './helpers/postJson.ts'
+import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
+
+const bin = resolve('bin/tollgate.js')
+const run = promisify(execFile)
+const flushMs = 200
+const limit = 1_000_000
+
+/**
+ * The ledger across process deaths: a graceful stop loses nothing; a SIGKILL loses at most the
+ * usage of the last flush interval (metering.flushMs), which docs/operations.md states.
+ */
+describe('ledger across restarts and crashes', () => {
+  let node: TestNode
+  let dir: string
+  let configFile: string
+
+  before(async () => {
+    node = await startTestNode({ loadBlocks: 1 })
+    dir = mkdtempSync(join(tmpdir(), 'tollgate-ledger-'))
+    configFile = join(dir, 'tollgate.yaml')
+    writeFileSync(
+      configFile,
+      stringify({
+        server: { port: 0 },
+        storage: { sqlite: join(dir, 'tollgate.db') },
+        networks: [{ name: 'devnet', chainId: 31337, upstreams: [{ url: node.url }] }],
+        metering: { flushMs },
+        log: { level: 'warn' },
+      }),
+    )
+  })
+  after(async () => {
+    await node?.stop()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  async function newKey(): Promise<string> {
+    const args = ['keys', 'create', '--plan', 'custom', '--daily-credits', String(limit)]
+    const { stdout } = await run(process.execPath, [
+      bin,
+      ...args,
+      '--credits-per-second',
+      '1000000',
+      '--json',
+      '--config',
+      configFile,
+    ])
+    return (JSON.parse(stdout) as { key: string }).key
+  }
+
+  async function usedCredits(key: string): Promise<number> {
+    const { stdout } = await run(process.execPath, [
+      bin,
+      'usage',
+      '--key',
+      key,
+      '--json',
+      '--config',
+      configFile,
+    ])
+    return (JSON.parse(stdout) as { credits: number }[]).reduce((sum, row) => sum + row.credits, 0)
+  }
+
+  async function calls(url: string, key: string, count: number): Promise<void> {
+    for (let id = 0; id < count; id++) {
+      const response = await postJson(`${url}/v3/${key}`, rpcBody('eth_blockNumber', [], id))
+      assert.equal(response.status, 200)
+    }
+  }
+
+  it('a graceful stop (SIGTERM) writes every credit', async () => {
+    const key = await newKey()
+    const gateway = await startGateway(configFile)
+    await calls(gateway.url, key, 25)
+    gateway.child.kill('SIGTERM')
+    assert.equal(await exited(gateway.child), 0)
+    assert.equal(await usedCredits(key), 25 * 80)
+
+    const again = await startGateway(configFile)
+    const response = await postJson(`${again.url}/v3/${key}`, rpcBody('eth_chainId'))
+    assert.equal(response.headers.get('x-credits-remaining'), String(limit - 25 * 80 - 5))
+    again.child.kill('SIGTERM')
+    await exited(again.child)
+  })
+
+  it('a SIGKILL loses at most the calls of the last flush interval', async () => {
+    const key = await newKey()
+    const gateway = await startGateway(configFile)
+    await calls(gateway.url, key, 20)
+    await new Promise((resolve) => setTimeout(resolve, flushMs * 3))
+    const started = Date.now()
+    await calls(gateway.url, key, 10)
+    gateway.child.kill('SIGKILL')
+    await exited(gateway.child)
+    const lastBurstMs = Date.now() - started
+    assert.ok(lastBurstMs < flushMs * 5, `the last calls took ${lastBurstMs} ms`)
+
+    const used = await usedCredits(key)
+    assert.ok(used >= 20 * 80, `flushed usage survives: ${used}`)
+    assert.ok(used <= 30 * 80, `never more than was served: ${used}`)
+
+    const again = await startGateway(configFile)
+    const response = await postJson(`${again.url}/v3/${key}`, rpcBody('eth_chainId'))
+    assert.equal(
+      response.headers.get('x-credits-remaining'),
+      String(limit - used - 5),
+      'the balance is what was stored',
+    )
+    again.child.kill('SIGTERM')
+    await exited(again.child)
+  })
+})
+
+async function startGateway(configFile: string): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [bin, 'start', '--config', configFile], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let output = ''
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString()
+  })
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString()
+  })
+  const deadline = Date.now() + 30_000
+  while (!/listening on (\S+)/.test(output)) {
+    if (child.exitCode !== null || Date.now() > deadline)
+      throw new Error(`the gateway did not start: ${output}`)
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+  return { child, url: /listening on (\S+)/.exec(output)?.[1] as string }
+}
+
+function exited(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode)
+  return new Promise((resolve) => child.once('exit', (code) => resolve(code)))
+}
