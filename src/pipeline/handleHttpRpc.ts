@@ -2,6 +2,7 @@ import type { Logger } from 'pino'
 import { type AuthenticateDeps, authenticate } from '../auth/authenticate.ts'
 import { authorizeRequest } from '../auth/authorize.ts'
 import type { KeyEntry, KeyRegistry } from '../auth/createKeyRegistry.ts'
+import { keyRef } from '../auth/keyRef.ts'
 import { InvalidKeyError, MissingKeyError, TollgateError, UnknownNetworkError } from '../errors/errors.ts'
 import type { Cancellation } from '../failsafe/Cancellation.ts'
 import { parseRpcRequest } from '../jsonrpc/parseRpcRequest.ts'
@@ -78,6 +79,17 @@ export async function handleHttpRpc(deps: HttpRpcDeps, request: HttpRpcRequest):
   } catch (err) {
     if (err instanceof TollgateError && err.httpStatus === 401) return unpaid(deps, requestId, err)
     outcome = refuse(deps, key, network?.name ?? '(unknown)', requestId, err)
+  }
+  if (deps.log.isLevelEnabled('debug')) {
+    deps.log.debug(
+      {
+        key: keyRef(key.apiKey.key),
+        network: network?.name,
+        status: outcome.status,
+        charged: outcome.settlement?.chargedCredits ?? 0,
+      },
+      'rpc request',
+    )
   }
   return {
     status: outcome.status,

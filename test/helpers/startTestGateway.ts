@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { pino } from 'pino'
+import { type Logger, pino } from 'pino'
 import { stringify } from 'yaml'
 import { type App, createApp } from '../../src/app/createApp.ts'
 import type { CreateKeyOptions } from '../../src/auth/keyAdmin.ts'
@@ -29,6 +29,7 @@ export type TestGatewayOptions = {
   /** The test key; by default a custom plan too large to limit anything. */
   key?: CreateKeyOptions
   clock?: Clock
+  log?: Logger
 }
 
 export const unlimitedKey: CreateKeyOptions = {
@@ -54,7 +55,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
   writeFileSync(configFile, stringify(config))
   const boot = () =>
     createApp(loadConfig(configFile), {
-      log: pino({ level: 'silent' }),
+      log: options.log ?? pino({ level: 'silent' }),
       ...(options.clock ? { clock: options.clock } : {}),
     })
   const app = await boot()

@@ -1,0 +1,178 @@
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { resolve } from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import { promisify } from 'node:util'
+import { postJson, rpcBody } from './helpers/postJson.ts'
+import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
+import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
+
+const token = 'test-admin-token-0123456789'
+const run = promisify(execFile)
+
+describe('admin API and usage reports', () => {
+  let node: TestNode
+  let gateway: TestGateway
+
+  before(async () => {
+    node = await startTestNode({ loadBlocks: 1 })
+    gateway = await startTestGateway({ upstreams: [node.url], config: { admin: { token } } })
+  })
+  after(async () => {
+    await gateway?.close()
+    await node?.stop()
+  })
+
+  const admin = async (method: string, path: string, body?: unknown, auth = `Bearer ${token}`) => {
+    const response = await fetch(`${gateway.url}/admin${path}`, {
+      method,
+      headers: { authorization: auth, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    })
+    return { status: response.status, json: (await response.json()) as Record<string, unknown> & unknown[] }
+  }
+
+  it('refuses a missing or wrong token', async () => {
+    assert.equal((await admin('GET', '/keys', undefined, '')).status, 401)
+    assert.equal((await admin('GET', '/keys', undefined, 'Bearer nope')).status, 401)
+  })
+
+  it('creates and manages keys; usage by method and day matches what was spent, in the API and the CLI', async () => {
+    const created = await admin('POST', '/keys', { plan: 'team', name: 'app', secret: true })
+    assert.equal(created.status, 201)
+    const key = created.json.key as string
+    assert.match(key, /^[0-9a-f]{32}$/)
+    assert.match(created.json.secret as unknown as string, /^[0-9a-f]{32}$/)
+    assert.equal(created.json.plan, 'team')
+    assert.equal(created.json.hasSecret, true)
+    assert.equal((await admin('POST', '/keys', { plan: 'platinum' })).status, 400)
+    await gateway.app.keys.refresh()
+
+    const endpoint = `${gateway.url}/v3/${key}`
+    for (let id = 0; id < 3; id++)
+      assert.equal((await postJson(endpoint, rpcBody('eth_blockNumber', [], id))).status, 200)
+    for (let id = 0; id < 2; id++)
+      assert.equal((await postJson(endpoint, rpcBody('eth_chainId', [], id))).status, 200)
+    await postJson(endpoint, rpcBody('eth_getBlockByNumber', ['0x01', false]))
+    await postJson(endpoint, [rpcBody('eth_chainId', [], 1), rpcBody('eth_nope', [], 2)])
+
+    const today = new Date().toISOString().slice(0, 10)
+    const expected = [
+      { day: today, network: 'devnet', method: '(batch)', calls: 1, credits: 80, failoverCalls: 0, key },
+      { day: today, network: 'devnet', method: '(invalid)', calls: 1, credits: 5, failoverCalls: 0, key },
+      {
+        day: today,
+        network: 'devnet',
+        method: 'eth_blockNumber',
+        calls: 3,
+        credits: 240,
+        failoverCalls: 0,
+        key,
+      },
+      { day: today, network: 'devnet', method: 'eth_chainId', calls: 3, credits: 15, failoverCalls: 0, key },
+      {
+        day: today,
+        network: 'devnet',
+        method: 'eth_getBlockByNumber',
+        calls: 1,
+        credits: 5,
+        failoverCalls: 0,
+        key,
+      },
+    ]
+    const usage = await admin('GET', `/usage?key=${key}&days=1`)
+    assert.equal(usage.status, 200)
+    assert.deepEqual(usage.json, expected)
+
+    const { stdout } = await run(process.execPath, [
+      resolve('bin/tollgate.js'),
+      'usage',
+      '--key',
+      key,
+      '--json',
+      '--config',
+      gateway.configFile,
+    ])
+    assert.deepEqual(JSON.parse(stdout), expected)
+    const table = (
+      await run(process.execPath, [resolve('bin/tollgate.js'), 'usage', '--config', gateway.configFile])
+    ).stdout
+    assert.match(table, new RegExp(`${today}\\s+${key}\\s+devnet\\s+eth_blockNumber\\s+3\\s+240`))
+
+    const patched = await admin('PATCH', `/keys/${key}`, {
+      creditsPerSecond: 1_000,
+      requireSecret: true,
+      networks: ['devnet'],
+    })
+    assert.equal(patched.status, 200)
+    assert.equal(patched.json.creditsPerSecond, 1_000)
+    assert.equal(patched.json.requireSecret, true)
+    assert.deepEqual(patched.json.networks, ['devnet'])
+    assert.equal((await admin('PATCH', `/keys/${key}`, { dailyCredits: 10 ** 12 })).status, 400)
+
+    const lists = await admin('POST', `/keys/${key}/allowlists/methods`, { entries: ['eth_chainId'] })
+    assert.deepEqual(lists.json.methods, ['eth_chainId'])
+    const cleared = await admin('DELETE', `/keys/${key}/allowlists/methods`, { entries: ['eth_chainId'] })
+    assert.deepEqual(cleared.json.methods, [])
+
+    const rotated = await admin('POST', `/keys/${key}/rotate-secret`)
+    assert.match(rotated.json.secret as unknown as string, /^[0-9a-f]{32}$/)
+
+    const plans = await admin('GET', '/plans')
+    assert.equal((plans.json.core as unknown as { dailyCredits: number }).dailyCredits, 3_000_000)
+
+    assert.equal((await admin('DELETE', `/keys/${key}`)).status, 200)
+    await gateway.app.keys.refresh()
+    assert.equal((await postJson(endpoint, rpcBody('eth_chainId'))).status, 401)
+    assert.equal((await admin('GET', `/keys/${key}`)).status, 404)
+  })
+
+  it('the CLI: create with a secret, show, set-limits, allowlist, networks, plans', async () => {
+    const cli = async (...args: string[]) =>
+      (await run(process.execPath, [resolve('bin/tollgate.js'), ...args, '--config', gateway.configFile]))
+        .stdout
+    const created = JSON.parse(
+      await cli('keys', 'create', '--plan', 'growth', '--secret', '--failover', '--json'),
+    )
+    assert.equal(created.plan, 'growth')
+    assert.equal(created.failover, true)
+    assert.match(created.secret, /^[0-9a-f]{32}$/)
+    const shown = JSON.parse(await cli('keys', 'show', created.key, '--json'))
+    assert.equal(shown.secret, undefined, 'the secret is shown once')
+    assert.equal(shown.hasSecret, true)
+    const limited = JSON.parse(
+      await cli('keys', 'set-limits', created.key, '--daily-credits', '1000', '--json'),
+    )
+    assert.equal(limited.dailyCredits, 1000)
+    const lists = JSON.parse(
+      await cli('keys', 'allowlist', 'add', created.key, 'user-agents', 'MyWallet', '--json'),
+    )
+    assert.deepEqual(lists.allowlists.userAgents, ['MyWallet'])
+    assert.deepEqual(
+      JSON.parse(await cli('keys', 'networks', created.key, '--set', 'devnet', '--json')).networks,
+      ['devnet'],
+    )
+    await assert.rejects(
+      cli('keys', 'networks', created.key, '--set', 'polygon'),
+      /unknown network\(s\): polygon/,
+    )
+    assert.match(await cli('plans'), /growth\s+150,000,000\s+40,000\s+unlimited\s+yes/)
+  })
+})
+
+describe('admin API off', () => {
+  it('answers 404 when no admin token is configured', async () => {
+    const gateway = await startTestGateway({
+      upstreams: ['http://127.0.0.1:9'],
+      config: { upstreams: { headPollMs: 60_000 } },
+    })
+    try {
+      const response = await fetch(`${gateway.url}/admin/keys`, {
+        headers: { authorization: 'Bearer anything-at-all' },
+      })
+      assert.equal(response.status, 404)
+    } finally {
+      await gateway.close()
+    }
+  })
+})
