@@ -1,5 +1,6 @@
 import type { PlansConfig } from '../config/configSchema.ts'
 import type { MeterSubject } from '../metering/createMeter.ts'
+import { accountSubject, keySubject } from '../metering/usageStore.ts'
 import { type AccessPolicy, createAccessPolicy } from './accessPolicy.ts'
 import type { ApiKey } from './apiKey.ts'
 import type { KeyStore } from './keyStore.ts'
@@ -54,6 +55,8 @@ export async function createKeyRegistry(
       subject: {
         accountId: apiKey.account.id,
         keyId: apiKey.id,
+        accountCounter: accountSubject(apiKey.account.id),
+        keyCounter: keySubject(apiKey.id),
         accountDailyCredits,
         accountCreditsPerSecond,
         keyDailyCredits: settings.dailyCredits > 0 ? settings.dailyCredits : undefined,

@@ -19,8 +19,10 @@ function fakeClock(start = day1) {
 }
 
 const subject = (limits: Partial<MeterSubject> = {}): MeterSubject => ({
-  accountId: 1,
-  keyId: 10,
+  accountId: limits.accountId ?? 1,
+  keyId: limits.keyId ?? 10,
+  accountCounter: `account:${limits.accountId ?? 1}`,
+  keyCounter: `key:${limits.keyId ?? 10}`,
   accountDailyCredits: 1_000,
   accountCreditsPerSecond: 1_000_000,
   keyDailyCredits: undefined,

@@ -1,12 +1,15 @@
 import { DailyLimitError, RateLimitError } from '../errors/errors.ts'
 import { type Clock, nextUtcMidnight, utcDay, utcHour } from './clock.ts'
 import { TokenBucket } from './TokenBucket.ts'
-import { accountSubject, type HourlyUsage, keySubject, type UsageStore } from './usageStore.ts'
+import type { HourlyUsage, UsageStore } from './usageStore.ts'
 
 /** Who pays for a request, and the limits that apply (resolved when keys load, not per request). */
 export type MeterSubject = {
   accountId: number
   keyId: number
+  /** accountSubject(accountId) and keySubject(keyId), made once. */
+  accountCounter: string
+  keyCounter: string
   accountDailyCredits: number
   accountCreditsPerSecond: number
   /** The key's own limits, when it has them (COMPAT.md §3). */
@@ -97,10 +100,10 @@ export async function createMeter({ store, clock, flushMs, onError }: MeterOptio
   }
 
   function remaining(subject: MeterSubject): number {
-    const account = counter(accountSubject(subject.accountId))
+    const account = counter(subject.accountCounter)
     let left = subject.accountDailyCredits - account.used - account.reserved
     if (subject.keyDailyCredits !== undefined) {
-      const key = counter(keySubject(subject.keyId))
+      const key = counter(subject.keyCounter)
       left = Math.min(left, subject.keyDailyCredits - key.used - key.reserved)
     }
     return Math.max(0, left)
@@ -109,10 +112,10 @@ export async function createMeter({ store, clock, flushMs, onError }: MeterOptio
   function admit(subject: MeterSubject, costCredits: number): Admission {
     const nowMs = clock.now()
     tick(nowMs)
-    const account = counter(accountSubject(subject.accountId))
+    const account = counter(subject.accountCounter)
     if (account.used + account.reserved + costCredits > subject.accountDailyCredits)
       throw new DailyLimitError()
-    const key = counter(keySubject(subject.keyId))
+    const key = counter(subject.keyCounter)
     if (
       subject.keyDailyCredits !== undefined &&
       key.used + key.reserved + costCredits > subject.keyDailyCredits
@@ -122,9 +125,9 @@ export async function createMeter({ store, clock, flushMs, onError }: MeterOptio
     const keyBucket =
       subject.keyCreditsPerSecond === undefined
         ? undefined
-        : bucket(keySubject(subject.keyId), subject.keyCreditsPerSecond, nowMs)
+        : bucket(subject.keyCounter, subject.keyCreditsPerSecond, nowMs)
     if (keyBucket && !keyBucket.canTake(costCredits, nowMs)) throw new RateLimitError('keyCreditsPerSecond')
-    const accountBucket = bucket(accountSubject(subject.accountId), subject.accountCreditsPerSecond, nowMs)
+    const accountBucket = bucket(subject.accountCounter, subject.accountCreditsPerSecond, nowMs)
     if (!accountBucket.canTake(costCredits, nowMs)) throw new RateLimitError('planCreditsPerSecond')
 
     keyBucket?.take(costCredits, nowMs)
@@ -159,24 +162,26 @@ export async function createMeter({ store, clock, flushMs, onError }: MeterOptio
         })
       }
     }
-    for (const subjectId of [accountSubject(subject.accountId), keySubject(subject.keyId)]) {
-      const found = counters.get(subjectId)
-      if (found && found.day === admission.day) {
-        found.reserved -= admission.reservedCredits
-        found.used += charged
-      }
-      if (charged > 0) {
-        const id = `${subjectId}|${admission.day}`
-        pendingDaily.set(id, (pendingDaily.get(id) ?? 0) + charged)
-      }
-    }
+    settleCounter(subject.accountCounter, admission, charged)
+    settleCounter(subject.keyCounter, admission, charged)
     const refund = admission.reservedCredits - charged
     if (refund > 0) {
-      buckets.get(accountSubject(subject.accountId))?.giveBack(refund, nowMs)
-      if (subject.keyCreditsPerSecond !== undefined)
-        buckets.get(keySubject(subject.keyId))?.giveBack(refund, nowMs)
+      buckets.get(subject.accountCounter)?.giveBack(refund, nowMs)
+      if (subject.keyCreditsPerSecond !== undefined) buckets.get(subject.keyCounter)?.giveBack(refund, nowMs)
     }
     return { chargedCredits: charged, remainingCredits: remaining(subject), resetSeconds: secondsToReset() }
+  }
+
+  function settleCounter(subjectId: string, admission: Admission, charged: number): void {
+    const found = counters.get(subjectId)
+    if (found && found.day === admission.day) {
+      found.reserved -= admission.reservedCredits
+      found.used += charged
+    }
+    if (charged > 0) {
+      const id = `${subjectId}|${admission.day}`
+      pendingDaily.set(id, (pendingDaily.get(id) ?? 0) + charged)
+    }
   }
 
   function secondsToReset(): number {

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino'
-import { type AuthenticateDeps, authenticate } from '../auth/authenticate.ts'
+import { type AuthenticateDeps, type Authentication, authenticate } from '../auth/authenticate.ts'
 import { authorizeRequest } from '../auth/authorize.ts'
 import type { KeyEntry, KeyRegistry } from '../auth/createKeyRegistry.ts'
 import { keyRef } from '../auth/keyRef.ts'
@@ -40,6 +40,9 @@ export type HttpRpcDeps = AuthenticateDeps & {
   log: Logger
 }
 
+/** What a request without an Authorization header proves. */
+const anonymous: Authentication = { secretVerified: false, claims: undefined }
+
 /** The label usage is recorded under for requests refused as a whole (403, 413, 415, parse errors). */
 export const rejectedLabel = '(rejected)'
 
@@ -66,7 +69,10 @@ export async function handleHttpRpc(deps: HttpRpcDeps, request: HttpRpcRequest):
 
   let outcome: RpcOutcome
   try {
-    const auth = await authenticate(key, request.authorization, deps)
+    const auth =
+      request.authorization === undefined && !key.access.requireSecret && !key.access.jwt.required
+        ? anonymous
+        : await authenticate(key, request.authorization, deps)
     if (!network) throw new UnknownNetworkError()
     const guard = authorizeRequest(key, auth, {
       networkName: network.name,

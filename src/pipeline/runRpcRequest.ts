@@ -47,7 +47,10 @@ export async function runRpcRequest(ctx: RpcContext, request: RpcRequest): Promi
     return { status: httpStatus, body: payload, settlement: undefined }
   }
 
-  const outcomes = await Promise.all(prepared.map((call) => runCall(ctx, call)))
+  const outcomes =
+    prepared.length === 1
+      ? [await runCall(ctx, prepared[0] as PreparedCall)]
+      : await Promise.all(prepared.map((call) => runCall(ctx, call)))
   const usage: UsageRecord[] = []
   for (const outcome of outcomes) if (outcome.usage) usage.push(outcome.usage)
   if (request.isBatch && usage.some((record) => record.credits > 0)) {
