@@ -11,6 +11,10 @@ import type { KeyStore } from '../auth/keyStore.ts'
 import type { Config, NetworkConfig } from '../config/configSchema.ts'
 import { type DevnetFixtures, seedDevnet } from '../devnet/seedDevnet.ts'
 import { type Anvil, startAnvil } from '../devnet/startAnvil.ts'
+import { createFeeIndexer, type FeeIndexer } from '../gas/createFeeIndexer.ts'
+import { createSqliteFeeHistoryStore } from '../gas/createSqliteFeeHistoryStore.ts'
+import type { FeeHistoryStore } from '../gas/feeHistoryStore.ts'
+import { handleGasRequest } from '../gas/handleGasRequest.ts'
 import { type Clock, systemClock } from '../metering/clock.ts'
 import { createMeter, type Meter } from '../metering/createMeter.ts'
 import { createSqliteUsageStore } from '../metering/createSqliteUsageStore.ts'
@@ -31,6 +35,9 @@ export type App = {
   keyAdmin: KeyAdmin
   meter: Meter
   usageStore: UsageStore
+  /** The gas API's fee-history indexers, by chain id. */
+  indexers: ReadonlyMap<number, FeeIndexer>
+  feeStore: FeeHistoryStore
   /** Set in embedded mode. */
   devnet: { anvil: Anvil; fixtures: DevnetFixtures | undefined; demoKey: ApiKey } | undefined
   log: Logger
@@ -107,6 +114,26 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     cleanups.push(() => networks.close())
     await Promise.all(networks.all.map((network) => network.heads.poll()))
 
+    const feeStore = createSqliteFeeHistoryStore(db)
+    const indexers = new Map<number, FeeIndexer>()
+    if (config.gas.enabled) {
+      for (const network of networks.all) {
+        const indexer = createFeeIndexer({
+          network,
+          store: feeStore,
+          windowBlocks: config.gas.windowBlocks,
+          chunkBlocks: config.gas.chunkBlocks,
+          pollMs: config.gas.pollMs,
+          log,
+        })
+        indexers.set(network.chainId, indexer)
+        indexer.start()
+      }
+      cleanups.push(async () => {
+        await Promise.all([...indexers.values()].map((indexer) => indexer.stop()))
+      })
+    }
+
     const rpcDeps: HttpRpcDeps = {
       keys,
       networks,
@@ -120,6 +147,8 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       {
         rpc: (request) => handleHttpRpc(rpcDeps, request),
         ready: () => readiness(networks, db),
+        gas: (request) =>
+          handleGasRequest({ ...rpcDeps, indexers, historyBlocks: config.gas.historyBlocks }, request),
         admin: (request) =>
           handleAdmin(
             {
@@ -148,6 +177,8 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       keyAdmin,
       meter,
       usageStore,
+      indexers,
+      feeStore,
       devnet,
       log,
       close: cleanup,

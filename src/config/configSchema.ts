@@ -99,6 +99,19 @@ export const configSchema = z.strictObject({
   devnet: devnetSchema.optional(),
   networks: z.array(networkSchema).default([]),
   plans: plansSchema,
+  gas: z
+    .strictObject({
+      /** Index fee history and serve the Gas REST API for every network. */
+      enabled: z.boolean().default(true),
+      /** Blocks of history kept per network (the percentile endpoints' window). */
+      windowBlocks: z.int().positive().default(20_000),
+      /** Blocks that baseFeeHistory answers with. */
+      historyBlocks: z.int().positive().default(500),
+      /** Blocks per eth_feeHistory call while backfilling (nodes allow at most 1024). */
+      chunkBlocks: z.int().min(1).max(1024).default(1024),
+      pollMs: z.int().positive().default(2_000),
+    })
+    .prefault({}),
   metering: z
     .strictObject({
       /** How often usage is written to the database; a crash loses at most this much usage. */

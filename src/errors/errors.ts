@@ -155,8 +155,12 @@ export class RouteNotFoundError extends TollgateError {
 
 export class HttpMethodNotAllowedError extends TollgateError {
   override name = 'HttpMethodNotAllowedError'
-  constructor() {
-    super(-32600, 405, 'method not allowed, send JSON-RPC with POST')
+  constructor(allowed: 'POST' | 'GET' = 'POST') {
+    super(
+      -32600,
+      405,
+      allowed === 'POST' ? 'method not allowed, send JSON-RPC with POST' : 'method not allowed, use GET',
+    )
   }
 }
 

@@ -31,6 +31,14 @@ export type HttpHandlers = {
     headers: Record<string, string> | undefined
   }>
   ready(): { ok: boolean; body: unknown }
+  gas(request: {
+    pathKey: string | undefined
+    chainId: string
+    endpoint: string
+    authorization: string | undefined
+    origin: string | undefined
+    userAgent: string | undefined
+  }): Promise<{ status: number; body: unknown; headers: Record<string, string> | undefined }>
   admin(request: { method: string; url: string; authorization: string | undefined; body: string }): Promise<{
     status: number
     body: unknown
@@ -89,10 +97,22 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
         })
         return send(res, answer.status, JSON.stringify(answer.body))
       }
+      case 'gas': {
+        if (req.method !== 'GET') throw new HttpMethodNotAllowedError('GET')
+        const answer = await handlers.gas({
+          pathKey: route.pathKey,
+          chainId: route.chainId,
+          endpoint: route.endpoint,
+          authorization: req.headers.authorization,
+          origin: req.headers.origin,
+          userAgent: req.headers['user-agent'],
+        })
+        return send(res, answer.status, JSON.stringify(answer.body), answer.headers)
+      }
       case 'notFound':
         throw new RouteNotFoundError()
       case 'rpc': {
-        if (req.method !== 'POST') throw new HttpMethodNotAllowedError()
+        if (req.method !== 'POST') throw new HttpMethodNotAllowedError('POST')
         let body: string | TollgateError
         try {
           if (!isJsonContentType(req.headers['content-type'])) throw new UnsupportedContentTypeError()

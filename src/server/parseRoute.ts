@@ -4,10 +4,12 @@ export type Route =
   | { kind: 'healthz' }
   | { kind: 'readyz' }
   | { kind: 'admin' }
+  | { kind: 'gas'; pathKey: string | undefined; chainId: string; endpoint: string }
   | { kind: 'notFound' }
 
 /**
- * `/v3/{KEY}`, `/{network}/v3/{KEY}` (a trailing slash is fine), `/healthz`, `/readyz`, `/admin/...`.
+ * `/v3/{KEY}`, `/{network}/v3/{KEY}` (a trailing slash is fine), `/healthz`, `/readyz`, `/admin/...`,
+ * and the gas API: `/networks/{chainId}/{endpoint}` and `/v3/{KEY}/networks/{chainId}/{endpoint}`.
  * `/v3` and `/v3/` are JSON-RPC routes with an empty key, answered 401.
  */
 export function parseRoute(url: string): Route {
@@ -18,6 +20,12 @@ export function parseRoute(url: string): Route {
   if (path === '/admin' || path.startsWith('/admin/')) return { kind: 'admin' }
   const parts = path.split('/')
   if (parts[parts.length - 1] === '' && parts.length > 2) parts.pop()
+  if (parts[1] === 'networks' && parts.length === 4) {
+    return { kind: 'gas', pathKey: undefined, chainId: parts[2] ?? '', endpoint: parts[3] ?? '' }
+  }
+  if (parts[1] === 'v3' && parts[3] === 'networks' && parts.length === 6 && parts[2] !== '') {
+    return { kind: 'gas', pathKey: parts[2], chainId: parts[4] ?? '', endpoint: parts[5] ?? '' }
+  }
   // parts[0] is '' (the path starts with '/')
   if (parts[1] === 'v3' && parts.length <= 3)
     return { kind: 'rpc', key: parts[2] ?? '', networkName: undefined }

@@ -66,4 +66,23 @@ export const sqliteMigrations: readonly string[] = [
   );
   CREATE INDEX usage_hourly_hour ON usage_hourly (hour);
   `,
+  `
+  -- the gas API's fee history, per chain: base fee, gas used ratio, priority fees at 0/10/20/30/100%
+  CREATE TABLE fee_history (
+    chain_id INTEGER NOT NULL,
+    number INTEGER NOT NULL,
+    base_fee TEXT NOT NULL,
+    gas_used_ratio REAL NOT NULL,
+    rewards TEXT NOT NULL,
+    PRIMARY KEY (chain_id, number)
+  ) WITHOUT ROWID;
+
+  -- hashes of the heads the indexer saw, to tell a reorg
+  CREATE TABLE fee_heads (
+    chain_id INTEGER NOT NULL,
+    number INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    PRIMARY KEY (chain_id, number)
+  ) WITHOUT ROWID;
+  `,
 ]

@@ -7,6 +7,8 @@ export type FakeBehaviour =
   | { kind: 'garbage' }
   | { kind: 'drop' }
   | { kind: 'json'; respond: (request: { method: string; id: unknown; params: unknown[] }) => unknown }
+  /** Forwards to a real node, recording each request: counts what the gateway asked for. */
+  | { kind: 'proxy'; target: string }
 
 export type FakeUpstream = {
   url: string
@@ -47,6 +49,16 @@ export async function startFakeUpstream(initial: FakeBehaviour = { kind: 'hang' 
         res.writeHead(200, { 'content-type': 'application/json' })
         res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: behaviour.respond(body) }))
         return
+      case 'proxy': {
+        const answer = await fetch(behaviour.target, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        })
+        res.writeHead(answer.status, { 'content-type': 'application/json' })
+        res.end(await answer.text())
+        return
+      }
     }
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))

@@ -16,8 +16,8 @@ export type TestGateway = {
   endpoint: string
   configFile: string
   dir: string
-  /** Closes the app and starts a new one from the same config and database. */
-  restart(): Promise<void>
+  /** Closes the app and starts a new one from the same config and database (`between` runs in between). */
+  restart(between?: () => void): Promise<void>
   close(): Promise<void>
 }
 
@@ -49,6 +49,8 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
       { name: 'devnet', chainId: 31337, upstreams: (options.upstreams ?? []).map((url) => ({ url })) },
     ],
     log: { level: 'silent' },
+    // the gas indexer polls upstreams in the background; tests that want it turn it on
+    gas: { enabled: false },
     ...options.config,
   }
   const configFile = join(dir, 'tollgate.yaml')
@@ -70,8 +72,9 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     endpoint: `${app.url}/v3/${key}`,
     configFile,
     dir,
-    async restart() {
+    async restart(between) {
       await gateway.app.close()
+      between?.()
       gateway.app = await boot()
       gateway.url = gateway.app.url
       gateway.endpoint = `${gateway.url}/v3/${key}`

@@ -1,0 +1,182 @@
+import type { Logger } from 'pino'
+import type { Network } from '../networks/createNetwork.ts'
+import { callUpstream } from '../upstreams/callUpstream.ts'
+import { type FeeBlock, type FeeHistoryStore, rewardPercentiles } from './feeHistoryStore.ts'
+
+/** What the gas endpoints compute from: the stored window, oldest first, and the next block's base fee. */
+export type FeeWindow = { head: number; blocks: FeeBlock[]; nextBaseFee: bigint }
+
+export type FeeIndexerStatus = 'loading' | 'ready' | 'no-base-fee'
+
+export type FeeIndexer = {
+  chainId: number
+  network: Network
+  status(): FeeIndexerStatus
+  /** The current window (undefined while nothing is stored yet); replaced, never mutated, on change. */
+  window(): FeeWindow | undefined
+  /** One pass: reorg check, new blocks, backfill of what the window lacks. Passes never overlap. */
+  tick(): Promise<void>
+  start(): void
+  stop(): Promise<void>
+}
+
+export type FeeIndexerOptions = {
+  network: Network
+  store: FeeHistoryStore
+  windowBlocks: number
+  chunkBlocks: number
+  pollMs: number
+  log: Logger
+}
+
+type RpcBlock = { number: string; hash: string; parentHash: string; baseFeePerGas?: string }
+type FeeHistory = {
+  oldestBlock: string
+  baseFeePerGas: string[]
+  gasUsedRatio: number[]
+  reward?: string[][]
+}
+
+/** How many observed head hashes are kept to find where a reorg forked. */
+const keptHeadHashes = 256
+
+/**
+ * Follows a network's head and keeps the last `windowBlocks` blocks of fee history in the store:
+ * backfills with eth_feeHistory in chunks of at most `chunkBlocks` (newest first), resumes from what
+ * is stored after a restart, and replaces blocks a reorg dropped. Requests only read its window.
+ */
+export function createFeeIndexer(options: FeeIndexerOptions): FeeIndexer {
+  const { network, store, windowBlocks, chunkBlocks, log } = options
+  const chainId = network.chainId
+  let status: FeeIndexerStatus = 'loading'
+  let window: FeeWindow | undefined
+  let running: Promise<void> | undefined
+  let timer: NodeJS.Timeout | undefined
+  let stopped = false
+
+  const rpc = <T>(method: string, params: unknown[]) => callUpstream<T>(network.pool, method, params)
+
+  async function nodeHash(number: number): Promise<string | undefined> {
+    return (await rpc<RpcBlock | null>('eth_getBlockByNumber', [hex(number), false]))?.hash
+  }
+
+  /** Finds where the stored chain and the node's part, and drops what the node no longer has. */
+  async function handleReorg(head: RpcBlock, headNumber: number): Promise<boolean> {
+    const known = [...(await store.getHeadHashes(chainId))].sort((a, b) => b[0] - a[0])
+    const [top] = known
+    if (!top) return false
+    const topAtNode =
+      top[0] === headNumber ? head.hash : top[0] > headNumber ? undefined : await nodeHash(top[0])
+    if (topAtNode === top[1]) return false
+    let forkAt = (known[known.length - 1]?.[0] ?? headNumber) - 1
+    for (const [number, hash] of known) {
+      if (number > headNumber) continue
+      if ((await nodeHash(number)) === hash) {
+        forkAt = number
+        break
+      }
+    }
+    log.info({ chainId, forkAt, head: headNumber }, 'reorg: replacing fee history above the fork')
+    await store.deleteFrom(chainId, forkAt + 1)
+    return true
+  }
+
+  async function fetchRange(from: number, to: number): Promise<void> {
+    const count = to - from + 1
+    const history = await rpc<FeeHistory>('eth_feeHistory', [hex(count), hex(to), rewardPercentiles])
+    const oldest = Number(history.oldestBlock)
+    const blocks: FeeBlock[] = history.gasUsedRatio.map((ratio, index) => ({
+      number: oldest + index,
+      baseFee: BigInt(history.baseFeePerGas[index] ?? 0),
+      gasUsedRatio: ratio,
+      rewards: (history.reward?.[index] ?? rewardPercentiles.map(() => '0x0')).map((value) => BigInt(value)),
+    }))
+    await store.upsert(chainId, blocks)
+    const next = history.baseFeePerGas[history.gasUsedRatio.length]
+    if (next !== undefined && oldest + blocks.length - 1 === to) {
+      const saved = await store.getNextBaseFee(chainId)
+      if (!saved || saved.head <= to) await store.setNextBaseFee(chainId, to, BigInt(next))
+    }
+  }
+
+  async function tickOnce(): Promise<void> {
+    const head = await rpc<RpcBlock>('eth_getBlockByNumber', ['latest', false])
+    if (head.baseFeePerGas === undefined) {
+      status = 'no-base-fee'
+      return
+    }
+    const headNumber = Number(head.number)
+    let changed = await handleReorg(head, headNumber)
+
+    const from = Math.max(0, headNumber - windowBlocks + 1)
+    const stored = new Set(await store.storedNumbers(chainId, from, headNumber))
+    const nextBaseFee = await store.getNextBaseFee(chainId)
+    // missing blocks, newest first, in chunks of at most chunkBlocks
+    let end = headNumber
+    while (end >= from && !stopped) {
+      if (stored.has(end)) {
+        end--
+        continue
+      }
+      let start = end
+      while (start - 1 >= from && !stored.has(start - 1) && end - (start - 1) + 1 <= chunkBlocks) start--
+      await fetchRange(start, end)
+      changed = true
+      end = start - 1
+    }
+    if (nextBaseFee?.head !== headNumber && stored.has(headNumber) && !changed) {
+      await fetchRange(headNumber, headNumber)
+      changed = true
+    }
+    await store.setHeadHash(chainId, headNumber, head.hash, keptHeadHashes)
+    await store.deleteBelow(chainId, from)
+
+    if (changed || window === undefined || window.head !== headNumber) {
+      const blocks = await store.latest(chainId, headNumber, windowBlocks)
+      const next = await store.getNextBaseFee(chainId)
+      if (blocks.length > 0 && next) {
+        window = { head: headNumber, blocks, nextBaseFee: next.baseFee }
+        status = 'ready'
+      }
+    }
+  }
+
+  function tick(): Promise<void> {
+    running ??= tickOnce().finally(() => {
+      running = undefined
+    })
+    return running
+  }
+
+  function schedule(): void {
+    if (stopped) return
+    timer = setTimeout(() => {
+      tick()
+        .catch((err) => log.warn({ err, chainId }, 'fee history update failed; retrying'))
+        .finally(schedule)
+    }, options.pollMs)
+    timer.unref()
+  }
+
+  return {
+    chainId,
+    network,
+    status: () => status,
+    window: () => window,
+    tick,
+    start() {
+      tick()
+        .catch((err) => log.warn({ err, chainId }, 'fee history update failed; retrying'))
+        .finally(schedule)
+    },
+    async stop() {
+      stopped = true
+      clearTimeout(timer)
+      await running?.catch(() => undefined)
+    },
+  }
+}
+
+function hex(value: number): string {
+  return `0x${value.toString(16)}`
+}

@@ -1,0 +1,149 @@
+import type { Logger } from 'pino'
+import { type AuthenticateDeps, authenticate } from '../auth/authenticate.ts'
+import { authorizeRequest } from '../auth/authorize.ts'
+import type { KeyEntry, KeyRegistry } from '../auth/createKeyRegistry.ts'
+import { InvalidKeyError, MissingKeyError, TollgateError } from '../errors/errors.ts'
+import type { Meter } from '../metering/createMeter.ts'
+import { badInputCredits } from '../pipeline/prepareCall.ts'
+import { baseFeeHistory, baseFeePercentile, suggestedGasFees } from './computeGasFees.ts'
+import type { FeeIndexer, FeeWindow } from './createFeeIndexer.ts'
+import { formatGwei } from './formatGwei.ts'
+
+export type GasRequest = {
+  /** From `/v3/{KEY}/networks/...`; otherwise the key is the HTTP Basic user name. */
+  pathKey: string | undefined
+  chainId: string
+  endpoint: string
+  authorization: string | undefined
+  origin: string | undefined
+  userAgent: string | undefined
+}
+
+export type GasResponse = { status: number; body: unknown; headers: Record<string, string> | undefined }
+
+export type GasDeps = AuthenticateDeps & {
+  keys: KeyRegistry
+  meter: Meter
+  indexers: ReadonlyMap<number, FeeIndexer>
+  historyBlocks: number
+  log: Logger
+}
+
+/** What each endpoint costs (COMPAT.md §2). */
+export const gasEndpointCredits = 80
+
+const endpoints: Record<string, (window: FeeWindow, historyBlocks: number) => unknown> = {
+  baseFeePercentile: (window) => ({ baseFeePercentile: formatGwei(baseFeePercentile(window.blocks, 0.5)) }),
+  busyThreshold: (window) => ({ busyThreshold: formatGwei(baseFeePercentile(window.blocks, 0.9)) }),
+  baseFeeHistory: (window, historyBlocks) => baseFeeHistory(window.blocks, historyBlocks),
+  suggestedGasFees: (window) => suggestedGasFees(window),
+}
+
+/** Answers computed once per window (a new head), so requests do no arithmetic over 20,000 blocks. */
+const answers = new WeakMap<FeeWindow, Map<string, unknown>>()
+
+class GasApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+/**
+ * The Gas REST API (COMPAT.md §5): HTTP Basic `KEY:SECRET` or the key in the path, the key's network
+ * and origin rules, 80 credits from the balance, answers from the indexer's stored window only.
+ * Errors are `{"statusCode", "message"}` (plus `event` and `details` for 402 and 429).
+ */
+export async function handleGasRequest(deps: GasDeps, request: GasRequest): Promise<GasResponse> {
+  const basic = parseBasic(request.authorization)
+  const keyValue = request.pathKey ?? basic?.user ?? ''
+  if (keyValue === '') return fail(new MissingKeyError())
+  const key = deps.keys.findActiveKey(keyValue)
+  if (!key) return fail(new InvalidKeyError())
+
+  let charged = 0
+  try {
+    const auth = await authenticate(key, request.authorization, deps)
+    const compute = endpoints[request.endpoint]
+    if (!compute) throw new GasApiError(404, `unknown endpoint '${request.endpoint}'`)
+    const indexer = /^\d+$/.test(request.chainId) ? deps.indexers.get(Number(request.chainId)) : undefined
+    if (!indexer) throw new GasApiError(400, `'${request.chainId}' is not a supported chain id.`)
+    authorizeRequest(key, auth, {
+      networkName: indexer.network.name,
+      origin: request.origin,
+      userAgent: request.userAgent,
+    })
+    if (indexer.status() === 'no-base-fee') {
+      throw new GasApiError(
+        400,
+        `chain ${indexer.chainId} has no base fees (pre-London): the gas API needs EIP-1559 blocks.`,
+      )
+    }
+    const window = indexer.window()
+    if (!window)
+      throw new GasApiError(
+        503,
+        `the fee history of chain ${indexer.chainId} is still loading; try again shortly`,
+      )
+
+    const admission = deps.meter.admit(key.subject, gasEndpointCredits)
+    let cached = answers.get(window)
+    if (!cached) answers.set(window, (cached = new Map()))
+    let body = cached.get(request.endpoint)
+    if (body === undefined) {
+      body = compute(window, deps.historyBlocks)
+      cached.set(request.endpoint, body)
+    }
+    const settlement = deps.meter.settle(admission, [
+      { method: `gas:${request.endpoint}`, network: indexer.network.name, credits: gasEndpointCredits },
+    ])
+    charged = settlement.chargedCredits
+    return { status: 200, body, headers: headers(deps, key, charged) }
+  } catch (err) {
+    const status =
+      err instanceof GasApiError ? err.status : err instanceof TollgateError ? err.httpStatus : 500
+    // refused input costs 5 credits; 401s, 402/429 and our own failures cost nothing
+    if (status >= 400 && status < 500 && status !== 401 && status !== 402 && status !== 429) {
+      try {
+        const admission = deps.meter.admit(key.subject, badInputCredits)
+        charged = deps.meter.settle(admission, [
+          { method: 'gas:(rejected)', network: '(gas)', credits: badInputCredits },
+        ]).chargedCredits
+      } catch (limit) {
+        return { ...fail(limit), headers: headers(deps, key, 0) }
+      }
+    }
+    if (status >= 500) deps.log.warn({ err }, 'gas API request failed')
+    return { ...fail(err), headers: headers(deps, key, charged) }
+  }
+}
+
+function fail(err: unknown): GasResponse {
+  if (err instanceof GasApiError)
+    return { status: err.status, body: { statusCode: err.status, message: err.message }, headers: undefined }
+  if (err instanceof TollgateError) {
+    return {
+      status: err.httpStatus,
+      body: { statusCode: err.httpStatus, message: err.message, ...err.wireFields },
+      headers: undefined,
+    }
+  }
+  return { status: 500, body: { statusCode: 500, message: 'internal error' }, headers: undefined }
+}
+
+function headers(deps: GasDeps, key: KeyEntry, charged: number): Record<string, string> {
+  return {
+    'x-credits-charged': String(charged),
+    'x-credits-remaining': String(deps.meter.remainingCredits(key.subject)),
+    'x-ratelimit-reset': String(deps.meter.secondsToReset()),
+  }
+}
+
+function parseBasic(authorization: string | undefined): { user: string } | undefined {
+  if (!authorization?.toLowerCase().startsWith('basic ')) return undefined
+  const decoded = Buffer.from(authorization.slice(6).trim(), 'base64').toString()
+  const colon = decoded.indexOf(':')
+  return { user: colon === -1 ? decoded : decoded.slice(0, colon) }
+}
