@@ -90,7 +90,10 @@ export async function handleGasRequest(deps: GasDeps, request: GasRequest): Prom
 
     const admission = deps.meter.admit(key.subject, gasEndpointCredits)
     let cached = answers.get(window)
-    if (!cached) answers.set(window, (cached = new Map()))
+    if (!cached) {
+      cached = new Map()
+      answers.set(window, cached)
+    }
     let body = cached.get(request.endpoint)
     if (body === undefined) {
       body = compute(window, deps.historyBlocks)
