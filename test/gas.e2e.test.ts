@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { formatGwei } from 'viem'
+import { feeHistoryFromBlocks } from '../src/gas/feeHistoryFromBlocks.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
 import { type FakeUpstream, startFakeUpstream } from './helpers/startFakeUpstream.ts'
 import { startTestGateway, type TestGateway, unlimitedKey } from './helpers/startTestGateway.ts'
@@ -155,6 +156,32 @@ describe('Gas REST API', () => {
       const viaPath = await get(`/v3/${gateway.key}/networks/${chainId}/${endpoint}`)
       assert.deepEqual(viaPath.json, answer, endpoint)
     }
+  })
+
+  it('for nodes that keep little fee history, the history computed from blocks equals the node own eth_feeHistory', async () => {
+    const pool = gateway.app.networks.all[0]?.pool
+    assert.ok(pool)
+    const from = head - 300
+    const computed = await feeHistoryFromBlocks(pool, from, head)
+    const fromNode = (
+      (
+        await postJson(
+          node.url,
+          rpcBody('eth_feeHistory', ['0x12d', `0x${head.toString(16)}`, [0, 10, 20, 30, 100]]),
+        )
+      ).json as { result: typeof computed }
+    ).result
+    assert.equal(computed.oldestBlock, fromNode.oldestBlock)
+    assert.deepEqual(computed.baseFeePerGas, fromNode.baseFeePerGas)
+    assert.deepEqual(computed.reward, fromNode.reward)
+    assert.deepEqual(
+      computed.gasUsedRatio.map((ratio) => ratio.toFixed(12)),
+      fromNode.gasUsedRatio.map((ratio) => ratio.toFixed(12)),
+    )
+    assert.ok(
+      computed.reward?.some((row) => row[2] !== '0x0'),
+      'blocks with tips are in the range',
+    )
   })
 
   it('errors: unknown chain, missing or wrong auth, an exhausted balance', async () => {

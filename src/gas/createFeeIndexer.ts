@@ -1,6 +1,7 @@
 import type { Logger } from 'pino'
 import type { Network } from '../networks/createNetwork.ts'
-import { callUpstream } from '../upstreams/callUpstream.ts'
+import { callUpstream, UpstreamRpcError } from '../upstreams/callUpstream.ts'
+import { type FeeHistory, feeHistoryFromBlocks } from './feeHistoryFromBlocks.ts'
 import { type FeeBlock, type FeeHistoryStore, rewardPercentiles } from './feeHistoryStore.ts'
 
 /** What the gas endpoints compute from: the stored window, oldest first, and the next block's base fee. */
@@ -30,12 +31,6 @@ export type FeeIndexerOptions = {
 }
 
 type RpcBlock = { number: string; hash: string; parentHash: string; baseFeePerGas?: string }
-type FeeHistory = {
-  oldestBlock: string
-  baseFeePerGas: string[]
-  gasUsedRatio: number[]
-  reward?: string[][]
-}
 
 /** How many observed head hashes are kept to find where a reorg forked. */
 const keptHeadHashes = 256
@@ -83,7 +78,14 @@ export function createFeeIndexer(options: FeeIndexerOptions): FeeIndexer {
 
   async function fetchRange(from: number, to: number): Promise<void> {
     const count = to - from + 1
-    const history = await rpc<FeeHistory>('eth_feeHistory', [hex(count), hex(to), rewardPercentiles])
+    let history: FeeHistory
+    try {
+      history = await rpc<FeeHistory>('eth_feeHistory', [hex(count), hex(to), rewardPercentiles])
+    } catch (err) {
+      // some nodes keep fee history for recent blocks only (anvil: 2048); compute older ones from blocks
+      if (!(err instanceof UpstreamRpcError)) throw err
+      history = await feeHistoryFromBlocks(network.pool, from, to)
+    }
     const oldest = Number(history.oldestBlock)
     const blocks: FeeBlock[] = history.gasUsedRatio.map((ratio, index) => ({
       number: oldest + index,
