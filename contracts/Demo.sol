@@ -2,12 +2,11 @@
 pragma solidity 0.8.37;
 
 /// The devnet's demo contract: a plain storage slot, a mapping, events,
-/// a storage churner for varying block load, and two kinds of revert.
+/// a gas burner for varying block load, and two kinds of revert.
 contract Demo {
     uint256 public counter; // slot 0
     mapping(address => uint256) public balances; // slot 1
     address public owner; // slot 2
-    mapping(uint256 => uint256) private scratch; // slot 3
 
     event Incremented(address indexed by, uint256 value);
     event Deposited(address indexed account, uint256 indexed tag, uint256 amount);
@@ -35,11 +34,11 @@ contract Demo {
         emit Deposited(account, 0, amount);
     }
 
-    /// Writes `salt` into scratch slots first..first+count-1: about 5,000 gas a slot once the slots
-    /// exist, and cheap for the node to run, so seeding can fill blocks quickly.
-    function churn(uint256 first, uint256 count, uint256 salt) external {
-        for (uint256 i = first; i < first + count; i++) {
-            scratch[i] = salt;
+    /// Expands memory to `words` 32-byte words: 3w + w*w/512 gas for almost no work, so seeding
+    /// can fill blocks to any gas use quickly and without growing the state.
+    function burn(uint256 words) external pure {
+        assembly {
+            mstore(mul(sub(words, 1), 32), 1)
         }
     }
 

@@ -22,8 +22,11 @@ import type { UsageStore } from '../metering/usageStore.ts'
 import { createNetwork } from '../networks/createNetwork.ts'
 import { createNetworkRegistry, type NetworkRegistry } from '../networks/createNetworkRegistry.ts'
 import { type HttpRpcDeps, handleHttpRpc } from '../pipeline/handleHttpRpc.ts'
+import { handleSocketUpgrade } from '../pipeline/handleSocketUpgrade.ts'
+import { attachWebSockets } from '../server/attachWebSockets.ts'
 import { createHttpServer, type HttpServer } from '../server/createHttpServer.ts'
 import { openSqlite, type SqliteDatabase } from '../store/openSqlite.ts'
+import { createSubscriptionHub, type SubscriptionHub } from '../subscriptions/createSubscriptionHub.ts'
 
 export type App = {
   url: string
@@ -164,8 +167,37 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       },
       { maxBodyBytes: config.server.maxBodyBytes, keepAliveTimeoutMs: config.server.keepAliveTimeoutMs },
     )
+    const hubs = new Map<string, SubscriptionHub>(
+      networks.all.map((network) => {
+        const wsUrls = (networkConfigs.find((each) => each.name === network.name)?.upstreams ?? [])
+          .map((upstream) => upstream.ws)
+          .filter((url): url is string => url !== undefined)
+        return [
+          network.name,
+          createSubscriptionHub({ network, wsUrls, pollMs: config.websocket.headPollMs, log }),
+        ]
+      }),
+    )
+    cleanups.push(() => {
+      for (const hub of hubs.values()) hub.close()
+    })
+    const webSockets = attachWebSockets(
+      server.server,
+      (request) =>
+        handleSocketUpgrade(
+          {
+            ...rpcDeps,
+            hubs,
+            maxSubscriptions: config.websocket.maxSubscriptions,
+            maxBufferedBytes: config.websocket.maxBufferedBytes,
+          },
+          request,
+        ),
+      { maxFrameBytes: config.websocket.maxFrameBytes, pingMs: config.websocket.pingMs },
+    )
     const { host, port } = await server.listen(config.server.port, config.server.host)
     cleanups.push(() => server.close(config.server.shutdownGraceMs))
+    cleanups.push(() => webSockets.close())
 
     return {
       url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,

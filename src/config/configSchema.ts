@@ -99,6 +99,26 @@ export const configSchema = z.strictObject({
   devnet: devnetSchema.optional(),
   networks: z.array(networkSchema).default([]),
   plans: plansSchema,
+  websocket: z
+    .strictObject({
+      /** Live subscriptions one connection may hold. */
+      maxSubscriptions: z.int().positive().default(100),
+      /** Bytes queued for a client that reads too slowly before it is closed (1008). */
+      maxBufferedBytes: z
+        .int()
+        .positive()
+        .default(16 * 1024 * 1024),
+      /** Largest frame a client may send (larger: closed with 1009). */
+      maxFrameBytes: z
+        .int()
+        .positive()
+        .default(5 * 1024 * 1024),
+      /** Keepalive: a ping this often; a client that has not answered the last one is dropped. */
+      pingMs: z.int().positive().default(30_000),
+      /** Head polling interval for networks whose upstreams have no WebSocket. */
+      headPollMs: z.int().positive().default(1_000),
+    })
+    .prefault({}),
   gas: z
     .strictObject({
       /** Index fee history and serve the Gas REST API for every network. */

@@ -134,10 +134,14 @@ type LoadOptions = {
   seed: number
 }
 
-/** Scratch slots the load transactions rewrite; created once so later writes cost a steady ~5,000 gas. */
-const scratchSlots = 6_000
-const gasPerSlot = 5_000
 const maxBlockLoadGas = 29_000_000
+/** Intrinsic gas, calldata and the call around the memory expansion. */
+const txOverheadGas = 30_000
+
+/** Memory words whose expansion costs about `gas` (3w + w*w/512). */
+function wordsForGas(gas: number): number {
+  return Math.max(1, Math.floor(-768 + Math.sqrt(768 * 768 + 512 * gas)))
+}
 
 /**
  * Mines `blocks` blocks whose gas use is drawn uniformly from 0 to ~29M (target 15M), split over
@@ -150,34 +154,23 @@ async function mineLoadBlocks({ wallet, test, demo, senders, blocks, seed }: Loa
       wallet.request({ method: 'eth_getTransactionCount', params: [address, 'pending'] }),
     ),
   ).then((counts) => counts.map((count) => Number(count)))
-  let salt = 1n
-  const churn = (sender: number, first: number, count: number, tipWei: bigint, gas: number) => {
+  const burn = (sender: number, gas: number, tipWei: bigint) => {
     const nonce = nonces[sender] as number
     nonces[sender] = nonce + 1
-    salt++
     return wallet.request({
       method: 'eth_sendTransaction',
       params: [
         {
           from: senders[sender] as Address,
           to: demo,
-          data: encodeFunctionData({
-            abi: demoAbi,
-            functionName: 'churn',
-            args: [BigInt(first), BigInt(count), salt],
-          }),
-          gas: `0x${gas.toString(16)}`,
+          data: encodeFunctionData({ abi: demoAbi, functionName: 'burn', args: [BigInt(wordsForGas(gas))] }),
+          gas: `0x${(gas + txOverheadGas).toString(16)}`,
           maxFeePerGas: `0x${parseGwei('500').toString(16)}`,
           maxPriorityFeePerGas: `0x${tipWei.toString(16)}`,
           nonce: `0x${nonce.toString(16)}`,
         },
       ],
     })
-  }
-
-  // create the scratch slots (22,100 gas each the first time), mined one transaction a block
-  for (let created = 0; created < scratchSlots; created += 1_000) {
-    await churn(0, created, 1_000, parseGwei('1'), 1_000 * 22_200 + 60_000)
   }
 
   await test.setAutomine(false)
@@ -187,9 +180,8 @@ async function mineLoadBlocks({ wallet, test, demo, senders, blocks, seed }: Loa
       const count = loadGas < 500_000 ? 0 : 1 + Math.floor(random() * 4)
       const sends: Promise<unknown>[] = []
       for (let index = 0; index < count; index++) {
-        const slots = Math.min(scratchSlots, Math.floor(loadGas / count / gasPerSlot))
         const tipWei = BigInt(Math.floor((0.1 + random() * 2.9) * 1e9))
-        sends.push(churn(index % senders.length, 0, slots, tipWei, slots * gasPerSlot + 40_000))
+        sends.push(burn(index % senders.length, Math.floor(loadGas / count) - txOverheadGas, tipWei))
       }
       await Promise.all(sends)
       await test.mine({ blocks: 1 })

@@ -125,6 +125,13 @@ export class NotificationsNotSupportedError extends TollgateError {
   }
 }
 
+export class SubscriptionLimitError extends TollgateError {
+  override name = 'SubscriptionLimitError'
+  constructor(limit: number) {
+    super(-32005, 200, `subscription limit reached: at most ${limit} per connection`)
+  }
+}
+
 export class InvalidParamsError extends TollgateError {
   override name = 'InvalidParamsError'
   constructor(message: string) {
@@ -161,6 +168,13 @@ export class HttpMethodNotAllowedError extends TollgateError {
       405,
       allowed === 'POST' ? 'method not allowed, send JSON-RPC with POST' : 'method not allowed, use GET',
     )
+  }
+}
+
+export class UpgradeRequiredError extends TollgateError {
+  override name = 'UpgradeRequiredError'
+  constructor() {
+    super(-32600, 426, 'this path is for WebSocket connections')
   }
 }
 

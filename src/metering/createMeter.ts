@@ -33,6 +33,11 @@ export type Meter = {
   admit(subject: MeterSubject, costCredits: number): Admission
   /** Charges what the request really cost (the sum of `usage`), releases the rest, records usage. */
   settle(admission: Admission, usage: UsageRecord[]): Settlement
+  /**
+   * Charges a WebSocket notification (COMPAT.md §2): daily balances only, no rate limit (the client did
+   * not ask for it just now). False, charging nothing, when the balance cannot pay.
+   */
+  chargeNotification(subject: MeterSubject, usage: UsageRecord): boolean
   /** What the subject can still spend today (the smaller of the account's and the key's balance). */
   remainingCredits(subject: MeterSubject): number
   secondsToReset(): number
@@ -137,6 +142,20 @@ export async function createMeter({ store, clock, flushMs, onError }: MeterOptio
     return { subject, day, reservedCredits: costCredits }
   }
 
+  function chargeNotification(subject: MeterSubject, usage: UsageRecord): boolean {
+    tick(clock.now())
+    const account = counter(subject.accountCounter)
+    const key = counter(subject.keyCounter)
+    const credits = usage.credits
+    if (account.used + account.reserved + credits > subject.accountDailyCredits) return false
+    if (subject.keyDailyCredits !== undefined && key.used + key.reserved + credits > subject.keyDailyCredits)
+      return false
+    account.reserved += credits
+    key.reserved += credits
+    settle({ subject, day, reservedCredits: credits }, [usage])
+    return true
+  }
+
   function settle(admission: Admission, usage: UsageRecord[]): Settlement {
     const nowMs = clock.now()
     tick(nowMs)
@@ -231,6 +250,7 @@ export async function createMeter({ store, clock, flushMs, onError }: MeterOptio
   return {
     admit,
     settle,
+    chargeNotification,
     remainingCredits: (subject) => {
       tick(clock.now())
       return remaining(subject)

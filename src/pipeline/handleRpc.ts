@@ -17,6 +17,13 @@ export async function handleRpc(ctx: RpcContext, prepared: PreparedCall & { ok: 
   const { call, spec } = prepared
   let { params } = prepared
   if (spec.localResult) return serializeResult(call.id, spec.localResult())
+  if (spec.subscriptionOnly && ctx.subscriptions) {
+    const result =
+      spec.name === 'eth_subscribe'
+        ? ctx.subscriptions.subscribe(params)
+        : ctx.subscriptions.unsubscribe(params[0])
+    return serializeResult(call.id, result)
+  }
   if (spec.capsGas) {
     if (!ctx.network.heads.latest()) await ctx.network.heads.poll()
     const head = ctx.network.heads.latest()

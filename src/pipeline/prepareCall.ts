@@ -34,7 +34,7 @@ export function prepareCall(ctx: RpcContext, entry: RpcEntry): PreparedCall {
   const label = spec.offered ? spec.name : invalidMethodLabel
   try {
     if (!spec.offered) throw new MethodNotFoundError(call.method)
-    if (spec.subscriptionOnly) throw new NotificationsNotSupportedError()
+    if (spec.subscriptionOnly && !ctx.subscriptions) throw new NotificationsNotSupportedError()
     const params = parseParams(spec.params, call.params)
     if (ctx.guard) authorizeCall(ctx.guard, spec.name, spec.addressesOf, params)
     return { ok: true, call, spec, params, costCredits: spec.costCredits }

@@ -15,4 +15,12 @@ export type RpcContext = {
   /** Set when the client goes away: upstream work stops, and it is not an upstream failure. */
   cancellation: Cancellation
   log: Logger
+  /** Present on WebSocket connections: eth_subscribe and eth_unsubscribe are theirs. */
+  subscriptions?: SubscriptionHandler
+}
+
+export type SubscriptionHandler = {
+  /** Validates the params, starts the subscription, returns its id (throws TollgateErrors). */
+  subscribe(params: unknown[]): string
+  unsubscribe(id: unknown): boolean
 }

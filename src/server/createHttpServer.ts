@@ -4,6 +4,7 @@ import {
   RouteNotFoundError,
   TollgateError,
   UnsupportedContentTypeError,
+  UpgradeRequiredError,
 } from '../errors/errors.ts'
 import { toJsonRpcError } from '../errors/toJsonRpcError.ts'
 import { Cancellation } from '../failsafe/Cancellation.ts'
@@ -109,6 +110,8 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
         })
         return send(res, answer.status, JSON.stringify(answer.body), answer.headers)
       }
+      case 'ws':
+        throw new UpgradeRequiredError()
       case 'notFound':
         throw new RouteNotFoundError()
       case 'rpc': {

@@ -12,6 +12,17 @@ describe('parseRoute', () => {
       ['/v3/', { kind: 'rpc', key: '', networkName: undefined }],
       ['/mainnet/v3/abc', { kind: 'rpc', key: 'abc', networkName: 'mainnet' }],
       ['/mainnet/v3/', { kind: 'rpc', key: '', networkName: 'mainnet' }],
+      ['/ws/v3/abc', { kind: 'ws', key: 'abc', networkName: undefined }],
+      ['/mainnet/ws/v3/abc', { kind: 'ws', key: 'abc', networkName: 'mainnet' }],
+      [
+        '/networks/1/suggestedGasFees',
+        { kind: 'gas', pathKey: undefined, chainId: '1', endpoint: 'suggestedGasFees' },
+      ],
+      [
+        '/v3/abc/networks/1/busyThreshold',
+        { kind: 'gas', pathKey: 'abc', chainId: '1', endpoint: 'busyThreshold' },
+      ],
+      ['/admin/keys', { kind: 'admin' }],
       ['/healthz', { kind: 'healthz' }],
       ['/readyz', { kind: 'readyz' }],
       ['/', { kind: 'notFound' }],

@@ -1,6 +1,7 @@
 /** What a request path asks for. Pure, so every path shape is tested without a socket. */
 export type Route =
   | { kind: 'rpc'; key: string; networkName: string | undefined }
+  | { kind: 'ws'; key: string; networkName: string | undefined }
   | { kind: 'healthz' }
   | { kind: 'readyz' }
   | { kind: 'admin' }
@@ -27,6 +28,12 @@ export function parseRoute(url: string): Route {
     return { kind: 'gas', pathKey: parts[2], chainId: parts[4] ?? '', endpoint: parts[5] ?? '' }
   }
   // parts[0] is '' (the path starts with '/')
+  if (parts[1] === 'ws' && parts[2] === 'v3' && parts.length <= 4) {
+    return { kind: 'ws', key: parts[3] ?? '', networkName: undefined }
+  }
+  if (parts[2] === 'ws' && parts[3] === 'v3' && parts.length <= 5 && parts[1] !== '') {
+    return { kind: 'ws', key: parts[4] ?? '', networkName: parts[1] }
+  }
   if (parts[1] === 'v3' && parts.length <= 3)
     return { kind: 'rpc', key: parts[2] ?? '', networkName: undefined }
   if (parts[2] === 'v3' && parts.length <= 4 && parts[1] !== '') {

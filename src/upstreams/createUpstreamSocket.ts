@@ -1,0 +1,156 @@
+import WebSocket from 'ws'
+import { redactUrl } from './redactUrl.ts'
+
+export type UpstreamSocket = {
+  /** A JSON-RPC call over the socket; rejects if the socket drops first. */
+  request<T>(method: string, params: unknown[]): Promise<T>
+  /**
+   * Keeps an upstream subscription alive: subscribes now (or once connected) and again after every
+   * reconnect. `onNotification` gets each result; `onResubscribed` runs after a reconnect.
+   */
+  subscribe(
+    params: unknown[],
+    onNotification: (result: unknown) => void,
+    onResubscribed?: () => void,
+  ): () => void
+  /** Whether a connection is open now. */
+  isOpen(): boolean
+  close(): void
+}
+
+export type UpstreamSocketOptions = {
+  urls: string[]
+  onError?: (err: unknown, label: string) => void
+  /** First reconnect delay; doubles up to 2 s. */
+  reconnectMs?: number
+}
+
+type Pending = { resolve: (value: unknown) => void; reject: (err: Error) => void }
+type Subscription = {
+  params: unknown[]
+  onNotification: (result: unknown) => void
+  onResubscribed: (() => void) | undefined
+  upstreamId: string | undefined
+}
+
+/**
+ * One WebSocket to an upstream, moving on to the next URL and reconnecting with backoff when it
+ * drops, and restoring every subscription on the new connection. Subscriptions are shared by the
+ * gateway's clients above this, so one upstream subscription serves them all.
+ */
+export function createUpstreamSocket(options: UpstreamSocketOptions): UpstreamSocket {
+  const { urls } = options
+  let socket: WebSocket | undefined
+  let open = false
+  let closed = false
+  let nextId = 1
+  let urlIndex = 0
+  let delayMs = options.reconnectMs ?? 100
+  let connectedBefore = false
+  const pending = new Map<number, Pending>()
+  const subscriptions = new Set<Subscription>()
+  const byUpstreamId = new Map<string, Subscription>()
+
+  function connect(): void {
+    if (closed) return
+    const url = urls[urlIndex % urls.length] as string
+    const label = redactUrl(url)
+    const ws = new WebSocket(url, { perMessageDeflate: false })
+    socket = ws
+    ws.on('open', () => {
+      open = true
+      delayMs = options.reconnectMs ?? 100
+      const resubscribing = connectedBefore
+      connectedBefore = true
+      for (const subscription of subscriptions) void establish(subscription, resubscribing)
+    })
+    ws.on('message', (data) => onMessage(data.toString()))
+    ws.on('error', (err) => options.onError?.(err, label))
+    ws.on('close', () => {
+      open = false
+      socket = undefined
+      byUpstreamId.clear()
+      for (const subscription of subscriptions) subscription.upstreamId = undefined
+      for (const { reject } of pending.values()) reject(new Error('upstream socket closed'))
+      pending.clear()
+      if (closed) return
+      urlIndex++
+      setTimeout(connect, delayMs).unref()
+      delayMs = Math.min(2_000, delayMs * 2)
+    })
+  }
+
+  function onMessage(text: string): void {
+    let message: {
+      id?: number
+      result?: unknown
+      error?: { message?: string }
+      method?: string
+      params?: unknown
+    }
+    try {
+      message = JSON.parse(text)
+    } catch {
+      return
+    }
+    if (message.method === 'eth_subscription') {
+      const { subscription, result } = (message.params ?? {}) as { subscription?: string; result?: unknown }
+      if (subscription !== undefined) byUpstreamId.get(subscription)?.onNotification(result)
+      return
+    }
+    if (typeof message.id !== 'number') return
+    const waiting = pending.get(message.id)
+    if (!waiting) return
+    pending.delete(message.id)
+    if (message.error) waiting.reject(new Error(message.error.message ?? 'upstream error'))
+    else waiting.resolve(message.result)
+  }
+
+  function request<T>(method: string, params: unknown[]): Promise<T> {
+    const ws = socket
+    if (!ws || !open) return Promise.reject(new Error('upstream socket not connected'))
+    const id = nextId++
+    return new Promise<T>((resolve, reject) => {
+      pending.set(id, { resolve: resolve as (value: unknown) => void, reject })
+      ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }))
+    })
+  }
+
+  async function establish(subscription: Subscription, resubscribing: boolean): Promise<void> {
+    try {
+      const id = await request<string>('eth_subscribe', subscription.params)
+      if (!subscriptions.has(subscription)) {
+        void request('eth_unsubscribe', [id]).catch(() => undefined)
+        return
+      }
+      subscription.upstreamId = id
+      byUpstreamId.set(id, subscription)
+      if (resubscribing) subscription.onResubscribed?.()
+    } catch (err) {
+      options.onError?.(err, 'subscribe')
+    }
+  }
+
+  connect()
+
+  return {
+    request,
+    subscribe(params, onNotification, onResubscribed) {
+      const subscription: Subscription = { params, onNotification, onResubscribed, upstreamId: undefined }
+      subscriptions.add(subscription)
+      if (open) void establish(subscription, false)
+      return () => {
+        subscriptions.delete(subscription)
+        if (subscription.upstreamId !== undefined) {
+          byUpstreamId.delete(subscription.upstreamId)
+          void request('eth_unsubscribe', [subscription.upstreamId]).catch(() => undefined)
+        }
+      }
+    },
+    isOpen: () => open,
+    close() {
+      closed = true
+      socket?.close()
+    },
+  }
+}

@@ -1,0 +1,294 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { Contract, Network, WebSocketProvider } from 'ethers'
+import { createPublicClient, encodeFunctionData, type PublicClient, webSocket } from 'viem'
+import { foundry } from 'viem/chains'
+import WebSocket from 'ws'
+import { demoAbi } from '../src/devnet/contracts.ts'
+import { postJson, rpcBody } from './helpers/postJson.ts'
+import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
+import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
+
+/** Sends `increment()` from an unlocked dev account: one block (automine) with one Incremented log. */
+async function increment(node: TestNode): Promise<void> {
+  const data = encodeFunctionData({ abi: demoAbi, functionName: 'increment' })
+  await postJson(
+    node.url,
+    rpcBody('eth_sendTransaction', [{ from: node.fixtures.accounts[2], to: node.fixtures.demo, data }]),
+  )
+}
+
+function wsUrl(gateway: TestGateway, key = gateway.key): string {
+  return `${gateway.url.replace('http', 'ws')}/ws/v3/${key}`
+}
+
+/** A raw client that records every message. */
+async function connect(url: string, headers: Record<string, string> = {}) {
+  const socket = new WebSocket(url, { headers })
+  const messages: {
+    id?: number
+    result?: unknown
+    error?: unknown
+    params?: { subscription: string; result: unknown }
+  }[] = []
+  const waiters: (() => void)[] = []
+  socket.on('message', (data) => {
+    messages.push(JSON.parse(data.toString()))
+    for (const wake of waiters.splice(0)) wake()
+  })
+  await new Promise<void>((resolve, reject) => {
+    socket.once('open', () => resolve())
+    socket.once('error', reject)
+  })
+  let nextId = 1
+  const call = async (method: string, params: unknown[] = []) => {
+    const id = nextId++
+    socket.send(JSON.stringify(rpcBody(method, params, id)))
+    for (;;) {
+      const answer = messages.find((message) => message.id === id)
+      if (answer) return answer
+      await new Promise<void>((resolve) => waiters.push(resolve))
+    }
+  }
+  const notifications = (subscription: string) =>
+    messages
+      .filter((message) => message.params?.subscription === subscription)
+      .map((message) => message.params?.result)
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    socket.once('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+  )
+  return { socket, messages, call, notifications, closed }
+}
+
+async function until(check: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out')
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+describe('WebSocket: clients', () => {
+  let node: TestNode
+  let gateway: TestGateway
+
+  before(async () => {
+    node = await startTestNode({ loadBlocks: 2 })
+    gateway = await startTestGateway({
+      config: {
+        networks: [{ name: 'devnet', chainId: 31337, upstreams: [{ url: node.url, ws: node.wsUrl }] }],
+      },
+    })
+  })
+  after(async () => {
+    await gateway?.close()
+    await node?.stop()
+  })
+
+  it('viem: requests, watchBlocks and watchContractEvent', async () => {
+    const client = createPublicClient({
+      chain: foundry,
+      transport: webSocket(wsUrl(gateway)),
+    }) as PublicClient
+    try {
+      const start = await client.getBlockNumber()
+      assert.equal(
+        await client.readContract({ address: node.fixtures.demo, abi: demoAbi, functionName: 'counter' }),
+        node.fixtures.counterValue + 0n >= 0n
+          ? await client.readContract({ address: node.fixtures.demo, abi: demoAbi, functionName: 'counter' })
+          : 0n,
+      )
+      const blocks: bigint[] = []
+      const events: bigint[] = []
+      const stopBlocks = client.watchBlocks({ onBlock: (block) => blocks.push(block.number) })
+      const stopEvents = client.watchContractEvent({
+        address: node.fixtures.demo,
+        abi: demoAbi,
+        eventName: 'Incremented',
+        onLogs: (logs) => events.push(...logs.map((log) => log.args.value as bigint)),
+      })
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      for (let index = 0; index < 3; index++) await increment(node)
+      await until(() => blocks.length >= 3 && events.length >= 3)
+      // viem fetches each announced block, so its callbacks may come out of order: compare the sets
+      assert.deepEqual(
+        [...blocks].sort((a, b) => Number(a - b)),
+        [start + 1n, start + 2n, start + 3n],
+      )
+      assert.equal(events.length, 3)
+      assert.ok((events[2] as bigint) === (events[0] as bigint) + 2n)
+      stopBlocks()
+      stopEvents()
+    } finally {
+      await (client.transport as unknown as { getRpcClient(): Promise<{ close(): void }> })
+        .getRpcClient()
+        .then((rpc) => rpc.close())
+    }
+  })
+
+  it('ethers: requests, on("block") and contract events', async () => {
+    const provider = new WebSocketProvider(wsUrl(gateway), Network.from(31337), { staticNetwork: true })
+    try {
+      const start = await provider.getBlockNumber()
+      const blocks: number[] = []
+      const events: bigint[] = []
+      await provider.on('block', (number: number) => blocks.push(number))
+      const contract = new Contract(node.fixtures.demo, demoAbi, provider)
+      await contract.on('Incremented', (_by: string, value: bigint) => events.push(value))
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      for (let index = 0; index < 2; index++) await increment(node)
+      await until(() => blocks.includes(start + 2) && events.length >= 2)
+      assert.deepEqual(
+        blocks.filter((number) => number > start),
+        [start + 1, start + 2],
+      )
+      assert.equal(events.length, 2)
+    } finally {
+      await provider.destroy()
+    }
+  })
+
+  it('refuses the upgrade with the HTTP status of COMPAT.md §1', async () => {
+    const status = (url: string, headers: Record<string, string> = {}) =>
+      new Promise<number>((resolve) => {
+        const socket = new WebSocket(url, { headers })
+        socket.on('unexpected-response', (_request, response) => resolve(response.statusCode ?? 0))
+        socket.on('open', () => {
+          socket.close()
+          resolve(101)
+        })
+        socket.on('error', () => undefined)
+      })
+    assert.equal(await status(`${gateway.url.replace('http', 'ws')}/ws/v3/`), 401)
+    assert.equal(await status(wsUrl(gateway, 'f'.repeat(32))), 401)
+    const { key } = await gateway.app.keyAdmin.create({ plan: 'team', secret: true })
+    await gateway.app.keyAdmin.addAllowlistEntries(key.key, 'origins', ['app.example.com'])
+    await gateway.app.keys.refresh()
+    assert.equal(await status(wsUrl(gateway, key.key), { origin: 'https://evil.example' }), 403)
+    assert.equal(await status(wsUrl(gateway, key.key), { origin: 'https://app.example.com' }), 101)
+    assert.equal(await status(`${gateway.url.replace('http', 'ws')}/nowhere`), 404)
+  })
+
+  it('eth_subscribe ids, eth_unsubscribe, bad kinds, the subscription limit, batches and errors', async () => {
+    const client = await connect(wsUrl(gateway))
+    const subscribed = await client.call('eth_subscribe', ['newHeads'])
+    assert.match(subscribed.result as string, /^0x[0-9a-f]{32}$/)
+    assert.deepEqual((await client.call('eth_unsubscribe', [subscribed.result])).result, true)
+    assert.deepEqual((await client.call('eth_unsubscribe', [subscribed.result])).result, false)
+    assert.equal(((await client.call('eth_subscribe', ['syncing'])).error as { code: number }).code, -32602)
+    assert.equal(
+      ((await client.call('eth_getBlockByNumber', ['0x01', false])).error as { code: number }).code,
+      -32602,
+    )
+    assert.equal((await client.call('eth_chainId')).result, '0x7a69')
+    client.socket.send(JSON.stringify([rpcBody('eth_chainId', [], 90), rpcBody('eth_nope', [], 91)]))
+    await until(() => client.messages.some((message) => Array.isArray(message)))
+    client.socket.close()
+
+    const limited = await startTestGateway({
+      config: {
+        networks: [{ name: 'devnet', chainId: 31337, upstreams: [{ url: node.url, ws: node.wsUrl }] }],
+        websocket: { maxSubscriptions: 2 },
+      },
+    })
+    try {
+      const second = await connect(wsUrl(limited))
+      await second.call('eth_subscribe', ['newHeads'])
+      await second.call('eth_subscribe', ['logs', { address: node.fixtures.demo }])
+      assert.deepEqual((await second.call('eth_subscribe', ['newHeads'])).error, {
+        code: -32005,
+        message: 'subscription limit reached: at most 2 per connection',
+      })
+      second.socket.close()
+    } finally {
+      await limited.close()
+    }
+  })
+
+  it('charges 5 per subscribe, 50 per head, 300 per block with matching logs; closes 1008 when the balance runs out', async () => {
+    const { key } = await gateway.app.keyAdmin.create({
+      plan: 'custom',
+      dailyCredits: 1_000,
+      creditsPerSecond: 100_000,
+    })
+    await gateway.app.keys.refresh()
+    const client = await connect(wsUrl(gateway, key.key))
+    const heads = (await client.call('eth_subscribe', ['newHeads'])).result as string
+    const logs = (
+      await client.call('eth_subscribe', ['logs', { address: node.fixtures.demo, topics: [null] }])
+    ).result as string
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    await increment(node)
+    await until(() => client.notifications(heads).length === 1 && client.notifications(logs).length === 1)
+    // 5 + 5 + 50 + 300
+    const remaining = gateway.app.meter.remainingCredits(
+      gateway.app.keys.findActiveKey(key.key)?.subject as never,
+    )
+    assert.equal(remaining, 1_000 - 360)
+    await increment(node)
+    await until(() => client.notifications(heads).length === 2 && client.notifications(logs).length === 2)
+    assert.equal(
+      gateway.app.meter.remainingCredits(gateway.app.keys.findActiveKey(key.key)?.subject as never),
+      1_000 - 710,
+    )
+    // 290 left: the next head (50) is paid, its logs (300) are not: the socket closes
+    await increment(node)
+    const closed = await client.closed
+    assert.equal(closed.code, 1008)
+    assert.match(closed.reason, /daily credit limit/)
+    assert.equal(client.notifications(heads).length, 3)
+    assert.equal(client.notifications(logs).length, 2)
+  })
+
+  it('a client that does not answer pings is dropped', async () => {
+    const pinging = await startTestGateway({
+      config: {
+        networks: [{ name: 'devnet', chainId: 31337, upstreams: [{ url: node.url, ws: node.wsUrl }] }],
+        websocket: { pingMs: 100 },
+      },
+    })
+    try {
+      const silent = new WebSocket(wsUrl(pinging), { autoPong: false })
+      const answering = new WebSocket(wsUrl(pinging))
+      await Promise.all(
+        [silent, answering].map((socket) => new Promise((resolve) => socket.once('open', resolve))),
+      )
+      await new Promise((resolve) => silent.once('close', resolve))
+      assert.equal(answering.readyState, WebSocket.OPEN, 'a client that answers stays')
+      answering.close()
+    } finally {
+      await pinging.close()
+    }
+  })
+
+  it('a reader that cannot keep up is closed, not buffered without limit', async () => {
+    const small = await startTestGateway({
+      config: {
+        networks: [{ name: 'devnet', chainId: 31337, upstreams: [{ url: node.url, ws: node.wsUrl }] }],
+        websocket: { maxBufferedBytes: 256 * 1024 },
+      },
+    })
+    try {
+      // eth_feeHistory over 1024 blocks at 100 percentiles: about 400 KB an answer
+      await postJson(node.url, rpcBody('anvil_mine', ['0x400']))
+      const percentiles = Array.from({ length: 100 }, (_, index) => index)
+      const client = new WebSocket(wsUrl(small))
+      await new Promise((resolve) => client.once('open', resolve))
+      const closed = new Promise<number>((resolve) => client.once('close', (code) => resolve(code)))
+      const socket = (client as unknown as { _socket: { pause(): void; resume(): void } })._socket
+      socket.pause()
+      for (let index = 0; index < 60; index++) {
+        client.send(JSON.stringify(rpcBody('eth_feeHistory', ['0x400', 'latest', percentiles], index)))
+      }
+      await new Promise((resolve) => setTimeout(resolve, 2_000))
+      socket.resume()
+      const code = await Promise.race([
+        closed,
+        new Promise((resolve) => setTimeout(() => resolve('still open'), 10_000)),
+      ])
+      assert.equal(code, 1008)
+    } finally {
+      await small.close()
+    }
+  })
+})
