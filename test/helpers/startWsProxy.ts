@@ -4,6 +4,8 @@ export type WsProxy = {
   url: string
   /** JSON-RPC messages the gateway sent upstream, parsed. */
   sent: { method?: string; params?: unknown[] }[]
+  /** Open proxied connections. */
+  connectionCount(): number
   /** Drops every connection and refuses new ones for `pauseMs`. */
   cut(pauseMs: number): void
   close(): Promise<void>
@@ -56,6 +58,7 @@ export async function startWsProxy(target: string): Promise<WsProxy> {
   return {
     url: `ws://127.0.0.1:${port}`,
     sent,
+    connectionCount: () => pairs.size,
     cut(pauseMs) {
       refuseUntil = Date.now() + pauseMs
       for (const [client, upstream] of pairs) {
