@@ -50,7 +50,9 @@ export async function feeHistoryFromBlocks(
       params: [block.number],
     }))
     const answers = await batch<Receipt[]>(pool, calls)
-    answers.forEach((answer, index) => receipts.set((withTxs[start + index] as Block).number, answer))
+    answers.forEach((answer, index) => {
+      receipts.set((withTxs[start + index] as Block).number, answer)
+    })
   }
   const next = blocks[blocks.length - 1] as Block
   return {
