@@ -2,7 +2,6 @@
 // pass-through proxy (bench/passThroughProxy.ts), and tollgate. Bounded: BENCH_SECONDS (default 4)
 // per measurement, 5 calls (BENCH_CALLS=method,... for fewer) x BENCH_CONNECTIONS (default 1,16,64) x 3 targets.
 // `npm run bench -- --record` also writes the tables into bench/RESULTS.md.
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -13,6 +12,7 @@ import { demoAbi } from '../src/devnet/contracts.ts'
 import { seedDevnet } from '../src/devnet/seedDevnet.ts'
 import { startAnvil } from '../src/devnet/startAnvil.ts'
 import { mineBigBlock } from './mineBigBlock.ts'
+import { children, cpuTicks, createUnlimitedKey, spawnAndWait } from './processes.ts'
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 4)
 const connectionsList = (process.env.BENCH_CONNECTIONS ?? '1,16,64').split(',').map(Number)
@@ -23,7 +23,6 @@ type Target = { name: 'node' | 'pass-through' | 'tollgate'; url: string; pid: nu
 type Measurement = { rps: number; mean: number; p99: number; failures: number; cpuMicros: number | undefined }
 
 const anvil = await startAnvil()
-const children: ChildProcess[] = []
 const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'))
 try {
   const fixtures = await seedDevnet(anvil.url, { loadBlocks: 20 })
@@ -39,23 +38,7 @@ try {
       log: { level: 'warn' },
     }),
   )
-  const key = (
-    JSON.parse(
-      tollgateCli([
-        'keys',
-        'create',
-        '--plan',
-        'custom',
-        '--daily-credits',
-        '1000000000000',
-        '--credits-per-second',
-        '1000000000',
-        '--json',
-        '--config',
-        configFile,
-      ]),
-    ) as { key: string }
-  ).key
+  const key = createUnlimitedKey(configFile)
   const tollgate = await spawnAndWait(
     ['bin/tollgate.js', 'start', '--config', configFile],
     /listening on (\S+)/,
@@ -159,43 +142,9 @@ async function measure(target: Target, body: string, connections: number): Promi
   }
 }
 
-/** utime + stime of a process, in clock ticks (1/100 s). */
-function cpuTicks(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return Number(fields[11]) + Number(fields[12])
-  } catch {
-    return undefined
-  }
-}
-
 async function post(url: string, body: string): Promise<string> {
   const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
   return response.text()
-}
-
-function tollgateCli(args: string[]): string {
-  return execFileSync(process.execPath, ['bin/tollgate.js', ...args], { encoding: 'utf8' })
-}
-
-function spawnAndWait(args: string[], ready: RegExp): Promise<{ child: ChildProcess; match: string }> {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] })
-  children.push(child)
-  return new Promise((resolve, reject) => {
-    let output = ''
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString()
-      const match = ready.exec(output)
-      if (match?.[1]) {
-        child.stdout?.removeAllListeners('data')
-        child.stdout?.resume()
-        resolve({ child, match: match[1] })
-      }
-    })
-    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}: ${output}`)))
-  })
 }
 
 function fmt(rps: number): string {
