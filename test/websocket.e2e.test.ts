@@ -240,6 +240,44 @@ describe('WebSocket: clients', () => {
     assert.equal(client.notifications(logs).length, 2)
   })
 
+  it('newPendingTransactions, the secret on the upgrade, and frames over the limit', async () => {
+    const { key, secret } = await gateway.app.keyAdmin.create({ plan: 'team', secret: true })
+    await gateway.app.keyAdmin.setSecurity(key.key, { requireSecret: true })
+    await gateway.app.keys.refresh()
+    assert.ok(secret)
+    const refused = await new Promise<number>((resolve) => {
+      const socket = new WebSocket(wsUrl(gateway, key.key))
+      socket.on('unexpected-response', (_request, response) => resolve(response.statusCode ?? 0))
+      socket.on('error', () => undefined)
+    })
+    assert.equal(refused, 403)
+    const client = await connect(wsUrl(gateway, key.key), {
+      authorization: `Basic ${Buffer.from(`:${secret}`).toString('base64')}`,
+    })
+    const pending = (await client.call('eth_subscribe', ['newPendingTransactions'])).result as string
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    await postJson(node.url, rpcBody('evm_setAutomine', [false]))
+    try {
+      const hash = (
+        (
+          await postJson(
+            node.url,
+            rpcBody('eth_sendTransaction', [
+              { from: node.fixtures.accounts[4], to: node.fixtures.accounts[5], value: '0x1' },
+            ]),
+          )
+        ).json as { result: string }
+      ).result
+      await until(() => client.notifications(pending).includes(hash))
+    } finally {
+      await postJson(node.url, rpcBody('evm_setAutomine', [true]))
+      await postJson(node.url, rpcBody('evm_mine'))
+    }
+    const tooBig = JSON.stringify(rpcBody('web3_sha3', [`0x${'00'.repeat(3 * 1024 * 1024)}`]))
+    client.socket.send(tooBig)
+    assert.equal((await client.closed).code, 1009)
+  })
+
   it('a client that does not answer pings is dropped', async () => {
     const pinging = await startTestGateway({
       config: {
