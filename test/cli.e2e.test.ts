@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict'
-import { type ChildProcess, execFile, spawn } from 'node:child_process'
+import { type ChildProcess, execFile } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { promisify } from 'node:util'
+import { bin, exited, startGatewayProcess } from './helpers/gatewayProcess.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
 import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
 import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
 
-const bin = resolve('bin/tollgate.js')
 const run = promisify(execFile)
 
 async function tollgate(args: string[], cwd = process.cwd()) {
@@ -134,7 +134,7 @@ describe('tollgate start with no config (embedded devnet)', () => {
     const answer = await inFlight.finish()
     assert.equal(answer.status, 200)
     assert.match(answer.text, /"result":\{/)
-    assert.equal(await exitCode(first.child), 0)
+    assert.equal(await exited(first.child), 0)
     for (const pid of children) assert.equal(isRunning(pid), false, `anvil ${pid} stopped`)
 
     const second = await startEmbedded(cwd)
@@ -145,7 +145,7 @@ describe('tollgate start with no config (embedded devnet)', () => {
       assert.equal(second.key, first.key)
     } finally {
       second.child.kill('SIGINT')
-      await exitCode(second.child)
+      await exited(second.child)
     }
   })
 })
@@ -177,29 +177,16 @@ function startRequest(url: string, body: string) {
 type Embedded = { child: ChildProcess; url: string; key: string; demo: string; banner: string }
 
 async function startEmbedded(cwd: string): Promise<Embedded> {
-  const env = { ...process.env }
-  delete env.TOLLGATE_CONFIG
-  const child = spawn(process.execPath, [bin, 'start', '--port', '0'], {
+  const { child, url, output } = await startGatewayProcess(['start', '--port', '0'], {
     cwd,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    ready: /Ctrl-C stops/,
   })
-  let output = ''
-  child.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk.toString()
-  })
-  child.stderr?.on('data', (chunk: Buffer) => {
-    output += chunk.toString()
-  })
-  await waitFor(async () => output.includes('Ctrl-C stops') || child.exitCode !== null, 60_000)
-  assert.equal(child.exitCode, null, output)
-  const url = /listening on (http:\/\/\S+)/.exec(output)?.[1] ?? ''
-  const key = /Demo API key: ([0-9a-f]{32})/.exec(output)?.[1] ?? ''
-  const demo = /Demo contract (0x[0-9a-fA-F]{40})/.exec(output)?.[1] ?? ''
-  return { child, url, key, demo, banner: output }
+  const banner = output()
+  const key = /Demo API key: ([0-9a-f]{32})/.exec(banner)?.[1] ?? ''
+  const demo = /Demo contract (0x[0-9a-fA-F]{40})/.exec(banner)?.[1] ?? ''
+  return { child, url, key, demo, banner }
 }
 
-/** Linux: the pids of `parent`'s children running `command`. */
 function childPids(parent: number, command: string): number[] {
   return readdirSync('/proc')
     .filter((name) => /^\d+$/.test(name))
@@ -222,11 +209,6 @@ function isRunning(pid: number): boolean {
   } catch {
     return false
   }
-}
-
-function exitCode(child: ChildProcess): Promise<number | null> {
-  if (child.exitCode !== null) return Promise.resolve(child.exitCode)
-  return new Promise((resolve) => child.once('exit', (code) => resolve(code)))
 }
 
 async function waitFor(check: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {

@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict'
-import { type ChildProcess, execFile, spawn } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { promisify } from 'node:util'
 import { stringify } from 'yaml'
+import { bin, exited, startGatewayProcess } from './helpers/gatewayProcess.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
 import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
 
-const bin = resolve('bin/tollgate.js')
 const run = promisify(execFile)
 const flushMs = 200
 const limit = 1_000_000
@@ -79,13 +79,13 @@ describe('ledger across restarts and crashes', () => {
 
   it('a graceful stop (SIGTERM) writes every credit', async () => {
     const key = await newKey()
-    const gateway = await startGateway(configFile)
+    const gateway = await startGatewayProcess(['start', '--config', configFile])
     await calls(gateway.url, key, 25)
     gateway.child.kill('SIGTERM')
     assert.equal(await exited(gateway.child), 0)
     assert.equal(await usedCredits(key), 25 * 80)
 
-    const again = await startGateway(configFile)
+    const again = await startGatewayProcess(['start', '--config', configFile])
     const response = await postJson(`${again.url}/v3/${key}`, rpcBody('eth_chainId'))
     assert.equal(response.headers.get('x-credits-remaining'), String(limit - 25 * 80 - 5))
     again.child.kill('SIGTERM')
@@ -94,7 +94,7 @@ describe('ledger across restarts and crashes', () => {
 
   it('a SIGKILL loses at most the calls of the last flush interval', async () => {
     const key = await newKey()
-    const gateway = await startGateway(configFile)
+    const gateway = await startGatewayProcess(['start', '--config', configFile])
     await calls(gateway.url, key, 20)
     await new Promise((resolve) => setTimeout(resolve, flushMs * 3))
     const started = Date.now()
@@ -108,7 +108,7 @@ describe('ledger across restarts and crashes', () => {
     assert.ok(used >= 20 * 80, `flushed usage survives: ${used}`)
     assert.ok(used <= 30 * 80, `never more than was served: ${used}`)
 
-    const again = await startGateway(configFile)
+    const again = await startGatewayProcess(['start', '--config', configFile])
     const response = await postJson(`${again.url}/v3/${key}`, rpcBody('eth_chainId'))
     assert.equal(
       response.headers.get('x-credits-remaining'),
@@ -119,28 +119,3 @@ describe('ledger across restarts and crashes', () => {
     await exited(again.child)
   })
 })
-
-async function startGateway(configFile: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [bin, 'start', '--config', configFile], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let output = ''
-  child.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk.toString()
-  })
-  child.stderr?.on('data', (chunk: Buffer) => {
-    output += chunk.toString()
-  })
-  const deadline = Date.now() + 30_000
-  while (!/listening on (\S+)/.test(output)) {
-    if (child.exitCode !== null || Date.now() > deadline)
-      throw new Error(`the gateway did not start: ${output}`)
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
-  return { child, url: /listening on (\S+)/.exec(output)?.[1] as string }
-}
-
-function exited(child: ChildProcess): Promise<number | null> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode)
-  return new Promise((resolve) => child.once('exit', (code) => resolve(code)))
-}

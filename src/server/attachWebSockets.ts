@@ -2,27 +2,10 @@ import type { IncomingMessage, Server } from 'node:http'
 import { STATUS_CODES } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { type WebSocket, WebSocketServer } from 'ws'
-import type { RpcPayload } from '../jsonrpc/types.ts'
+import type { SocketUpgrade, SocketUpgradeRequest } from '../pipeline/handleSocketUpgrade.ts'
 import { parseRoute } from './parseRoute.ts'
 
-export type SocketSession = { message(text: string): Promise<void>; close(): void }
-
-export type SocketPort = {
-  send(payload: RpcPayload): void
-  close(code: number, reason: string): void
-  bufferedBytes(): number
-}
-
-export type UpgradeHandler = (request: {
-  key: string
-  networkName: string | undefined
-  host: string | undefined
-  authorization: string | undefined
-  origin: string | undefined
-  userAgent: string | undefined
-}) => Promise<
-  { ok: true; open(port: SocketPort): SocketSession } | { ok: false; status: number; body: string }
->
+export type UpgradeHandler = (request: SocketUpgradeRequest) => Promise<SocketUpgrade>
 
 export type WebSocketOptions = { maxFrameBytes: number; pingMs: number }
 

@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { AdminRequest, AdminResponse } from '../admin/handleAdmin.ts'
 import {
   HttpMethodNotAllowedError,
   RouteNotFoundError,
@@ -8,42 +9,17 @@ import {
 } from '../errors/errors.ts'
 import { toJsonRpcError } from '../errors/toJsonRpcError.ts'
 import { Cancellation } from '../failsafe/Cancellation.ts'
+import type { GasRequest, GasResponse } from '../gas/handleGasRequest.ts'
 import { serializeError } from '../jsonrpc/serialize.ts'
+import type { HttpRpcRequest, HttpRpcResponse } from '../pipeline/handleHttpRpc.ts'
 import { parseRoute } from './parseRoute.ts'
 import { readBody } from './readBody.ts'
 
-export type RpcHttpRequest = {
-  key: string
-  networkName: string | undefined
-  host: string | undefined
-  /** The body, or the refusal (413, 415) that kept it from being read: the handler still answers it. */
-  body: string | TollgateError
-  authorization: string | undefined
-  origin: string | undefined
-  userAgent: string | undefined
-  /** Cancelled when the client goes away before its answer was sent. */
-  cancellation: Cancellation
-}
-
 export type HttpHandlers = {
-  rpc(request: RpcHttpRequest): Promise<{
-    status: number
-    body: string | Buffer
-    headers: Record<string, string> | undefined
-  }>
+  rpc(request: HttpRpcRequest): Promise<HttpRpcResponse>
   ready(): { ok: boolean; body: unknown }
-  gas(request: {
-    pathKey: string | undefined
-    chainId: string
-    endpoint: string
-    authorization: string | undefined
-    origin: string | undefined
-    userAgent: string | undefined
-  }): Promise<{ status: number; body: unknown; headers: Record<string, string> | undefined }>
-  admin(request: { method: string; url: string; authorization: string | undefined; body: string }): Promise<{
-    status: number
-    body: unknown
-  }>
+  gas(request: GasRequest): Promise<GasResponse>
+  admin(request: AdminRequest): Promise<AdminResponse>
 }
 
 export type HttpServerOptions = { maxBodyBytes: number; keepAliveTimeoutMs: number }
