@@ -45,6 +45,8 @@ export function createFeeIndexer(options: FeeIndexerOptions): FeeIndexer {
   const chainId = network.chainId
   let status: FeeIndexerStatus = 'loading'
   let window: FeeWindow | undefined
+  /** The stored window has every block from its start to its head: new heads only append. */
+  let complete = false
   let running: Promise<void> | undefined
   let timer: NodeJS.Timeout | undefined
   let stopped = false
@@ -76,7 +78,11 @@ export function createFeeIndexer(options: FeeIndexerOptions): FeeIndexer {
     return true
   }
 
-  async function fetchRange(from: number, to: number): Promise<void> {
+  /** Fetches and stores blocks from..to; returns them, and the next base fee when `to` is the newest. */
+  async function fetchRange(
+    from: number,
+    to: number,
+  ): Promise<{ blocks: FeeBlock[]; next: bigint | undefined }> {
     const count = to - from + 1
     let history: FeeHistory
     try {
@@ -94,11 +100,13 @@ export function createFeeIndexer(options: FeeIndexerOptions): FeeIndexer {
       rewards: (history.reward?.[index] ?? rewardPercentiles.map(() => '0x0')).map((value) => BigInt(value)),
     }))
     await store.upsert(chainId, blocks)
-    const next = history.baseFeePerGas[history.gasUsedRatio.length]
-    if (next !== undefined && oldest + blocks.length - 1 === to) {
+    const nextHex = history.baseFeePerGas[history.gasUsedRatio.length]
+    const next = nextHex !== undefined && oldest + blocks.length - 1 === to ? BigInt(nextHex) : undefined
+    if (next !== undefined) {
       const saved = await store.getNextBaseFee(chainId)
-      if (!saved || saved.head <= to) await store.setNextBaseFee(chainId, to, BigInt(next))
+      if (!saved || saved.head <= to) await store.setNextBaseFee(chainId, to, next)
     }
+    return { blocks, next }
   }
 
   async function tickOnce(): Promise<void> {
@@ -109,8 +117,28 @@ export function createFeeIndexer(options: FeeIndexerOptions): FeeIndexer {
     }
     const headNumber = Number(head.number)
     let changed = await handleReorg(head, headNumber)
+    if (!changed && window?.head === headNumber) return
 
     const from = Math.max(0, headNumber - windowBlocks + 1)
+    // the usual case once the window is full: a few new blocks on top of it, kept in memory
+    if (
+      !changed &&
+      complete &&
+      window &&
+      headNumber > window.head &&
+      headNumber - window.head <= chunkBlocks
+    ) {
+      const { blocks, next } = await fetchRange(window.head + 1, headNumber)
+      await store.setHeadHash(chainId, headNumber, head.hash, keptHeadHashes)
+      await store.deleteBelow(chainId, from)
+      window = {
+        head: headNumber,
+        blocks: [...window.blocks, ...blocks].slice(-windowBlocks),
+        nextBaseFee: next ?? window.nextBaseFee,
+      }
+      return
+    }
+
     const stored = new Set(await store.storedNumbers(chainId, from, headNumber))
     const nextBaseFee = await store.getNextBaseFee(chainId)
     // missing blocks, newest first, in chunks of at most chunkBlocks
@@ -133,13 +161,12 @@ export function createFeeIndexer(options: FeeIndexerOptions): FeeIndexer {
     await store.setHeadHash(chainId, headNumber, head.hash, keptHeadHashes)
     await store.deleteBelow(chainId, from)
 
-    if (changed || window === undefined || window.head !== headNumber) {
-      const blocks = await store.latest(chainId, headNumber, windowBlocks)
-      const next = await store.getNextBaseFee(chainId)
-      if (blocks.length > 0 && next) {
-        window = { head: headNumber, blocks, nextBaseFee: next.baseFee }
-        status = 'ready'
-      }
+    const blocks = await store.latest(chainId, headNumber, windowBlocks)
+    const next = await store.getNextBaseFee(chainId)
+    if (blocks.length > 0 && next) {
+      window = { head: headNumber, blocks, nextBaseFee: next.baseFee }
+      status = 'ready'
+      complete = !stopped && blocks.length === headNumber - from + 1
     }
   }
 
