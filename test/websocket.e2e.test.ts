@@ -282,7 +282,7 @@ describe('WebSocket: clients', () => {
     const pinging = await startTestGateway({
       config: {
         networks: [{ name: 'devnet', chainId: 31337, upstreams: [{ url: node.url, ws: node.wsUrl }] }],
-        websocket: { pingMs: 100 },
+        websocket: { pingMs: 400 },
       },
     })
     try {

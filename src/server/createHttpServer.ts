@@ -161,7 +161,14 @@ function send(
   headers?: Record<string, string>,
 ): void {
   if (res.destroyed) return
-  res.writeHead(status, headers ? { ...jsonHeaders, ...headers } : jsonHeaders)
+  if (headers === undefined) {
+    res.writeHead(status, jsonHeaders)
+  } else {
+    // a flat [name, value, ...] list: no merged object, no per-header bookkeeping
+    const raw: string[] = ['content-type', 'application/json']
+    for (const name in headers) raw.push(name, headers[name] as string)
+    res.writeHead(status, raw)
+  }
   res.end(body)
 }
 
