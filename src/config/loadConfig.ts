@@ -28,7 +28,7 @@ export function loadConfig(file: string | undefined): Config {
   return parseConfig(raw, file)
 }
 
-export function parseConfig(raw: unknown, source: string): Config {
+function parseConfig(raw: unknown, source: string): Config {
   const result = configSchema.safeParse(raw)
   if (!result.success) throw new ConfigError(formatIssues(result.error.issues, source))
   const config = result.data

@@ -30,7 +30,7 @@ const platformPackages: Record<string, string> = {
 }
 
 /** The anvil binary shipped in @foundry-rs/anvil's platform package, resolved from node_modules. */
-export function resolveAnvilBinary(): string {
+function resolveAnvilBinary(): string {
   const platform = `${process.platform}-${process.arch}`
   const name = platformPackages[platform]
   if (!name) throw new Error(`no anvil build for ${platform}`)

@@ -30,7 +30,7 @@ export type GasDeps = AuthenticateDeps & {
 }
 
 /** What each endpoint costs (COMPAT.md §2). */
-export const gasEndpointCredits = 80
+const gasEndpointCredits = 80
 
 const endpoints: Record<string, (window: FeeWindow, historyBlocks: number) => unknown> = {
   baseFeePercentile: (window) => ({ baseFeePercentile: formatGwei(baseFeePercentile(window.blocks, 0.5)) }),

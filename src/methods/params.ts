@@ -9,7 +9,7 @@ export type ParamParser = (value: unknown, index: number) => unknown
 
 export type ParamSpec = { parse: ParamParser; optional?: boolean }
 
-export const blockTags = ['latest', 'earliest', 'pending', 'safe', 'finalized'] as const
+const blockTags = ['latest', 'earliest', 'pending', 'safe', 'finalized'] as const
 
 const quantityPattern = /^0x(0|[1-9a-fA-F][0-9a-fA-F]*)$/
 const addressPattern = /^0x[0-9a-fA-F]{40}$/
@@ -19,7 +19,7 @@ const slotPattern = /^0x[0-9a-fA-F]{1,64}$/
 const hexPattern = /^0x[0-9a-fA-F]+$/
 const decimalPattern = /^(0|[1-9][0-9]*)$/
 
-export function invalidArgument(index: number, why: string): InvalidParamsError {
+function invalidArgument(index: number, why: string): InvalidParamsError {
   return new InvalidParamsError(`invalid argument ${index}: ${why}`)
 }
 

@@ -44,7 +44,7 @@ export type HttpRpcDeps = AuthenticateDeps & {
 const anonymous: Authentication = { secretVerified: false, claims: undefined }
 
 /** The label usage is recorded under for requests refused as a whole (403, 413, 415, parse errors). */
-export const rejectedLabel = '(rejected)'
+const rejectedLabel = '(rejected)'
 
 /**
  * A JSON-RPC POST: the key, what the request proves (secret, JWT), the network, the request-level

@@ -24,7 +24,7 @@ export type RpcSocketOptions = {
 }
 
 /** Credits per delivered notification (COMPAT.md §2). */
-export const notificationCredits = { newHeads: 50, logs: 300, newPendingTransactions: 200 } as const
+const notificationCredits = { newHeads: 50, logs: 300, newPendingTransactions: 200 } as const
 
 export type RpcSocketSession = { message(text: string): Promise<void>; close(): void }
 

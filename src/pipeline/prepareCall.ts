@@ -10,7 +10,7 @@ export const badInputCredits = 5
 /** What a batch costs beyond its calls (COMPAT.md §2). */
 export const batchEnvelopeCredits = 80
 /** How usage is recorded for calls whose method is not one of ours (keeps the history's labels bounded). */
-export const invalidMethodLabel = '(invalid)'
+const invalidMethodLabel = '(invalid)'
 
 export type PreparedCall =
   | { ok: true; call: RpcCall; spec: MethodSpec; params: unknown[]; costCredits: number }

@@ -24,7 +24,7 @@ type CallOutcome = {
 }
 
 /** The label usage is recorded under for a batch's envelope charge. */
-export const batchEnvelopeLabel = '(batch)'
+const batchEnvelopeLabel = '(batch)'
 
 /**
  * Runs a parsed request for an authenticated key (HTTP and WebSocket alike): prepare every call,
