@@ -4,7 +4,7 @@ import { authorizeRequest } from '../auth/authorize.ts'
 import type { KeyEntry, KeyRegistry } from '../auth/createKeyRegistry.ts'
 import { InvalidKeyError, MissingKeyError, TollgateError } from '../errors/errors.ts'
 import type { Meter } from '../metering/createMeter.ts'
-import { badInputCredits } from '../pipeline/prepareCall.ts'
+import { chargeRefusal } from '../pipeline/chargeRefusal.ts'
 import { baseFeeHistory, baseFeePercentile, suggestedGasFees } from './computeGasFees.ts'
 import type { FeeIndexer, FeeWindow } from './createFeeIndexer.ts'
 import { formatGwei } from './formatGwei.ts'
@@ -108,18 +108,16 @@ export async function handleGasRequest(deps: GasDeps, request: GasRequest): Prom
     const status =
       err instanceof GasApiError ? err.status : err instanceof TollgateError ? err.httpStatus : 500
     // refused input costs 5 credits; 401s, 402/429 and our own failures cost nothing
+    let answer = err
     if (status >= 400 && status < 500 && status !== 401 && status !== 402 && status !== 429) {
-      try {
-        const admission = deps.meter.admit(key.subject, badInputCredits)
-        charged = deps.meter.settle(admission, [
-          { method: 'gas:(rejected)', network: '(gas)', credits: badInputCredits },
-        ]).chargedCredits
-      } catch (limit) {
-        return { ...fail(limit), headers: headers(deps, key, 0) }
-      }
+      const network =
+        (/^\d+$/.test(request.chainId) && deps.indexers.get(Number(request.chainId))?.network.name) || '(gas)'
+      const { error, settlement } = chargeRefusal(deps.meter, key.subject, network, err)
+      answer = error
+      charged = settlement?.chargedCredits ?? 0
     }
     if (status >= 500) deps.log.warn({ err }, 'gas API request failed')
-    return { ...fail(err), headers: headers(deps, key, charged) }
+    return { ...fail(answer), headers: headers(deps, key, charged) }
   }
 }
 

@@ -9,7 +9,7 @@ import { parseRpcRequest } from '../jsonrpc/parseRpcRequest.ts'
 import type { RpcEntry, RpcId, RpcPayload, RpcRequest } from '../jsonrpc/types.ts'
 import type { Meter } from '../metering/createMeter.ts'
 import type { NetworkRegistry } from '../networks/createNetworkRegistry.ts'
-import { badInputCredits } from './prepareCall.ts'
+import { chargeRefusal } from './chargeRefusal.ts'
 import { errorOutcome, type RpcOutcome, runRpcRequest } from './runRpcRequest.ts'
 
 export type HttpRpcRequest = {
@@ -42,9 +42,6 @@ export type HttpRpcDeps = AuthenticateDeps & {
 
 /** What a request without an Authorization header proves. */
 const anonymous: Authentication = { secretVerified: false, claims: undefined }
-
-/** The label usage is recorded under for requests refused as a whole (403, 413, 415, parse errors). */
-const rejectedLabel = '(rejected)'
 
 /**
  * A JSON-RPC POST: the key, what the request proves (secret, JWT), the network, the request-level
@@ -106,17 +103,8 @@ export async function handleHttpRpc(deps: HttpRpcDeps, request: HttpRpcRequest):
 
 /** A refusal of the whole request: 5 credits, unless even those cannot be paid (then the 402/429). */
 function refuse(deps: HttpRpcDeps, key: KeyEntry, network: string, id: RpcId, err: unknown): RpcOutcome {
-  let admission: ReturnType<Meter['admit']>
-  try {
-    admission = deps.meter.admit(key.subject, badInputCredits)
-  } catch (limit) {
-    const { payload, httpStatus } = errorOutcome(deps, id, limit)
-    return { status: httpStatus, body: payload, settlement: undefined }
-  }
-  const { payload, httpStatus } = errorOutcome(deps, id, err)
-  const settlement = deps.meter.settle(admission, [
-    { method: rejectedLabel, network, credits: badInputCredits },
-  ])
+  const { error, settlement } = chargeRefusal(deps.meter, key.subject, network, err)
+  const { payload, httpStatus } = errorOutcome(deps, id, error)
   return { status: httpStatus, body: payload, settlement }
 }
 

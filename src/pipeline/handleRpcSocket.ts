@@ -5,7 +5,7 @@ import type { RpcPayload } from '../jsonrpc/types.ts'
 import { logFilter } from '../methods/params.ts'
 import type { SubscriptionHub } from '../subscriptions/createSubscriptionHub.ts'
 import { type LogFilter, matchLog } from '../subscriptions/matchLog.ts'
-import { badInputCredits } from './prepareCall.ts'
+import { chargeRefusal } from './chargeRefusal.ts'
 import type { RpcContext } from './rpcContext.ts'
 import { errorOutcome, runRpcRequest } from './runRpcRequest.ts'
 
@@ -122,16 +122,10 @@ export function openRpcSocket(
       try {
         request = parseRpcRequest(text, { maxBatchSize: options.maxBatchSize })
       } catch (err) {
-        // refused input costs 5 credits, unless even those cannot be paid
-        try {
-          const admission = base.meter.admit(base.key.subject, badInputCredits)
-          base.meter.settle(admission, [
-            { method: '(rejected)', network: base.network.name, credits: badInputCredits },
-          ])
-          send(errorOutcome(base, null, err).payload)
-        } catch (limit) {
-          send(errorOutcome(base, null, limit).payload)
-        }
+        send(
+          errorOutcome(base, null, chargeRefusal(base.meter, base.key.subject, base.network.name, err).error)
+            .payload,
+        )
         return
       }
       const outcome = await runRpcRequest(ctx, request)

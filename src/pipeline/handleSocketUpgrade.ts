@@ -4,9 +4,9 @@ import type { KeyEntry } from '../auth/createKeyRegistry.ts'
 import { InvalidKeyError, MissingKeyError, TollgateError, UnknownNetworkError } from '../errors/errors.ts'
 import { Cancellation } from '../failsafe/Cancellation.ts'
 import type { SubscriptionHub } from '../subscriptions/createSubscriptionHub.ts'
+import { chargeRefusal } from './chargeRefusal.ts'
 import type { HttpRpcDeps } from './handleHttpRpc.ts'
 import { openRpcSocket, type RpcSocketSession, type SocketPort } from './handleRpcSocket.ts'
-import { badInputCredits } from './prepareCall.ts'
 import { errorOutcome } from './runRpcRequest.ts'
 
 export type SocketUpgradeRequest = {
@@ -91,11 +91,5 @@ function chargedRefusal(
   network: string,
   err: unknown,
 ): SocketUpgrade {
-  try {
-    const admission = deps.meter.admit(key.subject, badInputCredits)
-    deps.meter.settle(admission, [{ method: '(rejected)', network, credits: badInputCredits }])
-  } catch (limit) {
-    return refused(deps, limit)
-  }
-  return refused(deps, err)
+  return refused(deps, chargeRefusal(deps.meter, key.subject, network, err).error)
 }

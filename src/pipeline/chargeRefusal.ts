@@ -1,0 +1,25 @@
+import type { Meter, MeterSubject, Settlement } from '../metering/createMeter.ts'
+import { badInputCredits } from './prepareCall.ts'
+
+/** The label usage is recorded under for requests refused as a whole (403, 413, 415, parse errors). */
+const rejectedLabel = '(rejected)'
+
+/**
+ * Input refused as a whole costs 5 credits (COMPAT.md §2), unless the balance cannot pay even that:
+ * then the 402/429 is the answer instead. Returns the error to answer with, and what was charged.
+ */
+export function chargeRefusal(
+  meter: Meter,
+  subject: MeterSubject,
+  network: string,
+  refusal: unknown,
+): { error: unknown; settlement: Settlement | undefined } {
+  let admission: ReturnType<Meter['admit']>
+  try {
+    admission = meter.admit(subject, badInputCredits)
+  } catch (limit) {
+    return { error: limit, settlement: undefined }
+  }
+  const settlement = meter.settle(admission, [{ method: rejectedLabel, network, credits: badInputCredits }])
+  return { error: refusal, settlement }
+}
