@@ -146,24 +146,21 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       verifySecret: createSecretVerifier(),
       verifyJwt: createJwtVerifier(() => clock.now()),
     }
+    const gasDeps = { ...rpcDeps, indexers, historyBlocks: config.gas.historyBlocks }
+    const adminDeps = {
+      token: config.admin.token ?? process.env.TOLLGATE_ADMIN_TOKEN,
+      admin: keyAdmin,
+      usage: usageStore,
+      networks: networks.all.map((network) => network.name),
+      flushUsage: () => meter.flush(),
+      now: () => clock.now(),
+    }
     const server: HttpServer = createHttpServer(
       {
         rpc: (request) => handleHttpRpc(rpcDeps, request),
         ready: () => readiness(networks, db),
-        gas: (request) =>
-          handleGasRequest({ ...rpcDeps, indexers, historyBlocks: config.gas.historyBlocks }, request),
-        admin: (request) =>
-          handleAdmin(
-            {
-              token: config.admin.token ?? process.env.TOLLGATE_ADMIN_TOKEN,
-              admin: keyAdmin,
-              usage: usageStore,
-              networks: networks.all.map((network) => network.name),
-              flushUsage: () => meter.flush(),
-              now: () => clock.now(),
-            },
-            request,
-          ),
+        gas: (request) => handleGasRequest(gasDeps, request),
+        admin: (request) => handleAdmin(adminDeps, request),
       },
       { maxBodyBytes: config.server.maxBodyBytes, keepAliveTimeoutMs: config.server.keepAliveTimeoutMs },
     )
@@ -181,19 +178,19 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     cleanups.push(() => {
       for (const hub of hubs.values()) hub.close()
     })
+    const upgradeDeps = {
+      ...rpcDeps,
+      hubs,
+      maxSubscriptions: config.websocket.maxSubscriptions,
+      maxBufferedBytes: config.websocket.maxBufferedBytes,
+    }
     const webSockets = attachWebSockets(
       server.server,
-      (request) =>
-        handleSocketUpgrade(
-          {
-            ...rpcDeps,
-            hubs,
-            maxSubscriptions: config.websocket.maxSubscriptions,
-            maxBufferedBytes: config.websocket.maxBufferedBytes,
-          },
-          request,
-        ),
-      { maxFrameBytes: config.websocket.maxFrameBytes, pingMs: config.websocket.pingMs },
+      (request) => handleSocketUpgrade(upgradeDeps, request),
+      {
+        maxFrameBytes: config.websocket.maxFrameBytes,
+        pingMs: config.websocket.pingMs,
+      },
     )
     const { host, port } = await server.listen(config.server.port, config.server.host)
     cleanups.push(() => server.close(config.server.shutdownGraceMs))
