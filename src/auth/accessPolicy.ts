@@ -11,6 +11,8 @@ export type AccessPolicy = {
   userAgents: readonly string[]
   methods: ReadonlySet<string> | undefined
   contracts: ReadonlySet<string> | undefined
+  /** Any allowlist entry at all: without one (and no JWT claims) a request needs no allowlist checks. */
+  hasAllowlists: boolean
   secretHash: string | undefined
   requireSecret: boolean
   jwt: { required: boolean; audience: string | undefined; keys: ReadonlyMap<string, JwtVerifyKey> }
@@ -26,6 +28,7 @@ export async function createAccessPolicy(settings: KeySettings): Promise<AccessP
     userAgents: allowlists.userAgents,
     methods: allowlists.methods.length > 0 ? new Set(allowlists.methods) : undefined,
     contracts: allowlists.contracts.length > 0 ? new Set(allowlists.contracts) : undefined,
+    hasAllowlists: Object.values(allowlists).some((entries) => entries.length > 0),
     secretHash: settings.secretHash,
     requireSecret: settings.requireSecret,
     jwt: { required: settings.jwt.required, audience: settings.jwt.audience, keys },

@@ -2,6 +2,7 @@ import { InvalidJwtError, InvalidSecretError, ProjectSettingsError } from '../er
 import type { JwtClaims, JwtVerifier } from './createJwtVerifier.ts'
 import type { KeyEntry } from './createKeyRegistry.ts'
 import type { SecretVerifier } from './createSecretVerifier.ts'
+import { parseBasicAuth } from './parseBasicAuth.ts'
 
 export type Authentication = {
   /** The request carried the key's right secret: the allowlists do not apply. */
@@ -25,27 +26,19 @@ export async function authenticate(
   const { access } = entry
   let secretVerified = false
   let claims: JwtClaims | undefined
-  if (authorization !== undefined) {
-    const space = authorization.indexOf(' ')
-    const scheme = authorization.slice(0, space).toLowerCase()
-    const value = authorization.slice(space + 1).trim()
-    if (scheme === 'basic') {
-      const decoded = Buffer.from(value, 'base64').toString()
-      const colon = decoded.indexOf(':')
-      const user = decoded.slice(0, Math.max(colon, 0))
-      const secret = decoded.slice(colon + 1)
-      if (colon === -1 || (user !== '' && user !== entry.apiKey.key)) throw new InvalidSecretError()
-      if (secret !== '') {
-        if (access.secretHash === undefined || !(await deps.verifySecret(secret, access.secretHash))) {
-          throw new InvalidSecretError()
-        }
-        secretVerified = true
+  const basic = parseBasicAuth(authorization)
+  if (basic) {
+    if (basic.user !== '' && basic.user !== entry.apiKey.key) throw new InvalidSecretError()
+    if (basic.password !== '') {
+      if (access.secretHash === undefined || !(await deps.verifySecret(basic.password, access.secretHash))) {
+        throw new InvalidSecretError()
       }
-    } else if (scheme === 'bearer') {
-      if (access.jwt.keys.size === 0)
-        throw new InvalidJwtError({ logDetails: 'the key has no JWT public keys' })
-      claims = await deps.verifyJwt(value, access.jwt, entry.apiKey.id)
+      secretVerified = true
     }
+  } else if (authorization?.toLowerCase().startsWith('bearer ')) {
+    if (access.jwt.keys.size === 0)
+      throw new InvalidJwtError({ logDetails: 'the key has no JWT public keys' })
+    claims = await deps.verifyJwt(authorization.slice(7).trim(), access.jwt, entry.apiKey.id)
   }
   if (access.requireSecret && !secretVerified)
     throw new ProjectSettingsError({ logDetails: 'secret required' })

@@ -25,8 +25,8 @@ export function authorizeRequest(
   if (access.networks && !access.networks.has(facts.networkName)) {
     throw new ProjectSettingsError({ logDetails: 'network not enabled for the key' })
   }
-  if (auth.secretVerified) return undefined
   const { claims } = auth
+  if (auth.secretVerified || (!access.hasAllowlists && claims === undefined)) return undefined
   for (const origins of [access.origins, claims?.origins]) {
     if (!origins || origins.length === 0) continue
     const origin = facts.origin

@@ -2,6 +2,7 @@ import type { Logger } from 'pino'
 import { type AuthenticateDeps, authenticate } from '../auth/authenticate.ts'
 import { authorizeRequest } from '../auth/authorize.ts'
 import type { KeyEntry, KeyRegistry } from '../auth/createKeyRegistry.ts'
+import { parseBasicAuth } from '../auth/parseBasicAuth.ts'
 import { InvalidKeyError, MissingKeyError, TollgateError } from '../errors/errors.ts'
 import type { Meter } from '../metering/createMeter.ts'
 import { chargeRefusal } from '../pipeline/chargeRefusal.ts'
@@ -57,7 +58,7 @@ class GasApiError extends Error {
  * Errors are `{"statusCode", "message"}` (plus `event` and `details` for 402 and 429).
  */
 export async function handleGasRequest(deps: GasDeps, request: GasRequest): Promise<GasResponse> {
-  const basic = parseBasic(request.authorization)
+  const basic = parseBasicAuth(request.authorization)
   const keyValue = request.pathKey ?? basic?.user ?? ''
   if (keyValue === '') return fail(new MissingKeyError())
   const key = deps.keys.findActiveKey(keyValue)
@@ -140,11 +141,4 @@ function headers(deps: GasDeps, key: KeyEntry, charged: number): Record<string, 
     'x-credits-remaining': String(deps.meter.remainingCredits(key.subject)),
     'x-ratelimit-reset': String(deps.meter.secondsToReset()),
   }
-}
-
-function parseBasic(authorization: string | undefined): { user: string } | undefined {
-  if (!authorization?.toLowerCase().startsWith('basic ')) return undefined
-  const decoded = Buffer.from(authorization.slice(6).trim(), 'base64').toString()
-  const colon = decoded.indexOf(':')
-  return { user: colon === -1 ? decoded : decoded.slice(0, colon) }
 }

@@ -1,28 +1,18 @@
 import type { Logger } from 'pino'
-import { type AuthenticateDeps, type Authentication, authenticate } from '../auth/authenticate.ts'
-import { authorizeRequest } from '../auth/authorize.ts'
-import type { KeyEntry, KeyRegistry } from '../auth/createKeyRegistry.ts'
+import type { KeyEntry } from '../auth/createKeyRegistry.ts'
 import { keyRef } from '../auth/keyRef.ts'
-import { InvalidKeyError, MissingKeyError, TollgateError, UnknownNetworkError } from '../errors/errors.ts'
+import type { TollgateError } from '../errors/errors.ts'
 import type { Cancellation } from '../failsafe/Cancellation.ts'
 import { parseRpcRequest } from '../jsonrpc/parseRpcRequest.ts'
 import type { RpcEntry, RpcId, RpcPayload, RpcRequest } from '../jsonrpc/types.ts'
 import type { Meter } from '../metering/createMeter.ts'
-import type { NetworkRegistry } from '../networks/createNetworkRegistry.ts'
+import { authorizeKeyRequest, type KeyRequest, type KeyRequestDeps } from './authorizeKeyRequest.ts'
 import { chargeRefusal } from './chargeRefusal.ts'
 import { errorOutcome, type RpcOutcome, runRpcRequest } from './runRpcRequest.ts'
 
-export type HttpRpcRequest = {
-  /** The key from the path; empty when the path had none. */
-  key: string
-  /** The `/{network}/v3/...` prefix, if the path had one. */
-  networkName: string | undefined
-  host: string | undefined
+export type HttpRpcRequest = KeyRequest & {
   /** The body, or the transport-level refusal (413, 415) that kept it from being read. */
   body: string | TollgateError
-  authorization: string | undefined
-  origin: string | undefined
-  userAgent: string | undefined
   cancellation: Cancellation
 }
 
@@ -32,16 +22,11 @@ export type HttpRpcResponse = {
   headers: Record<string, string> | undefined
 }
 
-export type HttpRpcDeps = AuthenticateDeps & {
-  keys: KeyRegistry
-  networks: NetworkRegistry
+export type HttpRpcDeps = KeyRequestDeps & {
   meter: Meter
   maxBatchSize: number
   log: Logger
 }
-
-/** What a request without an Authorization header proves. */
-const anonymous: Authentication = { secretVerified: false, claims: undefined }
 
 /**
  * A JSON-RPC POST: the key, what the request proves (secret, JWT), the network, the request-level
@@ -59,35 +44,22 @@ export async function handleHttpRpc(deps: HttpRpcDeps, request: HttpRpcRequest):
   }
   const requestId = parsed && !parsed.isBatch ? idOf(parsed.entry) : null
 
-  if (request.key === '') return unpaid(deps, requestId, new MissingKeyError())
-  const key = deps.keys.findActiveKey(request.key)
-  if (!key) return unpaid(deps, requestId, new InvalidKeyError())
-  const network = deps.networks.resolve(request.networkName, request.host)
-
+  const access = await authorizeKeyRequest(deps, request)
+  if (!access.ok && !access.key) return unpaid(deps, requestId, access.error)
+  const key = access.key as KeyEntry
   let outcome: RpcOutcome
-  try {
-    const auth =
-      request.authorization === undefined && !key.access.requireSecret && !key.access.jwt.required
-        ? anonymous
-        : await authenticate(key, request.authorization, deps)
-    if (!network) throw new UnknownNetworkError()
-    const guard = authorizeRequest(key, auth, {
-      networkName: network.name,
-      origin: request.origin,
-      userAgent: request.userAgent,
-    })
-    if (parsed === undefined) throw refusal
+  if (!access.ok) outcome = refuse(deps, key, access.networkName, requestId, access.error)
+  else if (parsed === undefined) outcome = refuse(deps, key, access.network.name, requestId, refusal)
+  else {
+    const { network, guard } = access
     const ctx = { network, key, guard, meter: deps.meter, cancellation: request.cancellation, log: deps.log }
     outcome = await runRpcRequest(ctx, parsed)
-  } catch (err) {
-    if (err instanceof TollgateError && err.httpStatus === 401) return unpaid(deps, requestId, err)
-    outcome = refuse(deps, key, network?.name ?? '(unknown)', requestId, err)
   }
   if (deps.log.isLevelEnabled('debug')) {
     deps.log.debug(
       {
         key: keyRef(key.apiKey.key),
-        network: network?.name,
+        network: access.ok ? access.network.name : access.networkName,
         status: outcome.status,
         charged: outcome.settlement?.chargedCredits ?? 0,
       },

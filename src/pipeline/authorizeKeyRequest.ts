@@ -1,0 +1,59 @@
+import { type AuthenticateDeps, type Authentication, authenticate } from '../auth/authenticate.ts'
+import { authorizeRequest, type CallGuard } from '../auth/authorize.ts'
+import type { KeyEntry, KeyRegistry } from '../auth/createKeyRegistry.ts'
+import { InvalidKeyError, MissingKeyError, TollgateError, UnknownNetworkError } from '../errors/errors.ts'
+import type { Network } from '../networks/createNetwork.ts'
+import type { NetworkRegistry } from '../networks/createNetworkRegistry.ts'
+
+/** What a keyed request (HTTP POST or WebSocket upgrade) says about who sends it and where it goes. */
+export type KeyRequest = {
+  /** The key from the path; empty when the path had none. */
+  key: string
+  /** The `/{network}/...` prefix, if the path had one. */
+  networkName: string | undefined
+  host: string | undefined
+  authorization: string | undefined
+  origin: string | undefined
+  userAgent: string | undefined
+}
+
+export type KeyRequestDeps = AuthenticateDeps & { keys: KeyRegistry; networks: NetworkRegistry }
+
+export type KeyRequestAccess =
+  | { ok: true; key: KeyEntry; network: Network; guard: CallGuard | undefined }
+  /** `key` is set when the refusal can be charged to it (COMPAT.md §2: refused input costs 5, 401s nothing). */
+  | { ok: false; error: unknown; key: KeyEntry | undefined; networkName: string }
+
+/** What a request without an Authorization header proves. */
+const anonymous: Authentication = { secretVerified: false, claims: undefined }
+
+/**
+ * The checks every keyed request passes before its calls run: the key, what the request proves
+ * (secret, JWT), the network, and the key's network, origin and user-agent rules.
+ */
+export async function authorizeKeyRequest(
+  deps: KeyRequestDeps,
+  request: KeyRequest,
+): Promise<KeyRequestAccess> {
+  const networkName = request.networkName ?? '(unknown)'
+  if (request.key === '') return { ok: false, error: new MissingKeyError(), key: undefined, networkName }
+  const key = deps.keys.findActiveKey(request.key)
+  if (!key) return { ok: false, error: new InvalidKeyError(), key: undefined, networkName }
+  const network = deps.networks.resolve(request.networkName, request.host)
+  try {
+    const auth =
+      request.authorization === undefined && !key.access.requireSecret && !key.access.jwt.required
+        ? anonymous
+        : await authenticate(key, request.authorization, deps)
+    if (!network) throw new UnknownNetworkError()
+    const guard = authorizeRequest(key, auth, {
+      networkName: network.name,
+      origin: request.origin,
+      userAgent: request.userAgent,
+    })
+    return { ok: true, key, network, guard }
+  } catch (error) {
+    const chargeable = error instanceof TollgateError && error.httpStatus !== 401
+    return { ok: false, error, key: chargeable ? key : undefined, networkName: network?.name ?? networkName }
+  }
+}
