@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test'
 import WebSocket from 'ws'
 import { postJson, rpcBody } from './helpers/postJson.ts'
 import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
-import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
+import { devnetOver, startTestNode, type TestNode } from './helpers/startTestNode.ts'
 
 /** A small seeded PRNG: the same seed gives the same hostile inputs, so a failure can be replayed. */
 function createRandom(seed: number) {
@@ -137,7 +137,7 @@ describe('hostile input', () => {
     node = await startTestNode({ loadBlocks: 1 })
     gateway = await startTestGateway({
       config: {
-        networks: [{ name: 'devnet', chainId: 31337, upstreams: [{ url: node.url, ws: node.wsUrl }] }],
+        networks: devnetOver(node),
       },
     })
   })

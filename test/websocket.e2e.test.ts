@@ -7,7 +7,7 @@ import WebSocket from 'ws'
 import { demoAbi } from '../src/devnet/contracts.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
 import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
-import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
+import { devnetOver, startTestNode, type TestNode } from './helpers/startTestNode.ts'
 
 /** Sends `increment()` from an unlocked dev account: one block (automine) with one Incremented log. */
 async function increment(node: TestNode): Promise<void> {
@@ -76,7 +76,7 @@ describe('WebSocket: clients', () => {
     node = await startTestNode({ loadBlocks: 2 })
     gateway = await startTestGateway({
       config: {
-        networks: [{ name: 'devnet', chainId: 31337, upstreams: [{ url: node.url, ws: node.wsUrl }] }],
+        networks: devnetOver(node),
       },
     })
   })
@@ -187,7 +187,7 @@ describe('WebSocket: clients', () => {
 
     const limited = await startTestGateway({
       config: {
-        networks: [{ name: 'devnet', chainId: 31337, upstreams: [{ url: node.url, ws: node.wsUrl }] }],
+        networks: devnetOver(node),
         websocket: { maxSubscriptions: 2 },
       },
     })
@@ -281,7 +281,7 @@ describe('WebSocket: clients', () => {
   it('a client that does not answer pings is dropped', async () => {
     const pinging = await startTestGateway({
       config: {
-        networks: [{ name: 'devnet', chainId: 31337, upstreams: [{ url: node.url, ws: node.wsUrl }] }],
+        networks: devnetOver(node),
         websocket: { pingMs: 400 },
       },
     })
@@ -302,7 +302,7 @@ describe('WebSocket: clients', () => {
   it('a reader that cannot keep up is closed, not buffered without limit', async () => {
     const small = await startTestGateway({
       config: {
-        networks: [{ name: 'devnet', chainId: 31337, upstreams: [{ url: node.url, ws: node.wsUrl }] }],
+        networks: devnetOver(node),
         websocket: { maxBufferedBytes: 256 * 1024 },
       },
     })

@@ -1,6 +1,6 @@
 import type { UpstreamMember } from '../upstreams/createUpstreamPool.ts'
 
-export type Head = { number: bigint; gasLimit: bigint; hash: string }
+export type Head = { number: bigint; gasLimit: bigint }
 
 export type HeadTracker = {
   /** The highest head seen across upstreams, or undefined before the first successful poll. */
@@ -36,11 +36,11 @@ export function createHeadTracker(
       if (response.status < 200 || response.status >= 300) throw new Error(`HTTP ${response.status}`)
       const block = (
         JSON.parse(response.body.toString()) as {
-          result?: { number: string; gasLimit: string; hash: string }
+          result?: { number: string; gasLimit: string }
         }
       ).result
       if (!block) throw new Error('no latest block in the answer')
-      const head = { number: BigInt(block.number), gasLimit: BigInt(block.gasLimit), hash: block.hash }
+      const head = { number: BigInt(block.number), gasLimit: BigInt(block.gasLimit) }
       member.healthy = true
       member.lastError = undefined
       if (latest === undefined || head.number >= latest.number) latest = head

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { capGas } from './capGas.ts'
 
-const head = { number: 1n, gasLimit: 30_000_000n, hash: '0x' }
+const head = { number: 1n, gasLimit: 30_000_000n }
 
 describe('capGas', () => {
   it('lowers gas above 10x the block gas limit to the cap, without touching the input', () => {

@@ -9,7 +9,7 @@ export type UpgradeHandler = (request: SocketUpgradeRequest) => Promise<SocketUp
 
 export type WebSocketOptions = { maxFrameBytes: number; pingMs: number }
 
-export type WebSockets = { close(): void; clientCount(): number }
+export type WebSockets = { close(): void }
 
 /**
  * The WebSocket adapter: upgrades on /ws/v3/{KEY} (and /{network}/ws/v3/{KEY}), frames in and out,
@@ -86,7 +86,6 @@ export function attachWebSockets(
       for (const ws of wss.clients) ws.close(1001, 'server shutting down')
       wss.close()
     },
-    clientCount: () => wss.clients.size,
   }
 }
 

@@ -13,8 +13,6 @@ export type UpstreamSocket = {
     onNotification: (result: unknown) => void,
     onResubscribed?: () => void,
   ): () => void
-  /** Whether a connection is open now. */
-  isOpen(): boolean
   close(): void
 }
 
@@ -147,7 +145,6 @@ export function createUpstreamSocket(options: UpstreamSocketOptions): UpstreamSo
         }
       }
     },
-    isOpen: () => open,
     close() {
       closed = true
       socket?.close()

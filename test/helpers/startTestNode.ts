@@ -16,3 +16,8 @@ export async function startTestNode(
     throw err
   }
 }
+
+/** Config for one network `devnet` on this node, over HTTP and its WebSocket. */
+export function devnetOver(node: TestNode) {
+  return [{ name: 'devnet', chainId: 31337, upstreams: [{ url: node.url, ws: node.wsUrl }] }]
+}
