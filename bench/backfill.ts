@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pino } from 'pino'
+import { configSchema } from '../src/config/configSchema.ts'
 import { startAnvil } from '../src/devnet/startAnvil.ts'
 import { createFeeIndexer } from '../src/gas/createFeeIndexer.ts'
 import { createSqliteFeeHistoryStore } from '../src/gas/createSqliteFeeHistoryStore.ts'
@@ -22,9 +23,14 @@ try {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'anvil_mine', params: ['0x64'] }),
     })
   }
+  const defaults = configSchema.parse({})
   const network = createNetwork(
     { name: 'devnet', chainId: 31337, upstreams: [{ url: anvil.url }], partners: [], hosts: [] },
-    { timeoutMs: 30_000, maxResponseBytes: 256 * 1024 * 1024, connectionsPerUpstream: 4, headPollMs: 60_000 },
+    {
+      upstreams: { ...defaults.upstreams, connectionsPerUpstream: 4, headPollMs: 60_000 },
+      cache: { ...defaults.cache, enabled: false },
+      failoverMethods: new Set(),
+    },
   )
   const db = openSqlite(join(dir, 'bench.db'))
   const indexer = createFeeIndexer({

@@ -16,7 +16,11 @@ describe('upstream failures', () => {
   let deadUrl: string
 
   before(async () => {
-    fake = await startFakeUpstream({ kind: 'hang' })
+    // healthy at start (its breaker closed), then made to fail by each test
+    fake = await startFakeUpstream({
+      kind: 'json',
+      respond: () => ({ number: '0x1', gasLimit: '0x1c9c380', hash: `0x${'00'.repeat(32)}` }),
+    })
     deadUrl = `http://user:s3cret@127.0.0.1:${await getFreePort()}/v3/vendorkey123`
     gateway = await startTestGateway({
       upstreams: [fake.url],
@@ -121,7 +125,7 @@ describe('several upstreams', () => {
     fake.behave({ kind: 'status', status: 503 })
     await gateway.app.networks.all[0]?.heads.poll()
     assert.deepEqual(
-      members.map((member) => member.healthy),
+      members.map((member) => member.breaker === 'closed'),
       [false, true],
     )
     fake.behave({
@@ -130,7 +134,7 @@ describe('several upstreams', () => {
     })
     await gateway.app.networks.all[0]?.heads.poll()
     assert.deepEqual(
-      members.map((member) => member.healthy),
+      members.map((member) => member.breaker === 'closed'),
       [true, true],
     )
   })

@@ -19,6 +19,7 @@ import { type Clock, systemClock } from '../metering/clock.ts'
 import { createMeter, type Meter } from '../metering/createMeter.ts'
 import { createSqliteUsageStore } from '../metering/createSqliteUsageStore.ts'
 import type { UsageStore } from '../metering/usageStore.ts'
+import { getFailoverMethods } from '../methods/methodTable.ts'
 import { createNetwork } from '../networks/createNetwork.ts'
 import { createNetworkRegistry, type NetworkRegistry } from '../networks/createNetworkRegistry.ts'
 import { type HttpRpcDeps, handleHttpRpc } from '../pipeline/handleHttpRpc.ts'
@@ -27,6 +28,7 @@ import { attachWebSockets } from '../server/attachWebSockets.ts'
 import { createHttpServer, type HttpServer } from '../server/createHttpServer.ts'
 import { openSqlite, type SqliteDatabase } from '../store/openSqlite.ts'
 import { createSubscriptionHub, type SubscriptionHub } from '../subscriptions/createSubscriptionHub.ts'
+import type { PoolMember } from '../upstreams/createUpstreamPool.ts'
 
 export type App = {
   url: string
@@ -103,13 +105,13 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       })
     }
 
+    const failoverMethods = new Set(config.failover.methods ?? getFailoverMethods())
     const networks = createNetworkRegistry(
       networkConfigs.map((network) =>
         createNetwork(network, {
-          timeoutMs: config.upstreams.timeoutMs,
-          connectionsPerUpstream: config.upstreams.connectionsPerUpstream,
-          maxResponseBytes: config.upstreams.maxResponseBytes,
-          headPollMs: config.upstreams.headPollMs,
+          upstreams: config.upstreams,
+          cache: config.cache,
+          failoverMethods,
           onError: (err) => log.error({ err, network: network.name }, 'head poll failed'),
         }),
       ),
@@ -178,6 +180,11 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     cleanups.push(() => {
       for (const hub of hubs.values()) hub.close()
     })
+    // the cache's head-scoped answers last until the next head (or reorg) the head feed announces
+    for (const network of networks.all) {
+      const { cache } = network
+      if (cache) hubs.get(network.name)?.onHead(() => cache.newHead())
+    }
     const upgradeDeps = {
       ...rpcDeps,
       hubs,
@@ -227,14 +234,22 @@ function readiness(networks: NetworkRegistry, db: SqliteDatabase): { ok: boolean
   }
   const status = networks.all.map((network) => ({
     network: network.name,
-    upstreams: network.pool.members.map((member) => ({
-      name: member.upstream.label,
-      healthy: member.healthy,
-    })),
+    upstreams: network.pool.members.map(memberStatus),
+    partners: network.partners?.members.map(memberStatus) ?? [],
     ready: network.pool.isReachable(),
   }))
   const ok = database === 'open' && status.every((network) => network.ready)
   return { ok, body: { status: ok ? 'ready' : 'not ready', database, networks: status } }
+}
+
+function memberStatus(member: PoolMember) {
+  return {
+    name: member.upstream.label,
+    healthy: member.breaker === 'closed',
+    head: member.head === undefined ? null : Number(member.head),
+    latencyMs: member.latencyMs === undefined ? null : Math.round(member.latencyMs * 100) / 100,
+    errorRate: Math.round(member.errorRate * 1000) / 1000,
+  }
 }
 
 async function setIntervalMining(url: string, seconds: number): Promise<void> {

@@ -91,8 +91,45 @@ export const configSchema = z.strictObject({
         .int()
         .positive()
         .default(256 * 1024 * 1024),
-      /** How often each upstream's head is polled (health and the gas cap's block gas limit). */
+      /** How often each upstream's head is polled (health, lag, finality, the gas cap's block gas limit). */
       headPollMs: z.int().positive().default(2_000),
+      /** Longest wait for one upstream when another could still be tried within timeoutMs. */
+      attemptTimeoutMs: z.int().positive().default(5_000),
+      /** Tries per idempotent call, the first included (others get one; a refused connection always moves on). */
+      maxAttempts: z.int().min(1).max(10).default(3),
+      /** An upstream further behind the network's head than this is not used for head-sensitive calls. */
+      maxLagBlocks: z.int().min(0).default(2),
+      breaker: z
+        .strictObject({
+          /** Consecutive failures that take an upstream out of use. */
+          failures: z.int().positive().default(3),
+          /** How long it stays out before one call (or the next head poll) probes it; doubles per failed probe. */
+          cooldownMs: z.int().positive().default(1_000),
+          maxCooldownMs: z.int().positive().default(30_000),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
+  failover: z
+    .strictObject({
+      /** Methods that may go to a network's partners (COMPAT.md §7); default: the method table's eligible ones. */
+      methods: z.array(z.string().min(1)).optional(),
+    })
+    .prefault({}),
+  cache: z
+    .strictObject({
+      /** Finality-aware answer cache (immutable answers, and head answers until the next block). */
+      enabled: z.boolean().default(true),
+      /** Memory for kept answers, per network. */
+      maxBytes: z
+        .int()
+        .positive()
+        .default(128 * 1024 * 1024),
+      /** Answers larger than this are not kept. */
+      maxEntryBytes: z
+        .int()
+        .positive()
+        .default(8 * 1024 * 1024),
     })
     .prefault({}),
   /** The embedded anvil devnet, started as network `devnet` (chain id 31337). On when no networks are configured. */

@@ -105,7 +105,7 @@ function nextBaseFee(block: Block): string {
 }
 
 async function batch<T>(pool: UpstreamPool, calls: { id: number }[]): Promise<T[]> {
-  const answers = JSON.parse((await pool.send(JSON.stringify(calls))).toString()) as {
+  const answers = JSON.parse((await pool.send(JSON.stringify(calls), { retry: true })).toString()) as {
     id: number
     result?: T
     error?: { message?: string }

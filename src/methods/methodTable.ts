@@ -34,8 +34,12 @@ export type MethodSpec = {
   params: readonly ParamSpec[]
   costCredits: number
   cacheClass: CacheClass
-  /** May go to a partner provider when every upstream failed (COMPAT.md §7). */
+  /** May go to a partner provider when every upstream failed (COMPAT.md §7); config may replace the list. */
   failoverEligible: boolean
+  /** Safe to send twice: retried on another upstream after a transient failure. */
+  idempotent: boolean
+  /** Answers a block number that must never go backwards for a client (eth_blockNumber). */
+  monotonicHead: boolean
   /** "Not found" is a null result, whatever the node answered (COMPAT.md §7). */
   nullWhenNotFound: boolean
   /** `gas` above 10x the latest block gas limit is lowered to that cap (COMPAT.md §7). */
@@ -56,6 +60,8 @@ export const defaultMethodSpec: MethodSpec = {
   costCredits: 80,
   cacheClass: 'never',
   failoverEligible: false,
+  idempotent: true,
+  monotonicHead: false,
   nullWhenNotFound: false,
   capsGas: false,
   addressesOf: undefined,
@@ -138,7 +144,7 @@ const rows: Record<string, [readonly ParamSpec[], Row?]> = {
   web3_clientVersion: [[], {}],
   web3_sha3: [[required(bytes)], { cacheClass: 'immutable' }],
   eth_accounts: [[], { localResult: () => [] }],
-  eth_blockNumber: [[], { cacheClass: 'head' }],
+  eth_blockNumber: [[], { cacheClass: 'head', monotonicHead: true }],
   eth_gasPrice: [[], { cacheClass: 'head' }],
   eth_maxPriorityFeePerGas: [[], { cacheClass: 'head' }],
   eth_blobBaseFee: [[], { costCredits: 300, cacheClass: 'head' }],
@@ -166,12 +172,13 @@ const rows: Record<string, [readonly ParamSpec[], Row?]> = {
     [required(logFilter)],
     { costCredits: 255, addressesOf: filterAddresses, cacheClass: 'head' },
   ],
-  eth_sendRawTransaction: [[required(bytes)], {}],
-  eth_newFilter: [[required(logFilter)], { addressesOf: filterAddresses }],
-  eth_newBlockFilter: [[], {}],
-  eth_newPendingTransactionFilter: [[], {}],
-  eth_uninstallFilter: [[required(hexId)], {}],
-  eth_getFilterChanges: [[required(hexId)], { costCredits: 140 }],
+  // not idempotent: sent once (filters are state on one node, a transaction is sent once)
+  eth_sendRawTransaction: [[required(bytes)], { idempotent: false }],
+  eth_newFilter: [[required(logFilter)], { addressesOf: filterAddresses, idempotent: false }],
+  eth_newBlockFilter: [[], { idempotent: false }],
+  eth_newPendingTransactionFilter: [[], { idempotent: false }],
+  eth_uninstallFilter: [[required(hexId)], { idempotent: false }],
+  eth_getFilterChanges: [[required(hexId)], { costCredits: 140, idempotent: false }],
   eth_getFilterLogs: [[required(hexId)], { costCredits: 255 }],
   eth_simulateV1: [[required(object), optional(blockRef)], { costCredits: 300 }],
 
@@ -209,6 +216,11 @@ const table = new Map<string, MethodSpec>(
 /** The row for a method, or the default row (not offered, 80 credits) for any other name. */
 export function getMethodSpec(method: string): MethodSpec {
   return table.get(method) ?? { ...defaultMethodSpec, name: method }
+}
+
+/** The methods the table marks eligible for partner failover (the default of `failover.methods`). */
+export function getFailoverMethods(): string[] {
+  return [...table.values()].filter((spec) => spec.failoverEligible).map((spec) => spec.name)
 }
 
 /** Every method the gateway offers, for docs, metrics labels and tests. */

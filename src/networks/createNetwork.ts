@@ -1,4 +1,5 @@
-import type { NetworkConfig } from '../config/configSchema.ts'
+import { createRpcCache, type RpcCache } from '../cache/createRpcCache.ts'
+import type { Config, NetworkConfig, UpstreamConfig } from '../config/configSchema.ts'
 import { createUpstream } from '../upstreams/createUpstream.ts'
 import { createUpstreamPool, type UpstreamPool } from '../upstreams/createUpstreamPool.ts'
 import { createHeadTracker, type HeadTracker } from './createHeadTracker.ts'
@@ -8,29 +9,52 @@ export type Network = {
   chainId: number
   hosts: readonly string[]
   pool: UpstreamPool
+  /** Partner providers (COMPAT.md §7 failover); undefined when none are configured. */
+  partners: UpstreamPool | undefined
+  /** Methods that may fail over to the partners. */
+  failoverMethods: ReadonlySet<string>
   heads: HeadTracker
+  /** Undefined when the cache is off. */
+  cache: RpcCache | undefined
+  /** How long a call may take, from its start to its answer. */
+  timeoutMs: number
+  /** What a call keeps for the partners when it may fail over: the primaries get the rest of its time. */
+  partnerReserveMs: number
+  /** The highest block number a client was told: eth_blockNumber never answers less. */
+  shownHead: bigint
   close(): Promise<void>
 }
 
-export type CreateNetworkOptions = {
-  timeoutMs: number
-  maxResponseBytes: number
-  connectionsPerUpstream: number
-  headPollMs: number
+export type CreateNetworkOptions = Pick<Config, 'upstreams' | 'cache'> & {
+  failoverMethods: ReadonlySet<string>
   onError?: (err: unknown) => void
 }
 
 export function createNetwork(config: NetworkConfig, options: CreateNetworkOptions): Network {
-  const upstreams = config.upstreams.map((upstream) =>
-    createUpstream(upstream, {
-      connections: options.connectionsPerUpstream,
-      maxResponseBytes: options.maxResponseBytes,
-    }),
-  )
-  const pool = createUpstreamPool(upstreams, { timeoutMs: options.timeoutMs })
-  const heads = createHeadTracker(pool.members, {
-    pollMs: options.headPollMs,
-    timeoutMs: Math.min(options.timeoutMs, 5_000),
+  const settings = options.upstreams
+  const poolOf = (upstreams: UpstreamConfig[]) =>
+    createUpstreamPool(
+      upstreams.map((upstream) =>
+        createUpstream(upstream, {
+          connections: settings.connectionsPerUpstream,
+          maxResponseBytes: settings.maxResponseBytes,
+        }),
+      ),
+      {
+        timeoutMs: settings.timeoutMs,
+        attemptTimeoutMs: settings.attemptTimeoutMs,
+        maxAttempts: settings.maxAttempts,
+        maxLagBlocks: settings.maxLagBlocks,
+        breakerFailures: settings.breaker.failures,
+        breakerCooldownMs: settings.breaker.cooldownMs,
+        breakerMaxCooldownMs: settings.breaker.maxCooldownMs,
+      },
+    )
+  const pool = poolOf(config.upstreams)
+  const partners = config.partners.length > 0 ? poolOf(config.partners) : undefined
+  const heads = createHeadTracker(pool, {
+    pollMs: settings.headPollMs,
+    timeoutMs: Math.min(settings.timeoutMs, 5_000),
     ...(options.onError ? { onError: options.onError } : {}),
   })
   return {
@@ -38,10 +62,18 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
     chainId: config.chainId,
     hosts: config.hosts,
     pool,
+    partners,
+    failoverMethods: options.failoverMethods,
     heads,
+    cache: options.cache.enabled
+      ? createRpcCache({ maxBytes: options.cache.maxBytes, maxEntryBytes: options.cache.maxEntryBytes })
+      : undefined,
+    timeoutMs: settings.timeoutMs,
+    partnerReserveMs: Math.min(settings.attemptTimeoutMs, settings.timeoutMs / 2),
+    shownHead: 0n,
     async close() {
       heads.close()
-      await pool.close()
+      await Promise.all([pool.close(), partners?.close()])
     },
   }
 }

@@ -15,12 +15,14 @@ export type KeyRequest = {
   authorization: string | undefined
   origin: string | undefined
   userAgent: string | undefined
+  /** The `Enable-Failover` header. */
+  enableFailover: string | undefined
 }
 
 export type KeyRequestDeps = AuthenticateDeps & { keys: KeyRegistry; networks: NetworkRegistry }
 
 export type KeyRequestAccess =
-  | { ok: true; key: KeyEntry; network: Network; guard: CallGuard | undefined }
+  | { ok: true; key: KeyEntry; network: Network; guard: CallGuard | undefined; failover: boolean }
   /** `key` is set when the refusal can be charged to it (COMPAT.md §2: refused input costs 5, 401s nothing). */
   | { ok: false; error: unknown; key: KeyEntry | undefined; networkName: string }
 
@@ -51,7 +53,11 @@ export async function authorizeKeyRequest(
       origin: request.origin,
       userAgent: request.userAgent,
     })
-    return { ok: true, key, network, guard }
+    // COMPAT.md §7: a plan with failover, and the request's header or the key's switch
+    const failover =
+      key.failoverAllowed &&
+      (key.apiKey.settings.failover || request.enableFailover?.toLowerCase() === 'true')
+    return { ok: true, key, network, guard, failover }
   } catch (error) {
     const chargeable = error instanceof TollgateError && error.httpStatus !== 401
     return { ok: false, error, key: chargeable ? key : undefined, networkName: network?.name ?? networkName }

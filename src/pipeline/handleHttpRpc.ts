@@ -51,8 +51,9 @@ export async function handleHttpRpc(deps: HttpRpcDeps, request: HttpRpcRequest):
   if (!access.ok) outcome = refuse(deps, key, access.networkName, requestId, access.error)
   else if (parsed === undefined) outcome = refuse(deps, key, access.network.name, requestId, refusal)
   else {
-    const { network, guard } = access
-    const ctx = { network, key, guard, meter: deps.meter, cancellation: request.cancellation, log: deps.log }
+    const { network, guard, failover } = access
+    const { cancellation } = request
+    const ctx = { network, key, guard, failover, meter: deps.meter, cancellation, log: deps.log }
     outcome = await runRpcRequest(ctx, parsed)
   }
   if (deps.log.isLevelEnabled('debug')) {
@@ -77,7 +78,7 @@ export async function handleHttpRpc(deps: HttpRpcDeps, request: HttpRpcRequest):
 function refuse(deps: HttpRpcDeps, key: KeyEntry, network: string, id: RpcId, err: unknown): RpcOutcome {
   const { error, settlement } = chargeRefusal(deps.meter, key.subject, network, err)
   const { payload, httpStatus } = errorOutcome(deps, id, error)
-  return { status: httpStatus, body: payload, settlement }
+  return { status: httpStatus, body: payload, settlement, partner: false }
 }
 
 function unpaid(deps: HttpRpcDeps, id: RpcId, err: unknown): HttpRpcResponse {
@@ -85,14 +86,19 @@ function unpaid(deps: HttpRpcDeps, id: RpcId, err: unknown): HttpRpcResponse {
   return { status: httpStatus, body: payload, headers: undefined }
 }
 
-/** X-Credits-Charged, X-Credits-Remaining and X-RateLimit-Reset (seconds to 00:00 UTC) on every keyed answer. */
+/**
+ * X-Credits-Charged, X-Credits-Remaining and X-RateLimit-Reset (seconds to 00:00 UTC) on every keyed
+ * answer; X-Served-By: partner when a partner provider answered (never which one).
+ */
 function creditHeaders(meter: Meter, key: KeyEntry, outcome: RpcOutcome): Record<string, string> {
   const { settlement } = outcome
-  return {
+  const headers: Record<string, string> = {
     'x-credits-charged': String(settlement?.chargedCredits ?? 0),
     'x-credits-remaining': String(settlement?.remainingCredits ?? meter.remainingCredits(key.subject)),
     'x-ratelimit-reset': String(settlement?.resetSeconds ?? meter.secondsToReset()),
   }
+  if (outcome.partner) headers['x-served-by'] = 'partner'
+  return headers
 }
 
 function idOf(entry: RpcEntry): RpcId {

@@ -1,5 +1,11 @@
+import { cacheScope } from '../cache/cacheScope.ts'
+import { resultAnswer } from '../cache/createRpcCache.ts'
+import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/errors.ts'
+import type { Cancellation } from '../failsafe/Cancellation.ts'
 import { serializeResult } from '../jsonrpc/serialize.ts'
-import type { RpcPayload } from '../jsonrpc/types.ts'
+import type { RpcId, RpcPayload } from '../jsonrpc/types.ts'
+import type { MethodSpec } from '../methods/methodTable.ts'
+import type { Network } from '../networks/createNetwork.ts'
 import { capGas } from './capGas.ts'
 import { isNotFoundError } from './isNotFoundError.ts'
 import type { PreparedCall } from './prepareCall.ts'
@@ -8,34 +14,118 @@ import type { RpcContext } from './rpcContext.ts'
 /** The largest answer that can be an error object; anything longer is a result and is not parsed. */
 const maxErrorBytes = 4096
 
+export type CallAnswer = {
+  payload: RpcPayload
+  /** A partner provider answered this call (COMPAT.md §7 failover). */
+  partner: boolean
+}
+
 /**
- * Runs one prepared call: the gas cap, the upstream, the COMPAT.md §7 duties on the answer.
- * Upstream answers are returned as the bytes the node sent, parsed only when a duty must look inside.
- * Throws TollgateErrors; the caller turns them into wire errors.
+ * Runs one prepared call: the gas cap, the cache, the upstream pool and partner failover, the
+ * COMPAT.md §7 duties on the answer. Upstream answers are returned as the bytes the node sent, parsed
+ * only when a duty must look inside. Throws TollgateErrors; the caller turns them into wire errors.
  */
-export async function handleRpc(ctx: RpcContext, prepared: PreparedCall & { ok: true }): Promise<RpcPayload> {
+export async function handleRpc(ctx: RpcContext, prepared: PreparedCall & { ok: true }): Promise<CallAnswer> {
   const { call, spec } = prepared
   let { params } = prepared
-  if (spec.localResult) return serializeResult(call.id, spec.localResult())
+  if (spec.localResult) return local(call.id, spec.localResult())
   if (spec.subscriptionOnly && ctx.subscriptions) {
     const result =
       spec.name === 'eth_subscribe'
         ? ctx.subscriptions.subscribe(params)
         : ctx.subscriptions.unsubscribe(params[0])
-    return serializeResult(call.id, result)
+    return local(call.id, result)
   }
+  const { network } = ctx
   if (spec.capsGas) {
-    if (!ctx.network.heads.latest()) await ctx.network.heads.poll()
-    const head = ctx.network.heads.latest()
+    if (!network.heads.latest()) await network.heads.poll()
+    const head = network.heads.latest()
     if (head) params = capGas(params, head)
   }
 
-  const body = JSON.stringify({ jsonrpc: '2.0', id: call.id, method: call.method, params })
-  const answer = await ctx.network.pool.send(body, ctx.cancellation)
-
-  if (spec.nullWhenNotFound && answer.length <= maxErrorBytes && answer.includes('"error"')) {
-    const parsed = JSON.parse(answer.toString()) as { error?: { code?: unknown; message?: unknown } }
-    if (parsed.error && isNotFoundError(parsed.error)) return serializeResult(call.id, null)
+  const { cache } = network
+  const scope = cache ? cacheScope(spec, params, network.heads.finalized()) : 'never'
+  const headSensitive = scope !== 'immutable'
+  let answer: CallAnswer
+  if (!cache || scope === 'never') {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: call.id, method: call.method, params })
+    answer = await forward(ctx, spec, body, headSensitive, ctx.cancellation)
+  } else {
+    const key = `${spec.name}${JSON.stringify(params)}`
+    const hit = cache.get(key, scope, call.id)
+    if (hit !== undefined) return { payload: hit, partner: false }
+    let partner = false
+    // one upstream call for every identical call in flight: it must not end when one client leaves
+    const loaded = await cache.load(key, scope, async () => {
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: call.method, params })
+      const shared = await forward(ctx, spec, body, headSensitive, undefined)
+      partner = shared.partner
+      return shared.payload as Buffer
+    })
+    const payload = 'result' in loaded ? resultAnswer(call.id, loaded.result) : withId(loaded.answer, call.id)
+    answer = { payload, partner }
   }
+
+  const { payload } = answer
+  if (spec.nullWhenNotFound && payload.length <= maxErrorBytes && payload.includes('"error"')) {
+    const parsed = JSON.parse(payload.toString()) as { error?: { code?: unknown; message?: unknown } }
+    if (parsed.error && isNotFoundError(parsed.error)) return local(call.id, null, answer.partner)
+  }
+  if (spec.monotonicHead)
+    return { payload: notBelowShownHead(network, call.id, payload), partner: answer.partner }
   return answer
+}
+
+/**
+ * Sends a call to the network's upstreams and, when they fail and the request may fail over
+ * (COMPAT.md §7: plan, header or key switch, eligible method), to its partners. The call's
+ * deadline covers both: the upstreams get what the partners do not need.
+ */
+async function forward(
+  ctx: RpcContext,
+  spec: MethodSpec,
+  body: string,
+  headSensitive: boolean,
+  cancellation: Cancellation | undefined,
+): Promise<{ payload: Buffer; partner: boolean }> {
+  const { network } = ctx
+  const deadline = performance.now() + network.timeoutMs
+  const options = { deadline, retry: spec.idempotent, headSensitive, cancellation }
+  const partners = ctx.failover && network.failoverMethods.has(spec.name) ? network.partners : undefined
+  if (!partners) return { payload: await network.pool.send(body, options), partner: false }
+  try {
+    return {
+      payload: await network.pool.send(body, { ...options, deadline: deadline - network.partnerReserveMs }),
+      partner: false,
+    }
+  } catch (err) {
+    if (!(err instanceof UpstreamUnavailableError || err instanceof UpstreamTimeoutError)) throw err
+    ctx.log.debug(
+      { network: network.name, method: spec.name, logDetails: err.logDetails },
+      'partner failover',
+    )
+    // only the JSON-RPC body goes to the partner: no client headers, addresses or keys
+    return { payload: await partners.send(body, { ...options, headSensitive: false }), partner: true }
+  }
+}
+
+/** eth_blockNumber: never less than what a client was already told (upstreams may lag each other). */
+function notBelowShownHead(network: Network, id: RpcId, payload: RpcPayload): RpcPayload {
+  const { result } = JSON.parse(payload.toString()) as { result?: unknown }
+  if (typeof result !== 'string' || !result.startsWith('0x')) return payload
+  const number = BigInt(result)
+  if (number >= network.shownHead) {
+    network.shownHead = number
+    return payload
+  }
+  return serializeResult(id, `0x${network.shownHead.toString(16)}`)
+}
+
+/** A whole answer (an error, usually) re-addressed to `id`. */
+function withId(answer: Buffer, id: RpcId): string {
+  return JSON.stringify({ ...(JSON.parse(answer.toString()) as object), id })
+}
+
+function local(id: RpcId, result: unknown, partner = false): CallAnswer {
+  return { payload: serializeResult(id, result), partner }
 }

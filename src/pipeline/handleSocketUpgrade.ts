@@ -35,7 +35,7 @@ export async function handleSocketUpgrade(
       chargeRefusal(deps.meter, access.key.subject, access.networkName, access.error).error,
     )
   }
-  const { key, network, guard } = access
+  const { key, network, guard, failover } = access
   const hub = deps.hubs.get(network.name)
   if (!hub) return refused(deps, new UnknownNetworkError())
   return {
@@ -43,7 +43,7 @@ export async function handleSocketUpgrade(
     open(port) {
       const cancellation = new Cancellation()
       const session = openRpcSocket(
-        { network, key, guard, meter: deps.meter, cancellation, log: deps.log },
+        { network, key, guard, failover, meter: deps.meter, cancellation, log: deps.log },
         port,
         {
           hub,

@@ -12,6 +12,8 @@ export type RpcContext = {
   /** Per-call allowlist checks left after the request-level ones, if any. */
   guard: CallGuard | undefined
   meter: Meter
+  /** Calls may go to the network's partners when its upstreams fail (plan, header or key switch). */
+  failover: boolean
   /** Set when the client goes away: upstream work stops, and it is not an upstream failure. */
   cancellation: Cancellation
   log: Logger

@@ -14,6 +14,8 @@ export type RpcOutcome = {
   body: RpcPayload
   /** What the request was charged, and what is left; undefined when refused before any charge. */
   settlement: Settlement | undefined
+  /** A partner provider answered at least one of its calls (COMPAT.md §7 failover). */
+  partner: boolean
 }
 
 type CallOutcome = {
@@ -21,6 +23,7 @@ type CallOutcome = {
   httpStatus: number
   usage: UsageRecord | undefined
   isNotification: boolean
+  partner?: boolean
 }
 
 /** The label usage is recorded under for a batch's envelope charge. */
@@ -44,7 +47,7 @@ export async function runRpcRequest(ctx: RpcContext, request: RpcRequest): Promi
     admission = ctx.meter.admit(ctx.key.subject, estimate)
   } catch (err) {
     const { payload, httpStatus } = errorOutcome(ctx, firstId, err)
-    return { status: httpStatus, body: payload, settlement: undefined }
+    return { status: httpStatus, body: payload, settlement: undefined, partner: false }
   }
 
   const outcomes =
@@ -57,13 +60,19 @@ export async function runRpcRequest(ctx: RpcContext, request: RpcRequest): Promi
     usage.push({ method: batchEnvelopeLabel, network: ctx.network.name, credits: batchEnvelopeCredits })
   }
   const settlement = ctx.meter.settle(admission, usage)
+  const partner = outcomes.some((outcome) => outcome.partner)
 
   if (!request.isBatch) {
     const [outcome] = outcomes as [CallOutcome]
-    return { status: outcome.httpStatus, body: outcome.isNotification ? '' : outcome.payload, settlement }
+    return {
+      status: outcome.httpStatus,
+      body: outcome.isNotification ? '' : outcome.payload,
+      settlement,
+      partner,
+    }
   }
   const payloads = outcomes.filter((outcome) => !outcome.isNotification).map((outcome) => outcome.payload)
-  return { status: 200, body: payloads.length === 0 ? '' : serializeBatch(payloads), settlement }
+  return { status: 200, body: payloads.length === 0 ? '' : serializeBatch(payloads), settlement, partner }
 }
 
 async function runCall(ctx: RpcContext, prepared: PreparedCall): Promise<CallOutcome> {
@@ -75,13 +84,10 @@ async function runCall(ctx: RpcContext, prepared: PreparedCall): Promise<CallOut
   }
   const { call, spec } = prepared
   try {
-    const payload = await handleRpc(ctx, prepared)
-    return {
-      payload,
-      httpStatus: 200,
-      usage: { method: spec.name, network, credits: spec.costCredits },
-      isNotification: call.isNotification,
-    }
+    const { payload, partner } = await handleRpc(ctx, prepared)
+    const usage: UsageRecord = { method: spec.name, network, credits: spec.costCredits }
+    if (partner) usage.failover = true
+    return { payload, httpStatus: 200, usage, isNotification: call.isNotification, partner }
   } catch (err) {
     const { payload, httpStatus } = errorOutcome(ctx, call.id, err)
     // failures on our side or upstream (5xx), and calls whose client went away, cost nothing

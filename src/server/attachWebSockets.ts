@@ -42,6 +42,7 @@ export function attachWebSockets(
       authorization: req.headers.authorization,
       origin: req.headers.origin,
       userAgent: req.headers['user-agent'],
+      enableFailover: firstHeader(req.headers['enable-failover']),
     }).then(
       (answer) => {
         if (!answer.ok) {
@@ -95,4 +96,9 @@ function reject(socket: Duplex, status: number, body: string): void {
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\ncontent-type: application/json\r\n` +
       `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
   )
+}
+
+/** A custom header's value (the first, if it came more than once). */
+function firstHeader(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value
 }

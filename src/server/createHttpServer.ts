@@ -111,6 +111,7 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
           authorization: headers.authorization,
           origin: headers.origin,
           userAgent: headers['user-agent'],
+          enableFailover: firstHeader(headers['enable-failover']),
           cancellation,
         })
         return send(res, answer.status, answer.body, answer.headers)
@@ -179,4 +180,9 @@ function sendError(res: ServerResponse, err: unknown): void {
     return
   }
   send(res, httpStatus, serializeError(null, error))
+}
+
+/** A custom header's value (the first, if it came more than once). */
+function firstHeader(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value
 }

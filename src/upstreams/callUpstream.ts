@@ -13,7 +13,7 @@ export class UpstreamRpcError extends Error {
 /** For the gateway's own background calls (head tracking, fee history): one call, its parsed result. */
 export async function callUpstream<T>(pool: UpstreamPool, method: string, params: unknown[]): Promise<T> {
   const answer = JSON.parse(
-    (await pool.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }))).toString(),
+    (await pool.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }), { retry: true })).toString(),
   ) as {
     result?: T
     error?: { code?: number; message?: string }

@@ -1,28 +1,74 @@
+import { setTimeout as delay } from 'node:timers/promises'
 import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/errors.ts'
 import type { Cancellation } from '../failsafe/Cancellation.ts'
 import type { Upstream } from './createUpstream.ts'
 
-export type UpstreamMember = {
-  upstream: Upstream
-  /** Outcome of the last call or health check: failing members are tried after the healthy ones. */
-  healthy: boolean
+/**
+ * One upstream and what the pool knows of it. Written by the pool (call outcomes) and the head
+ * tracker (heads, probes); read by requests through the pool's ranking, and by /readyz and /metrics.
+ */
+export type PoolMember = {
+  readonly upstream: Upstream
+  /** Its place in the config: among equally healthy members, the earlier one is preferred. */
+  readonly priority: number
+  /** Its last known head: from the head tracker, raised by eth_blockNumber answers. */
+  head: bigint | undefined
+  /** Moving average of successful calls' latency, ms. */
+  latencyMs: number | undefined
+  /** Moving average of failures, 0..1 (a member above one half goes behind the others). */
+  errorRate: number
+  consecutiveFailures: number
+  /** closed: in use; open: skipped until `retryAt`, then one call (or the next head poll) probes it. */
+  breaker: 'closed' | 'open'
+  retryAt: number
+  cooldownMs: number
   lastError: string | undefined
+  requests: number
+  failures: number
+}
+
+export type SendOptions = {
+  /** performance.now() by which the answer must be in (default: timeoutMs from now); past it, a 504. */
+  deadline?: number
+  /** Transient failures (timeout, connection error, 5xx, 429, garbage) are retried, on another member first. */
+  retry?: boolean
+  /** The answer depends on the head: members lagging the network's head are not used. */
+  headSensitive?: boolean
+  cancellation?: Cancellation | undefined
 }
 
 export type UpstreamPool = {
-  members: readonly UpstreamMember[]
+  members: readonly PoolMember[]
   /**
-   * Sends one JSON-RPC body to the best upstream, moving on to the next on a connection error, a
-   * non-2xx status or a body that is not JSON. Rejects with UpstreamTimeoutError when the deadline
-   * passes, UpstreamUnavailableError when every upstream failed, and ClientGoneError when the client
-   * went away (which is not an upstream failure).
+   * Sends one JSON-RPC body to the best member, retrying per `options`. Rejects with
+   * UpstreamTimeoutError when the deadline passes, UpstreamUnavailableError when no member could
+   * answer, and ClientGoneError when the client went away (which is not an upstream failure).
    */
-  send(body: string, cancellation?: Cancellation): Promise<Buffer>
+  send(body: string, options?: SendOptions): Promise<Buffer>
+  /** The highest head among members in use (undefined before any is known). */
+  head(): bigint | undefined
+  /** The head tracker's findings: a member's head, or that it failed to answer a health check. */
+  noteHead(member: PoolMember, head: bigint): void
+  noteProbeFailure(member: PoolMember, reason: string): void
   isReachable(): boolean
   close(): Promise<void>
 }
 
-export type UpstreamPoolOptions = { timeoutMs: number }
+export type UpstreamPoolOptions = {
+  /** A call's deadline when the caller gives none. */
+  timeoutMs: number
+  /** Longest wait for one member when another could still be tried. */
+  attemptTimeoutMs: number
+  /** Attempts per call, the first included (idempotent calls only; others get one). */
+  maxAttempts: number
+  /** Members further than this behind the network's head are not used for head-sensitive calls. */
+  maxLagBlocks: number
+  /** Consecutive failures that open a member's breaker. */
+  breakerFailures: number
+  breakerCooldownMs: number
+  breakerMaxCooldownMs: number
+  now?: () => number
+}
 
 export class ClientGoneError extends Error {
   override name = 'ClientGoneError'
@@ -31,72 +77,224 @@ export class ClientGoneError extends Error {
   }
 }
 
-export function createUpstreamPool(upstreams: Upstream[], { timeoutMs }: UpstreamPoolOptions): UpstreamPool {
-  const members: UpstreamMember[] = upstreams.map((upstream) => ({
+/** A failure that left the request unsent is safe to retry even for calls that are not idempotent. */
+const unsentErrorCodes = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN'])
+
+const latencyWeight = 0.1
+const errorWeight = 0.05
+
+/**
+ * A network's upstreams as one: ranks them by health (breaker, error rate, lag behind the head) and
+ * config order, sends each call to the best one, retries idempotent calls on transient failures
+ * within the call's deadline, and keeps calls off dead members with a per-member circuit breaker.
+ */
+export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolOptions): UpstreamPool {
+  const now = options.now ?? (() => performance.now())
+  const members: PoolMember[] = upstreams.map((upstream, priority) => ({
     upstream,
-    healthy: true,
+    priority,
+    head: undefined,
+    latencyMs: undefined,
+    errorRate: 0,
+    consecutiveFailures: 0,
+    breaker: 'closed',
+    retryAt: 0,
+    cooldownMs: options.breakerCooldownMs,
     lastError: undefined,
+    requests: 0,
+    failures: 0,
   }))
 
-  function ordered(): UpstreamMember[] {
-    if (members.every((member) => member.healthy)) return members
-    return [...members.filter((member) => member.healthy), ...members.filter((member) => !member.healthy)]
+  // Rankings are recomputed when a member changes class (breaker, error rate, lag), not per call.
+  let ranked: PoolMember[] = members
+  let rankedAtHead: PoolMember[] = members
+  let dirty = true
+  let networkHead: bigint | undefined
+
+  function rank(): void {
+    dirty = false
+    networkHead = undefined
+    for (const member of members) {
+      if (member.breaker === 'closed' && member.head !== undefined) {
+        if (networkHead === undefined || member.head > networkHead) networkHead = member.head
+      }
+    }
+    const closed = members.filter((member) => member.breaker === 'closed')
+    closed.sort((a, b) => Number(a.errorRate > 0.5) - Number(b.errorRate > 0.5) || a.priority - b.priority)
+    ranked = closed
+    const top = networkHead
+    rankedAtHead =
+      top === undefined
+        ? closed
+        : closed
+            .filter(
+              (member) => member.head === undefined || top - member.head <= BigInt(options.maxLagBlocks),
+            )
+            // members at the head first, so that a client does not see the head go backwards
+            .sort((a, b) => Number(a.head !== top) - Number(b.head !== top))
   }
 
-  async function send(body: string, cancellation?: Cancellation): Promise<Buffer> {
-    let abortAttempt: ((reason: Error) => void) | undefined
-    let stopped: Error | undefined
-    const stop = (reason: Error) => {
-      stopped ??= reason
-      abortAttempt?.(reason)
-    }
-    const timer = setTimeout(
-      () => stop(new UpstreamTimeoutError({ logDetails: `no answer within ${timeoutMs} ms` })),
-      timeoutMs,
-    )
-    const unsubscribe = cancellation?.onCancel(() => stop(new ClientGoneError()))
-    const onStart = (abort: (reason: Error) => void) => {
-      abortAttempt = abort
-      if (stopped) abort(stopped)
-    }
-    const failures: string[] = []
-    try {
-      for (const member of ordered()) {
-        if (stopped) break
-        try {
-          const response = await member.upstream.post(body, { onStart })
-          if (response.status >= 200 && response.status < 300 && isJsonObjectOrArray(response.body)) {
-            member.healthy = true
-            member.lastError = undefined
-            return response.body
-          }
-          markFailed(member, `HTTP ${response.status}`)
-        } catch (err) {
-          if (stopped) break
-          markFailed(member, (err as Error).message)
-        }
-        failures.push(`${member.upstream.label}: ${member.lastError}`)
+  /**
+   * The next member to try: the best untried one, else (unless `untriedOnly`) the best one, else an
+   * open member whose cooldown is over, which gets this call as its probe.
+   */
+  function pick(headSensitive: boolean, tried: Set<PoolMember> | undefined, untriedOnly: boolean) {
+    if (dirty) rank()
+    const order = headSensitive ? rankedAtHead : ranked
+    for (const member of order) if (!tried?.has(member)) return member
+    if (untriedOnly) return undefined
+    if (order.length > 0) return order[0]
+    const time = now()
+    let probe: PoolMember | undefined
+    for (const member of members) {
+      if (member.breaker === 'open' && member.retryAt <= time && !tried?.has(member)) {
+        if (!probe || member.priority < probe.priority) probe = member
       }
-    } finally {
-      clearTimeout(timer)
-      unsubscribe?.()
     }
-    throw stopped ?? new UpstreamUnavailableError({ logDetails: failures.join('; ') })
+    if (probe) probe.retryAt = time + probe.cooldownMs
+    return probe
+  }
+
+  function succeeded(member: PoolMember, latencyMs: number): void {
+    member.requests++
+    member.latencyMs =
+      member.latencyMs === undefined
+        ? latencyMs
+        : member.latencyMs + latencyWeight * (latencyMs - member.latencyMs)
+    const wasDegraded = member.errorRate > 0.5
+    member.errorRate *= 1 - errorWeight
+    member.consecutiveFailures = 0
+    if (member.breaker === 'open' || wasDegraded !== member.errorRate > 0.5) close(member)
+  }
+
+  function close(member: PoolMember): void {
+    member.breaker = 'closed'
+    member.cooldownMs = options.breakerCooldownMs
+    member.lastError = undefined
+    dirty = true
+  }
+
+  function failed(member: PoolMember, reason: string): void {
+    member.requests++
+    member.failures++
+    member.lastError = reason
+    const wasDegraded = member.errorRate > 0.5
+    member.errorRate += errorWeight * (1 - member.errorRate)
+    member.consecutiveFailures++
+    if (wasDegraded !== member.errorRate > 0.5) dirty = true
+    if (member.breaker === 'open') {
+      // a failed probe: stay open, wait longer
+      member.cooldownMs = Math.min(member.cooldownMs * 2, options.breakerMaxCooldownMs)
+      member.retryAt = now() + member.cooldownMs
+    } else if (member.consecutiveFailures >= options.breakerFailures) {
+      member.breaker = 'open'
+      member.retryAt = now() + member.cooldownMs
+      dirty = true
+    }
+  }
+
+  async function send(body: string, sendOptions: SendOptions = {}): Promise<Buffer> {
+    const { retry = false, headSensitive = false, cancellation } = sendOptions
+    const deadline = sendOptions.deadline ?? now() + options.timeoutMs
+    const maxAttempts = retry ? options.maxAttempts : 1
+    let tried: Set<PoolMember> | undefined
+    const failures: string[] = []
+    for (let attempt = 0; ; attempt++) {
+      // calls that are not idempotent move on only when the failed attempt never reached the node
+      const member = pick(headSensitive, tried, attempt >= maxAttempts)
+      const remaining = deadline - now()
+      if (!member || remaining <= 0) break
+      const timeoutMs = attempt + 1 < maxAttempts ? Math.min(remaining, options.attemptTimeoutMs) : remaining
+      // the same member again (it is the only one left): a short pause first
+      if (tried?.has(member)) await delay(Math.min(25 * attempt, remaining / 4))
+      const started = now()
+      const outcome = await attemptOnce(member.upstream, body, timeoutMs, cancellation)
+      if ('body' in outcome) {
+        succeeded(member, now() - started)
+        return outcome.body
+      }
+      if (outcome.clientGone) throw new ClientGoneError()
+      failed(member, outcome.reason)
+      failures.push(`${member.upstream.label}: ${outcome.reason}`)
+      if (attempt + 1 >= maxAttempts && !outcome.unsent) break
+      tried ??= new Set()
+      tried.add(member)
+    }
+    const logDetails = failures.length > 0 ? failures.join('; ') : 'every upstream is failing'
+    if (deadline - now() <= 1) throw new UpstreamTimeoutError({ logDetails })
+    throw new UpstreamUnavailableError({ logDetails })
   }
 
   return {
     members,
     send,
-    isReachable: () => members.some((member) => member.healthy),
+    head() {
+      if (dirty) rank()
+      return networkHead
+    },
+    noteHead(member, head) {
+      if (member.head !== head) dirty = true
+      member.head = head
+      if (member.breaker === 'open' || member.lastError !== undefined) {
+        member.consecutiveFailures = 0
+        close(member)
+      }
+    },
+    noteProbeFailure: failedProbe,
+    isReachable: () => members.some((member) => member.breaker === 'closed'),
     close: async () => {
       await Promise.all(members.map((member) => member.upstream.close()))
     },
   }
+
+  function failedProbe(member: PoolMember, reason: string): void {
+    member.lastError = reason
+    if (member.breaker === 'closed') {
+      member.breaker = 'open'
+      member.retryAt = now() + member.cooldownMs
+      dirty = true
+    }
+  }
 }
 
-function markFailed(member: UpstreamMember, reason: string): void {
-  member.healthy = false
-  member.lastError = reason
+type Failure = { reason: string; clientGone?: boolean; unsent?: boolean }
+
+/** One call to one upstream, bounded by `timeoutMs` and the client's cancellation. */
+function attemptOnce(
+  upstream: Upstream,
+  body: string,
+  timeoutMs: number,
+  cancellation: Cancellation | undefined,
+): Promise<{ body: Buffer } | Failure> {
+  let abort: ((reason: Error) => void) | undefined
+  let stopped: Failure | undefined
+  const stop = (failure: Failure) => {
+    stopped ??= failure
+    abort?.(new Error(failure.reason))
+  }
+  const timer = setTimeout(() => stop({ reason: `no answer within ${timeoutMs} ms` }), timeoutMs)
+  const unsubscribe = cancellation?.onCancel(() => stop({ reason: 'the client went away', clientGone: true }))
+  return upstream
+    .post(body, {
+      onStart(abortRequest) {
+        abort = abortRequest
+        if (stopped) abortRequest(new Error(stopped.reason))
+      },
+    })
+    .then(
+      (response): { body: Buffer } | Failure => {
+        if (stopped) return stopped
+        if (response.status < 200 || response.status >= 300) return { reason: `HTTP ${response.status}` }
+        if (!isJsonObjectOrArray(response.body)) return { reason: 'an answer that is not JSON' }
+        return { body: response.body }
+      },
+      (err: Error & { code?: string }): Failure =>
+        stopped ?? { reason: err.message, unsent: err.code !== undefined && unsentErrorCodes.has(err.code) },
+    )
+    .finally(() => {
+      clearTimeout(timer)
+      unsubscribe?.()
+    })
 }
 
 /** A cheap check that an answer is JSON at all, without parsing it: the first non-blank byte. */

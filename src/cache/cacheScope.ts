@@ -1,0 +1,54 @@
+import type { MethodSpec } from '../methods/methodTable.ts'
+import { blockRef, blockTag, logFilter, receiptsBlockRef } from '../methods/params.ts'
+
+/**
+ * How long a call's answer stays true: `immutable` (by block hash, by a number at or below the
+ * finalized block, chain id), `head` (until the next block), `never` (pending state, side effects).
+ */
+export type CacheScope = 'immutable' | 'head' | 'never'
+
+const hashLength = 66
+
+/**
+ * The scope of one call with its normalised params. The method table gives the method's class;
+ * a `head` method pinned to a block hash or a finalized number becomes `immutable`, and any block
+ * reference to `pending` makes it `never`.
+ */
+export function cacheScope(spec: MethodSpec, params: unknown[], finalized: bigint | undefined): CacheScope {
+  if (spec.cacheClass !== 'head') return spec.cacheClass
+  let refs = 0
+  let scope: CacheScope = 'immutable'
+  const add = (ref: unknown) => {
+    refs++
+    const each = refScope(ref, finalized)
+    if (each === 'never' || (each === 'head' && scope === 'immutable')) scope = each
+  }
+  spec.params.forEach(({ parse }, index) => {
+    const value = params[index]
+    if (parse === blockRef || parse === blockTag || parse === receiptsBlockRef) {
+      // an omitted block argument means latest
+      add(value ?? 'latest')
+    } else if (parse === logFilter) {
+      const filter = value as { blockHash?: unknown; fromBlock?: unknown; toBlock?: unknown }
+      if (typeof filter.blockHash === 'string') add(filter.blockHash)
+      else {
+        add(filter.fromBlock ?? 'latest')
+        add(filter.toBlock ?? 'latest')
+      }
+    }
+  })
+  // no block argument at all (eth_blockNumber, eth_gasPrice, receipts by hash): the head's answer
+  return refs === 0 ? 'head' : scope
+}
+
+function refScope(ref: unknown, finalized: bigint | undefined): CacheScope {
+  if (typeof ref === 'object' && ref !== null) {
+    const { blockHash, blockNumber } = ref as { blockHash?: unknown; blockNumber?: unknown }
+    return blockHash !== undefined ? 'immutable' : refScope(blockNumber, finalized)
+  }
+  if (typeof ref !== 'string') return 'head'
+  if (ref === 'pending') return 'never'
+  if (ref === 'earliest' || ref.length === hashLength) return 'immutable'
+  if (ref.startsWith('0x') && finalized !== undefined && BigInt(ref) <= finalized) return 'immutable'
+  return 'head'
+}

@@ -1,0 +1,169 @@
+import type { RpcId, RpcPayload } from '../jsonrpc/types.ts'
+
+/** What an upstream answered to a cacheable call: its result's JSON text, or the whole answer when it had none. */
+export type LoadedAnswer = { result: CachedValue } | { answer: Buffer }
+
+/** Small results are kept as strings (cheaper to splice into an answer), large ones as bytes. */
+type CachedValue = string | Buffer
+
+export type CacheStats = {
+  hits: number
+  misses: number
+  /** Calls that joined an identical call already in flight instead of asking an upstream. */
+  coalesced: number
+  evictions: number
+  entries: number
+  bytes: number
+}
+
+export type RpcCache = {
+  /** The kept result for `key`, as a whole answer carrying `id`; undefined on a miss. */
+  get(key: string, scope: 'immutable' | 'head', id: RpcId): RpcPayload | undefined
+  /**
+   * Runs `load` (the upstream call) once for identical calls in flight and keeps its result when it
+   * may be kept: never an error, never a null (it may be "not there yet"), and a head-scoped result
+   * only if no new head arrived while it was being fetched.
+   */
+  load(key: string, scope: 'immutable' | 'head', load: () => Promise<Buffer>): Promise<LoadedAnswer>
+  /** A new head (or a reorg): every head-scoped entry is dropped. */
+  newHead(): void
+  stats: CacheStats
+}
+
+export type RpcCacheOptions = {
+  maxBytes: number
+  /** Results larger than this are not kept. */
+  maxEntryBytes: number
+}
+
+type Entry = { value: CachedValue; size: number }
+
+/** Results up to this size are kept as strings. */
+const stringBytes = 4096
+/** Map entry, key and bookkeeping overhead counted against the memory bound. */
+const entryOverhead = 96
+
+/**
+ * A network's finality-aware answer cache, bounded in bytes: immutable entries are kept until
+ * evicted (least recently used first), head entries until the next head. The upstream is always
+ * asked with id 1, so that one answer serves every caller whatever its id.
+ */
+export function createRpcCache(options: RpcCacheOptions): RpcCache {
+  const immutable = new Map<string, Entry>()
+  let head = new Map<string, Entry>()
+  let immutableBytes = 0
+  let headBytes = 0
+  let generation = 0
+  const inFlight = new Map<string, Promise<LoadedAnswer>>()
+  const stats: CacheStats = { hits: 0, misses: 0, coalesced: 0, evictions: 0, entries: 0, bytes: 0 }
+
+  function updateTotals(): void {
+    stats.entries = immutable.size + head.size
+    stats.bytes = immutableBytes + headBytes
+  }
+
+  function store(key: string, scope: 'immutable' | 'head', value: CachedValue): void {
+    const size =
+      (typeof value === 'string' ? value.length : value.byteLength) + key.length * 2 + entryOverhead
+    if (size > options.maxEntryBytes) return
+    while (immutableBytes + headBytes + size > options.maxBytes && immutable.size > 0) {
+      const [oldestKey, oldest] = immutable.entries().next().value as [string, Entry]
+      immutable.delete(oldestKey)
+      immutableBytes -= oldest.size
+      stats.evictions++
+    }
+    if (immutableBytes + headBytes + size > options.maxBytes) return
+    if (scope === 'immutable') {
+      immutable.set(key, { value, size })
+      immutableBytes += size
+    } else {
+      head.set(key, { value, size })
+      headBytes += size
+    }
+    updateTotals()
+  }
+
+  return {
+    stats,
+    get(key, scope, id) {
+      let entry: Entry | undefined
+      if (scope === 'immutable') {
+        entry = immutable.get(key)
+        if (entry) {
+          // most recently used last
+          immutable.delete(key)
+          immutable.set(key, entry)
+        }
+      } else entry = head.get(key)
+      if (!entry) {
+        stats.misses++
+        return undefined
+      }
+      stats.hits++
+      return resultAnswer(id, entry.value)
+    },
+    load(key, scope, load) {
+      const pending = inFlight.get(key)
+      if (pending) {
+        stats.coalesced++
+        return pending
+      }
+      const startedAt = generation
+      const promise = load()
+        .then((answer) => {
+          const loaded = splitAnswer(answer)
+          if (
+            'result' in loaded &&
+            loaded.result !== 'null' &&
+            (scope === 'immutable' || startedAt === generation)
+          ) {
+            store(key, scope, loaded.result)
+          }
+          return loaded
+        })
+        .finally(() => {
+          if (inFlight.get(key) === promise) inFlight.delete(key)
+        })
+      inFlight.set(key, promise)
+      return promise
+    },
+    newHead() {
+      generation++
+      // calls in flight across the head are not joined by calls made after it
+      inFlight.clear()
+      if (head.size === 0) return
+      head = new Map()
+      headBytes = 0
+      updateTotals()
+    },
+  }
+}
+
+const answerPrefix = Buffer.from('{"jsonrpc":"2.0","id":1,"result":')
+
+/** The result's JSON text without parsing it when the node wrote the usual member order; else parsed. */
+export function splitAnswer(answer: Buffer): LoadedAnswer {
+  let end = answer.length
+  while (end > 0 && isBlank(answer[end - 1] as number)) end--
+  if (answer.subarray(0, answerPrefix.length).equals(answerPrefix) && answer[end - 1] === 0x7d) {
+    const result = answer.subarray(answerPrefix.length, end - 1)
+    return { result: result.length <= stringBytes ? result.toString() : Buffer.from(result) }
+  }
+  const parsed = JSON.parse(answer.toString()) as { result?: unknown }
+  if (!('result' in parsed) || 'error' in parsed) return { answer }
+  const text = JSON.stringify(parsed.result)
+  return { result: text.length <= stringBytes ? text : Buffer.from(text) }
+}
+
+/** A whole answer for `id` around a kept result. */
+export function resultAnswer(id: RpcId, value: CachedValue): RpcPayload {
+  const prefix = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`
+  if (typeof value === 'string') return `${prefix}${value}}`
+  return Buffer.concat([Buffer.from(prefix), value, closingBrace])
+}
+
+const closingBrace = Buffer.from('}')
+
+function isBlank(byte: number): boolean {
+  return byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09
+}
