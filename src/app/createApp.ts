@@ -20,6 +20,8 @@ import { createMeter, type Meter } from '../metering/createMeter.ts'
 import { createSqliteUsageStore } from '../metering/createSqliteUsageStore.ts'
 import type { UsageStore } from '../metering/usageStore.ts'
 import { getFailoverMethods } from '../methods/methodTable.ts'
+import { createMetrics } from '../metrics/createMetrics.ts'
+import { handleMetrics } from '../metrics/handleMetrics.ts'
 import { createNetwork } from '../networks/createNetwork.ts'
 import { createNetworkRegistry, type NetworkRegistry } from '../networks/createNetworkRegistry.ts'
 import { type HttpRpcDeps, handleHttpRpc } from '../pipeline/handleHttpRpc.ts'
@@ -157,14 +159,21 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       flushUsage: () => meter.flush(),
       now: () => clock.now(),
     }
+    const metrics = config.metrics.enabled ? createMetrics({ networks: networks.all }) : undefined
+    const metricsDeps = metrics && { metrics, token: config.metrics.token }
     const server: HttpServer = createHttpServer(
       {
         rpc: (request) => handleHttpRpc(rpcDeps, request),
         ready: () => readiness(networks, db),
+        metrics: metricsDeps && ((request) => handleMetrics(metricsDeps, request)),
         gas: (request) => handleGasRequest(gasDeps, request),
         admin: (request) => handleAdmin(adminDeps, request),
       },
-      { maxBodyBytes: config.server.maxBodyBytes, keepAliveTimeoutMs: config.server.keepAliveTimeoutMs },
+      {
+        maxBodyBytes: config.server.maxBodyBytes,
+        keepAliveTimeoutMs: config.server.keepAliveTimeoutMs,
+        rpcAnswers: metrics?.rpcAnswers,
+      },
     )
     const hubs = new Map<string, SubscriptionHub>(
       networks.all.map((network) => {

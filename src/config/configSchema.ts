@@ -181,6 +181,14 @@ export const configSchema = z.strictObject({
       token: z.string().min(16, 'expected at least 16 characters').optional(),
     })
     .prefault({}),
+  metrics: z
+    .strictObject({
+      /** Serve GET /metrics (Prometheus text); off: /metrics is not found. */
+      enabled: z.boolean().default(true),
+      /** Bearer token a scrape must send; without one /metrics is open (keep it off public listeners). */
+      token: z.string().min(16, 'expected at least 16 characters').optional(),
+    })
+    .prefault({}),
   log: z
     .strictObject({
       level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -95,7 +95,11 @@ async function forward(
   if (!partners) return { payload: await network.pool.send(body, options), partner: false }
   try {
     return {
-      payload: await network.pool.send(body, { ...options, deadline: deadline - network.partnerReserveMs }),
+      payload: await network.pool.send(body, {
+        ...options,
+        deadline: deadline - network.partnerReserveMs,
+        fallback: true,
+      }),
       partner: false,
     }
   } catch (err) {

@@ -11,6 +11,8 @@ import { toJsonRpcError } from '../errors/toJsonRpcError.ts'
 import { Cancellation } from '../failsafe/Cancellation.ts'
 import type { GasRequest, GasResponse } from '../gas/handleGasRequest.ts'
 import { serializeError } from '../jsonrpc/serialize.ts'
+import type { RpcAnswerCounts } from '../metrics/createMetrics.ts'
+import type { MetricsRequest, MetricsResponse } from '../metrics/handleMetrics.ts'
 import type { HttpRpcRequest, HttpRpcResponse } from '../pipeline/handleHttpRpc.ts'
 import { parseRoute } from './parseRoute.ts'
 import { readBody } from './readBody.ts'
@@ -18,11 +20,18 @@ import { readBody } from './readBody.ts'
 export type HttpHandlers = {
   rpc(request: HttpRpcRequest): Promise<HttpRpcResponse>
   ready(): { ok: boolean; body: unknown }
+  /** Undefined when metrics are off: /metrics is then not found. */
+  metrics: ((request: MetricsRequest) => Promise<MetricsResponse>) | undefined
   gas(request: GasRequest): Promise<GasResponse>
   admin(request: AdminRequest): Promise<AdminResponse>
 }
 
-export type HttpServerOptions = { maxBodyBytes: number; keepAliveTimeoutMs: number }
+export type HttpServerOptions = {
+  maxBodyBytes: number
+  keepAliveTimeoutMs: number
+  /** Where JSON-RPC answers are counted by status class (a plain increment each), when metrics are on. */
+  rpcAnswers?: RpcAnswerCounts | undefined
+}
 
 export type HttpServer = {
   server: Server
@@ -37,6 +46,7 @@ const adminMaxBodyBytes = 1024 * 1024
 
 /** The HTTP adapter: bytes in, bytes out. Routing, limits and headers; everything else is the handlers'. */
 export function createHttpServer(handlers: HttpHandlers, options: HttpServerOptions): HttpServer {
+  const { rpcAnswers } = options
   let inFlight = 0
   let drained: (() => void) | undefined
 
@@ -63,6 +73,15 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
       case 'readyz': {
         const { ok, body } = handlers.ready()
         return send(res, ok ? 200 : 503, JSON.stringify(body))
+      }
+      case 'metrics': {
+        if (!handlers.metrics) throw new RouteNotFoundError()
+        if (req.method !== 'GET') throw new HttpMethodNotAllowedError('GET')
+        const answer = await handlers.metrics({ authorization: req.headers.authorization })
+        if (res.destroyed) return
+        res.writeHead(answer.status, { ...answer.headers, 'content-type': answer.contentType })
+        res.end(answer.body)
+        return
       }
       case 'admin': {
         const body = await readBody(req, adminMaxBodyBytes)
@@ -91,7 +110,10 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
       case 'notFound':
         throw new RouteNotFoundError()
       case 'rpc': {
-        if (req.method !== 'POST') throw new HttpMethodNotAllowedError('POST')
+        if (req.method !== 'POST') {
+          if (rpcAnswers) rpcAnswers['4xx']++
+          throw new HttpMethodNotAllowedError('POST')
+        }
         let body: string | TollgateError
         try {
           if (!isJsonContentType(req.headers['content-type'])) throw new UnsupportedContentTypeError()
@@ -114,6 +136,11 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
           enableFailover: firstHeader(headers['enable-failover']),
           cancellation,
         })
+        if (rpcAnswers) {
+          if (answer.status >= 500) rpcAnswers['5xx']++
+          else if (answer.status >= 400) rpcAnswers['4xx']++
+          else rpcAnswers['2xx']++
+        }
         return send(res, answer.status, answer.body, answer.headers)
       }
     }

@@ -4,12 +4,13 @@ export type Route =
   | { kind: 'ws'; key: string; networkName: string | undefined }
   | { kind: 'healthz' }
   | { kind: 'readyz' }
+  | { kind: 'metrics' }
   | { kind: 'admin' }
   | { kind: 'gas'; pathKey: string | undefined; chainId: string; endpoint: string }
   | { kind: 'notFound' }
 
 /**
- * `/v3/{KEY}`, `/{network}/v3/{KEY}` (a trailing slash is fine), `/healthz`, `/readyz`, `/admin/...`,
+ * `/v3/{KEY}`, `/{network}/v3/{KEY}` (a trailing slash is fine), `/healthz`, `/readyz`, `/metrics`, `/admin/...`,
  * and the gas API: `/networks/{chainId}/{endpoint}` and `/v3/{KEY}/networks/{chainId}/{endpoint}`.
  * `/v3` and `/v3/` are JSON-RPC routes with an empty key, answered 401.
  */
@@ -18,6 +19,7 @@ export function parseRoute(url: string): Route {
   const path = queryAt === -1 ? url : url.slice(0, queryAt)
   if (path === '/healthz') return { kind: 'healthz' }
   if (path === '/readyz') return { kind: 'readyz' }
+  if (path === '/metrics') return { kind: 'metrics' }
   if (path === '/admin' || path.startsWith('/admin/')) return { kind: 'admin' }
   const parts = path.split('/')
   if (parts[parts.length - 1] === '' && parts.length > 2) parts.pop()

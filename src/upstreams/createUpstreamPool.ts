@@ -34,6 +34,8 @@ export type SendOptions = {
   retry?: boolean
   /** The answer depends on the head: members lagging the network's head are not used. */
   headSensitive?: boolean
+  /** Partners follow if this pool fails: no attempt waits longer than attemptTimeoutMs. */
+  fallback?: boolean
   cancellation?: Cancellation | undefined
 }
 
@@ -155,6 +157,14 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     return probe
   }
 
+  /** Whether a member other than `member` is left to try. */
+  function hasOther(headSensitive: boolean, member: PoolMember, tried: Set<PoolMember> | undefined): boolean {
+    for (const each of headSensitive ? rankedAtHead : ranked) {
+      if (each !== member && !tried?.has(each)) return true
+    }
+    return false
+  }
+
   function succeeded(member: PoolMember, latencyMs: number): void {
     member.requests++
     member.latencyMs =
@@ -194,7 +204,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
   }
 
   async function send(body: string, sendOptions: SendOptions = {}): Promise<Buffer> {
-    const { retry = false, headSensitive = false, cancellation } = sendOptions
+    const { retry = false, headSensitive = false, fallback = false, cancellation } = sendOptions
     const deadline = sendOptions.deadline ?? now() + options.timeoutMs
     const maxAttempts = retry ? options.maxAttempts : 1
     let tried: Set<PoolMember> | undefined
@@ -204,7 +214,10 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
       const member = pick(headSensitive, tried, attempt >= maxAttempts)
       const remaining = deadline - now()
       if (!member || remaining <= 0) break
-      const timeoutMs = attempt + 1 < maxAttempts ? Math.min(remaining, options.attemptTimeoutMs) : remaining
+      // one attempt waits at most attemptTimeoutMs while something else could still answer in time:
+      // another member, or (`fallback`) the partners; the last one may use the rest of the deadline
+      const bounded = attempt + 1 < maxAttempts && (fallback || hasOther(headSensitive, member, tried))
+      const timeoutMs = bounded || fallback ? Math.min(remaining, options.attemptTimeoutMs) : remaining
       // the same member again (it is the only one left): a short pause first
       if (tried?.has(member)) await delay(Math.min(25 * attempt, remaining / 4))
       const started = now()

@@ -14,7 +14,13 @@ export type FakeUpstream = {
   url: string
   /** Bodies received, parsed. */
   requests: { method: string; id: unknown; params: unknown[] }[]
+  /** The path and headers of each request, in the same order. */
+  received: { path: string; headers: Record<string, string | string[] | undefined> }[]
   behave(behaviour: FakeBehaviour): void
+  /** Stops listening and drops every connection (a dead node: connections are refused). */
+  kill(): Promise<void>
+  /** Listens again on the same port. */
+  revive(): Promise<void>
   close(): Promise<void>
 }
 
@@ -22,6 +28,7 @@ export type FakeUpstream = {
 export async function startFakeUpstream(initial: FakeBehaviour = { kind: 'hang' }): Promise<FakeUpstream> {
   let behaviour = initial
   const requests: FakeUpstream['requests'] = []
+  const received: FakeUpstream['received'] = []
   const hanging = new Set<ServerResponse>()
 
   const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
@@ -29,6 +36,7 @@ export async function startFakeUpstream(initial: FakeBehaviour = { kind: 'hang' 
     for await (const chunk of req) chunks.push(chunk as Buffer)
     const body = JSON.parse(Buffer.concat(chunks).toString())
     requests.push(body)
+    received.push({ path: req.url ?? '', headers: { ...req.headers } })
     switch (behaviour.kind) {
       case 'hang':
         hanging.add(res)
@@ -64,17 +72,23 @@ export async function startFakeUpstream(initial: FakeBehaviour = { kind: 'hang' 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const address = server.address()
   const port = typeof address === 'object' && address ? address.port : 0
+  const stop = async () => {
+    if (!server.listening) return
+    for (const res of hanging) res.destroy()
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+    server.closeAllConnections()
+    await closed
+  }
 
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    received,
     behave(next) {
       behaviour = next
     },
-    async close() {
-      for (const res of hanging) res.destroy()
-      server.closeAllConnections()
-      await new Promise<void>((resolve) => server.close(() => resolve()))
-    },
+    kill: stop,
+    revive: () => new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve)),
+    close: stop,
   }
 }

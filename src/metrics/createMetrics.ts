@@ -1,0 +1,197 @@
+import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client'
+import type { Network } from '../networks/createNetwork.ts'
+import type { PoolMember } from '../upstreams/createUpstreamPool.ts'
+
+/**
+ * Plain counters of HTTP JSON-RPC answers by status class, bumped by the HTTP adapter with one
+ * integer increment per answer and read here only at scrape time.
+ */
+export type RpcAnswerCounts = { '2xx': number; '4xx': number; '5xx': number }
+
+export type Metrics = {
+  /** The Content-Type of `render()`'s text. */
+  contentType: string
+  /** Every metric in the Prometheus text format, read from the gateway's own counters now. */
+  render(): Promise<string>
+  /** Given to the HTTP adapter to count answers in. */
+  rpcAnswers: RpcAnswerCounts
+}
+
+export type MetricsOptions = { networks: readonly Network[] }
+
+type Labels<T extends string> = Partial<Record<T, string>>
+type Sample<T extends string> = [labels: Labels<T>, value: number | bigint | undefined]
+
+/**
+ * Every metric tollgate exposes, in one place. Nothing here runs on the request path: each metric is
+ * read at scrape time (a `collect()` callback) from plain numbers the gateway keeps anyway: the
+ * cache's stats, the pool members' counts and health, the head tracker's heads. Labels are bounded:
+ * networks and upstreams come from the config, upstream names are the redacted labels (never a URL's
+ * credentials or path).
+ */
+export function createMetrics(options: MetricsOptions): Metrics {
+  const registry = new Registry()
+  const rpcAnswers: RpcAnswerCounts = { '2xx': 0, '4xx': 0, '5xx': 0 }
+  const upstreams = toUpstreamSeries(options.networks)
+  const cached = options.networks.flatMap((network) => {
+    const { cache } = network
+    return cache ? [{ labels: { network: network.name }, cache }] : []
+  })
+
+  /** A counter whose value is read from the gateway's own running total. */
+  function total<T extends string>(name: string, help: string, labelNames: T[], read: () => Sample<T>[]) {
+    new Counter({
+      name,
+      help,
+      labelNames,
+      registers: [registry],
+      collect() {
+        this.reset()
+        for (const [labels, value] of read()) if (value !== undefined) this.inc(labels, Number(value))
+      },
+    })
+  }
+
+  /** A gauge read at scrape time; a series whose value is unknown (undefined) is left out. */
+  function gauge<T extends string>(name: string, help: string, labelNames: T[], read: () => Sample<T>[]) {
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers: [registry],
+      collect() {
+        this.reset()
+        for (const [labels, value] of read()) if (value !== undefined) this.set(labels, Number(value))
+      },
+    })
+  }
+
+  const networkLabel = ['network' as const]
+  total('tollgate_cache_hits_total', 'Answers served from the cache.', networkLabel, () =>
+    cached.map(({ labels, cache }) => [labels, cache.stats.hits]),
+  )
+  total('tollgate_cache_misses_total', 'Cacheable calls not found in the cache.', networkLabel, () =>
+    cached.map(({ labels, cache }) => [labels, cache.stats.misses]),
+  )
+  total(
+    'tollgate_cache_coalesced_total',
+    'Calls that joined an identical call in flight instead of asking an upstream.',
+    networkLabel,
+    () => cached.map(({ labels, cache }) => [labels, cache.stats.coalesced]),
+  )
+  total(
+    'tollgate_cache_evictions_total',
+    'Cache entries evicted to stay within maxBytes.',
+    networkLabel,
+    () => cached.map(({ labels, cache }) => [labels, cache.stats.evictions]),
+  )
+  gauge('tollgate_cache_entries', 'Answers kept in the cache.', networkLabel, () =>
+    cached.map(({ labels, cache }) => [labels, cache.stats.entries]),
+  )
+  gauge('tollgate_cache_bytes', 'Memory counted for the answers kept in the cache.', networkLabel, () =>
+    cached.map(({ labels, cache }) => [labels, cache.stats.bytes]),
+  )
+
+  const upstreamLabels = ['network' as const, 'upstream' as const, 'role' as const]
+  total(
+    'tollgate_upstream_requests_total',
+    'Calls sent to an upstream (retries included; head polls not).',
+    upstreamLabels,
+    () => upstreams.map(({ labels, member }) => [labels, member.requests]),
+  )
+  total(
+    'tollgate_upstream_failures_total',
+    'Calls to an upstream that failed (timeout, connection error, HTTP error, not JSON).',
+    upstreamLabels,
+    () => upstreams.map(({ labels, member }) => [labels, member.failures]),
+  )
+  gauge(
+    'tollgate_upstream_latency_ms',
+    "Moving average of an upstream's successful calls' latency, in milliseconds.",
+    upstreamLabels,
+    () => upstreams.map(({ labels, member }) => [labels, member.latencyMs]),
+  )
+  gauge(
+    'tollgate_upstream_error_rate',
+    "Moving average of an upstream's failures, 0 to 1.",
+    upstreamLabels,
+    () => upstreams.map(({ labels, member }) => [labels, member.errorRate]),
+  )
+  gauge(
+    'tollgate_upstream_up',
+    '1 while an upstream is in use (its breaker closed), 0 while it is kept off.',
+    upstreamLabels,
+    () => upstreams.map(({ labels, member }) => [labels, member.breaker === 'closed' ? 1 : 0]),
+  )
+  gauge('tollgate_upstream_head', "An upstream's last known block number.", upstreamLabels, () =>
+    upstreams.map(({ labels, member }) => [labels, member.head]),
+  )
+
+  gauge(
+    'tollgate_network_head',
+    "The network's head: the highest block number among upstreams in use.",
+    networkLabel,
+    () => options.networks.map((network) => [{ network: network.name }, network.pool.head()]),
+  )
+  gauge('tollgate_network_finalized', "The network's finalized block number.", networkLabel, () =>
+    options.networks.map((network) => [{ network: network.name }, network.heads.finalized()]),
+  )
+
+  total(
+    'tollgate_http_rpc_responses_total',
+    'HTTP JSON-RPC answers by status class (a batch is one answer).',
+    ['status_class'],
+    () => [
+      [{ status_class: '2xx' }, rpcAnswers['2xx']],
+      [{ status_class: '4xx' }, rpcAnswers['4xx']],
+      [{ status_class: '5xx' }, rpcAnswers['5xx']],
+    ],
+  )
+
+  const merged = Registry.merge([registry, processRegistry()])
+  return {
+    contentType: merged.contentType,
+    render: () => merged.metrics(),
+    rpcAnswers,
+  }
+}
+
+type UpstreamSeries = {
+  labels: { network: string; upstream: string; role: 'primary' | 'partner' }
+  member: PoolMember
+}
+
+/**
+ * One series per pool member, labelled once (members are fixed when a network is built). Two
+ * upstreams with the same printable label (e.g. one vendor host behind two keys) get `#2`, `#3`...
+ * so that their series stay apart.
+ */
+function toUpstreamSeries(networks: readonly Network[]): UpstreamSeries[] {
+  return networks.flatMap((network) => {
+    const series = (members: readonly PoolMember[], role: 'primary' | 'partner') => {
+      const seen = new Map<string, number>()
+      return members.map((member): UpstreamSeries => {
+        const count = (seen.get(member.upstream.label) ?? 0) + 1
+        seen.set(member.upstream.label, count)
+        const upstream = count === 1 ? member.upstream.label : `${member.upstream.label}#${count}`
+        return { labels: { network: network.name, upstream, role }, member }
+      })
+    }
+    return [...series(network.pool.members, 'primary'), ...series(network.partners?.members ?? [], 'partner')]
+  })
+}
+
+let processMetrics: Registry | undefined
+
+/**
+ * prom-client's process and Node.js metrics (CPU, memory, event loop lag, GC), on a registry of
+ * their own: not the library's global one, and made once per process, since they describe the
+ * process whatever number of apps run in it (tests start many).
+ */
+function processRegistry(): Registry {
+  if (!processMetrics) {
+    processMetrics = new Registry()
+    collectDefaultMetrics({ register: processMetrics })
+  }
+  return processMetrics
+}

@@ -1,0 +1,284 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { setTimeout as delay } from 'node:timers/promises'
+import { encodeFunctionData } from 'viem'
+import { demoAbi } from '../src/devnet/contracts.ts'
+import type { PoolMember } from '../src/upstreams/createUpstreamPool.ts'
+import { postJson, rpcBody } from './helpers/postJson.ts'
+import { type FakeUpstream, startFakeUpstream } from './helpers/startFakeUpstream.ts'
+import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
+import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
+
+const timeoutMs = 2_000
+/** Faults are found within one attempt; the breaker then keeps calls off the failing upstream. */
+const upstreamSettings = {
+  timeoutMs,
+  attemptTimeoutMs: 250,
+  headPollMs: 150,
+  breaker: { failures: 3, cooldownMs: 200, maxCooldownMs: 400 },
+}
+
+/** What is done to the primary, and how it gets well again (`target`: the node it proxies to). */
+type Fault = {
+  name: string
+  apply(fake: FakeUpstream): Promise<void>
+  heal(fake: FakeUpstream, target: string): Promise<void>
+}
+
+const proxyAgain = async (fake: FakeUpstream, target: string) => fake.behave({ kind: 'proxy', target })
+const faults: Fault[] = [
+  { name: 'killed', apply: (fake) => fake.kill(), heal: (fake) => fake.revive() },
+  { name: 'stalled', apply: async (fake) => fake.behave({ kind: 'hang' }), heal: proxyAgain },
+  {
+    name: 'answering 429',
+    apply: async (fake) => fake.behave({ kind: 'status', status: 429 }),
+    heal: proxyAgain,
+  },
+]
+
+type LoadResult = { answers: { status: number; ms: number; json: unknown; servedBy: string | null }[] }
+
+/** `workers` clients, each sending its next call when the last is answered, for `ms`. */
+async function load(
+  url: string,
+  calls: object[],
+  options: { workers: number; ms: number; headers?: Record<string, string> },
+): Promise<LoadResult> {
+  const answers: LoadResult['answers'] = []
+  const stopAt = performance.now() + options.ms
+  const headers = { 'content-type': 'application/json', ...options.headers }
+  await Promise.all(
+    Array.from({ length: options.workers }, async (_, worker) => {
+      for (let index = worker; performance.now() < stopAt; index++) {
+        const started = performance.now()
+        const response = await postJson(url, calls[index % calls.length], headers)
+        answers.push({
+          status: response.status,
+          ms: performance.now() - started,
+          json: response.json,
+          servedBy: response.headers.get('x-served-by'),
+        })
+      }
+    }),
+  )
+  return { answers }
+}
+
+function assertAllAnswered(result: LoadResult, label: string): void {
+  assert.ok(result.answers.length > 20, `${label}: only ${result.answers.length} calls`)
+  const failed = result.answers.filter(
+    (answer) => answer.status !== 200 || !('result' in (answer.json as object)),
+  )
+  assert.deepEqual(failed.slice(0, 3), [], `${label}: ${failed.length} of ${result.answers.length} failed`)
+  const slowest = Math.max(...result.answers.map((answer) => answer.ms))
+  assert.ok(slowest < timeoutMs + 300, `${label}: a call took ${Math.round(slowest)} ms`)
+}
+
+async function until(condition: () => boolean, what: string, ms = 5_000): Promise<void> {
+  const stopAt = Date.now() + ms
+  while (!condition()) {
+    if (Date.now() > stopAt) throw new Error(`timed out waiting for ${what}`)
+    await delay(20)
+  }
+}
+
+/** Calls a client would retry on another node: reads of blocks, receipts, state and the head. */
+function readCalls(node: TestNode): object[] {
+  const { fixtures } = node
+  return [
+    rpcBody('eth_getTransactionReceipt', [fixtures.legacyTx]),
+    rpcBody('eth_getStorageAt', [fixtures.demo, '0x0', 'latest']),
+    rpcBody('eth_getTransactionByBlockNumberAndIndex', ['0x1', '0x0']),
+    rpcBody('eth_blockNumber'),
+    rpcBody('eth_getBalance', [fixtures.accounts[1], 'latest']),
+  ]
+}
+
+describe('an upstream pool under faults: calls move to the healthy upstream and come back', () => {
+  let node: TestNode
+  let primary: FakeUpstream
+  let gateway: TestGateway
+  let members: readonly PoolMember[]
+
+  before(async () => {
+    node = await startTestNode({ loadBlocks: 2 })
+    primary = await startFakeUpstream({ kind: 'proxy', target: node.url })
+    gateway = await startTestGateway({
+      upstreams: [primary.url, node.url],
+      // every call reaches an upstream
+      config: { upstreams: upstreamSettings, cache: { enabled: false } },
+    })
+    members = gateway.app.networks.all[0]?.pool.members ?? []
+  })
+  after(async () => {
+    await gateway?.close()
+    await primary?.close()
+    await node?.stop()
+  })
+
+  for (const fault of faults) {
+    it(`primary ${fault.name} under load: every call is answered through the secondary in time`, async () => {
+      const calls = readCalls(node)
+      const running = load(gateway.endpoint, calls, { workers: 8, ms: 1_500 })
+      await delay(300)
+      await fault.apply(primary)
+      assertAllAnswered(await running, fault.name)
+      assert.equal(members[0]?.breaker, 'open', 'the primary is out of use')
+
+      // once healthy again, the primary gets the traffic back
+      await fault.heal(primary, node.url)
+      await until(() => members[0]?.breaker === 'closed', 'the primary to be back in use')
+      const before = primary.requests.length
+      const after = await load(gateway.endpoint, calls, { workers: 4, ms: 400 })
+      assertAllAnswered(after, `${fault.name}, healed`)
+      const toPrimary = primary.requests.length - before
+      assert.ok(
+        toPrimary >= after.answers.length,
+        `${toPrimary} of ${after.answers.length} calls went to the primary`,
+      )
+    })
+  }
+
+  it('a revert is an answer: sent once, never retried or moved to another upstream', async () => {
+    const before = primary.requests.length
+    const call = {
+      from: node.fixtures.accounts[1],
+      to: node.fixtures.demo,
+      data: encodeFunctionData({ abi: demoAbi, functionName: 'failWithReason' }),
+    }
+    const response = await postJson(gateway.endpoint, rpcBody('eth_call', [call, 'latest']))
+    assert.equal(response.status, 200)
+    assert.equal((response.json as { error: { code: number } }).error.code, 3)
+    const sent = primary.requests.slice(before).filter((request) => request.method === 'eth_call')
+    assert.equal(sent.length, 1)
+  })
+})
+
+describe('partner failover (COMPAT.md §7)', () => {
+  let node: TestNode
+  let primary: FakeUpstream
+  let partner: FakeUpstream
+  let gateway: TestGateway
+  let growth: string
+  let growthAlwaysFailover: string
+  let team: string
+
+  before(async () => {
+    node = await startTestNode({ loadBlocks: 2 })
+    primary = await startFakeUpstream({ kind: 'proxy', target: node.url })
+    partner = await startFakeUpstream({ kind: 'proxy', target: node.url })
+    gateway = await startTestGateway({
+      config: {
+        networks: [
+          {
+            name: 'devnet',
+            chainId: 31337,
+            upstreams: [{ url: primary.url }],
+            partners: [{ url: `${partner.url}/v3/partner-secret-key`, name: 'partner-a' }],
+          },
+        ],
+        upstreams: upstreamSettings,
+        cache: { enabled: false },
+      },
+    })
+    const create = async (plan: 'growth' | 'team', failover = false) =>
+      (await gateway.app.keyAdmin.create({ plan, name: `${plan}-${failover}`, failover })).key.key
+    growth = await create('growth')
+    growthAlwaysFailover = await create('growth', true)
+    team = await create('team')
+    await gateway.app.keys.refresh()
+  })
+  after(async () => {
+    await gateway?.close()
+    await primary?.close()
+    await partner?.close()
+    await node?.stop()
+  })
+
+  const endpoint = (key: string) => `${gateway.url}/v3/${key}`
+  const withFailover = { 'content-type': 'application/json', 'enable-failover': 'true' }
+
+  it('while the primary is healthy, the partner is never asked', async () => {
+    const response = await postJson(
+      endpoint(growth),
+      rpcBody('eth_getTransactionReceipt', [node.fixtures.legacyTx]),
+      withFailover,
+    )
+    assert.equal(response.status, 200)
+    assert.equal(response.headers.get('x-served-by'), null)
+    assert.equal(partner.requests.length, 0)
+  })
+
+  it('primary stalled under load: eligible calls with Enable-Failover are answered by the partner in time', async () => {
+    const calls = [
+      rpcBody('eth_getTransactionReceipt', [node.fixtures.legacyTx]),
+      rpcBody('eth_getStorageAt', [node.fixtures.demo, '0x0', 'latest']),
+      rpcBody('eth_getTransactionByBlockNumberAndIndex', ['0x1', '0x0']),
+    ]
+    const running = load(endpoint(growth), calls, {
+      workers: 8,
+      ms: 1_500,
+      headers: { 'enable-failover': 'true' },
+    })
+    await delay(300)
+    primary.behave({ kind: 'hang' })
+    const result = await running
+    assertAllAnswered(result, 'stalled primary')
+    assert.ok(result.answers.some((answer) => answer.servedBy === 'partner'))
+    primary.behave({ kind: 'proxy', target: node.url })
+  })
+
+  it('primary killed: eligible calls fail over; ineligible ones, and keys that may not, get a quick 503', async () => {
+    await primary.kill()
+    try {
+      const receipt = rpcBody('eth_getTransactionReceipt', [node.fixtures.legacyTx])
+      const direct = await postJson(node.url, receipt)
+      const served = await postJson(endpoint(growth), receipt, withFailover)
+      assert.equal(served.status, 200)
+      assert.deepEqual(served.json, direct.json)
+      assert.equal(served.headers.get('x-served-by'), 'partner')
+      assert.ok(!served.text.includes(partner.url) && !served.text.includes('partner-a'))
+
+      const switchedOn = await postJson(endpoint(growthAlwaysFailover), receipt)
+      assert.equal(switchedOn.status, 200)
+      assert.equal(switchedOn.headers.get('x-served-by'), 'partner')
+
+      for (const [label, key, body, headers] of [
+        ['no Enable-Failover header', growth, receipt, undefined],
+        ['a plan without failover', team, receipt, withFailover],
+        ['an ineligible method', growth, rpcBody('eth_blockNumber'), withFailover],
+      ] as const) {
+        const started = performance.now()
+        const refused = await postJson(endpoint(key), body, headers)
+        const ms = performance.now() - started
+        assert.equal(refused.status, 503, label)
+        assert.equal(refused.headers.get('x-served-by'), null, label)
+        assert.ok(ms < 100, `${label}: 503 after ${Math.round(ms)} ms`)
+      }
+    } finally {
+      await primary.revive()
+    }
+  })
+
+  it('only the JSON-RPC call reaches the partner: no client headers, address or key', async () => {
+    assert.ok(partner.received.length > 0)
+    for (const { path, headers } of partner.received) {
+      assert.equal(path, '/v3/partner-secret-key')
+      for (const name of ['enable-failover', 'origin', 'authorization', 'x-forwarded-for', 'cookie']) {
+        assert.equal(headers[name], undefined, name)
+      }
+      assert.ok(!JSON.stringify(headers).includes(growth), 'the client key')
+    }
+  })
+
+  it('usage records the calls a partner served', async () => {
+    await gateway.app.meter.flush()
+    const rows = await gateway.app.usageStore.queryUsage({ fromDay: '2000-01-01' })
+    const failoverCalls = rows.reduce((sum, row) => sum + row.failoverCalls, 0)
+    const partnerServed = partner.requests.filter(
+      (request) => request.method !== 'eth_getBlockByNumber',
+    ).length
+    assert.ok(failoverCalls > 0)
+    assert.equal(failoverCalls, partnerServed)
+  })
+})
