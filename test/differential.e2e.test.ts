@@ -4,7 +4,7 @@ import { encodeAbiParameters, encodeFunctionData, keccak256, toHex } from 'viem'
 import { demoAbi } from '../src/devnet/contracts.ts'
 import { postJson } from './helpers/postJson.ts'
 import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
-import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
+import { devnetOver, startTestNode, type TestNode } from './helpers/startTestNode.ts'
 
 type Call = { method: string; params: unknown[] }
 
@@ -110,6 +110,90 @@ describe('differential: gateway and node answer the same', () => {
         assert.deepEqual(answer, directById.get(answer.id))
       }
     }
+  })
+})
+
+describe('differential with the cache on: the same answers across new blocks and a reorg', () => {
+  let node: TestNode
+  let gateway: TestGateway
+  let calls: Call[]
+
+  const rpc = async (url: string, method: string, params: unknown[] = []) =>
+    ((await postJson(url, { jsonrpc: '2.0', id: 1, method, params })).json as { result: never }).result
+
+  before(async () => {
+    node = await startTestNode({ loadBlocks: 20 })
+    // a finalized block above the fixtures: their blocks are kept as immutable by number too
+    await rpc(node.url, 'anvil_mine', ['0x50'])
+    gateway = await startTestGateway({ config: { networks: devnetOver(node) } })
+    calls = (await buildCalls(node)).filter((call) => !JSON.stringify(call.params).includes('pending'))
+  })
+  after(async () => {
+    await gateway?.close()
+    await node?.stop()
+  })
+
+  /** Every call through the gateway and to the node; twice, so the second pass is served from the cache. */
+  async function assertAllSame(label: string): Promise<void> {
+    for (const pass of [1, 2]) {
+      const batch = calls.map((call, index) => ({ jsonrpc: '2.0', id: index, ...call }))
+      const [viaGateway, direct] = await Promise.all([
+        postJson(gateway.endpoint, batch),
+        postJson(node.url, batch),
+      ])
+      assert.deepEqual(viaGateway.json, direct.json, `${label}, pass ${pass}`)
+      for (const [index, call] of calls.entries()) {
+        const body = { jsonrpc: '2.0', id: `single-${index}`, ...call }
+        const [one, reference] = await Promise.all([
+          postJson(gateway.endpoint, body),
+          postJson(node.url, body),
+        ])
+        assert.deepEqual(
+          one.json,
+          reference.json,
+          `${label}, pass ${pass}: ${call.method} ${JSON.stringify(call.params)}`,
+        )
+      }
+    }
+  }
+
+  /** The gateway has seen the node's head (the cache's head answers are dropped when it does). */
+  async function untilGatewayAtHead(): Promise<void> {
+    const stopAt = Date.now() + 10_000
+    for (;;) {
+      const [mine, theirs] = await Promise.all([
+        rpc(gateway.endpoint, 'eth_getBlockByNumber', ['latest', false]) as Promise<{ hash: string }>,
+        rpc(node.url, 'eth_getBlockByNumber', ['latest', false]) as Promise<{ hash: string }>,
+      ])
+      if (mine.hash === theirs.hash) return
+      if (Date.now() > stopAt) throw new Error('the gateway did not see the new head')
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+  }
+
+  it("answers are the node's, and repeated ones come from the cache", async () => {
+    await assertAllSame('at start')
+    const stats = gateway.app.networks.all[0]?.cache?.stats
+    assert.ok(stats && stats.hits >= calls.length, `cache hits: ${stats?.hits}`)
+  })
+
+  it('after new blocks: head answers follow the new head, immutable ones stay', async () => {
+    const before = (await rpc(gateway.endpoint, 'eth_blockNumber')) as string
+    await rpc(node.url, 'anvil_mine', ['0x3'])
+    await untilGatewayAtHead()
+    assert.equal(BigInt(await rpc(gateway.endpoint, 'eth_blockNumber')), BigInt(before) + 3n)
+    await assertAllSame('after 3 new blocks')
+  })
+
+  it("after a reorg of the last blocks: the new chain's answers, none of the dropped ones", async () => {
+    const dropped = (await rpc(gateway.endpoint, 'eth_getBlockByNumber', ['latest', false])) as {
+      hash: string
+    }
+    await rpc(node.url, 'anvil_reorg', [2, []])
+    await untilGatewayAtHead()
+    const now = (await rpc(gateway.endpoint, 'eth_getBlockByNumber', ['latest', false])) as { hash: string }
+    assert.notEqual(now.hash, dropped.hash)
+    await assertAllSame('after a reorg')
   })
 })
 

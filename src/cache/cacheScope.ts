@@ -38,7 +38,8 @@ export function cacheScope(spec: MethodSpec, params: unknown[], finalized: bigin
     }
   })
   // no block argument at all (eth_blockNumber, eth_gasPrice, receipts by hash): the head's answer
-  return refs === 0 ? 'head' : scope
+  if (refs === 0 || (scope === 'immutable' && !spec.pinnedIsImmutable)) return 'head'
+  return scope
 }
 
 function refScope(ref: unknown, finalized: bigint | undefined): CacheScope {

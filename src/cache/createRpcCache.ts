@@ -66,13 +66,30 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
     const size =
       (typeof value === 'string' ? value.length : value.byteLength) + key.length * 2 + entryOverhead
     if (size > options.maxEntryBytes) return
-    while (immutableBytes + headBytes + size > options.maxBytes && immutable.size > 0) {
-      const [oldestKey, oldest] = immutable.entries().next().value as [string, Entry]
-      immutable.delete(oldestKey)
-      immutableBytes -= oldest.size
-      stats.evictions++
+    // the same key again (a load that did not join one in flight across a head): replace it
+    const previous = (scope === 'immutable' ? immutable : head).get(key)
+    if (previous) {
+      if (scope === 'immutable') {
+        immutable.delete(key)
+        immutableBytes -= previous.size
+      } else {
+        head.delete(key)
+        headBytes -= previous.size
+      }
     }
-    if (immutableBytes + headBytes + size > options.maxBytes) return
+    // head entries are not evicted: when they leave no room, evicting immutable ones would not make it
+    if (headBytes + size <= options.maxBytes) {
+      while (immutableBytes + headBytes + size > options.maxBytes && immutable.size > 0) {
+        const [oldestKey, oldest] = immutable.entries().next().value as [string, Entry]
+        immutable.delete(oldestKey)
+        immutableBytes -= oldest.size
+        stats.evictions++
+      }
+    }
+    if (immutableBytes + headBytes + size > options.maxBytes) {
+      updateTotals()
+      return
+    }
     if (scope === 'immutable') {
       immutable.set(key, { value, size })
       immutableBytes += size
@@ -146,7 +163,12 @@ export function splitAnswer(answer: Buffer): LoadedAnswer {
   let end = answer.length
   while (end > 0 && isBlank(answer[end - 1] as number)) end--
   if (answer.subarray(0, answerPrefix.length).equals(answerPrefix) && answer[end - 1] === 0x7d) {
-    const result = answer.subarray(answerPrefix.length, end - 1)
+    let start = answerPrefix.length
+    let resultEnd = end - 1
+    // blanks around the result ("result": null) would hide a null from the caller's check
+    while (start < resultEnd && isBlank(answer[start] as number)) start++
+    while (resultEnd > start && isBlank(answer[resultEnd - 1] as number)) resultEnd--
+    const result = answer.subarray(start, resultEnd)
     return { result: result.length <= stringBytes ? result.toString() : Buffer.from(result) }
   }
   const parsed = JSON.parse(answer.toString()) as { result?: unknown }

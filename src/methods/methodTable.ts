@@ -34,6 +34,8 @@ export type MethodSpec = {
   params: readonly ParamSpec[]
   costCredits: number
   cacheClass: CacheClass
+  /** A `head` answer pinned to a block hash or a finalized number never changes, so it is kept as immutable. */
+  pinnedIsImmutable: boolean
   /** May go to a partner provider when every upstream failed (COMPAT.md §7); config may replace the list. */
   failoverEligible: boolean
   /** Safe to send twice: retried on another upstream after a transient failure. */
@@ -59,6 +61,7 @@ export const defaultMethodSpec: MethodSpec = {
   params: [],
   costCredits: 80,
   cacheClass: 'never',
+  pinnedIsImmutable: true,
   failoverEligible: false,
   idempotent: true,
   monotonicHead: false,
@@ -150,7 +153,8 @@ const rows: Record<string, [readonly ParamSpec[], Row?]> = {
   eth_blobBaseFee: [[], { costCredits: 300, cacheClass: 'head' }],
   eth_feeHistory: [
     [required(blockCount), required(blockTag), optional(rewardPercentiles)],
-    { cacheClass: 'head' },
+    // anvil fills the last baseFeePerGas (the next block's) from the current head, even for old blocks
+    { cacheClass: 'head', pinnedIsImmutable: false },
   ],
   eth_getBalance: [[required(address), required(blockRef)], { addressesOf: firstParam, cacheClass: 'head' }],
   eth_getCode: [[required(address), required(blockRef)], { addressesOf: firstParam, cacheClass: 'head' }],
