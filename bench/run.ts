@@ -1,6 +1,8 @@
 // npm run bench: the same calls, in one run on loopback, three ways: the node directly, the minimal
-// pass-through proxy (bench/passThroughProxy.ts), and tollgate. Bounded: BENCH_SECONDS (default 4)
-// per measurement, 5 calls (BENCH_CALLS=method,... for fewer) x BENCH_CONNECTIONS (default 1,16,64) x 3 targets.
+// pass-through proxy (bench/passThroughProxy.ts), and tollgate. Forwarded calls go through a tollgate
+// with its cache off (every call reaches the node); cached reads through one with its cache on (the
+// default), warmed by one call. Bounded: BENCH_SECONDS (default 4) per measurement, 5 forwarded and
+// 3 cached calls (BENCH_CALLS=name,... for fewer) x BENCH_CONNECTIONS (default 1,16,64) x 3 targets.
 // `npm run bench -- --record` also writes the tables into bench/RESULTS.md.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -20,6 +22,7 @@ const onlyCalls = process.env.BENCH_CALLS?.split(',')
 const record = process.argv.includes('--record')
 
 type Target = { name: 'node' | 'pass-through' | 'tollgate'; url: string; pid: number | undefined }
+type Call = { name: string; method: string; params: unknown[] }
 type Measurement = { rps: number; mean: number; p99: number; failures: number; cpuMicros: number | undefined }
 
 const anvil = await startAnvil()
@@ -28,32 +31,51 @@ try {
   const fixtures = await seedDevnet(anvil.url, { loadBlocks: 20 })
   const bigBlock = await mineBigBlock(anvil.url, fixtures.accounts.slice(0, 8), 250)
 
-  const configFile = join(dir, 'tollgate.yaml')
-  writeFileSync(
-    configFile,
-    stringify({
-      server: { port: 0 },
-      storage: { sqlite: join(dir, 'tollgate.db') },
-      networks: [{ name: 'devnet', chainId: 31337, upstreams: [{ url: anvil.url }] }],
-      log: { level: 'warn' },
-    }),
-  )
-  const key = createUnlimitedKey(configFile)
-  const tollgate = await spawnAndWait(
-    ['bin/tollgate.js', 'start', '--config', configFile],
-    /listening on (\S+)/,
-  )
+  // the big block, and the blocks read below, at or below the finalized block (anvil: head - 64)
+  await post(anvil.url, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'anvil_mine', params: ['0x50'] }))
+  const startTollgate = async (name: string, cache: boolean) => {
+    const configFile = join(dir, `${name}.yaml`)
+    writeFileSync(
+      configFile,
+      stringify({
+        server: { port: 0 },
+        storage: { sqlite: join(dir, `${name}.db`) },
+        networks: [{ name: 'devnet', chainId: 31337, upstreams: [{ url: anvil.url }] }],
+        cache: { enabled: cache },
+        log: { level: 'warn' },
+      }),
+    )
+    const key = createUnlimitedKey(configFile)
+    const started = await spawnAndWait(
+      ['bin/tollgate.js', 'start', '--config', configFile],
+      /listening on (\S+)/,
+    )
+    return { key, url: `${started.match}/v3/${key}`, pid: started.child.pid }
+  }
+  const forwarding = await startTollgate('forwarding', false)
+  const caching = await startTollgate('caching', true)
   const proxy = await spawnAndWait(
-    ['--import', 'tsx', 'bench/passThroughProxy.ts', anvil.url, '0', key],
+    ['--import', 'tsx', 'bench/passThroughProxy.ts', anvil.url, '0', forwarding.key],
     /listening (\d+)/,
   )
+  const node: Target = { name: 'node', url: anvil.url, pid: anvil.process.pid }
+  const passThrough: Target = {
+    name: 'pass-through',
+    url: `http://127.0.0.1:${proxy.match}/v3/${forwarding.key}`,
+    pid: proxy.child.pid,
+  }
   const targets: Target[] = [
-    { name: 'node', url: anvil.url, pid: anvil.process.pid },
-    { name: 'pass-through', url: `http://127.0.0.1:${proxy.match}/v3/${key}`, pid: proxy.child.pid },
-    { name: 'tollgate', url: `${tollgate.match}/v3/${key}`, pid: tollgate.child.pid },
+    node,
+    passThrough,
+    { name: 'tollgate', url: forwarding.url, pid: forwarding.pid },
+  ]
+  const cachedTargets: Target[] = [
+    node,
+    passThrough,
+    { name: 'tollgate', url: caching.url, pid: caching.pid },
   ]
 
-  const calls = [
+  const calls: Call[] = [
     { name: 'eth_blockNumber', method: 'eth_blockNumber', params: [] },
     {
       name: 'eth_call',
@@ -76,8 +98,66 @@ try {
     },
   ]
 
+  const selected = (list: Call[]) => list.filter((call) => !onlyCalls || onlyCalls.includes(call.name))
+  const rows = await measureRows(selected(calls), targets)
+
+  const bigBlockHash = (
+    JSON.parse(
+      await post(
+        anvil.url,
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'eth_getBlockByNumber',
+          params: [toHex(bigBlock), false],
+        }),
+      ),
+    ) as { result: { hash: string } }
+  ).result.hash
+  const cachedCalls: Call[] = [
+    {
+      name: 'eth_call (finalized block)',
+      method: 'eth_call',
+      params: [
+        { to: fixtures.demo, data: encodeFunctionData({ abi: demoAbi, functionName: 'counter' }) },
+        toHex(bigBlock),
+      ],
+    },
+    { name: 'eth_getBlockByHash (250 txs)', method: 'eth_getBlockByHash', params: [bigBlockHash, false] },
+    {
+      name: 'eth_getBlockByNumber (250 txs, full, finalized)',
+      method: 'eth_getBlockByNumber',
+      params: [toHex(bigBlock), true],
+    },
+  ]
+  const cachedRows = await measureRows(selected(cachedCalls), cachedTargets)
+
+  const header =
+    '| call | conns | node req/s | pass-through req/s | tollgate req/s | tollgate/node | tollgate/pass-through | node mean/p99 ms | pass-through mean/p99 ms | tollgate mean/p99 ms | pass-through CPU µs/call | tollgate CPU µs/call |\n' +
+    '|---|---|---|---|---|---|---|---|---|---|---|---|'
+  const tables = [
+    '**Forwarded calls** (tollgate with its cache off: every call reaches the node)',
+    '',
+    header,
+    ...rows,
+    '',
+    '**Cached immutable reads** (tollgate with its cache on, after one warming call; the pass-through forwards every call)',
+    '',
+    header,
+    ...cachedRows,
+  ].join('\n')
+  process.stdout.write(`\n${tables}\n`)
+  if (record) recordResults(tables)
+} finally {
+  for (const child of children) child.kill('SIGTERM')
+  await anvil.stop()
+  rmSync(dir, { recursive: true, force: true })
+}
+
+/** One row per call and connection count: every target measured in turn. */
+async function measureRows(calls: Call[], targets: Target[]): Promise<string[]> {
   const rows: string[] = []
-  for (const call of calls.filter((call) => !onlyCalls || onlyCalls.includes(call.method))) {
+  for (const call of calls) {
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: call.method, params: call.params })
     const answers = await Promise.all(targets.map((target) => post(target.url, body)))
     if (new Set(answers).size !== 1 || answers[0]?.includes('"error"')) {
@@ -103,18 +183,11 @@ try {
       if (failures > 0) process.stdout.write(`  (${failures} failed requests in this row)\n`)
     }
   }
+  return rows
+}
 
-  const table = [
-    '| call | conns | node req/s | pass-through req/s | tollgate req/s | tollgate/node | tollgate/pass-through | node mean/p99 ms | pass-through mean/p99 ms | tollgate mean/p99 ms | pass-through CPU µs/call | tollgate CPU µs/call |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|',
-    ...rows,
-  ].join('\n')
-  process.stdout.write(`\n${table}\n`)
-  if (record) recordResults(table)
-} finally {
-  for (const child of children) child.kill('SIGTERM')
-  await anvil.stop()
-  rmSync(dir, { recursive: true, force: true })
+function toHex(value: bigint): string {
+  return `0x${value.toString(16)}`
 }
 
 async function measure(target: Target, body: string, connections: number): Promise<Measurement> {
