@@ -282,3 +282,77 @@ describe('partner failover (COMPAT.md §7)', () => {
     assert.equal(failoverCalls, partnerServed)
   })
 })
+
+describe('heads across upstreams: lagging upstreams are kept off head calls, the head never goes back', () => {
+  let node: TestNode
+  let behind: FakeUpstream
+  let gateway: TestGateway
+  let head: bigint
+
+  /** An upstream of the same chain that is `lag` blocks behind the node. */
+  const lagging = (lag: bigint) => (request: { method: string; params: unknown[] }) => {
+    if (request.method === 'eth_blockNumber') return `0x${(head - lag).toString(16)}`
+    if (request.method === 'eth_getBlockByNumber' && request.params[0] === 'latest') {
+      return { number: `0x${(head - lag).toString(16)}`, gasLimit: '0x1c9c380', hash: `0x${'11'.repeat(32)}` }
+    }
+    return undefined
+  }
+
+  before(async () => {
+    node = await startTestNode({ loadBlocks: 2 })
+    head = BigInt(((await postJson(node.url, rpcBody('eth_blockNumber'))).json as { result: string }).result)
+    behind = await startFakeUpstream({ kind: 'rewrite', target: node.url, respond: lagging(5n) })
+    gateway = await startTestGateway({
+      // the lagging upstream first: it would get every call if lag did not count
+      upstreams: [behind.url, node.url],
+      config: { upstreams: { ...upstreamSettings, maxLagBlocks: 2 }, cache: { enabled: false } },
+    })
+  })
+  after(async () => {
+    await gateway?.close()
+    await behind?.close()
+    await node?.stop()
+  })
+
+  it('head-dependent calls skip an upstream 5 blocks behind; calls pinned to a hash still use it', async () => {
+    behind.requests.length = 0
+    for (let index = 0; index < 20; index++) {
+      const { json } = await postJson(gateway.endpoint, rpcBody('eth_blockNumber'))
+      assert.equal(BigInt((json as { result: string }).result), head)
+    }
+    const latest = await postJson(
+      gateway.endpoint,
+      rpcBody('eth_getBalance', [node.fixtures.accounts[1], 'latest']),
+    )
+    assert.ok('result' in (latest.json as object))
+    const asked = behind.requests.filter((request) => request.method !== 'eth_getBlockByNumber')
+    assert.deepEqual(asked, [], 'the lagging upstream got head-dependent calls')
+
+    const receipt = (await postJson(node.url, rpcBody('eth_getTransactionReceipt', [node.fixtures.legacyTx])))
+      .json as { result: { blockHash: string } }
+    await postJson(gateway.endpoint, rpcBody('eth_getBlockByHash', [receipt.result.blockHash, false]))
+    assert.equal(behind.requests.filter((request) => request.method === 'eth_getBlockByHash').length, 1)
+  })
+
+  it('an upstream that caught up is used again; one a block behind the head never makes eth_blockNumber go back', async () => {
+    behind.behave({ kind: 'rewrite', target: node.url, respond: lagging(1n) })
+    const members = gateway.app.networks.all[0]?.pool.members ?? []
+    await until(() => members[0]?.head === head - 1n, 'the head poll to see the upstream 1 block behind')
+    const seen: bigint[] = []
+    for (let index = 0; index < 20; index++) {
+      const { json } = await postJson(gateway.endpoint, rpcBody('eth_blockNumber'))
+      seen.push(BigInt((json as { result: string }).result))
+    }
+    // within maxLagBlocks it may serve, but the upstream at the head is preferred, and nothing goes back
+    assert.deepEqual(new Set(seen), new Set([head]))
+
+    // the upstream at the head fails: the one behind answers, and the head the clients saw holds
+    gateway.app.networks.all[0]?.pool.noteProbeFailure(members[1] as PoolMember, 'test: down')
+    const { json } = await postJson(gateway.endpoint, rpcBody('eth_blockNumber'))
+    assert.equal(BigInt((json as { result: string }).result), head)
+    assert.ok(
+      behind.requests.some((request) => request.method === 'eth_blockNumber'),
+      'the lagging one answered',
+    )
+  })
+})

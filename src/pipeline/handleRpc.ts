@@ -44,7 +44,8 @@ export async function handleRpc(ctx: RpcContext, prepared: PreparedCall & { ok: 
   }
 
   const { cache } = network
-  const scope = cache ? cacheScope(spec, params, network.heads.finalized()) : 'never'
+  // answers that cannot change may come from any upstream; the others only from upstreams at the head
+  const scope = cacheScope(spec, params, network.heads.finalized())
   const headSensitive = scope !== 'immutable'
   let answer: CallAnswer
   if (!cache || scope === 'never') {

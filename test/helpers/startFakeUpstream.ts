@@ -9,6 +9,12 @@ export type FakeBehaviour =
   | { kind: 'json'; respond: (request: { method: string; id: unknown; params: unknown[] }) => unknown }
   /** Forwards to a real node, recording each request: counts what the gateway asked for. */
   | { kind: 'proxy'; target: string }
+  /** Answers with `respond`'s result where it gives one (not undefined); forwards the rest to `target`. */
+  | {
+      kind: 'rewrite'
+      target: string
+      respond: (request: { method: string; id: unknown; params: unknown[] }) => unknown
+    }
 
 export type FakeUpstream = {
   url: string
@@ -57,7 +63,14 @@ export async function startFakeUpstream(initial: FakeBehaviour = { kind: 'hang' 
         res.writeHead(200, { 'content-type': 'application/json' })
         res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: behaviour.respond(body) }))
         return
+      case 'rewrite':
       case 'proxy': {
+        const result = behaviour.kind === 'rewrite' ? behaviour.respond(body) : undefined
+        if (result !== undefined) {
+          res.writeHead(200, { 'content-type': 'application/json' })
+          res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result }))
+          return
+        }
         const answer = await fetch(behaviour.target, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
