@@ -135,7 +135,8 @@ describe('COMPAT.md §7 duties against nodes that answer differently', () => {
       }
       // the gateway's own head polls (eth_getBlockByNumber latest/finalized) run in the background
       const own = (request: { method: string; params: unknown[] }) =>
-        request.method === 'eth_getBlockByNumber' && ['latest', 'finalized'].includes(request.params[0] as string)
+        request.method === 'eth_getBlockByNumber' &&
+        ['latest', 'finalized'].includes(request.params[0] as string)
       assert.deepEqual(
         fake.requests.filter((request) => !own(request)),
         [],

@@ -74,8 +74,15 @@ describe('/metrics', () => {
             partners: [{ url: node.url, name: partner }],
           },
         ],
+        // the head feed's first poll (when the cache subscribes, at start) is its only one here
+        websocket: { headPollMs: 600_000 },
       },
     })
+    const primary = `tollgate_upstream_requests_total{network="devnet",upstream="${upstream}",role="primary"}`
+    for (let tries = 0; !parseExposition((await scrape(gateway.url)).text).get(primary); tries++) {
+      assert.ok(tries < 100, 'the head feed never polled')
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
   })
   after(async () => {
     await gateway?.close()

@@ -95,7 +95,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const upstreamLabels = ['network' as const, 'upstream' as const, 'role' as const]
   total(
     'tollgate_upstream_requests_total',
-    'Calls sent to an upstream (retries included; head polls not).',
+    'Calls sent to an upstream through its pool: requests and background work, retries included (head polls not).',
     upstreamLabels,
     () => upstreams.map(({ labels, member }) => [labels, member.requests]),
   )
