@@ -142,7 +142,9 @@ describe('createRpcCache', () => {
 
   it('error answers come back as {answer} and are never stored', async () => {
     const cache = createRpcCache(big.cache)
-    const error = Buffer.from('{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"missing trie node"}}')
+    const error = Buffer.from(
+      '{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"missing trie node"}}',
+    )
     const loaded = await cache.load('k', 'immutable', async () => error)
     assert.deepEqual(loaded, { answer: error })
     assert.equal(cache.get('k', 'immutable', 1), undefined)

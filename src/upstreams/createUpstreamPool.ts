@@ -184,7 +184,8 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     dirty = true
   }
 
-  function failed(member: PoolMember, reason: string): void {
+  /** `probe`: the member was open when this call picked it (calls begun before it opened are not probes). */
+  function failed(member: PoolMember, reason: string, probe: boolean): void {
     member.requests++
     member.failures++
     member.lastError = reason
@@ -194,8 +195,10 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     if (wasDegraded !== member.errorRate > 0.5) dirty = true
     if (member.breaker === 'open') {
       // a failed probe: stay open, wait longer
-      member.cooldownMs = Math.min(member.cooldownMs * 2, options.breakerMaxCooldownMs)
-      member.retryAt = now() + member.cooldownMs
+      if (probe) {
+        member.cooldownMs = Math.min(member.cooldownMs * 2, options.breakerMaxCooldownMs)
+        member.retryAt = now() + member.cooldownMs
+      }
     } else if (member.consecutiveFailures >= options.breakerFailures) {
       member.breaker = 'open'
       member.retryAt = now() + member.cooldownMs
@@ -209,17 +212,21 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     const maxAttempts = retry ? options.maxAttempts : 1
     let tried: Set<PoolMember> | undefined
     const failures: string[] = []
+    // an attempt given the rest of the deadline timed out (its timer may fire a little before `now()` agrees)
+    let deadlinePassed = false
     for (let attempt = 0; ; attempt++) {
       // calls that are not idempotent move on only when the failed attempt never reached the node
       const member = pick(headSensitive, tried, attempt >= maxAttempts)
+      if (!member) break
+      // the same member again (it is the only one left): a short pause first, within the deadline
+      if (tried?.has(member)) await delay(Math.max(0, Math.min(25 * attempt, (deadline - now()) / 4)))
       const remaining = deadline - now()
-      if (!member || remaining <= 0) break
+      if (remaining <= 0) break
       // one attempt waits at most attemptTimeoutMs while something else could still answer in time:
       // another member, or (`fallback`) the partners; the last one may use the rest of the deadline
       const bounded = attempt + 1 < maxAttempts && (fallback || hasOther(headSensitive, member, tried))
       const timeoutMs = bounded || fallback ? Math.min(remaining, options.attemptTimeoutMs) : remaining
-      // the same member again (it is the only one left): a short pause first
-      if (tried?.has(member)) await delay(Math.min(25 * attempt, remaining / 4))
+      const probe = member.breaker === 'open'
       const started = now()
       const outcome = await attemptOnce(member.upstream, body, timeoutMs, cancellation)
       if ('body' in outcome) {
@@ -227,14 +234,15 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
         return outcome.body
       }
       if (outcome.clientGone) throw new ClientGoneError()
-      failed(member, outcome.reason)
+      failed(member, outcome.reason, probe)
       failures.push(`${member.upstream.label}: ${outcome.reason}`)
-      if (attempt + 1 >= maxAttempts && !outcome.unsent) break
+      deadlinePassed = outcome.timedOut === true && timeoutMs >= remaining
+      if (deadlinePassed || (attempt + 1 >= maxAttempts && !outcome.unsent)) break
       tried ??= new Set()
       tried.add(member)
     }
     const logDetails = failures.length > 0 ? failures.join('; ') : 'every upstream is failing'
-    if (deadline - now() <= 1) throw new UpstreamTimeoutError({ logDetails })
+    if (deadlinePassed || deadline - now() <= 1) throw new UpstreamTimeoutError({ logDetails })
     throw new UpstreamUnavailableError({ logDetails })
   }
 
@@ -270,44 +278,59 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
   }
 }
 
-type Failure = { reason: string; clientGone?: boolean; unsent?: boolean }
+type Failure = { reason: string; clientGone?: boolean; unsent?: boolean; timedOut?: boolean }
 
-/** One call to one upstream, bounded by `timeoutMs` and the client's cancellation. */
+/**
+ * One call to one upstream, bounded by `timeoutMs` and the client's cancellation. It ends when
+ * stopped even if the request never started (still queued for a connection, it has no abort yet).
+ */
 function attemptOnce(
   upstream: Upstream,
   body: string,
   timeoutMs: number,
   cancellation: Cancellation | undefined,
 ): Promise<{ body: Buffer } | Failure> {
-  let abort: ((reason: Error) => void) | undefined
-  let stopped: Failure | undefined
-  const stop = (failure: Failure) => {
-    stopped ??= failure
-    abort?.(new Error(failure.reason))
-  }
-  const timer = setTimeout(() => stop({ reason: `no answer within ${timeoutMs} ms` }), timeoutMs)
-  const unsubscribe = cancellation?.onCancel(() => stop({ reason: 'the client went away', clientGone: true }))
-  return upstream
-    .post(body, {
-      onStart(abortRequest) {
-        abort = abortRequest
-        if (stopped) abortRequest(new Error(stopped.reason))
-      },
-    })
-    .then(
-      (response): { body: Buffer } | Failure => {
-        if (stopped) return stopped
-        if (response.status < 200 || response.status >= 300) return { reason: `HTTP ${response.status}` }
-        if (!isJsonObjectOrArray(response.body)) return { reason: 'an answer that is not JSON' }
-        return { body: response.body }
-      },
-      (err: Error & { code?: string }): Failure =>
-        stopped ?? { reason: err.message, unsent: err.code !== undefined && unsentErrorCodes.has(err.code) },
-    )
-    .finally(() => {
+  return new Promise((resolve) => {
+    let abort: ((reason: Error) => void) | undefined
+    let stopped: Failure | undefined
+    let unsubscribe: (() => void) | undefined
+    const end = (outcome: { body: Buffer } | Failure) => {
       clearTimeout(timer)
       unsubscribe?.()
-    })
+      resolve(outcome)
+    }
+    const stop = (failure: Failure) => {
+      if (stopped) return
+      stopped = failure
+      abort?.(new Error(failure.reason))
+      end(failure)
+    }
+    const timer = setTimeout(
+      () => stop({ reason: `no answer within ${timeoutMs} ms`, timedOut: true }),
+      timeoutMs,
+    )
+    unsubscribe = cancellation?.onCancel(() => stop({ reason: 'the client went away', clientGone: true }))
+    if (stopped) return
+    upstream
+      .post(body, {
+        onStart(abortRequest) {
+          abort = abortRequest
+          if (stopped) abortRequest(new Error(stopped.reason))
+        },
+      })
+      .then(
+        (response) => {
+          if (stopped) return
+          if (response.status < 200 || response.status >= 300) end({ reason: `HTTP ${response.status}` })
+          else if (!isJsonObjectOrArray(response.body)) end({ reason: 'an answer that is not JSON' })
+          else end({ body: response.body })
+        },
+        (err: Error & { code?: string }) => {
+          if (stopped) return
+          end({ reason: err.message, unsent: err.code !== undefined && unsentErrorCodes.has(err.code) })
+        },
+      )
+  })
 }
 
 /** A cheap check that an answer is JSON at all, without parsing it: the first non-blank byte. */

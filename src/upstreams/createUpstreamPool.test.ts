@@ -1,0 +1,520 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { setTimeout as delay } from 'node:timers/promises'
+import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/errors.ts'
+import { Cancellation } from '../failsafe/Cancellation.ts'
+import type { PostOptions, Upstream, UpstreamResponse } from './createUpstream.ts'
+import {
+  ClientGoneError,
+  createUpstreamPool,
+  type PoolMember,
+  type UpstreamPool,
+  type UpstreamPoolOptions,
+} from './createUpstreamPool.ts'
+
+/**
+ * What a stub does with one call: answer (with its label as the result), answer an HTTP status,
+ * answer bytes that are not JSON, refuse the connection, hang until aborted, or sit queued for a
+ * connection (never started, never settled: what undici does while every connection is busy).
+ */
+type Behaviour = 'answer' | 500 | 429 | 'garbage' | 'refused' | 'hang' | 'queued'
+
+type StubUpstream = Upstream & {
+  /** Behaviours for the next calls, in order; then `behaviour`. */
+  script: Behaviour[]
+  behaviour: Behaviour
+  calls: number
+  aborts: number
+  closed: boolean
+}
+
+function stubUpstream(label: string, behaviour: Behaviour = 'answer'): StubUpstream {
+  const stub: StubUpstream = {
+    label,
+    script: [],
+    behaviour,
+    calls: 0,
+    aborts: 0,
+    closed: false,
+    post(_body: string, { onStart }: PostOptions = {}) {
+      stub.calls++
+      const now = stub.script.shift() ?? stub.behaviour
+      return new Promise<UpstreamResponse>((resolve, reject) => {
+        if (now === 'queued') return
+        let settled = false
+        const settle = (fn: () => void) => {
+          if (settled) return
+          settled = true
+          fn()
+        }
+        onStart?.((reason) => {
+          if (settled) return
+          stub.aborts++
+          settle(() => reject(reason))
+        })
+        if (now === 'hang') return
+        setImmediate(() =>
+          settle(() => {
+            if (now === 'refused') {
+              reject(Object.assign(new Error(`connect ECONNREFUSED ${label}`), { code: 'ECONNREFUSED' }))
+            } else if (now === 'garbage')
+              resolve({ status: 200, body: Buffer.from('<html>bad gateway</html>') })
+            else if (typeof now === 'number') resolve({ status: now, body: Buffer.from('{"error":"busy"}') })
+            else resolve({ status: 200, body: Buffer.from(`{"jsonrpc":"2.0","id":1,"result":"${label}"}`) })
+          }),
+        )
+      })
+    },
+    async close() {
+      stub.closed = true
+    },
+  }
+  return stub
+}
+
+const body = '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}'
+
+const defaults: UpstreamPoolOptions = {
+  timeoutMs: 500,
+  attemptTimeoutMs: 100,
+  maxAttempts: 3,
+  maxLagBlocks: 2,
+  breakerFailures: 3,
+  breakerCooldownMs: 1000,
+  breakerMaxCooldownMs: 8000,
+}
+
+/** A pool over stubs, with a clock the test moves (unless `realClock`). */
+function setup(
+  behaviours: Behaviour[],
+  options: Partial<UpstreamPoolOptions> & { realClock?: boolean } = {},
+) {
+  const stubs = behaviours.map((behaviour, index) => stubUpstream(String.fromCharCode(97 + index), behaviour))
+  const clock = { time: 1000 }
+  const { realClock, ...rest } = options
+  const pool = createUpstreamPool(stubs, {
+    ...defaults,
+    ...(realClock ? {} : { now: () => clock.time }),
+    ...rest,
+  })
+  const member = (index: number) => pool.members[index] as PoolMember
+  return { pool, stubs, clock, member }
+}
+
+/** Which upstream answered: the stubs answer with their label. */
+async function answeredBy(pool: UpstreamPool, options: Parameters<UpstreamPool['send']>[1] = {}) {
+  const answer = JSON.parse((await pool.send(body, options)).toString()) as { result: string }
+  return answer.result
+}
+
+async function timed<T>(promise: Promise<T>): Promise<{ ms: number; outcome: T | Error }> {
+  const started = performance.now()
+  const outcome = await promise.catch((err: Error) => err)
+  return { ms: performance.now() - started, outcome }
+}
+
+describe('createUpstreamPool', () => {
+  it('sends every call to the best member: the first in config order', async () => {
+    const { pool, stubs, member } = setup(['answer', 'answer', 'answer'])
+    for (let i = 0; i < 5; i++) assert.equal(await answeredBy(pool, { retry: true }), 'a')
+    assert.deepEqual(
+      stubs.map((stub) => stub.calls),
+      [5, 0, 0],
+    )
+    assert.equal(member(0).requests, 5)
+    assert.equal(member(0).failures, 0)
+    const { latencyMs } = member(0)
+    assert.ok(latencyMs !== undefined && latencyMs >= 0)
+  })
+
+  describe('retries', () => {
+    for (const failure of [500, 429, 'garbage', 'refused'] as const) {
+      it(`with retry, a member that fails (${failure}) is passed over within the call`, async () => {
+        const { pool, stubs, member } = setup([failure, 'answer', 'answer'])
+        assert.equal(await answeredBy(pool, { retry: true }), 'b')
+        assert.deepEqual(
+          stubs.map((stub) => stub.calls),
+          [1, 1, 0],
+        )
+        assert.deepEqual([member(0).failures, member(0).consecutiveFailures], [1, 1])
+        assert.ok(member(0).lastError)
+        assert.deepEqual([member(1).failures, member(1).requests], [0, 1])
+      })
+    }
+
+    it('with retry, attempts stop at maxAttempts', async () => {
+      const { pool, stubs } = setup([500, 500, 500, 'answer'], { maxAttempts: 2 })
+      await assert.rejects(pool.send(body, { retry: true }), UpstreamUnavailableError)
+      assert.deepEqual(
+        stubs.map((stub) => stub.calls),
+        [1, 1, 0, 0],
+      )
+    })
+
+    it('with retry and one member, a transient failure is retried on it after a pause', async () => {
+      const { pool, stubs } = setup([500])
+      stubs[0]?.script.push(500)
+      const sa = stubs[0] as StubUpstream
+      sa.behaviour = 'answer'
+      assert.equal(await answeredBy(pool, { retry: true }), 'a')
+      assert.equal(sa.calls, 2)
+    })
+
+    for (const failure of [500, 429, 'garbage', 'hang'] as const) {
+      it(`without retry, one attempt only (${failure})`, async () => {
+        const { pool, stubs } = setup([failure, 'answer'], { realClock: true, timeoutMs: 60 })
+        await assert.rejects(
+          pool.send(body, { retry: false }),
+          failure === 'hang' ? UpstreamTimeoutError : UpstreamUnavailableError,
+        )
+        assert.deepEqual(
+          stubs.map((stub) => stub.calls),
+          [1, 0],
+        )
+      })
+    }
+
+    it('without retry, a refused connection (never sent) moves on to an untried member', async () => {
+      const { pool, stubs } = setup(['refused', 'refused', 'answer'])
+      assert.equal(await answeredBy(pool, { retry: false }), 'c')
+      assert.deepEqual(
+        stubs.map((stub) => stub.calls),
+        [1, 1, 1],
+      )
+      // every member refused: each is tried once, then the call fails
+      const all = setup(['refused', 'refused'])
+      await assert.rejects(all.pool.send(body), UpstreamUnavailableError)
+      assert.deepEqual(
+        all.stubs.map((stub) => stub.calls),
+        [1, 1],
+      )
+    })
+
+    it('without retry, a refusal then a failure that reached the node stops there', async () => {
+      const { pool, stubs } = setup(['refused', 500, 'answer'])
+      await assert.rejects(pool.send(body), UpstreamUnavailableError)
+      assert.deepEqual(
+        stubs.map((stub) => stub.calls),
+        [1, 1, 0],
+      )
+    })
+
+    it('the failure reasons are in the error details', async () => {
+      const { pool } = setup([500, 'refused'])
+      const err = await pool.send(body, { retry: true }).catch((error: unknown) => error)
+      assert.ok(err instanceof UpstreamUnavailableError)
+      assert.match(err.logDetails ?? '', /a: HTTP 500/)
+      assert.match(err.logDetails ?? '', /b: connect ECONNREFUSED/)
+    })
+  })
+
+  describe('circuit breaker', () => {
+    it('opens after breakerFailures consecutive failures; an open member gets no calls', async () => {
+      const { pool, stubs, member } = setup([500, 'answer'], { breakerFailures: 3 })
+      for (let i = 0; i < 2; i++) await assert.rejects(pool.send(body), UpstreamUnavailableError)
+      assert.equal(member(0).breaker, 'closed')
+      await assert.rejects(pool.send(body), UpstreamUnavailableError)
+      assert.equal(member(0).breaker, 'open')
+      assert.equal(pool.isReachable(), true)
+      for (let i = 0; i < 3; i++) assert.equal(await answeredBy(pool), 'b')
+      assert.deepEqual(
+        stubs.map((stub) => stub.calls),
+        [3, 3],
+      )
+    })
+
+    it('a success between failures resets the count', async () => {
+      const { pool, stubs, member } = setup([500, 'answer'], { breakerFailures: 3 })
+      const sa = stubs[0] as StubUpstream
+      sa.script.push(500, 500, 'answer', 500, 500)
+      for (const expected of [false, false, true, false, false]) {
+        const ok = await pool.send(body).then(
+          () => true,
+          () => false,
+        )
+        assert.equal(ok, expected)
+      }
+      assert.equal(member(0).breaker, 'closed')
+      assert.equal(member(0).consecutiveFailures, 2)
+    })
+
+    it('with every member open a call fails at once, asking no one', async () => {
+      const { pool, stubs } = setup(['hang', 500], { breakerFailures: 1, realClock: true })
+      // open both (the hanging one by a timed-out attempt)
+      await assert.rejects(pool.send(body, { retry: true }), UpstreamUnavailableError)
+      assert.deepEqual(
+        pool.members.map((each) => each.breaker),
+        ['open', 'open'],
+      )
+      assert.equal(pool.isReachable(), false)
+      const { ms, outcome } = await timed(pool.send(body, { retry: true, headSensitive: true }))
+      assert.ok(outcome instanceof UpstreamUnavailableError, String(outcome))
+      assert.ok(ms < 20, `${ms} ms`)
+      assert.deepEqual(
+        stubs.map((stub) => stub.calls),
+        [1, 1],
+      )
+    })
+
+    it('after the cooldown one call probes an open member; a success closes it', async () => {
+      const { pool, stubs, clock, member } = setup([500], { breakerFailures: 1, breakerCooldownMs: 1000 })
+      const sa = stubs[0] as StubUpstream
+      await assert.rejects(pool.send(body), UpstreamUnavailableError)
+      assert.equal(member(0).breaker, 'open')
+      clock.time += 999
+      await assert.rejects(pool.send(body), UpstreamUnavailableError)
+      assert.equal(sa.calls, 1)
+      clock.time += 1
+      sa.behaviour = 'answer'
+      assert.equal(await answeredBy(pool), 'a')
+      assert.equal(sa.calls, 2)
+      assert.equal(member(0).breaker, 'closed')
+      assert.equal(member(0).lastError, undefined)
+      assert.equal(await answeredBy(pool), 'a')
+    })
+
+    it('a failed probe keeps it open and doubles its cooldown, up to the maximum', async () => {
+      const { pool, stubs, clock, member } = setup([500], {
+        breakerFailures: 1,
+        breakerCooldownMs: 1000,
+        breakerMaxCooldownMs: 3000,
+      })
+      await assert.rejects(pool.send(body), UpstreamUnavailableError)
+      for (const cooldownMs of [2000, 3000, 3000]) {
+        clock.time = member(0).retryAt
+        await assert.rejects(pool.send(body), UpstreamUnavailableError)
+        assert.equal(member(0).breaker, 'open')
+        assert.equal(member(0).cooldownMs, cooldownMs)
+        assert.equal(member(0).retryAt, clock.time + cooldownMs)
+      }
+      assert.equal((stubs[0] as StubUpstream).calls, 4)
+    })
+
+    it('only one call probes an open member per cooldown', async () => {
+      const { pool, stubs, clock } = setup([500], { breakerFailures: 1, attemptTimeoutMs: 30 })
+      const sa = stubs[0] as StubUpstream
+      await assert.rejects(pool.send(body), UpstreamUnavailableError)
+      clock.time += defaults.breakerCooldownMs
+      sa.behaviour = 'hang'
+      const probe = pool.send(body, { fallback: true })
+      await assert.rejects(pool.send(body), UpstreamUnavailableError)
+      await assert.rejects(probe, UpstreamUnavailableError)
+      assert.equal(sa.calls, 2)
+      assert.equal(pool.members[0]?.cooldownMs, defaults.breakerCooldownMs * 2)
+    })
+
+    it('failures of calls begun before the breaker opened do not count as failed probes', async () => {
+      const { pool, member } = setup([500], { breakerFailures: 2, breakerCooldownMs: 1000 })
+      const calls = Array.from({ length: 6 }, () => pool.send(body))
+      for (const call of calls) await assert.rejects(call, UpstreamUnavailableError)
+      assert.equal(member(0).breaker, 'open')
+      assert.equal(member(0).cooldownMs, 1000)
+    })
+
+    it('noteHead closes an open member, noteProbeFailure opens a closed one', async () => {
+      const { pool, stubs, member } = setup([500, 'answer'], { breakerFailures: 1 })
+      await assert.rejects(pool.send(body), UpstreamUnavailableError)
+      assert.equal(member(0).breaker, 'open')
+      ;(stubs[0] as StubUpstream).behaviour = 'answer'
+      pool.noteHead(member(0), 10n)
+      assert.deepEqual([member(0).breaker, member(0).head, member(0).consecutiveFailures], ['closed', 10n, 0])
+      assert.equal(await answeredBy(pool), 'a')
+
+      pool.noteProbeFailure(member(0), 'HTTP 502')
+      assert.deepEqual([member(0).breaker, member(0).lastError], ['open', 'HTTP 502'])
+      assert.equal(await answeredBy(pool), 'b')
+      // a further failed probe of an open member changes nothing but the reason
+      const { retryAt } = member(0)
+      pool.noteProbeFailure(member(0), 'timeout')
+      assert.deepEqual(
+        [member(0).breaker, member(0).retryAt, member(0).lastError],
+        ['open', retryAt, 'timeout'],
+      )
+    })
+
+    it('error rates above one half put a member behind the others', async () => {
+      const { pool, member } = setup([500, 'answer'], { breakerFailures: 1000 })
+      let failures = 0
+      while (member(0).errorRate <= 0.5) {
+        await assert.rejects(pool.send(body), UpstreamUnavailableError)
+        failures++
+        assert.ok(failures < 100)
+      }
+      assert.equal(member(0).breaker, 'closed')
+      assert.equal(await answeredBy(pool), 'b')
+      // the degraded member is still used when the others fail
+      const degradedOnly = setup([500, 500], { breakerFailures: 1000 })
+      while ((degradedOnly.pool.members[0] as PoolMember).errorRate <= 0.5) {
+        await assert.rejects(degradedOnly.pool.send(body), UpstreamUnavailableError)
+      }
+      ;(degradedOnly.stubs[0] as StubUpstream).behaviour = 'answer'
+      assert.equal(await answeredBy(degradedOnly.pool, { retry: true }), 'a')
+    })
+  })
+
+  describe('deadline', () => {
+    it('a hanging member is left after attemptTimeoutMs for the next one', async () => {
+      const { pool, stubs, member } = setup(['hang', 'answer'], {
+        realClock: true,
+        attemptTimeoutMs: 50,
+        timeoutMs: 1000,
+      })
+      const { ms, outcome } = await timed(answeredBy(pool, { retry: true }))
+      assert.equal(outcome, 'b')
+      assert.ok(ms >= 45 && ms < 150, `${ms} ms`)
+      assert.equal((stubs[0] as StubUpstream).aborts, 1)
+      assert.match(member(0).lastError ?? '', /no answer within 50 ms/)
+    })
+
+    it('one hanging member: a 504 at the deadline, in one attempt when no other member is left', async () => {
+      const { pool, stubs } = setup(['hang'], { realClock: true, timeoutMs: 150, attemptTimeoutMs: 40 })
+      const { ms, outcome } = await timed(pool.send(body, { retry: true }))
+      assert.ok(outcome instanceof UpstreamTimeoutError, String(outcome))
+      assert.ok(ms >= 145 && ms < 185, `${ms} ms`)
+      assert.equal((stubs[0] as StubUpstream).calls, 1)
+    })
+
+    it('retrying the only member, the pauses come out of the deadline', async () => {
+      const { pool, stubs } = setup(['hang'], {
+        realClock: true,
+        timeoutMs: 300,
+        attemptTimeoutMs: 40,
+        maxAttempts: 3,
+        breakerFailures: 10,
+      })
+      const sa = stubs[0] as StubUpstream
+      sa.script.push(500, 500)
+      const { ms, outcome } = await timed(pool.send(body, { retry: true }))
+      assert.ok(outcome instanceof UpstreamTimeoutError, String(outcome))
+      // before the pauses counted, the last attempt got the rest of the deadline and ended ~50 ms late
+      assert.ok(ms >= 290 && ms < 330, `${ms} ms`)
+      assert.equal(sa.calls, 3)
+    })
+
+    it('with partners to follow (fallback), every attempt is bounded, even on the only member', async () => {
+      const { pool, stubs } = setup(['hang'], {
+        realClock: true,
+        timeoutMs: 1000,
+        attemptTimeoutMs: 30,
+        maxAttempts: 2,
+        breakerFailures: 10,
+      })
+      const { ms, outcome } = await timed(pool.send(body, { retry: true, fallback: true }))
+      assert.ok(outcome instanceof UpstreamUnavailableError, String(outcome))
+      // two attempts of 30 ms and one pause of 25 ms, far from the deadline
+      assert.ok(ms >= 80 && ms < 180, `${ms} ms`)
+      assert.equal((stubs[0] as StubUpstream).calls, 2)
+    })
+
+    it('one hanging member: a 504 at the deadline the caller gave, without retry', async () => {
+      const { pool } = setup(['hang'], { realClock: true, timeoutMs: 5000 })
+      const { ms, outcome } = await timed(pool.send(body, { deadline: performance.now() + 120 }))
+      assert.ok(outcome instanceof UpstreamTimeoutError, String(outcome))
+      assert.ok(ms >= 115 && ms < 160, `${ms} ms`)
+    })
+
+    it('an attempt given the rest of the deadline that times out is a 504, even if the clock lags', async () => {
+      // the attempt's timer fires when the clock still shows time left (timers start from the event
+      // loop's cached time): still the deadline, not "no upstream available", and no sliver of an attempt
+      const { pool, stubs } = setup(['hang'], { timeoutMs: 100, now: () => performance.now() * 0.8 })
+      await assert.rejects(pool.send(body, { retry: true }), UpstreamTimeoutError)
+      assert.equal((stubs[0] as StubUpstream).calls, 1)
+    })
+
+    it('a past deadline fails without asking anyone', async () => {
+      const { pool, stubs } = setup(['answer'], { realClock: true })
+      await assert.rejects(pool.send(body, { deadline: performance.now() - 1 }), UpstreamTimeoutError)
+      assert.equal((stubs[0] as StubUpstream).calls, 0)
+    })
+
+    it('a request still queued for a connection does not outlive the deadline', async () => {
+      const { pool, stubs } = setup(['queued', 'answer'], {
+        realClock: true,
+        timeoutMs: 100,
+        attemptTimeoutMs: 30,
+      })
+      const retried = await timed(answeredBy(pool, { retry: true }))
+      assert.equal(retried.outcome, 'b')
+      assert.ok(retried.ms < 95, `${retried.ms} ms`)
+      const once = await timed(pool.send(body, { retry: false }))
+      assert.ok(once.outcome instanceof UpstreamTimeoutError, String(once.outcome))
+      assert.ok(once.ms < 150, `${once.ms} ms`)
+      assert.equal((stubs[0] as StubUpstream).calls, 2)
+    })
+  })
+
+  describe('client cancellation', () => {
+    it('rejects with ClientGoneError, aborts the request, and is not a member failure', async () => {
+      const { pool, stubs, member } = setup(['hang', 'answer'], { realClock: true, breakerFailures: 1 })
+      const cancellation = new Cancellation()
+      const call = timed(pool.send(body, { retry: true, cancellation }))
+      await delay(10)
+      cancellation.cancel()
+      const { ms, outcome } = await call
+      assert.ok(outcome instanceof ClientGoneError, String(outcome))
+      assert.ok(ms < 200, `${ms} ms`)
+      assert.equal((stubs[0] as StubUpstream).aborts, 1)
+      assert.equal((stubs[1] as StubUpstream).calls, 0)
+      assert.deepEqual(
+        [member(0).breaker, member(0).failures, member(0).consecutiveFailures, member(0).errorRate],
+        ['closed', 0, 0, 0],
+      )
+    })
+
+    it('a client already gone sends nothing further', async () => {
+      const { pool, member } = setup(['answer'])
+      const cancellation = new Cancellation()
+      cancellation.cancel()
+      await assert.rejects(pool.send(body, { cancellation }), ClientGoneError)
+      assert.equal(member(0).failures, 0)
+    })
+  })
+
+  describe('heads', () => {
+    it('head() is the highest head among members in use', () => {
+      const { pool, member } = setup(['answer', 'answer', 'answer'])
+      assert.equal(pool.head(), undefined)
+      pool.noteHead(member(0), 100n)
+      pool.noteHead(member(1), 105n)
+      pool.noteHead(member(2), 103n)
+      assert.equal(pool.head(), 105n)
+      pool.noteProbeFailure(member(1), 'down')
+      assert.equal(pool.head(), 103n)
+      pool.noteHead(member(1), 106n)
+      assert.equal(pool.head(), 106n)
+    })
+
+    it('head-sensitive calls skip lagging members and prefer those at the head', async () => {
+      const { pool, stubs, member } = setup([500, 'answer', 'answer', 'answer'], { maxLagBlocks: 2 })
+      pool.noteHead(member(0), 100n) // 5 behind: skipped
+      pool.noteHead(member(1), 103n) // 2 behind: used after the top
+      pool.noteHead(member(2), 105n) // the top
+      // member 3: head unknown, used after the top
+      assert.equal(await answeredBy(pool, { headSensitive: true }), 'c')
+      ;(stubs[2] as StubUpstream).behaviour = 500
+      assert.equal(await answeredBy(pool, { headSensitive: true, retry: true }), 'b')
+      assert.equal((stubs[0] as StubUpstream).calls, 0)
+      // calls that do not depend on the head go in config order
+      ;(stubs[0] as StubUpstream).behaviour = 'answer'
+      assert.equal(await answeredBy(pool), 'a')
+    })
+
+    it('a member catching up is used again for head-sensitive calls', async () => {
+      const { pool, member } = setup(['answer', 'answer'], { maxLagBlocks: 1 })
+      pool.noteHead(member(0), 10n)
+      pool.noteHead(member(1), 12n)
+      assert.equal(await answeredBy(pool, { headSensitive: true }), 'b')
+      pool.noteHead(member(0), 12n)
+      assert.equal(await answeredBy(pool, { headSensitive: true }), 'a')
+    })
+  })
+
+  it('close closes every upstream', async () => {
+    const { pool, stubs } = setup(['answer', 'answer'])
+    await pool.close()
+    assert.deepEqual(
+      stubs.map((stub) => stub.closed),
+      [true, true],
+    )
+  })
+})
