@@ -100,11 +100,13 @@ describe('WebSocket: shared subscriptions, upstream failover, reorgs', () => {
     const clients = await Promise.all([1, 2, 3].map(() => subscriber(url(), node.fixtures.demo)))
     await new Promise((resolve) => setTimeout(resolve, 200))
     const subscribesBefore = proxy.sent.filter((message) => message.method === 'eth_subscribe').length
+    const subscribesSince = () =>
+      proxy.sent.filter((message) => message.method === 'eth_subscribe').length - subscribesBefore
     const first = Number(await rpc('eth_blockNumber')) + 1
     for (let index = 0; index < 30; index++) {
       if (index === 8 || index === 19) {
-        // cut a live connection: the second cut waits for the gateway to be back
-        await until(() => proxy.connectionCount() > 0)
+        // cut a live connection: the second cut waits for the gateway's subscription to be back
+        await until(() => proxy.connectionCount() > 0 && subscribesSince() === (index === 8 ? 0 : 1))
         proxy.cut(400)
       }
       await increment()
