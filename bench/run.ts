@@ -18,7 +18,7 @@ import { children, cpuTicks, createUnlimitedKey, spawnAndWait } from './processe
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 4)
 const connectionsList = (process.env.BENCH_CONNECTIONS ?? '1,16,64').split(',').map(Number)
-const onlyCalls = process.env.BENCH_CALLS?.split(',')
+const onlyCalls = process.env.BENCH_CALLS?.split(';')
 const record = process.argv.includes('--record')
 
 type Target = { name: 'node' | 'pass-through' | 'tollgate'; url: string; pid: number | undefined }

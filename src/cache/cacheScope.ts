@@ -16,27 +16,33 @@ const hashLength = 66
  */
 export function cacheScope(spec: MethodSpec, params: unknown[], finalized: bigint | undefined): CacheScope {
   if (spec.cacheClass !== 'head') return spec.cacheClass
+  // a plain loop, no closures: this runs for every forwarded call
   let refs = 0
   let scope: CacheScope = 'immutable'
-  const add = (ref: unknown) => {
-    refs++
-    const each = refScope(ref, finalized)
-    if (each === 'never' || (each === 'head' && scope === 'immutable')) scope = each
-  }
-  spec.params.forEach(({ parse }, index) => {
+  const specs = spec.params
+  for (let index = 0; index < specs.length; index++) {
+    const { parse } = specs[index] as (typeof specs)[number]
     const value = params[index]
+    let first: unknown
+    let second: unknown
     if (parse === blockRef || parse === blockTag || parse === receiptsBlockRef) {
       // an omitted block argument means latest
-      add(value ?? 'latest')
+      first = value ?? 'latest'
     } else if (parse === logFilter) {
       const filter = value as { blockHash?: unknown; fromBlock?: unknown; toBlock?: unknown }
-      if (typeof filter.blockHash === 'string') add(filter.blockHash)
+      if (typeof filter.blockHash === 'string') first = filter.blockHash
       else {
-        add(filter.fromBlock ?? 'latest')
-        add(filter.toBlock ?? 'latest')
+        first = filter.fromBlock ?? 'latest'
+        second = filter.toBlock ?? 'latest'
       }
+    } else continue
+    for (const ref of second === undefined ? [first] : [first, second]) {
+      refs++
+      const each = refScope(ref, finalized)
+      if (each === 'never') return 'never'
+      if (each === 'head') scope = 'head'
     }
-  })
+  }
   // no block argument at all (eth_blockNumber, eth_gasPrice, receipts by hash): the head's answer
   if (refs === 0 || (scope === 'immutable' && !spec.pinnedIsImmutable)) return 'head'
   return scope

@@ -116,8 +116,15 @@ async function forward(
 
 /** eth_blockNumber: never less than what a client was already told (upstreams may lag each other). */
 function notBelowShownHead(network: Network, id: RpcId, payload: RpcPayload): RpcPayload {
-  const { result } = JSON.parse(payload.toString()) as { result?: unknown }
-  if (typeof result !== 'string' || !result.startsWith('0x')) return payload
+  // the result is a short hex string: found without parsing the answer
+  const text = payload.toString()
+  const start = text.indexOf('"result":"0x')
+  const end = start === -1 ? -1 : text.indexOf('"', start + 10)
+  const result =
+    end !== -1 && end - start <= 40
+      ? text.slice(start + 10, end)
+      : (JSON.parse(text) as { result?: unknown }).result
+  if (typeof result !== 'string' || !/^0x[0-9a-f]{1,16}$/i.test(result)) return payload
   const number = BigInt(result)
   if (number >= network.shownHead) {
     network.shownHead = number
