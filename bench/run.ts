@@ -164,8 +164,16 @@ async function measureRows(calls: Call[], targets: Target[]): Promise<string[]> 
       throw new Error(`${call.name}: the targets answer differently or with an error`)
     }
     for (const connections of connectionsList) {
+      // each target twice, in mirrored order (A B C C B A), half the time each: a node that slows or
+      // speeds up during a row does not favour whoever is measured first
+      const halves = new Map<Target['name'], Measurement[]>()
+      for (const target of [...targets, ...[...targets].reverse()]) {
+        const half = await measure(target, body, connections, seconds / 2)
+        halves.set(target.name, [...(halves.get(target.name) ?? []), half])
+      }
       const results = new Map<Target['name'], Measurement>()
-      for (const target of targets) results.set(target.name, await measure(target, body, connections))
+      for (const [name, [first, second]] of halves)
+        results.set(name, combine(first as Measurement, second as Measurement))
       const [node, pass, gate] = [
         results.get('node'),
         results.get('pass-through'),
@@ -190,7 +198,25 @@ function toHex(value: bigint): string {
   return `0x${value.toString(16)}`
 }
 
-async function measure(target: Target, body: string, connections: number): Promise<Measurement> {
+function combine(a: Measurement, b: Measurement): Measurement {
+  const cpu = a.cpuMicros !== undefined && b.cpuMicros !== undefined
+  return {
+    rps: (a.rps + b.rps) / 2,
+    mean: (a.mean + b.mean) / 2,
+    p99: Math.max(a.p99, b.p99),
+    failures: a.failures + b.failures,
+    cpuMicros: cpu
+      ? Math.round(((a.cpuMicros as number) * a.rps + (b.cpuMicros as number) * b.rps) / (a.rps + b.rps))
+      : undefined,
+  }
+}
+
+async function measure(
+  target: Target,
+  body: string,
+  connections: number,
+  duration: number,
+): Promise<Measurement> {
   const cpuBefore = cpuTicks(target.pid)
   const result = await autocannon({
     url: target.url,
@@ -198,7 +224,7 @@ async function measure(target: Target, body: string, connections: number): Promi
     headers: { 'content-type': 'application/json' },
     body,
     connections,
-    duration: seconds,
+    duration,
   })
   const cpuAfter = cpuTicks(target.pid)
   const served = result.requests.total

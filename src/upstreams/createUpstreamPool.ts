@@ -132,8 +132,13 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
             .filter(
               (member) => member.head === undefined || top - member.head <= BigInt(options.maxLagBlocks),
             )
-            // members at the head first, so that a client does not see the head go backwards
-            .sort((a, b) => Number(a.head !== top) - Number(b.head !== top))
+            // among equally healthy members, those at the head first, so that a client does not see
+            // the head go backwards (the sort is stable: config order otherwise)
+            .sort(
+              (a, b) =>
+                Number(a.errorRate > 0.5) - Number(b.errorRate > 0.5) ||
+                Number(a.head !== top) - Number(b.head !== top),
+            )
   }
 
   /**
