@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { setTimeout as delay } from 'node:timers/promises'
 import { encodeFunctionData } from 'viem'
+import WebSocket from 'ws'
 import { demoAbi } from '../src/devnet/contracts.ts'
 import type { PoolMember } from '../src/upstreams/createUpstreamPool.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
@@ -256,6 +257,28 @@ describe('partner failover (COMPAT.md §7)', () => {
         assert.ok(ms < 100, `${label}: 503 after ${Math.round(ms)} ms`)
       }
     } finally {
+      await primary.revive()
+    }
+  })
+
+  it('over WebSocket too: Enable-Failover on the upgrade sends eligible calls to the partner', async () => {
+    await primary.kill()
+    const socket = new WebSocket(`${gateway.url.replace('http', 'ws')}/ws/v3/${growth}`, {
+      headers: { 'enable-failover': 'true' },
+    })
+    try {
+      await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject))
+      const answer = new Promise<unknown>((resolve) =>
+        socket.once('message', (data) => resolve(JSON.parse(String(data)))),
+      )
+      socket.send(JSON.stringify(rpcBody('eth_getTransactionReceipt', [node.fixtures.legacyTx], 7)))
+      const direct = await postJson(
+        node.url,
+        rpcBody('eth_getTransactionReceipt', [node.fixtures.legacyTx], 7),
+      )
+      assert.deepEqual(await answer, direct.json)
+    } finally {
+      socket.close()
       await primary.revive()
     }
   })
