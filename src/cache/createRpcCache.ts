@@ -54,7 +54,8 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
   let immutableBytes = 0
   let headBytes = 0
   let generation = 0
-  const inFlight = new Map<string, Promise<LoadedAnswer>>()
+  const inFlightImmutable = new Map<string, Promise<LoadedAnswer>>()
+  let inFlightHead = new Map<string, Promise<LoadedAnswer>>()
   const stats: CacheStats = { hits: 0, misses: 0, coalesced: 0, evictions: 0, entries: 0, bytes: 0 }
 
   function updateTotals(): void {
@@ -120,6 +121,7 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
       return resultAnswer(id, entry.value)
     },
     load(key, scope, load) {
+      const inFlight = scope === 'immutable' ? inFlightImmutable : inFlightHead
       const pending = inFlight.get(key)
       if (pending) {
         stats.coalesced++
@@ -146,8 +148,8 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
     },
     newHead() {
       generation++
-      // calls in flight across the head are not joined by calls made after it
-      inFlight.clear()
+      // head-scoped calls in flight across the head are not joined by calls made after it
+      inFlightHead = new Map()
       if (head.size === 0) return
       head = new Map()
       headBytes = 0
