@@ -54,7 +54,10 @@ export async function handleRpc(ctx: RpcContext, prepared: PreparedCall & { ok: 
   } else {
     const key = `${spec.name}${JSON.stringify(params)}`
     const hit = cache.get(key, scope, call.id)
-    if (hit !== undefined) return { payload: hit, partner: false }
+    if (hit !== undefined) {
+      // a kept eth_blockNumber may be lower than a head shown since (from another upstream)
+      return { payload: spec.monotonicHead ? notBelowShownHead(network, call.id, hit) : hit, partner: false }
+    }
     let partner = false
     // one upstream call for every identical call in flight: it must not end when one client leaves
     const loaded = await cache.load(key, scope, async () => {
