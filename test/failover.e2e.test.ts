@@ -379,3 +379,33 @@ describe('heads across upstreams: lagging upstreams are kept off head calls, the
     )
   })
 })
+
+describe('eth_blockNumber from the cache never goes below a head already shown', () => {
+  let node: TestNode
+  let gateway: TestGateway
+
+  before(async () => {
+    node = await startTestNode({ loadBlocks: 2 })
+    gateway = await startTestGateway({ upstreams: [node.url] })
+  })
+  after(async () => {
+    await gateway?.close()
+    await node?.stop()
+  })
+
+  it('a kept answer lower than the shown head is raised to it, on the miss and on every hit', async () => {
+    const network = gateway.app.networks.all[0]
+    assert.ok(network?.cache)
+    const head = BigInt(
+      ((await postJson(node.url, rpcBody('eth_blockNumber'))).json as { result: string }).result,
+    )
+    // another upstream, ahead of this one, has already told a client of head + 10
+    network.shownHead = head + 10n
+    const hitsBefore = network.cache.stats.hits
+    for (let index = 0; index < 3; index++) {
+      const { json } = await postJson(gateway.endpoint, rpcBody('eth_blockNumber', [], index))
+      assert.deepEqual(json, { jsonrpc: '2.0', id: index, result: `0x${(head + 10n).toString(16)}` })
+    }
+    assert.ok(network.cache.stats.hits >= hitsBefore + 2, 'the later calls were cache hits')
+  })
+})
