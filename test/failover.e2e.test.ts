@@ -378,6 +378,29 @@ describe('heads across upstreams: lagging upstreams are kept off head calls, the
       'the lagging one answered',
     )
   })
+
+  it('filters keep to the first healthy upstream in config order, wherever the head is', async () => {
+    const members = gateway.app.networks.all[0]?.pool.members ?? []
+    behind.behave({ kind: 'rewrite', target: node.url, respond: lagging(1n) })
+    await until(() => members.every((member) => member.breaker === 'closed'), 'both upstreams in use')
+    behind.requests.length = 0
+    const created = await postJson(gateway.endpoint, rpcBody('eth_newBlockFilter'))
+    const id = (created.json as { result: string }).result
+    assert.match(id, /^0x[0-9a-f]+$/)
+    for (let index = 0; index < 3; index++) {
+      const changes = await postJson(gateway.endpoint, rpcBody('eth_getFilterChanges', [id]))
+      assert.ok(Array.isArray((changes.json as { result: unknown }).result), JSON.stringify(changes.json))
+    }
+    const methods = behind.requests
+      .map((request) => request.method)
+      .filter((method) => method.includes('Filter'))
+    assert.deepEqual(methods, [
+      'eth_newBlockFilter',
+      'eth_getFilterChanges',
+      'eth_getFilterChanges',
+      'eth_getFilterChanges',
+    ])
+  })
 })
 
 describe('eth_blockNumber from the cache never goes below a head already shown', () => {

@@ -42,6 +42,11 @@ export type MethodSpec = {
   idempotent: boolean
   /** Answers a block number that must never go backwards for a client (eth_blockNumber). */
   monotonicHead: boolean
+  /**
+   * Works on state one node keeps (filters): sent to the first healthy upstream in config order,
+   * never to whichever is at the head at the moment, so that a filter's calls reach the node that made it.
+   */
+  nodeState: boolean
   /** "Not found" is a null result, whatever the node answered (COMPAT.md §7). */
   nullWhenNotFound: boolean
   /** `gas` above 10x the latest block gas limit is lowered to that cap (COMPAT.md §7). */
@@ -65,6 +70,7 @@ export const defaultMethodSpec: MethodSpec = {
   failoverEligible: false,
   idempotent: true,
   monotonicHead: false,
+  nodeState: false,
   nullWhenNotFound: false,
   capsGas: false,
   addressesOf: undefined,
@@ -178,12 +184,15 @@ const rows: Record<string, [readonly ParamSpec[], Row?]> = {
   ],
   // not idempotent: sent once (filters are state on one node, a transaction is sent once)
   eth_sendRawTransaction: [[required(bytes)], { idempotent: false }],
-  eth_newFilter: [[required(logFilter)], { addressesOf: filterAddresses, idempotent: false }],
-  eth_newBlockFilter: [[], { idempotent: false }],
-  eth_newPendingTransactionFilter: [[], { idempotent: false }],
-  eth_uninstallFilter: [[required(hexId)], { idempotent: false }],
-  eth_getFilterChanges: [[required(hexId)], { costCredits: 140, idempotent: false }],
-  eth_getFilterLogs: [[required(hexId)], { costCredits: 255 }],
+  eth_newFilter: [
+    [required(logFilter)],
+    { addressesOf: filterAddresses, idempotent: false, nodeState: true },
+  ],
+  eth_newBlockFilter: [[], { idempotent: false, nodeState: true }],
+  eth_newPendingTransactionFilter: [[], { idempotent: false, nodeState: true }],
+  eth_uninstallFilter: [[required(hexId)], { idempotent: false, nodeState: true }],
+  eth_getFilterChanges: [[required(hexId)], { costCredits: 140, idempotent: false, nodeState: true }],
+  eth_getFilterLogs: [[required(hexId)], { costCredits: 255, nodeState: true }],
   eth_simulateV1: [[required(object), optional(blockRef)], { costCredits: 300 }],
 
   // WebSocket only

@@ -44,9 +44,10 @@ export async function handleRpc(ctx: RpcContext, prepared: PreparedCall & { ok: 
   }
 
   const { cache } = network
-  // answers that cannot change may come from any upstream; the others only from upstreams at the head
+  // answers that cannot change may come from any upstream; the others only from upstreams at the
+  // head, except calls on one node's state (filters), which keep to config order
   const scope = cacheScope(spec, params, network.heads.finalized())
-  const headSensitive = scope !== 'immutable'
+  const headSensitive = scope !== 'immutable' && !spec.nodeState
   let answer: CallAnswer
   if (!cache || scope === 'never') {
     const body = JSON.stringify({ jsonrpc: '2.0', id: call.id, method: call.method, params })
