@@ -124,11 +124,11 @@ describe('an upstream pool under faults: calls move to the healthy upstream and 
       await delay(300)
       await fault.apply(primary)
       assertAllAnswered(await running, fault.name)
-      assert.equal(members[0]?.breaker, 'open', 'the primary is out of use')
+      assert.equal(members[0]?.breaker.state, 'open', 'the primary is out of use')
 
       // once healthy again, the primary gets the traffic back
       await fault.heal(primary, node.url)
-      await until(() => members[0]?.breaker === 'closed', 'the primary to be back in use')
+      await until(() => members[0]?.breaker.state === 'closed', 'the primary to be back in use')
       const before = primary.requests.length
       const after = await load(gateway.endpoint, calls, { workers: 4, ms: 400 })
       assertAllAnswered(after, `${fault.name}, healed`)
@@ -382,7 +382,7 @@ describe('heads across upstreams: lagging upstreams are kept off head calls, the
   it('filters keep to the first healthy upstream in config order, wherever the head is', async () => {
     const members = gateway.app.networks.all[0]?.pool.members ?? []
     behind.behave({ kind: 'rewrite', target: node.url, respond: lagging(1n) })
-    await until(() => members.every((member) => member.breaker === 'closed'), 'both upstreams in use')
+    await until(() => members.every((member) => member.breaker.state === 'closed'), 'both upstreams in use')
     behind.requests.length = 0
     const created = await postJson(gateway.endpoint, rpcBody('eth_newBlockFilter'))
     const id = (created.json as { result: string }).result

@@ -125,7 +125,7 @@ describe('several upstreams', () => {
     fake.behave({ kind: 'status', status: 503 })
     await gateway.app.networks.all[0]?.heads.poll()
     assert.deepEqual(
-      members.map((member) => member.breaker === 'closed'),
+      members.map((member) => member.breaker.state === 'closed'),
       [false, true],
     )
     fake.behave({
@@ -134,7 +134,7 @@ describe('several upstreams', () => {
     })
     await gateway.app.networks.all[0]?.heads.poll()
     assert.deepEqual(
-      members.map((member) => member.breaker === 'closed'),
+      members.map((member) => member.breaker.state === 'closed'),
       [true, true],
     )
   })

@@ -254,7 +254,7 @@ function readiness(networks: NetworkRegistry, db: SqliteDatabase): { ok: boolean
 function memberStatus(member: PoolMember) {
   return {
     name: member.upstream.label,
-    healthy: member.breaker === 'closed',
+    healthy: member.breaker.state === 'closed',
     head: member.head === undefined ? null : Number(member.head),
     latencyMs: member.latencyMs === undefined ? null : Math.round(member.latencyMs * 100) / 100,
     errorRate: Math.round(member.errorRate * 1000) / 1000,

@@ -121,7 +121,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
     'tollgate_upstream_up',
     '1 while an upstream is in use (its breaker closed), 0 while it is kept off.',
     upstreamLabels,
-    () => upstreams.map(({ labels, member }) => [labels, member.breaker === 'closed' ? 1 : 0]),
+    () => upstreams.map(({ labels, member }) => [labels, member.breaker.state === 'closed' ? 1 : 0]),
   )
   gauge('tollgate_upstream_head', "An upstream's last known block number.", upstreamLabels, () =>
     upstreams.map(({ labels, member }) => [labels, member.head]),

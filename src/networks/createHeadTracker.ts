@@ -64,7 +64,7 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
   /** Finalized from the best member at the head; it only ever moves forward. */
   async function pollFinalized(): Promise<void> {
     const top = pool.head()
-    const member = pool.members.find((each) => each.breaker === 'closed' && each.head === top)
+    const member = pool.members.find((each) => each.breaker.state === 'closed' && each.head === top)
     if (!member) return
     try {
       const block = await fetchBlock(member, finalizedBlockBody)

@@ -136,7 +136,7 @@ describe('createUpstreamPool', () => {
           stubs.map((stub) => stub.calls),
           [1, 1, 0],
         )
-        assert.deepEqual([member(0).failures, member(0).consecutiveFailures], [1, 1])
+        assert.deepEqual([member(0).failures, member(0).breaker.consecutiveFailures], [1, 1])
         assert.ok(member(0).lastError)
         assert.deepEqual([member(1).failures, member(1).requests], [0, 1])
       })
@@ -212,9 +212,9 @@ describe('createUpstreamPool', () => {
     it('opens after breakerFailures consecutive failures; an open member gets no calls', async () => {
       const { pool, stubs, member } = setup([500, 'answer'], { breakerFailures: 3 })
       for (let i = 0; i < 2; i++) await assert.rejects(pool.send(body), UpstreamUnavailableError)
-      assert.equal(member(0).breaker, 'closed')
+      assert.equal(member(0).breaker.state, 'closed')
       await assert.rejects(pool.send(body), UpstreamUnavailableError)
-      assert.equal(member(0).breaker, 'open')
+      assert.equal(member(0).breaker.state, 'open')
       assert.equal(pool.isReachable(), true)
       for (let i = 0; i < 3; i++) assert.equal(await answeredBy(pool), 'b')
       assert.deepEqual(
@@ -234,8 +234,8 @@ describe('createUpstreamPool', () => {
         )
         assert.equal(ok, expected)
       }
-      assert.equal(member(0).breaker, 'closed')
-      assert.equal(member(0).consecutiveFailures, 2)
+      assert.equal(member(0).breaker.state, 'closed')
+      assert.equal(member(0).breaker.consecutiveFailures, 2)
     })
 
     it('with every member open a call fails at once, asking no one', async () => {
@@ -243,7 +243,7 @@ describe('createUpstreamPool', () => {
       // open both (the hanging one by a timed-out attempt)
       await assert.rejects(pool.send(body, { retry: true }), UpstreamUnavailableError)
       assert.deepEqual(
-        pool.members.map((each) => each.breaker),
+        pool.members.map((each) => each.breaker.state),
         ['open', 'open'],
       )
       assert.equal(pool.isReachable(), false)
@@ -260,7 +260,7 @@ describe('createUpstreamPool', () => {
       const { pool, stubs, clock, member } = setup([500], { breakerFailures: 1, breakerCooldownMs: 1000 })
       const sa = stubs[0] as StubUpstream
       await assert.rejects(pool.send(body), UpstreamUnavailableError)
-      assert.equal(member(0).breaker, 'open')
+      assert.equal(member(0).breaker.state, 'open')
       clock.time += 999
       await assert.rejects(pool.send(body), UpstreamUnavailableError)
       assert.equal(sa.calls, 1)
@@ -268,7 +268,7 @@ describe('createUpstreamPool', () => {
       sa.behaviour = 'answer'
       assert.equal(await answeredBy(pool), 'a')
       assert.equal(sa.calls, 2)
-      assert.equal(member(0).breaker, 'closed')
+      assert.equal(member(0).breaker.state, 'closed')
       assert.equal(member(0).lastError, undefined)
       assert.equal(await answeredBy(pool), 'a')
     })
@@ -281,11 +281,11 @@ describe('createUpstreamPool', () => {
       })
       await assert.rejects(pool.send(body), UpstreamUnavailableError)
       for (const cooldownMs of [2000, 3000, 3000]) {
-        clock.time = member(0).retryAt
+        clock.time = member(0).breaker.retryAt
         await assert.rejects(pool.send(body), UpstreamUnavailableError)
-        assert.equal(member(0).breaker, 'open')
-        assert.equal(member(0).cooldownMs, cooldownMs)
-        assert.equal(member(0).retryAt, clock.time + cooldownMs)
+        assert.equal(member(0).breaker.state, 'open')
+        assert.equal(member(0).breaker.cooldownMs, cooldownMs)
+        assert.equal(member(0).breaker.retryAt, clock.time + cooldownMs)
       }
       assert.equal((stubs[0] as StubUpstream).calls, 4)
     })
@@ -300,34 +300,37 @@ describe('createUpstreamPool', () => {
       await assert.rejects(pool.send(body), UpstreamUnavailableError)
       await assert.rejects(probe, UpstreamUnavailableError)
       assert.equal(sa.calls, 2)
-      assert.equal(pool.members[0]?.cooldownMs, defaults.breakerCooldownMs * 2)
+      assert.equal(pool.members[0]?.breaker.cooldownMs, defaults.breakerCooldownMs * 2)
     })
 
     it('failures of calls begun before the breaker opened do not count as failed probes', async () => {
       const { pool, member } = setup([500], { breakerFailures: 2, breakerCooldownMs: 1000 })
       const calls = Array.from({ length: 6 }, () => pool.send(body))
       for (const call of calls) await assert.rejects(call, UpstreamUnavailableError)
-      assert.equal(member(0).breaker, 'open')
-      assert.equal(member(0).cooldownMs, 1000)
+      assert.equal(member(0).breaker.state, 'open')
+      assert.equal(member(0).breaker.cooldownMs, 1000)
     })
 
     it('noteHead closes an open member, noteProbeFailure opens a closed one', async () => {
       const { pool, stubs, member } = setup([500, 'answer'], { breakerFailures: 1 })
       await assert.rejects(pool.send(body), UpstreamUnavailableError)
-      assert.equal(member(0).breaker, 'open')
+      assert.equal(member(0).breaker.state, 'open')
       ;(stubs[0] as StubUpstream).behaviour = 'answer'
       pool.noteHead(member(0), 10n)
-      assert.deepEqual([member(0).breaker, member(0).head, member(0).consecutiveFailures], ['closed', 10n, 0])
+      assert.deepEqual(
+        [member(0).breaker.state, member(0).head, member(0).breaker.consecutiveFailures],
+        ['closed', 10n, 0],
+      )
       assert.equal(await answeredBy(pool), 'a')
 
       pool.noteProbeFailure(member(0), 'HTTP 502')
-      assert.deepEqual([member(0).breaker, member(0).lastError], ['open', 'HTTP 502'])
+      assert.deepEqual([member(0).breaker.state, member(0).lastError], ['open', 'HTTP 502'])
       assert.equal(await answeredBy(pool), 'b')
       // a further failed probe of an open member changes nothing but the reason
-      const { retryAt } = member(0)
+      const { retryAt } = member(0).breaker
       pool.noteProbeFailure(member(0), 'timeout')
       assert.deepEqual(
-        [member(0).breaker, member(0).retryAt, member(0).lastError],
+        [member(0).breaker.state, member(0).breaker.retryAt, member(0).lastError],
         ['open', retryAt, 'timeout'],
       )
     })
@@ -340,7 +343,7 @@ describe('createUpstreamPool', () => {
         failures++
         assert.ok(failures < 100)
       }
-      assert.equal(member(0).breaker, 'closed')
+      assert.equal(member(0).breaker.state, 'closed')
       assert.equal(await answeredBy(pool), 'b')
       // the degraded member is still used when the others fail
       const degradedOnly = setup([500, 500], { breakerFailures: 1000 })
@@ -456,7 +459,12 @@ describe('createUpstreamPool', () => {
       assert.equal((stubs[0] as StubUpstream).aborts, 1)
       assert.equal((stubs[1] as StubUpstream).calls, 0)
       assert.deepEqual(
-        [member(0).breaker, member(0).failures, member(0).consecutiveFailures, member(0).errorRate],
+        [
+          member(0).breaker.state,
+          member(0).failures,
+          member(0).breaker.consecutiveFailures,
+          member(0).errorRate,
+        ],
         ['closed', 0, 0, 0],
       )
     })

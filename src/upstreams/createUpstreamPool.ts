@@ -1,6 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises'
 import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/errors.ts'
 import type { Cancellation } from '../failsafe/Cancellation.ts'
+import { CircuitBreaker } from '../failsafe/CircuitBreaker.ts'
 import type { Upstream } from './createUpstream.ts'
 
 /**
@@ -17,11 +18,8 @@ export type PoolMember = {
   latencyMs: number | undefined
   /** Moving average of failures, 0..1 (a member above one half goes behind the others). */
   errorRate: number
-  consecutiveFailures: number
-  /** closed: in use; open: skipped until `retryAt`, then one call (or the next head poll) probes it. */
-  breaker: 'closed' | 'open'
-  retryAt: number
-  cooldownMs: number
+  /** Closed: in use. Open: kept off until a call after the cooldown, or the next head poll, finds it well. */
+  readonly breaker: CircuitBreaker
   lastError: string | undefined
   requests: number
   failures: number
@@ -98,10 +96,12 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     head: undefined,
     latencyMs: undefined,
     errorRate: 0,
-    consecutiveFailures: 0,
-    breaker: 'closed',
-    retryAt: 0,
-    cooldownMs: options.breakerCooldownMs,
+    breaker: new CircuitBreaker({
+      failures: options.breakerFailures,
+      cooldownMs: options.breakerCooldownMs,
+      maxCooldownMs: options.breakerMaxCooldownMs,
+      now,
+    }),
     lastError: undefined,
     requests: 0,
     failures: 0,
@@ -117,11 +117,11 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     dirty = false
     networkHead = undefined
     for (const member of members) {
-      if (member.breaker === 'closed' && member.head !== undefined) {
+      if (member.breaker.state === 'closed' && member.head !== undefined) {
         if (networkHead === undefined || member.head > networkHead) networkHead = member.head
       }
     }
-    const closed = members.filter((member) => member.breaker === 'closed')
+    const closed = members.filter((member) => member.breaker.state === 'closed')
     closed.sort((a, b) => Number(a.errorRate > 0.5) - Number(b.errorRate > 0.5) || a.priority - b.priority)
     ranked = closed
     const top = networkHead
@@ -151,15 +151,8 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     for (const member of order) if (!tried?.has(member)) return member
     if (untriedOnly) return undefined
     if (order.length > 0) return order[0]
-    const time = now()
-    let probe: PoolMember | undefined
-    for (const member of members) {
-      if (member.breaker === 'open' && member.retryAt <= time && !tried?.has(member)) {
-        if (!probe || member.priority < probe.priority) probe = member
-      }
-    }
-    if (probe) probe.retryAt = time + probe.cooldownMs
-    return probe
+    // members are in config order: the first open one whose cooldown is over
+    return members.find((member) => !tried?.has(member) && member.breaker.claimProbe())
   }
 
   /** Whether a member other than `member` is left to try. */
@@ -178,15 +171,10 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
         : member.latencyMs + latencyWeight * (latencyMs - member.latencyMs)
     const wasDegraded = member.errorRate > 0.5
     member.errorRate *= 1 - errorWeight
-    member.consecutiveFailures = 0
-    if (member.breaker === 'open' || wasDegraded !== member.errorRate > 0.5) close(member)
-  }
-
-  function close(member: PoolMember): void {
-    member.breaker = 'closed'
-    member.cooldownMs = options.breakerCooldownMs
-    member.lastError = undefined
-    dirty = true
+    if (member.breaker.recordSuccess() || wasDegraded !== member.errorRate > 0.5) {
+      member.lastError = undefined
+      dirty = true
+    }
   }
 
   /** `probe`: the member was open when this call picked it (calls begun before it opened are not probes). */
@@ -196,19 +184,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     member.lastError = reason
     const wasDegraded = member.errorRate > 0.5
     member.errorRate += errorWeight * (1 - member.errorRate)
-    member.consecutiveFailures++
-    if (wasDegraded !== member.errorRate > 0.5) dirty = true
-    if (member.breaker === 'open') {
-      // a failed probe: stay open, wait longer
-      if (probe) {
-        member.cooldownMs = Math.min(member.cooldownMs * 2, options.breakerMaxCooldownMs)
-        member.retryAt = now() + member.cooldownMs
-      }
-    } else if (member.consecutiveFailures >= options.breakerFailures) {
-      member.breaker = 'open'
-      member.retryAt = now() + member.cooldownMs
-      dirty = true
-    }
+    if (member.breaker.recordFailure(probe) || wasDegraded !== member.errorRate > 0.5) dirty = true
   }
 
   async function send(body: string, sendOptions: SendOptions = {}): Promise<Buffer> {
@@ -231,7 +207,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
       // another member, or (`fallback`) the partners; the last one may use the rest of the deadline
       const bounded = attempt + 1 < maxAttempts && (fallback || hasOther(headSensitive, member, tried))
       const timeoutMs = bounded || fallback ? Math.min(remaining, options.attemptTimeoutMs) : remaining
-      const probe = member.breaker === 'open'
+      const probe = member.breaker.state === 'open'
       const started = now()
       const outcome = await attemptOnce(member.upstream, body, timeoutMs, cancellation)
       if ('body' in outcome) {
@@ -261,25 +237,21 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     noteHead(member, head) {
       if (member.head !== head) dirty = true
       member.head = head
-      if (member.breaker === 'open' || member.lastError !== undefined) {
-        member.consecutiveFailures = 0
-        close(member)
+      // a node that answers its health check is well: back in use, failures forgotten
+      if (member.breaker.state === 'open' || member.lastError !== undefined) {
+        member.breaker.close()
+        member.lastError = undefined
+        dirty = true
       }
     },
-    noteProbeFailure: failedProbe,
-    isReachable: () => members.some((member) => member.breaker === 'closed'),
+    noteProbeFailure(member, reason) {
+      member.lastError = reason
+      if (member.breaker.trip()) dirty = true
+    },
+    isReachable: () => members.some((member) => member.breaker.state === 'closed'),
     close: async () => {
       await Promise.all(members.map((member) => member.upstream.close()))
     },
-  }
-
-  function failedProbe(member: PoolMember, reason: string): void {
-    member.lastError = reason
-    if (member.breaker === 'closed') {
-      member.breaker = 'open'
-      member.retryAt = now() + member.cooldownMs
-      dirty = true
-    }
   }
 }
 
