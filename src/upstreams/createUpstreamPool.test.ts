@@ -17,7 +17,7 @@ import {
  * answer bytes that are not JSON, refuse the connection, hang until aborted, or sit queued for a
  * connection (never started, never settled: what undici does while every connection is busy).
  */
-type Behaviour = 'answer' | 500 | 429 | 'garbage' | 'refused' | 'hang' | 'queued'
+type Behaviour = 'answer' | 500 | 429 | 413 | 'garbage' | 'refused' | 'hang' | 'queued'
 
 type StubUpstream = Upstream & {
   /** Behaviours for the next calls, in order; then `behaviour`. */
@@ -221,6 +221,16 @@ describe('createUpstreamPool', () => {
         stubs.map((stub) => stub.calls),
         [3, 3],
       )
+    })
+
+    it('a refusal of the request itself (400, 413) is not held against the member', async () => {
+      const { pool, member } = setup([413, 'answer'], { breakerFailures: 2 })
+      for (let i = 0; i < 5; i++) assert.equal(await answeredBy(pool, { retry: true }), 'b')
+      assert.deepEqual([member(0).breaker.state, member(0).errorRate, member(0).failures], ['closed', 0, 0])
+      // 401/403 (our credentials) and 429 (load) do count
+      const other = setup([429, 'answer'], { breakerFailures: 2 })
+      for (let i = 0; i < 2; i++) await other.pool.send(body, { retry: true })
+      assert.equal(other.member(0).breaker.state, 'open')
     })
 
     it('a success between failures resets the count', async () => {

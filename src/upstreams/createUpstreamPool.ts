@@ -215,7 +215,10 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
         return outcome.body
       }
       if (outcome.clientGone) throw new ClientGoneError()
-      failed(member, outcome.reason, probe)
+      // a refusal of this request (413 for a big batch, say) says nothing of the node's health:
+      // counting it would let one client's requests take upstreams out of use for everyone
+      if (outcome.refused) member.requests++
+      else failed(member, outcome.reason, probe)
       failures.push(`${member.upstream.label}: ${outcome.reason}`)
       deadlinePassed = outcome.timedOut === true && timeoutMs >= remaining
       if (deadlinePassed || (attempt + 1 >= maxAttempts && !outcome.unsent)) break
@@ -255,7 +258,22 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
   }
 }
 
-type Failure = { reason: string; clientGone?: boolean; unsent?: boolean; timedOut?: boolean }
+type Failure = {
+  reason: string
+  clientGone?: boolean
+  unsent?: boolean
+  timedOut?: boolean
+  /** The node refused this request, not every request: not held against its health. */
+  refused?: boolean
+}
+
+/**
+ * Statuses that refuse one request for what it is (400, 404, 405, 413, 414, 422, ...). 401 and 403
+ * (the gateway's credentials for that upstream), 408 and 429 (load) count against the upstream.
+ */
+function refusesRequest(status: number): boolean {
+  return status >= 400 && status < 500 && status !== 401 && status !== 403 && status !== 408 && status !== 429
+}
 
 /**
  * One call to one upstream, bounded by `timeoutMs` and the client's cancellation. It ends when
@@ -298,8 +316,9 @@ function attemptOnce(
       .then(
         (response) => {
           if (stopped) return
-          if (response.status < 200 || response.status >= 300) end({ reason: `HTTP ${response.status}` })
-          else if (!isJsonObjectOrArray(response.body)) end({ reason: 'an answer that is not JSON' })
+          if (response.status < 200 || response.status >= 300) {
+            end({ reason: `HTTP ${response.status}`, refused: refusesRequest(response.status) })
+          } else if (!isJsonObjectOrArray(response.body)) end({ reason: 'an answer that is not JSON' })
           else end({ body: response.body })
         },
         (err: Error & { code?: string }) => {
