@@ -6,7 +6,9 @@ import { print, table, withAdmin } from './openAdmin.ts'
 export function addUsageCommand(program: Command): void {
   program
     .command('usage')
-    .description('calls and credits per day, key and method (as of the last flush, at most a second old)')
+    .description(
+      'calls, credits and partner-served calls per day, key and method (as of the last flush, at most a second old)',
+    )
     .option('--key <key>', 'only this key')
     .option('--days <n>', 'days back, today included', '7')
     .option('--json', 'print JSON')
@@ -24,7 +26,7 @@ export function addUsageCommand(program: Command): void {
         if (view.length === 0) return print('no usage')
         print(
           table([
-            ['DAY', 'KEY', 'NETWORK', 'METHOD', 'CALLS', 'CREDITS'],
+            ['DAY', 'KEY', 'NETWORK', 'METHOD', 'CALLS', 'CREDITS', 'FAILOVER'],
             ...view.map((row) => [
               row.day,
               row.key,
@@ -32,6 +34,7 @@ export function addUsageCommand(program: Command): void {
               row.method,
               String(row.calls),
               String(row.credits),
+              String(row.failoverCalls),
             ]),
           ]),
         )
