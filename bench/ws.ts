@@ -24,6 +24,8 @@ try {
       storage: { sqlite: join(dir, 'tollgate.db') },
       networks: [{ name: 'devnet', chainId: 31337, upstreams: [{ url: anvil.url, ws: anvil.wsUrl }] }],
       gas: { enabled: false },
+      // every request relayed to anvil (the cache would answer these repeated reads itself)
+      cache: { enabled: false },
       log: { level: 'warn' },
     }),
   )
