@@ -3,14 +3,13 @@
 // calls to one target, then to the next, in rotating order, so that the node's drift over time (its
 // answers to the same call vary by tens of percent over a few seconds) falls on every target alike.
 // BENCH_ROUNDS (default 12) rounds per connection count (BENCH_CONNECTIONS, default 1,16,64).
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { stringify } from 'yaml'
 import { seedDevnet } from '../src/devnet/seedDevnet.ts'
 import { startAnvil } from '../src/devnet/startAnvil.ts'
 import { mineBigBlock } from './mineBigBlock.ts'
-import { children, createUnlimitedKey, spawnAndWait } from './processes.ts'
+import { children, spawnAndWait, startTollgate } from './processes.ts'
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 12)
 const connectionsList = (process.env.BENCH_CONNECTIONS ?? '1,16,64').split(',').map(Number)
@@ -20,30 +19,15 @@ const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'))
 try {
   const fixtures = await seedDevnet(anvil.url, { loadBlocks: 2 })
   const bigBlock = await mineBigBlock(anvil.url, fixtures.accounts.slice(0, 8), 250)
-  const configFile = join(dir, 'tollgate.yaml')
-  writeFileSync(
-    configFile,
-    stringify({
-      server: { port: 0 },
-      storage: { sqlite: join(dir, 'tollgate.db') },
-      networks: [{ name: 'devnet', chainId: 31337, upstreams: [{ url: anvil.url }] }],
-      cache: { enabled: false },
-      log: { level: 'warn' },
-    }),
-  )
-  const key = createUnlimitedKey(configFile)
-  const tollgate = await spawnAndWait(
-    ['bin/tollgate.js', 'start', '--config', configFile],
-    /listening on (\S+)/,
-  )
+  const tollgate = await startTollgate(dir, 'tollgate', { url: anvil.url }, { cache: { enabled: false } })
   const proxy = await spawnAndWait(
-    ['--import', 'tsx', 'bench/passThroughProxy.ts', anvil.url, '0', key],
+    ['--import', 'tsx', 'bench/passThroughProxy.ts', anvil.url, '0', tollgate.key],
     /listening (\d+)/,
   )
   const targets = [
     { name: 'node', url: anvil.url },
-    { name: 'pass-through', url: `http://127.0.0.1:${proxy.match}/v3/${key}` },
-    { name: 'tollgate', url: `${tollgate.match}/v3/${key}` },
+    { name: 'pass-through', url: `http://127.0.0.1:${proxy.match}/v3/${tollgate.key}` },
+    { name: 'tollgate', url: tollgate.url },
   ]
   const body = JSON.stringify({
     jsonrpc: '2.0',

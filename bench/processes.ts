@@ -1,5 +1,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { stringify } from 'yaml'
 
 /** Child processes the bench started; killed when it ends. */
 export const children: ChildProcess[] = []
@@ -59,4 +61,33 @@ export function cpuTicks(pid: number | undefined): number | undefined {
 export function rssMiB(pid: number | undefined): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024
+}
+
+/**
+ * Writes a config for one network `devnet` on `upstream` (plus `config` over it) into `dir`, creates
+ * an unlimited key, and starts `tollgate start` on a free port.
+ */
+export async function startTollgate(
+  dir: string,
+  name: string,
+  upstream: { url: string; ws?: string },
+  config: Record<string, unknown> = {},
+): Promise<{ key: string; origin: string; url: string; pid: number | undefined }> {
+  const configFile = join(dir, `${name}.yaml`)
+  writeFileSync(
+    configFile,
+    stringify({
+      server: { port: 0 },
+      storage: { sqlite: join(dir, `${name}.db`) },
+      networks: [{ name: 'devnet', chainId: 31337, upstreams: [upstream] }],
+      log: { level: 'warn' },
+      ...config,
+    }),
+  )
+  const key = createUnlimitedKey(configFile)
+  const started = await spawnAndWait(
+    ['bin/tollgate.js', 'start', '--config', configFile],
+    /listening on (\S+)/,
+  )
+  return { key, origin: started.match, url: `${started.match}/v3/${key}`, pid: started.child.pid }
 }

@@ -9,12 +9,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
 import { encodeFunctionData } from 'viem'
-import { stringify } from 'yaml'
 import { demoAbi } from '../src/devnet/contracts.ts'
 import { seedDevnet } from '../src/devnet/seedDevnet.ts'
 import { startAnvil } from '../src/devnet/startAnvil.ts'
 import { mineBigBlock } from './mineBigBlock.ts'
-import { children, cpuTicks, createUnlimitedKey, spawnAndWait } from './processes.ts'
+import { children, cpuTicks, spawnAndWait, startTollgate } from './processes.ts'
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 4)
 const connectionsList = (process.env.BENCH_CONNECTIONS ?? '1,16,64').split(',').map(Number)
@@ -33,27 +32,8 @@ try {
 
   // the big block, and the blocks read below, at or below the finalized block (anvil: head - 64)
   await post(anvil.url, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'anvil_mine', params: ['0x50'] }))
-  const startTollgate = async (name: string, cache: boolean) => {
-    const configFile = join(dir, `${name}.yaml`)
-    writeFileSync(
-      configFile,
-      stringify({
-        server: { port: 0 },
-        storage: { sqlite: join(dir, `${name}.db`) },
-        networks: [{ name: 'devnet', chainId: 31337, upstreams: [{ url: anvil.url }] }],
-        cache: { enabled: cache },
-        log: { level: 'warn' },
-      }),
-    )
-    const key = createUnlimitedKey(configFile)
-    const started = await spawnAndWait(
-      ['bin/tollgate.js', 'start', '--config', configFile],
-      /listening on (\S+)/,
-    )
-    return { key, url: `${started.match}/v3/${key}`, pid: started.child.pid }
-  }
-  const forwarding = await startTollgate('forwarding', false)
-  const caching = await startTollgate('caching', true)
+  const forwarding = await startTollgate(dir, 'forwarding', { url: anvil.url }, { cache: { enabled: false } })
+  const caching = await startTollgate(dir, 'caching', { url: anvil.url })
   const proxy = await spawnAndWait(
     ['--import', 'tsx', 'bench/passThroughProxy.ts', anvil.url, '0', forwarding.key],
     /listening (\d+)/,

@@ -1,14 +1,13 @@
 // npm run bench:ws — WebSocket requests through tollgate against anvil's own WebSocket (same calls,
 // same connections, one run), then tollgate's memory with 10,000 live subscriptions
 // (1,000 connections x 10). Bounded: BENCH_SECONDS (default 4) per measurement.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import WebSocket from 'ws'
-import { stringify } from 'yaml'
 import { seedDevnet } from '../src/devnet/seedDevnet.ts'
 import { startAnvil } from '../src/devnet/startAnvil.ts'
-import { children, cpuTicks, createUnlimitedKey, rssMiB, spawnAndWait } from './processes.ts'
+import { children, cpuTicks, rssMiB, startTollgate } from './processes.ts'
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 4)
 const anvil = await startAnvil()
@@ -16,25 +15,14 @@ const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-ws-'))
 const open: WebSocket[] = []
 try {
   const fixtures = await seedDevnet(anvil.url, { loadBlocks: 5 })
-  const configFile = join(dir, 'tollgate.yaml')
-  writeFileSync(
-    configFile,
-    stringify({
-      server: { port: 0 },
-      storage: { sqlite: join(dir, 'tollgate.db') },
-      networks: [{ name: 'devnet', chainId: 31337, upstreams: [{ url: anvil.url, ws: anvil.wsUrl }] }],
-      gas: { enabled: false },
-      // every request relayed to anvil (the cache would answer these repeated reads itself)
-      cache: { enabled: false },
-      log: { level: 'warn' },
-    }),
+  const tollgate = await startTollgate(
+    dir,
+    'tollgate',
+    { url: anvil.url, ws: anvil.wsUrl },
+    // every request relayed to anvil (the cache would answer these repeated reads itself)
+    { gas: { enabled: false }, cache: { enabled: false } },
   )
-  const key = createUnlimitedKey(configFile)
-  const tollgate = await spawnAndWait(
-    ['bin/tollgate.js', 'start', '--config', configFile],
-    /listening on (\S+)/,
-  )
-  const gatewayWs = `${tollgate.match.replace('http', 'ws')}/ws/v3/${key}`
+  const gatewayWs = `${tollgate.origin.replace('http', 'ws')}/ws/v3/${tollgate.key}`
 
   const rows: string[] = []
   for (const [name, params] of [
@@ -43,9 +31,9 @@ try {
   ] as const) {
     for (const connections of [1, 16, 64]) {
       const node = await load(anvil.wsUrl, name, params, connections)
-      const cpuBefore = cpuTicks(tollgate.child.pid)
+      const cpuBefore = cpuTicks(tollgate.pid)
       const gate = await load(gatewayWs, name, params, connections)
-      const cpuAfter = cpuTicks(tollgate.child.pid) ?? 0
+      const cpuAfter = cpuTicks(tollgate.pid) ?? 0
       const cpuMicros = Math.round(((cpuAfter - (cpuBefore ?? 0)) * 10_000) / gate.total)
       const row = `| ${name} | ${connections} | ${fmt(node.rps)} | ${fmt(gate.rps)} | ${Math.round((gate.rps / node.rps) * 100)}% | ${cpuMicros} |`
       rows.push(row)
@@ -54,7 +42,7 @@ try {
   }
 
   // 10,000 live subscriptions: 1,000 connections with 10 each (newHeads and logs filters)
-  const rssBefore = rssMiB(tollgate.child.pid)
+  const rssBefore = rssMiB(tollgate.pid)
   for (let index = 0; index < 1_000; index++) {
     const socket = new WebSocket(gatewayWs)
     open.push(socket)
@@ -74,7 +62,7 @@ try {
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'evm_mine', params: [] }),
   })
   await new Promise((resolve) => setTimeout(resolve, 2_000))
-  const rssAfter = rssMiB(tollgate.child.pid)
+  const rssAfter = rssMiB(tollgate.pid)
   const memory = `tollgate RSS: ${rssBefore.toFixed(0)} MiB before, ${rssAfter.toFixed(0)} MiB with 10,000 live subscriptions on 1,000 connections (target ≤ 200 MB)`
 
   const table = [
