@@ -345,26 +345,6 @@ describe('createUpstreamPool', () => {
       )
     })
 
-    it('a member far slower than the fastest one goes behind it; a little slower keeps config order', async () => {
-      const { pool, member } = setup(['answer', 'answer'])
-      const rerank = () => {
-        // a new head reranks (as the head tracker does every block)
-        pool.noteHead(member(0), (member(0).head ?? 0n) + 1n)
-        pool.noteHead(member(1), (member(1).head ?? 0n) + 1n)
-      }
-      member(0).latencyMs = 12
-      member(1).latencyMs = 5
-      rerank()
-      assert.equal(await answeredBy(pool), 'a', 'within 3x + 20 ms of the fastest')
-      member(0).latencyMs = 200
-      rerank()
-      assert.equal(await answeredBy(pool), 'b')
-      assert.deepEqual([member(0).slow, member(1).slow], [true, false])
-      member(0).latencyMs = 6
-      rerank()
-      assert.equal(await answeredBy(pool), 'a', 'back in front once fast again')
-    })
-
     it('error rates above one half put a member behind the others', async () => {
       const { pool, member } = setup([500, 'answer'], { breakerFailures: 1000 })
       let failures = 0

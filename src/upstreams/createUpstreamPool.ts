@@ -16,8 +16,6 @@ export type PoolMember = {
   head: bigint | undefined
   /** Moving average of successful calls' latency, ms. */
   latencyMs: number | undefined
-  /** Set when ranked: its latency is far above the fastest member's (it goes behind the others). */
-  slow: boolean
   /** Moving average of failures, 0..1 (a member above one half goes behind the others). */
   errorRate: number
   /** Closed: in use. Open: kept off until a call after the cooldown, or the next head poll, finds it well. */
@@ -83,9 +81,6 @@ export class ClientGoneError extends Error {
 const unsentErrorCodes = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN'])
 
 const latencyWeight = 0.1
-/** A member is slow when its latency is above this many times the fastest member's, plus the margin. */
-const slowFactor = 3
-const slowMarginMs = 20
 const errorWeight = 0.05
 
 /**
@@ -100,7 +95,6 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     priority,
     head: undefined,
     latencyMs: undefined,
-    slow: false,
     errorRate: 0,
     breaker: new CircuitBreaker({
       failures: options.breakerFailures,
@@ -118,32 +112,17 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
   let rankedAtHead: PoolMember[] = members
   let dirty = true
   let networkHead: bigint | undefined
-  let fastestMs: number | undefined
-
-  /** Far slower than the fastest member: more than slowFactor times its latency and slowMarginMs more. */
-  const isSlow = (member: PoolMember) =>
-    member.latencyMs !== undefined &&
-    fastestMs !== undefined &&
-    member.latencyMs > fastestMs * slowFactor + slowMarginMs
-
-  /** Worse first: a failing majority of calls, then far slower than the best member. */
-  const health = (member: PoolMember) => (member.errorRate > 0.5 ? 2 : 0) + (member.slow ? 1 : 0)
 
   function rank(): void {
     dirty = false
     networkHead = undefined
-    fastestMs = undefined
     for (const member of members) {
       if (member.breaker.state === 'closed' && member.head !== undefined) {
         if (networkHead === undefined || member.head > networkHead) networkHead = member.head
       }
-      if (member.breaker.state === 'closed' && member.latencyMs !== undefined) {
-        fastestMs = Math.min(fastestMs ?? member.latencyMs, member.latencyMs)
-      }
     }
-    for (const member of members) member.slow = isSlow(member)
     const closed = members.filter((member) => member.breaker.state === 'closed')
-    closed.sort((a, b) => health(a) - health(b) || a.priority - b.priority)
+    closed.sort((a, b) => Number(a.errorRate > 0.5) - Number(b.errorRate > 0.5) || a.priority - b.priority)
     ranked = closed
     const top = networkHead
     rankedAtHead =
@@ -155,7 +134,11 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
             )
             // among equally healthy members, those at the head first, so that a client does not see
             // the head go backwards (the sort is stable: config order otherwise)
-            .sort((a, b) => health(a) - health(b) || Number(a.head !== top) - Number(b.head !== top))
+            .sort(
+              (a, b) =>
+                Number(a.errorRate > 0.5) - Number(b.errorRate > 0.5) ||
+                Number(a.head !== top) - Number(b.head !== top),
+            )
   }
 
   /**
@@ -188,8 +171,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
         : member.latencyMs + latencyWeight * (latencyMs - member.latencyMs)
     const wasDegraded = member.errorRate > 0.5
     member.errorRate *= 1 - errorWeight
-    const reclassed = wasDegraded !== member.errorRate > 0.5 || member.slow !== isSlow(member)
-    if (member.breaker.recordSuccess() || reclassed) {
+    if (member.breaker.recordSuccess() || wasDegraded !== member.errorRate > 0.5) {
       member.lastError = undefined
       dirty = true
     }
