@@ -346,7 +346,7 @@ describe('createUpstreamPool', () => {
     })
 
     it('error rates above one half put a member behind the others', async () => {
-      const { pool, member } = setup([500, 'answer'], { breakerFailures: 1000 })
+      const { pool, stubs, member } = setup([500, 'answer'], { breakerFailures: 1000 })
       let failures = 0
       while (member(0).errorRate <= 0.5) {
         await assert.rejects(pool.send(body), UpstreamUnavailableError)
@@ -355,6 +355,13 @@ describe('createUpstreamPool', () => {
       }
       assert.equal(member(0).breaker.state, 'closed')
       assert.equal(await answeredBy(pool), 'b')
+      // it gets no calls now, but passed head polls bring it back to the front
+      ;(stubs[0] as StubUpstream).behaviour = 'answer'
+      for (let poll = 0; member(0).errorRate > 0.5; poll++) {
+        assert.ok(poll < 20)
+        pool.noteHead(member(0), 10n)
+      }
+      assert.equal(await answeredBy(pool), 'a')
       // the degraded member is still used when the others fail
       const degradedOnly = setup([500, 500], { breakerFailures: 1000 })
       while ((degradedOnly.pool.members[0] as PoolMember).errorRate <= 0.5) {

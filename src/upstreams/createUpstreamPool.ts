@@ -246,6 +246,11 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
         member.lastError = undefined
         dirty = true
       }
+      // and its error rate decays as if a call had succeeded: a member put behind the others gets
+      // no calls, so without this it could never come back to the front
+      const wasDegraded = member.errorRate > 0.5
+      member.errorRate *= 1 - errorWeight
+      if (wasDegraded !== member.errorRate > 0.5) dirty = true
     },
     noteProbeFailure(member, reason) {
       member.lastError = reason
