@@ -7,7 +7,7 @@ import { demoAbi } from '../src/devnet/contracts.ts'
 import type { PoolMember } from '../src/upstreams/createUpstreamPool.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
 import { type FakeUpstream, startFakeUpstream } from './helpers/startFakeUpstream.ts'
-import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
+import { startTestGateway, type TestGateway, unlimitedKey } from './helpers/startTestGateway.ts'
 import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
 
 const timeoutMs = 2_000
@@ -163,6 +163,8 @@ describe('partner failover (COMPAT.md §7)', () => {
   let growth: string
   let growthAlwaysFailover: string
   let team: string
+  /** A custom plan (failover included) with limits no load here reaches: growth's 40,000 credits/s would. */
+  let custom: string
 
   before(async () => {
     node = await startTestNode({ loadBlocks: 2 })
@@ -186,6 +188,7 @@ describe('partner failover (COMPAT.md §7)', () => {
       (await gateway.app.keyAdmin.create({ plan, name: `${plan}-${failover}`, failover })).key.key
     growth = await create('growth')
     growthAlwaysFailover = await create('growth', true)
+    custom = (await gateway.app.keyAdmin.create(unlimitedKey)).key.key
     team = await create('team')
     await gateway.app.keys.refresh()
   })
@@ -216,7 +219,7 @@ describe('partner failover (COMPAT.md §7)', () => {
       rpcBody('eth_getStorageAt', [node.fixtures.demo, '0x0', 'latest']),
       rpcBody('eth_getTransactionByBlockNumberAndIndex', ['0x1', '0x0']),
     ]
-    const running = load(endpoint(growth), calls, {
+    const running = load(endpoint(custom), calls, {
       workers: 8,
       ms: 1_500,
       headers: { 'enable-failover': 'true' },
