@@ -25,6 +25,8 @@ describe('parseRoute', () => {
       ['/admin/keys', { kind: 'admin' }],
       ['/healthz', { kind: 'healthz' }],
       ['/readyz', { kind: 'readyz' }],
+      ['/metrics', { kind: 'metrics' }],
+      ['/metrics?name[]=x', { kind: 'metrics' }],
       ['/', { kind: 'notFound' }],
       ['/v3/abc/extra', { kind: 'notFound' }],
       ['/v2/abc', { kind: 'notFound' }],
