@@ -9,6 +9,7 @@ import { postJson, rpcBody } from './helpers/postJson.ts'
 import { type FakeUpstream, startFakeUpstream } from './helpers/startFakeUpstream.ts'
 import { startTestGateway, type TestGateway, unlimitedKey } from './helpers/startTestGateway.ts'
 import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
+import { until } from './helpers/until.ts'
 
 const timeoutMs = 2_000
 /** Faults are found within one attempt; the breaker then keeps calls off the failing upstream. */
@@ -73,14 +74,6 @@ function assertAllAnswered(result: LoadResult, label: string): void {
   assert.deepEqual(failed.slice(0, 3), [], `${label}: ${failed.length} of ${result.answers.length} failed`)
   const slowest = Math.max(...result.answers.map((answer) => answer.ms))
   assert.ok(slowest < timeoutMs + 300, `${label}: a call took ${Math.round(slowest)} ms`)
-}
-
-async function until(condition: () => boolean, what: string, ms = 5_000): Promise<void> {
-  const stopAt = Date.now() + ms
-  while (!condition()) {
-    if (Date.now() > stopAt) throw new Error(`timed out waiting for ${what}`)
-    await delay(20)
-  }
 }
 
 /** Calls a client would retry on another node: reads of blocks, receipts, state and the head. */

@@ -8,6 +8,7 @@ import { demoAbi } from '../src/devnet/contracts.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
 import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
 import { devnetOver, startTestNode, type TestNode } from './helpers/startTestNode.ts'
+import { until } from './helpers/until.ts'
 
 /** Sends `increment()` from an unlocked dev account: one block (automine) with one Incremented log. */
 async function increment(node: TestNode): Promise<void> {
@@ -58,14 +59,6 @@ async function connect(url: string, headers: Record<string, string> = {}) {
     socket.once('close', (code, reason) => resolve({ code, reason: reason.toString() })),
   )
   return { socket, messages, call, notifications, closed }
-}
-
-async function until(check: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out')
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
 }
 
 describe('WebSocket: clients', () => {

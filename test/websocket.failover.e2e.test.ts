@@ -7,6 +7,7 @@ import { postJson, rpcBody } from './helpers/postJson.ts'
 import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
 import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
 import { startWsProxy, type WsProxy } from './helpers/startWsProxy.ts'
+import { until } from './helpers/until.ts'
 
 type Head = { number: string; hash: string }
 type Log = { blockNumber: string; blockHash: string; removed: boolean }
@@ -34,14 +35,6 @@ async function subscriber(url: string, demo: string, withLogs = true) {
   if (withLogs) socket.send(JSON.stringify(rpcBody('eth_subscribe', ['logs', { address: demo }], 2)))
   await until(() => headsId !== '' && (!withLogs || logsId !== ''))
   return { socket, heads, logs }
-}
-
-async function until(check: () => boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out')
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
 }
 
 describe('WebSocket: shared subscriptions, upstream failover, reorgs', () => {

@@ -3,6 +3,7 @@ import { STATUS_CODES } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { type WebSocket, WebSocketServer } from 'ws'
 import type { SocketUpgrade, SocketUpgradeRequest } from '../pipeline/handleSocketUpgrade.ts'
+import { keyRequestOf } from './keyRequestOf.ts'
 import { parseRoute } from './parseRoute.ts'
 
 export type UpgradeHandler = (request: SocketUpgradeRequest) => Promise<SocketUpgrade>
@@ -35,15 +36,7 @@ export function attachWebSockets(
       reject(socket, 404, '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"not found"}}')
       return
     }
-    upgrade({
-      key: route.key,
-      networkName: route.networkName,
-      host: req.headers.host,
-      authorization: req.headers.authorization,
-      origin: req.headers.origin,
-      userAgent: req.headers['user-agent'],
-      enableFailover: firstHeader(req.headers['enable-failover']),
-    }).then(
+    upgrade(keyRequestOf(req, route)).then(
       (answer) => {
         if (!answer.ok) {
           reject(socket, answer.status, answer.body)
@@ -96,9 +89,4 @@ function reject(socket: Duplex, status: number, body: string): void {
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\ncontent-type: application/json\r\n` +
       `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
   )
-}
-
-/** A custom header's value (the first, if it came more than once). */
-function firstHeader(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value
 }

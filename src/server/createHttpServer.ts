@@ -14,6 +14,7 @@ import { serializeError } from '../jsonrpc/serialize.ts'
 import type { RpcAnswerCounts } from '../metrics/createMetrics.ts'
 import type { MetricsRequest, MetricsResponse } from '../metrics/handleMetrics.ts'
 import type { HttpRpcRequest, HttpRpcResponse } from '../pipeline/handleHttpRpc.ts'
+import { keyRequestOf } from './keyRequestOf.ts'
 import { parseRoute } from './parseRoute.ts'
 import { readBody } from './readBody.ts'
 
@@ -124,18 +125,7 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
           res.setHeader('connection', 'close')
           body = err
         }
-        const { headers } = req
-        const answer = await handlers.rpc({
-          key: route.key,
-          networkName: route.networkName,
-          host: headers.host,
-          body,
-          authorization: headers.authorization,
-          origin: headers.origin,
-          userAgent: headers['user-agent'],
-          enableFailover: firstHeader(headers['enable-failover']),
-          cancellation,
-        })
+        const answer = await handlers.rpc({ ...keyRequestOf(req, route), body, cancellation })
         if (rpcAnswers) {
           if (answer.status >= 500) rpcAnswers['5xx']++
           else if (answer.status >= 400) rpcAnswers['4xx']++
@@ -207,9 +197,4 @@ function sendError(res: ServerResponse, err: unknown): void {
     return
   }
   send(res, httpStatus, serializeError(null, error))
-}
-
-/** A custom header's value (the first, if it came more than once). */
-function firstHeader(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value
 }
