@@ -1,5 +1,5 @@
 // npm run bench:backfill — how long the gas API's indexer takes to backfill 20,000 blocks of fee
-// history from a local node (anvil), in chunks of 1024 blocks, into SQLite. DESIGN target: under a minute.
+// history from a local node (anvil), in chunks of 1024 blocks, into SQLite. target: under a minute.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'

@@ -38,7 +38,8 @@ try {
   const post = async (url: string) => {
     const response = await fetch(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      // identity: the node never compresses; tollgate's compressed answers are bench:compression's
+      headers: { 'content-type': 'application/json', 'accept-encoding': 'identity' },
       body,
     })
     const text = await response.text()

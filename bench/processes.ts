@@ -25,13 +25,13 @@ export function spawnAndWait(args: string[], ready: RegExp): Promise<{ child: Ch
   })
 }
 
-/** Runs the tollgate CLI and returns its stdout. */
-export function tollgateCli(args: string[]): string {
-  return execFileSync(process.execPath, ['bin/tollgate.js', ...args], { encoding: 'utf8' })
+/** Runs the tollgate CLI (this checkout's, or the one at `bin`) and returns its stdout. */
+export function tollgateCli(args: string[], bin = 'bin/tollgate.js'): string {
+  return execFileSync(process.execPath, [bin, ...args], { encoding: 'utf8' })
 }
 
 /** A key no limit will stop, for load. */
-export function createUnlimitedKey(configFile: string): string {
+export function createUnlimitedKey(configFile: string, bin?: string): string {
   const args = [
     'keys',
     'create',
@@ -42,7 +42,7 @@ export function createUnlimitedKey(configFile: string): string {
     '--credits-per-second',
     '1000000000',
   ]
-  return (JSON.parse(tollgateCli([...args, '--json', '--config', configFile])) as { key: string }).key
+  return (JSON.parse(tollgateCli([...args, '--json', '--config', configFile], bin)) as { key: string }).key
 }
 
 /** utime + stime of a process, in clock ticks (1/100 s). */
@@ -72,6 +72,8 @@ export async function startTollgate(
   name: string,
   upstream: { url: string; ws?: string },
   config: Record<string, unknown> = {},
+  /** Another checkout's bin/tollgate.js, to measure two builds side by side. */
+  bin = 'bin/tollgate.js',
 ): Promise<{ key: string; origin: string; url: string; pid: number | undefined }> {
   const configFile = join(dir, `${name}.yaml`)
   writeFileSync(
@@ -84,10 +86,7 @@ export async function startTollgate(
       ...config,
     }),
   )
-  const key = createUnlimitedKey(configFile)
-  const started = await spawnAndWait(
-    ['bin/tollgate.js', 'start', '--config', configFile],
-    /listening on (\S+)/,
-  )
+  const key = createUnlimitedKey(configFile, bin)
+  const started = await spawnAndWait([bin, 'start', '--config', configFile], /listening on (\S+)/)
   return { key, origin: started.match, url: `${started.match}/v3/${key}`, pid: started.child.pid }
 }

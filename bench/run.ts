@@ -12,6 +12,7 @@ import { encodeFunctionData } from 'viem'
 import { demoAbi } from '../src/devnet/contracts.ts'
 import { seedDevnet } from '../src/devnet/seedDevnet.ts'
 import { startAnvil } from '../src/devnet/startAnvil.ts'
+import { cheapCalls } from './cheapCalls.ts'
 import { mineBigBlock } from './mineBigBlock.ts'
 import { children, cpuTicks, spawnAndWait, startTollgate } from './processes.ts'
 
@@ -56,16 +57,7 @@ try {
   ]
 
   const calls: Call[] = [
-    { name: 'eth_blockNumber', method: 'eth_blockNumber', params: [] },
-    {
-      name: 'eth_call',
-      method: 'eth_call',
-      params: [
-        { to: fixtures.demo, data: encodeFunctionData({ abi: demoAbi, functionName: 'counter' }) },
-        'latest',
-      ],
-    },
-    { name: 'eth_getTransactionReceipt', method: 'eth_getTransactionReceipt', params: [fixtures.eip1559Tx] },
+    ...cheapCalls(fixtures),
     {
       name: 'eth_getProof',
       method: 'eth_getProof',

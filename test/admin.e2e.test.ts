@@ -127,6 +127,86 @@ describe('admin API and usage reports', () => {
     assert.equal((await admin('GET', `/keys/${key}`)).status, 404)
   })
 
+  it('the CLI and the API take the same allowlist kind names and refuse methods the gateway does not offer', async () => {
+    const cli = (...args: string[]) =>
+      run(process.execPath, [resolve('bin/tollgate.js'), ...args, '--config', gateway.configFile])
+    const { key } = JSON.parse((await cli('keys', 'create', '--plan', 'team', '--json')).stdout) as {
+      key: string
+    }
+    // two entries per kind: one added through the CLI, one through the API
+    const entries = {
+      contracts: ['0x00000000000000000000000000000000000000a1', '0x00000000000000000000000000000000000000a2'],
+      userAgents: ['CliAgent', 'ApiAgent'],
+      origins: ['cli.example.com', 'api.example.com'],
+      methods: ['eth_chainId', 'eth_getBalance'],
+    } as const
+    // each kind's name, and its field name in JSON (accepted as an alias where it differs)
+    const kinds = [
+      ['contracts', 'contracts'],
+      ['user-agents', 'userAgents'],
+      ['origins', 'origins'],
+      ['methods', 'methods'],
+    ] as const
+    for (const [name, field] of kinds) {
+      const spellings: [string, string][] =
+        name === field
+          ? [[name, name]]
+          : [
+              [name, field],
+              [field, name],
+            ]
+      for (const [cliName, apiName] of spellings) {
+        const [cliEntry, apiEntry] = entries[field]
+        const viaCli = JSON.parse(
+          (await cli('keys', 'allowlist', 'add', key, cliName, cliEntry, '--json')).stdout,
+        )
+        assert.deepEqual(viaCli.allowlists[field], [cliEntry], `CLI ${cliName}`)
+        const viaApi = await admin('POST', `/keys/${key}/allowlists/${apiName}`, { entries: [apiEntry] })
+        assert.equal(viaApi.status, 200, `API ${apiName}`)
+        assert.deepEqual(viaApi.json[field], [cliEntry, apiEntry], `API ${apiName}`)
+        await cli('keys', 'allowlist', 'remove', key, cliName, apiEntry)
+        const removed = await admin('DELETE', `/keys/${key}/allowlists/${apiName}`, { entries: [cliEntry] })
+        assert.deepEqual(removed.json[field], [], `API ${apiName}`)
+      }
+    }
+
+    const wrongKind = await admin('POST', `/keys/${key}/allowlists/user_agents`, { entries: ['x'] })
+    assert.equal(wrongKind.status, 404)
+    assert.deepEqual(wrongKind.json, {
+      error: {
+        message:
+          "unknown allowlist kind 'user_agents'; allowlist kinds: contracts, user-agents, origins, methods",
+      },
+    })
+    // a method the route does not have is a 404, whatever its body
+    const wrongMethod = await admin('PUT', `/keys/${key}/allowlists/methods`)
+    assert.equal(wrongMethod.status, 404)
+    await assert.rejects(
+      cli('keys', 'allowlist', 'add', key, 'user_agents', 'x'),
+      (err: { stderr: string }) => {
+        assert.match(err.stderr, /expected one of contracts, user-agents, origins, methods/)
+        return true
+      },
+    )
+
+    const refusedByApi = await admin('POST', `/keys/${key}/allowlists/methods`, {
+      entries: ['eth_chainId', 'not_a_method'],
+    })
+    assert.equal(refusedByApi.status, 400)
+    assert.deepEqual(refusedByApi.json, {
+      error: { message: "'not_a_method' is not a method tollgate offers" },
+    })
+    await assert.rejects(
+      cli('keys', 'allowlist', 'add', key, 'methods', 'eth_chainId', 'not_a_method'),
+      (err: { stderr: string; code: number }) => {
+        assert.equal(err.code, 1)
+        assert.equal(err.stderr, "'not_a_method' is not a method tollgate offers\n")
+        return true
+      },
+    )
+    assert.deepEqual((await admin('GET', `/keys/${key}/allowlists`)).json.methods, [], 'nothing was added')
+  })
+
   it('the CLI: create with a secret, show, set-limits, allowlist, networks, plans', async () => {
     const cli = async (...args: string[]) =>
       (await run(process.execPath, [resolve('bin/tollgate.js'), ...args, '--config', gateway.configFile]))

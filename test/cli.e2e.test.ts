@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { type ChildProcess, execFile } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
+import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
@@ -10,6 +11,7 @@ import { bin, exited, startGatewayProcess } from './helpers/gatewayProcess.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
 import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
 import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
+import { until } from './helpers/until.ts'
 
 const run = promisify(execFile)
 
@@ -54,17 +56,66 @@ describe('tollgate keys', () => {
     assert.match(table, new RegExp(`${created.key}\\s+ci\\s+account-[0-9a-f]+\\s+core`))
 
     const endpoint = `${gateway.url}/v3/${created.key}`
-    await waitFor(async () => (await postJson(endpoint, rpcBody('eth_chainId'))).status === 200)
+    await until(
+      async () => (await postJson(endpoint, rpcBody('eth_chainId'))).status === 200,
+      'the new key served',
+    )
 
     assert.equal(
       (await tollgate(['keys', 'revoke', created.key, '--config', gateway.configFile])).stdout,
       'revoked\n',
     )
-    await waitFor(async () => (await postJson(endpoint, rpcBody('eth_chainId'))).status === 401)
+    await until(
+      async () => (await postJson(endpoint, rpcBody('eth_chainId'))).status === 401,
+      'the revoked key refused',
+    )
     await assert.rejects(
       tollgate(['keys', 'revoke', created.key, '--config', gateway.configFile]),
       /no active key/,
     )
+  })
+
+  it('keys show: aligned label and value lines; --json the key view', async () => {
+    const config = ['--config', gateway.configFile]
+    const created = JSON.parse(
+      (
+        await tollgate([
+          'keys',
+          'create',
+          '--plan',
+          'growth',
+          '--name',
+          'shown',
+          '--secret',
+          '--json',
+          ...config,
+        ])
+      ).stdout,
+    ) as { key: string; account: string }
+    await tollgate(['keys', 'allowlist', 'add', created.key, 'user-agents', 'MyWallet', ...config])
+    await tollgate(['keys', 'security', created.key, '--jwt-audience', 'my-app', ...config])
+
+    const shown = (await tollgate(['keys', 'show', created.key, ...config])).stdout
+    assert.throws(() => JSON.parse(shown), SyntaxError, 'not JSON without --json')
+    const lines = shown.trimEnd().split('\n')
+    const valueColumns = new Set(lines.map((line) => /^.*?\S {2,}(?=\S)/.exec(line)?.[0].length))
+    assert.equal(valueColumns.size, 1, `one value column:\n${shown}`)
+    assert.ok(!valueColumns.has(undefined), `every line has a label and a value:\n${shown}`)
+    assert.match(shown, new RegExp(`^key +${created.key}$`, 'm'))
+    assert.match(shown, /^name +shown$/m)
+    assert.match(shown, new RegExp(`^account +${created.account} \\(growth\\)$`, 'm'))
+    assert.match(shown, /^status +active$/m)
+    assert.match(shown, /^secret +set$/m)
+    assert.match(shown, /^jwt +optional; audience my-app; keys: none$/m)
+    assert.match(shown, /^allowlist user-agents +MyWallet$/m)
+    assert.match(shown, /^allowlist methods +\(all\)$/m)
+
+    const json = JSON.parse((await tollgate(['keys', 'show', created.key, '--json', ...config])).stdout)
+    assert.equal(json.key, created.key)
+    assert.equal(json.hasSecret, true)
+    assert.equal(json.secret, undefined)
+    assert.deepEqual(json.allowlists, { contracts: [], userAgents: ['MyWallet'], origins: [], methods: [] })
+    assert.equal(json.jwt.audience, 'my-app')
   })
 
   it('TOLLGATE_CONFIG is read like --config', async () => {
@@ -72,8 +123,9 @@ describe('tollgate keys', () => {
       env: { ...process.env, TOLLGATE_CONFIG: gateway.configFile },
     })
     const { key } = JSON.parse(stdout) as { key: string }
-    await waitFor(
+    await until(
       async () => (await postJson(`${gateway.url}/v3/${key}`, rpcBody('eth_chainId'))).status === 200,
+      'the key made with TOLLGATE_CONFIG served',
     )
   })
 
@@ -84,6 +136,11 @@ describe('tollgate keys', () => {
     }
     const { stdout } = await tollgate(['start', '--help'])
     assert.match(stdout, /--config <file>/)
+    const allowlist = (await tollgate(['keys', 'allowlist', 'add', '--help'])).stdout
+    assert.match(allowlist, /kind +contracts \| user-agents \| origins \| methods\n/)
+    const plans = (await tollgate(['plans', '--help'])).stdout
+    assert.match(plans, /defaults:\s+docs\/compatibility\.md\s+§3/)
+    assert.doesNotMatch(plans, /COMPAT\.md/)
   })
 
   it('a bad config file stops the command with the file, the path and what was expected', async () => {
@@ -99,6 +156,27 @@ describe('tollgate keys', () => {
         return true
       },
     )
+  })
+
+  it('start with `networks: []` in the config file stops with a message instead of starting the devnet', async () => {
+    const file = join(gateway.dir, 'empty-networks.yaml')
+    writeFileSync(
+      file,
+      `storage: { sqlite: ${JSON.stringify(join(gateway.dir, 'empty.db'))} }\nnetworks: []\n`,
+    )
+    // the timeout only ends a gateway that started after all, so that the test fails instead of hanging
+    const started = run(process.execPath, [bin, 'start', '--port', '0', '--config', file], {
+      timeout: 60_000,
+    })
+    await assert.rejects(started, (err: { stderr: string; stdout: string; code: number }) => {
+      assert.equal(err.code, 2, `exit code 2; output: ${err.stdout}${err.stderr}`)
+      assert.equal(
+        err.stderr,
+        `${file}: invalid config\n  networks: at least one network is needed; leave the key out for the embedded devnet\n`,
+      )
+      assert.doesNotMatch(err.stdout, /listening/)
+      return true
+    })
   })
 })
 
@@ -128,9 +206,10 @@ describe('tollgate start with no config (embedded devnet)', () => {
     assert.equal(children.length, 1, 'one anvil')
     const body = JSON.stringify(rpcBody('eth_getBlockByNumber', ['latest', true]))
     const inFlight = startRequest(endpoint, body)
-    await new Promise((resolve) => setTimeout(resolve, 200))
+    await inFlight.received
     first.child.kill('SIGINT')
-    await new Promise((resolve) => setTimeout(resolve, 200))
+    // the gateway has stopped accepting connections: it is draining, with the request still in flight
+    await until(async () => !(await acceptsConnections(first.url)), 'the gateway draining')
     const answer = await inFlight.finish()
     assert.equal(answer.status, 200)
     assert.match(answer.text, /"result":\{/)
@@ -150,12 +229,24 @@ describe('tollgate start with no config (embedded devnet)', () => {
   })
 })
 
-/** Sends the headers and half the body now; `finish` sends the rest and reads the answer. */
+/**
+ * Sends the headers and half the body now; `received` settles once the server has taken the request
+ * (its `100 Continue`, sent as the request reaches the server's handler); `finish` sends the rest
+ * and reads the answer.
+ */
 function startRequest(url: string, body: string) {
   const half = Math.floor(body.length / 2)
   const request = httpRequest(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+    headers: {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body),
+      expect: '100-continue',
+    },
+  })
+  const received = new Promise<void>((resolve, reject) => {
+    request.once('continue', resolve)
+    request.once('error', reject)
   })
   const answer = new Promise<{ status: number; text: string }>((resolve, reject) => {
     request.on('response', async (response) => {
@@ -167,6 +258,7 @@ function startRequest(url: string, body: string) {
   })
   request.write(body.slice(0, half))
   return {
+    received,
     finish() {
       request.end(body.slice(half))
       return answer
@@ -211,10 +303,14 @@ function isRunning(pid: number): boolean {
   }
 }
 
-async function waitFor(check: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('timed out waiting')
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
+function acceptsConnections(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url)
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), hostname)
+    socket.once('connect', () => {
+      socket.destroy()
+      resolve(true)
+    })
+    socket.once('error', () => resolve(false))
+  })
 }

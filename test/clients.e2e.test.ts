@@ -94,7 +94,7 @@ describe('viem and ethers through the gateway', () => {
     assert.equal(viaEthers[0].transactionHash, node.fixtures.eip1559Tx)
   })
 
-  it('reads the plain storage slot and the mapping slot (SPEC.md §4.2 note 3)', async () => {
+  it('reads the plain storage slot and the mapping slot (docs/compatibility.md §7)', async () => {
     const { demo, counterValue, mappingKey, mappingValue } = node.fixtures
     const plain = await viaGateway.getStorageAt({ address: demo, slot: '0x0' })
     assert.equal(BigInt(plain ?? 0), counterValue)

@@ -8,8 +8,8 @@ import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
 
 const hash0 = `0x${'11'.repeat(32)}`
 
-/** COMPAT.md §1: every row this gateway core touches, exact status and body, and the gateway keeps serving. */
-describe('COMPAT.md §1 statuses and error bodies', () => {
+/** docs/compatibility.md §1: every row this gateway core touches, exact status and body, and the gateway keeps serving. */
+describe('docs/compatibility.md §1 statuses and error bodies', () => {
   let node: TestNode
   let gateway: TestGateway
 
@@ -285,6 +285,40 @@ describe('COMPAT.md §1 statuses and error bodies', () => {
     assert.equal(error.code, 3)
     assert.equal(error.message, 'execution reverted: Demo: not allowed')
     assert.match(error.data, /^0x08c379a0/)
+  })
+
+  it('a batch over the limit costs what refused input costs (5 credits), not an envelope', async () => {
+    const batch = Array.from({ length: 1001 }, (_, index) => rpcBody('eth_chainId', [], index))
+    const response = await postJson(gateway.endpoint, batch)
+    assert.equal(response.status, 200)
+    assert.equal(response.headers.get('x-credits-charged'), '5')
+    const allRefused = await postJson(gateway.endpoint, [rpcBody('eth_nope', [], 1), 'not a call'])
+    assert.equal(allRefused.headers.get('x-credits-charged'), '10')
+    const mixed = await postJson(gateway.endpoint, [rpcBody('eth_chainId', [], 1), 'not a call'])
+    assert.equal(mixed.headers.get('x-credits-charged'), String(5 + 5 + 80))
+  })
+
+  it('the block geth lets callers leave out means latest (eth_call, eth_estimateGas, eth_createAccessList)', async () => {
+    const call = {
+      from: node.fixtures.accounts[0],
+      to: node.fixtures.demo,
+      data: encodeFunctionData({ abi: demoAbi, functionName: 'counter' }),
+    }
+    for (const method of ['eth_call', 'eth_estimateGas', 'eth_createAccessList']) {
+      for (const params of [[call], [call, null]]) {
+        const viaGateway = await postJson(gateway.endpoint, rpcBody(method, params, 5))
+        const direct = await postJson(node.url, rpcBody(method, [call, 'latest'], 5))
+        assert.equal(viaGateway.status, 200, method)
+        assert.ok('result' in (viaGateway.json as object), `${method}: ${viaGateway.text}`)
+        assert.deepEqual(viaGateway.json, direct.json, method)
+      }
+    }
+    const required = await postJson(gateway.endpoint, rpcBody('eth_getBalance', [call.from], 6))
+    assert.deepEqual(required.json, {
+      jsonrpc: '2.0',
+      id: 6,
+      error: { code: -32602, message: 'invalid argument 1: missing value for required argument' },
+    })
   })
 
   it('a batch mixes answers and errors with HTTP 200, and notifications get no element', async () => {

@@ -13,8 +13,8 @@ const unknownHash = `0x${'ab'.repeat(32)}`
 const unknownAddress = `0x${'cd'.repeat(20)}`
 
 /**
- * Every SPEC.md method with its parameter variants, sent to the gateway and to the node directly:
- * the answers must be identical. The COMPAT.md §7 duties (decimal and `pending` block receipts,
+ * Every core method (docs/compatibility.md §2) with its parameter variants, sent to the gateway and to the node directly:
+ * the answers must be identical. The docs/compatibility.md §7 duties (decimal and `pending` block receipts,
  * not-found errors turned null, the gas cap, input checks) have their own tests in duties.e2e.test.ts,
  * so this suite sends only what the node itself accepts and answers without an error of its own kind.
  */

@@ -11,8 +11,8 @@ const unknownHash = `0x${'ab'.repeat(32)}`
 
 type RpcAnswer = { result?: unknown; error?: { code: number; message: string } }
 
-/** COMPAT.md §7: what the gateway guarantees whatever node is behind it. */
-describe('COMPAT.md §7 duties', () => {
+/** docs/compatibility.md §7: what the gateway guarantees whatever node is behind it. */
+describe('docs/compatibility.md §7 duties', () => {
   let node: TestNode
   let gateway: TestGateway
 
@@ -115,7 +115,7 @@ describe('COMPAT.md §7 duties', () => {
   })
 })
 
-describe('COMPAT.md §7 duties against nodes that answer differently', () => {
+describe('docs/compatibility.md §7 duties against nodes that answer differently', () => {
   it('a -32001 or "not found" error becomes null; other errors pass through; bad input never reaches the node', async () => {
     const fake = await startFakeUpstream({ kind: 'json', respond: () => null })
     const gateway = await startTestGateway({ upstreams: [fake.url] })

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { setTimeout as delay } from 'node:timers/promises'
 import { encodeFunctionData } from 'viem'
 import WebSocket from 'ws'
 import { demoAbi } from '../src/devnet/contracts.ts'
@@ -38,43 +37,92 @@ const faults: Fault[] = [
   },
 ]
 
-type LoadResult = { answers: { status: number; ms: number; json: unknown; servedBy: string | null }[] }
+type Answer = {
+  /** What the test was doing when the call was sent (see `Load.phase`). */
+  phase: string
+  status: number
+  json: unknown
+  servedBy: string | null
+}
 
-/** `workers` clients, each sending its next call when the last is answered, for `ms`. */
-async function load(
+type Load = {
+  answers: Answer[]
+  /** Set by the test; each answer records the phase its call was sent in. */
+  phase: string
+  /** Lets every worker finish its call in flight, then stops; the answers. */
+  stop(): Promise<Answer[]>
+}
+
+/**
+ * A call the gateway leaves unanswered this long after its own deadline (`timeoutMs`) is hung: it is
+ * recorded as a failed answer (status 0) rather than left to hold the test until the runner kills it.
+ */
+const hungAfterMs = timeoutMs * 10
+
+/** `workers` clients, each sending its next call when the last is answered, until `stop()`. */
+function startLoad(
   url: string,
   calls: object[],
-  options: { workers: number; ms: number; headers?: Record<string, string> },
-): Promise<LoadResult> {
-  const answers: LoadResult['answers'] = []
-  const stopAt = performance.now() + options.ms
+  options: { workers: number; headers?: Record<string, string> },
+) {
   const headers = { 'content-type': 'application/json', ...options.headers }
-  await Promise.all(
+  let stopping = false
+  const load: Load = {
+    answers: [],
+    phase: 'before the fault',
+    stop: async () => {
+      stopping = true
+      await running
+      return load.answers
+    },
+  }
+  const running = Promise.all(
     Array.from({ length: options.workers }, async (_, worker) => {
-      for (let index = worker; performance.now() < stopAt; index++) {
-        const started = performance.now()
-        const response = await postJson(url, calls[index % calls.length], headers)
-        answers.push({
-          status: response.status,
-          ms: performance.now() - started,
-          json: response.json,
-          servedBy: response.headers.get('x-served-by'),
-        })
+      for (let index = worker; !stopping; index++) {
+        const phase = load.phase
+        try {
+          const response = await fetch(url, {
+            method: 'POST',
+            headers,
+            body: JSON.stringify(calls[index % calls.length]),
+            signal: AbortSignal.timeout(hungAfterMs),
+          })
+          const text = await response.text()
+          let json: unknown
+          try {
+            json = JSON.parse(text)
+          } catch {
+            json = text
+          }
+          load.answers.push({
+            phase,
+            status: response.status,
+            json,
+            servedBy: response.headers.get('x-served-by'),
+          })
+        } catch (err) {
+          load.answers.push({ phase, status: 0, json: String(err), servedBy: null })
+        }
       }
     }),
   )
-  return { answers }
+  return load
 }
 
-function assertAllAnswered(result: LoadResult, label: string): void {
-  assert.ok(result.answers.length > 20, `${label}: only ${result.answers.length} calls`)
-  const failed = result.answers.filter(
-    (answer) => answer.status !== 200 || !('result' in (answer.json as object)),
+/** Every call was answered with a result: none failed, none hung (status 0). */
+function assertAllAnswered(answers: Answer[], label: string): void {
+  const failed = answers.filter(
+    (answer) =>
+      answer.status !== 200 || typeof answer.json !== 'object' || !('result' in (answer.json as object)),
   )
-  assert.deepEqual(failed.slice(0, 3), [], `${label}: ${failed.length} of ${result.answers.length} failed`)
-  const slowest = Math.max(...result.answers.map((answer) => answer.ms))
-  assert.ok(slowest < timeoutMs + 300, `${label}: a call took ${Math.round(slowest)} ms`)
+  assert.deepEqual(failed.slice(0, 3), [], `${label}: ${failed.length} of ${answers.length} failed`)
 }
+
+const inPhase = (answers: Answer[], phase: string) => answers.filter((answer) => answer.phase === phase)
+
+/** Calls the gateway sent to a fake upstream, its own head polls (eth_getBlockByNumber) left out. */
+const callsTo = (fake: FakeUpstream) =>
+  fake.requests.filter((request) => request.method !== 'eth_getBlockByNumber').length
 
 /** Calls a client would retry on another node: reads of blocks, receipts, state and the head. */
 function readCalls(node: TestNode): object[] {
@@ -111,25 +159,42 @@ describe('an upstream pool under faults: calls move to the healthy upstream and 
   })
 
   for (const fault of faults) {
-    it(`primary ${fault.name} under load: every call is answered through the secondary in time`, async () => {
+    it(`primary ${fault.name} under load: no call fails or hangs, the secondary serves, the primary serves again once healed`, async () => {
       const calls = readCalls(node)
-      const running = load(gateway.endpoint, calls, { workers: 8, ms: 1_500 })
-      await delay(300)
-      await fault.apply(primary)
-      assertAllAnswered(await running, fault.name)
+      const load = startLoad(gateway.endpoint, calls, { workers: 8 })
+      let answers: Answer[]
+      try {
+        const served = callsTo(primary)
+        await until(() => callsTo(primary) >= served + 8, 'the primary to serve the load')
+        await fault.apply(primary)
+        // every call sent from now on meets the fault: only the secondary can answer it with a result
+        load.phase = 'primary down'
+        await until(() => members[0]?.breaker.state === 'open', 'the breaker to take the primary out of use')
+        await until(
+          () => inPhase(load.answers, 'primary down').length >= 40,
+          'calls answered while the primary is down',
+        )
+      } finally {
+        answers = await load.stop()
+      }
+      assertAllAnswered(answers, fault.name)
+      assert.ok(inPhase(answers, 'primary down').length >= 40)
       assert.equal(members[0]?.breaker.state, 'open', 'the primary is out of use')
 
-      // once healthy again, the primary gets the traffic back
+      // once healthy again, the primary gets the traffic back: each call goes to it
       await fault.heal(primary, node.url)
       await until(() => members[0]?.breaker.state === 'closed', 'the primary to be back in use')
-      const before = primary.requests.length
-      const after = await load(gateway.endpoint, calls, { workers: 4, ms: 400 })
-      assertAllAnswered(after, `${fault.name}, healed`)
-      const toPrimary = primary.requests.length - before
-      assert.ok(
-        toPrimary >= after.answers.length,
-        `${toPrimary} of ${after.answers.length} calls went to the primary`,
-      )
+      const before = callsTo(primary)
+      for (let index = 0; index < 2 * calls.length; index++) {
+        const response = await postJson(gateway.endpoint, calls[index % calls.length])
+        assert.equal(response.status, 200)
+        assert.ok('result' in (response.json as object), `${fault.name}, healed: ${response.text}`)
+        assert.equal(
+          callsTo(primary),
+          before + index + 1,
+          `${fault.name}, healed: call ${index} went to the primary`,
+        )
+      }
     })
   }
 
@@ -148,7 +213,7 @@ describe('an upstream pool under faults: calls move to the healthy upstream and 
   })
 })
 
-describe('partner failover (COMPAT.md §7)', () => {
+describe('partner failover (docs/compatibility.md §7)', () => {
   let node: TestNode
   let primary: FakeUpstream
   let partner: FakeUpstream
@@ -206,23 +271,38 @@ describe('partner failover (COMPAT.md §7)', () => {
     assert.equal(partner.requests.length, 0)
   })
 
-  it('primary stalled under load: eligible calls with Enable-Failover are answered by the partner in time', async () => {
+  it('primary stalled under load: eligible calls with Enable-Failover are answered by the partner, none fails or hangs', async () => {
     const calls = [
       rpcBody('eth_getTransactionReceipt', [node.fixtures.legacyTx]),
       rpcBody('eth_getStorageAt', [node.fixtures.demo, '0x0', 'latest']),
       rpcBody('eth_getTransactionByBlockNumberAndIndex', ['0x1', '0x0']),
     ]
-    const running = load(endpoint(custom), calls, {
-      workers: 8,
-      ms: 1_500,
-      headers: { 'enable-failover': 'true' },
-    })
-    await delay(300)
-    primary.behave({ kind: 'hang' })
-    const result = await running
-    assertAllAnswered(result, 'stalled primary')
-    assert.ok(result.answers.some((answer) => answer.servedBy === 'partner'))
-    primary.behave({ kind: 'proxy', target: node.url })
+    const load = startLoad(endpoint(custom), calls, { workers: 8, headers: { 'enable-failover': 'true' } })
+    let answers: Answer[]
+    try {
+      await until(() => load.answers.length >= 8, 'the primary to serve the load')
+      primary.behave({ kind: 'hang' })
+      // every call sent from now on meets the stalled primary: only the partner can answer it
+      load.phase = 'primary stalled'
+      await until(
+        () => inPhase(load.answers, 'primary stalled').length >= 40,
+        'calls answered while the primary stalls',
+      )
+    } finally {
+      answers = await load.stop()
+      primary.behave({ kind: 'proxy', target: node.url })
+    }
+    assertAllAnswered(answers, 'stalled primary')
+    assert.ok(
+      inPhase(answers, 'before the fault').some((answer) => answer.servedBy === null),
+      'the primary served',
+    )
+    const stalled = inPhase(answers, 'primary stalled')
+    assert.deepEqual(
+      stalled.filter((answer) => answer.servedBy !== 'partner'),
+      [],
+      'every call sent while the primary stalls is answered by the partner',
+    )
   })
 
   it('primary killed: eligible calls fail over; ineligible ones, and keys that may not, get a quick 503', async () => {
@@ -245,12 +325,17 @@ describe('partner failover (COMPAT.md §7)', () => {
         ['a plan without failover', team, receipt, withFailover],
         ['an ineligible method', growth, rpcBody('eth_blockNumber'), withFailover],
       ] as const) {
-        const started = performance.now()
+        const partnerAsked = partner.requests.length
         const refused = await postJson(endpoint(key), body, headers)
-        const ms = performance.now() - started
+        // 503 "no upstream available", not 504 "timed out": the gateway did not wait out its deadline
         assert.equal(refused.status, 503, label)
+        assert.deepEqual(
+          (refused.json as { error: unknown }).error,
+          { code: -32603, message: 'no upstream available, try again later' },
+          label,
+        )
         assert.equal(refused.headers.get('x-served-by'), null, label)
-        assert.ok(ms < 100, `${label}: 503 after ${Math.round(ms)} ms`)
+        assert.equal(partner.requests.length, partnerAsked, `${label}: the partner was not asked`)
       }
     } finally {
       await primary.revive()
@@ -365,14 +450,19 @@ describe('heads across upstreams: lagging upstreams are kept off head calls, the
     // within maxLagBlocks it may serve, but the upstream at the head is preferred, and nothing goes back
     assert.deepEqual(new Set(seen), new Set([head]))
 
-    // the upstream at the head fails: the one behind answers, and the head the clients saw holds
-    gateway.app.networks.all[0]?.pool.noteProbeFailure(members[1] as PoolMember, 'test: down')
-    const { json } = await postJson(gateway.endpoint, rpcBody('eth_blockNumber'))
-    assert.equal(BigInt((json as { result: string }).result), head)
-    assert.ok(
-      behind.requests.some((request) => request.method === 'eth_blockNumber'),
-      'the lagging one answered',
-    )
+    // the upstream at the head fails: the one behind answers, and the head the clients saw holds.
+    // The head poll (every 150 ms) may find the upstream at the head well again before the call: then
+    // it serves, which proves nothing here, and the failure is noted again until the lagging one answers
+    const askedBehind = () => behind.requests.filter((request) => request.method === 'eth_blockNumber').length
+    let servedBehind = false
+    for (let attempt = 0; attempt < 20 && !servedBehind; attempt++) {
+      const before = askedBehind()
+      gateway.app.networks.all[0]?.pool.noteProbeFailure(members[1] as PoolMember, 'test: down')
+      const { json } = await postJson(gateway.endpoint, rpcBody('eth_blockNumber'))
+      assert.equal(BigInt((json as { result: string }).result), head)
+      servedBehind = askedBehind() > before
+    }
+    assert.ok(servedBehind, 'the lagging one answered')
   })
 
   it('filters keep to the first healthy upstream in config order, wherever the head is', async () => {

@@ -1,108 +1,13 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { formatGwei } from 'viem'
 import { feeHistoryFromBlocks } from '../src/gas/feeHistoryFromBlocks.ts'
+import { expectedGasAnswers, readNodeFees } from './helpers/expectedGasAnswers.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
 import { type FakeUpstream, startFakeUpstream } from './helpers/startFakeUpstream.ts'
 import { startTestGateway, type TestGateway, unlimitedKey } from './helpers/startTestGateway.ts'
 import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
 
 const chainId = 31337
-
-type NodeFees = { baseFees: bigint[]; tips: bigint[][]; ratios: number[]; next: bigint }
-
-/**
- * The node's own fee data, read here independently of the gateway: base fees from the blocks, tips
- * at 0/10/20/30/100% from the node's eth_feeHistory, the next base fee from its pending entry.
- */
-async function readNodeFees(url: string): Promise<NodeFees> {
-  const rpc = async (body: unknown) => (await postJson(url, body)).json
-  const head = Number(((await rpc(rpcBody('eth_blockNumber'))) as { result: string }).result)
-  const baseFees: bigint[] = []
-  for (let from = 0; from <= head; from += 500) {
-    const batch = []
-    for (let number = from; number <= Math.min(head, from + 499); number++) {
-      batch.push(rpcBody('eth_getBlockByNumber', [`0x${number.toString(16)}`, false], number))
-    }
-    const blocks = (await rpc(batch)) as { id: number; result: { baseFeePerGas: string } }[]
-    blocks.sort((a, b) => a.id - b.id)
-    for (const block of blocks) baseFees.push(BigInt(block.result.baseFeePerGas))
-  }
-  const tips: bigint[][] = []
-  const ratios: number[] = []
-  let next = 0n
-  for (let to = head; to >= 0; to -= 1024) {
-    const count = Math.min(1024, to + 1)
-    const history = (
-      (await rpc(
-        rpcBody('eth_feeHistory', [`0x${count.toString(16)}`, `0x${to.toString(16)}`, [0, 10, 20, 30, 100]]),
-      )) as {
-        result: { reward: string[][]; gasUsedRatio: number[]; baseFeePerGas: string[] }
-      }
-    ).result
-    if (to === head) next = BigInt(history.baseFeePerGas[count] as string)
-    tips.unshift(...history.reward.map((row) => row.map(BigInt)))
-    ratios.unshift(...history.gasUsedRatio)
-  }
-  return { baseFees, tips, ratios, next }
-}
-
-/** COMPAT.md §5, written out again from its text. */
-function expectedAnswers(fees: NodeFees) {
-  const n = fees.baseFees.length
-  const sorted = [...fees.baseFees].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
-  const percentile = (p: number) => sorted[Math.max(0, Math.floor(n * p) - 1)] as bigint
-  const latest = fees.baseFees[n - 1] as bigint
-  const withTips = (from: number, to: number) =>
-    Array.from({ length: to - from }, (_, index) => from + index).filter(
-      (index) => (fees.ratios[index] ?? 0) > 0,
-    )
-  const median = (values: bigint[]) => {
-    const ordered = [...values].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
-    return ordered[Math.floor((ordered.length - 1) / 2)] ?? 0n
-  }
-  const lastFive = withTips(n - 5, n)
-  const level = (column: number, tipPercent: bigint, basePercent: bigint, floor: bigint, maxWait: number) => {
-    let tip = (median(lastFive.map((index) => fees.tips[index]?.[column] as bigint)) * tipPercent) / 100n
-    if (latest >= floor && tip < floor) tip = floor
-    return {
-      suggestedMaxPriorityFeePerGas: formatGwei(tip),
-      suggestedMaxFeePerGas: formatGwei((latest * basePercent) / 100n + tip),
-      minWaitTimeEstimate: 15_000,
-      maxWaitTimeEstimate: maxWait,
-    }
-  }
-  const recent200 = withTips(n - 200, n)
-  const last200BaseFees = fees.baseFees.slice(-200)
-  const latestTips = (fees.ratios[n - 1] ?? 0) > 0 ? (fees.tips[n - 1] as bigint[]) : [0n, 0n, 0n, 0n, 0n]
-  const trend = (now: bigint, before: bigint) => (now > before ? 'up' : now < before ? 'down' : 'level')
-  const minOf = (values: bigint[]) => values.reduce((a, b) => (b < a ? b : a))
-  const maxOf = (values: bigint[]) => values.reduce((a, b) => (b > a ? b : a))
-  return {
-    baseFeePercentile: { baseFeePercentile: formatGwei(percentile(0.5)) },
-    busyThreshold: { busyThreshold: formatGwei(percentile(0.9)) },
-    baseFeeHistory: fees.baseFees.slice(-500).map((fee) => formatGwei(fee)),
-    suggestedGasFees: {
-      low: level(1, 94n, 110n, 1_000_000_000n, 30_000),
-      medium: level(2, 97n, 120n, 1_500_000_000n, 45_000),
-      high: level(3, 98n, 125n, 2_000_000_000n, 60_000),
-      estimatedBaseFee: formatGwei(fees.next),
-      networkCongestion:
-        Math.round((fees.baseFees.filter((fee) => fee <= latest).length / n) * 10_000) / 10_000,
-      latestPriorityFeeRange: [formatGwei(latestTips[0] as bigint), formatGwei(latestTips[4] as bigint)],
-      historicalPriorityFeeRange: [
-        formatGwei(minOf(recent200.map((index) => fees.tips[index]?.[0] as bigint))),
-        formatGwei(maxOf(recent200.map((index) => fees.tips[index]?.[4] as bigint))),
-      ],
-      historicalBaseFeeRange: [formatGwei(minOf(last200BaseFees)), formatGwei(maxOf(last200BaseFees))],
-      priorityFeeTrend: trend(
-        median(lastFive.map((index) => fees.tips[index]?.[2] as bigint)),
-        median(withTips(n - 10, n - 5).map((index) => fees.tips[index]?.[2] as bigint)),
-      ),
-      baseFeeTrend: trend(fees.next, latest),
-    },
-  }
-}
 
 async function waitForHead(gateway: TestGateway, head: number): Promise<void> {
   const indexer = gateway.app.indexers.get(chainId)
@@ -146,7 +51,7 @@ describe('Gas REST API', () => {
 
   it('each endpoint equals an independent computation over the node own blocks (2,000+ blocks)', async () => {
     assert.ok(head >= 2_000)
-    const expected = expectedAnswers(await readNodeFees(node.url))
+    const expected = expectedGasAnswers(await readNodeFees(node.url))
     assert.ok(new Set(expected.baseFeeHistory).size > 50, 'base fees vary')
     for (const [endpoint, answer] of Object.entries(expected)) {
       const viaBasic = await get(`/networks/${chainId}/${endpoint}`, basic(gateway.key))
@@ -192,7 +97,16 @@ describe('Gas REST API', () => {
 
     const missing = await get(`/networks/${chainId}/baseFeePercentile`)
     assert.equal(missing.status, 401)
-    assert.deepEqual(missing.json, { statusCode: 401, message: 'project id required in the url' })
+    assert.deepEqual(missing.json, {
+      statusCode: 401,
+      message:
+        'API key required: send HTTP Basic auth (KEY:SECRET, secret optional) or use /v3/KEY/networks/...',
+    })
+    assert.equal(
+      missing.headers.get('x-credits-charged'),
+      null,
+      'a request without a key is charged to nobody',
+    )
     const wrongKey = await get(`/networks/${chainId}/baseFeePercentile`, basic('0'.repeat(32)))
     assert.deepEqual(wrongKey.json, { statusCode: 401, message: 'invalid project id' })
 
@@ -217,6 +131,10 @@ describe('Gas REST API', () => {
       event: -33000,
       details: 'You have reached your daily credit limit. The balance resets at 00:00 UTC.',
     })
+    // until 00:00 UTC (read a moment later here: a second may have turned)
+    const retryAfter = Number(broke.headers.get('retry-after'))
+    assert.ok(Math.abs(retryAfter - gateway.app.meter.secondsToReset()) <= 1, `Retry-After ${retryAfter}`)
+    assert.equal(wrongSecret.headers.get('retry-after'), null)
   })
 
   it('a restart in the middle of a backfill does not fetch again what is stored', async () => {
@@ -297,10 +215,10 @@ describe('Gas REST API', () => {
 
     const fees = await readNodeFees(node.url)
     const answer = (await get(`/networks/${chainId}/baseFeeHistory`, basic(gateway.key))).json as string[]
-    assert.deepEqual(answer, expectedAnswers(fees).baseFeeHistory)
+    assert.deepEqual(answer, expectedGasAnswers(fees).baseFeeHistory)
     assert.notDeepEqual(answer.slice(-7, -2), onBranch.slice(-5), 'the dropped branch is gone')
     const median = (await get(`/networks/${chainId}/baseFeePercentile`, basic(gateway.key))).json
-    assert.deepEqual(median, expectedAnswers(fees).baseFeePercentile)
+    assert.deepEqual(median, expectedGasAnswers(fees).baseFeePercentile)
   })
 })
 

@@ -55,7 +55,8 @@ describe('logs', () => {
         await postJson(`${gateway.url}/devnet/v3/${key.key.replace(/.$/, '0')}`, rpcBody('eth_chainId')),
         await postJson(`${gateway.url}/devnet/v3/${key.key}`, '{"broken'),
       ]
-      await new Promise((resolve) => setTimeout(resolve, 300))
+      // nothing to wait for: the destination writes synchronously, and the gateway writes each line
+      // before it sends the answer; with every answer in, the file holds every line
       const lines = readFileSync(logFile, 'utf8').trim().split('\n')
       assert.ok(
         lines.some((line) => line.includes('"msg":"rpc request"')),
@@ -64,6 +65,12 @@ describe('logs', () => {
       assert.ok(
         lines.some((line) => line.includes('"level":40')),
         'the upstream failure is logged',
+      )
+      assert.ok(
+        lines.some(
+          (line) => line.includes('"network":"broken","status":503') && line.includes('"msg":"rpc request"'),
+        ),
+        'the failed request is logged too',
       )
       const secrets = [key.key, secret, jwt, 'vendorsecret0123', key.key.slice(0, 16)]
       for (const text of [...lines, ...answers.map((answer) => answer.text)]) {

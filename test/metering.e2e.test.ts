@@ -7,7 +7,7 @@ import { type FakeUpstream, startFakeUpstream } from './helpers/startFakeUpstrea
 import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
 import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
 
-/** COMPAT.md §2's prices, written out here independently of src/methods. */
+/** docs/compatibility.md §2's prices, written out here independently of src/methods. */
 const price: Record<string, number> = {
   eth_blockNumber: 80,
   eth_chainId: 5,
@@ -53,7 +53,7 @@ describe('charging: 2,000 parallel calls across keys, methods, batches and refus
     await node?.stop()
   })
 
-  it('charges each key exactly the COMPAT.md §2 sum of its calls, and still after a restart', async () => {
+  it('charges each key exactly the docs/compatibility.md §2 sum of its calls, and still after a restart', async () => {
     const keys: { key: string; onlyMethods?: string[] }[] = []
     for (let index = 0; index < 3; index++) {
       const { key } = await gateway.app.keyAdmin.create({
@@ -143,7 +143,7 @@ describe('charging: 2,000 parallel calls across keys, methods, batches and refus
 
     const expected = new Map<string, number>()
     for (const request of plan) expected.set(request.key, (expected.get(request.key) ?? 0) + request.expected)
-    assert.deepEqual(charged, expected, 'X-Credits-Charged adds up to the COMPAT.md §2 sums')
+    assert.deepEqual(charged, expected, 'X-Credits-Charged adds up to the docs/compatibility.md §2 sums')
 
     const spent = async () => {
       const out = new Map<string, number>()
@@ -210,6 +210,7 @@ describe('daily balance and rate limits', () => {
       assert.equal(response.headers.get('x-credits-charged'), '80')
       assert.equal(response.headers.get('x-credits-remaining'), String(400 - id * 80))
       assert.equal(response.headers.get('x-ratelimit-reset'), '60')
+      assert.equal(response.headers.get('retry-after'), null)
     }
     const refused = await call(key.key, 6)
     assert.equal(refused.status, 402)
@@ -225,6 +226,7 @@ describe('daily balance and rate limits', () => {
     })
     assert.equal(refused.headers.get('x-credits-charged'), '0')
     assert.equal(refused.headers.get('x-credits-remaining'), '0')
+    assert.equal(refused.headers.get('retry-after'), '60', 'until 00:00 UTC')
     const badInput = await postJson(`${gateway.url}/v3/${key.key}`, '{not json')
     assert.equal(badInput.status, 402, 'not even 5 credits for bad input')
 
@@ -261,6 +263,9 @@ describe('daily balance and rate limits', () => {
     )
     assert.equal(plan.headers.get('x-credits-charged'), '0')
     assert.equal(plan.headers.get('x-credits-remaining'), String(3_000_000 - 480))
+    assert.equal(plan.headers.get('retry-after'), '1', 'the bucket holds 80 again within a second')
+    const toMidnight = String(gateway.app.meter.secondsToReset())
+    assert.equal(plan.headers.get('x-ratelimit-reset'), toMidnight, 'the daily reset, not the bucket')
     // a 5-credit call still fits in what is left of the second
     assert.equal((await call(core.key, 8, 'eth_chainId')).status, 200)
 
@@ -280,6 +285,11 @@ describe('daily balance and rate limits', () => {
       expected(2, -33400, "You have reached this key's own daily credit limit. It resets at 00:00 UTC."),
     )
     assert.equal(keyDay.headers.get('x-credits-remaining'), '20')
+    assert.equal(
+      keyDay.headers.get('retry-after'),
+      toMidnight,
+      'a key limit of its own resets at 00:00 UTC too',
+    )
   })
 
   it('a batch is admitted or refused as a whole', async () => {

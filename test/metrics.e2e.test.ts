@@ -180,7 +180,13 @@ describe('/metrics settings', () => {
         const response = await scrape(gateway.url, headers)
         assert.equal(response.status, 401, JSON.stringify(headers))
         assert.equal(response.headers.get('www-authenticate'), 'Bearer realm="metrics"')
-        assert.ok(!response.text.includes('tollgate_'))
+        // JSON, like the route's 404 and 405 (docs/errors.md: MetricsTokenRequiredError)
+        assert.equal(response.headers.get('content-type'), 'application/json')
+        assert.deepEqual(JSON.parse(response.text), {
+          jsonrpc: '2.0',
+          id: null,
+          error: { code: -32001, message: 'metrics token required: Authorization: Bearer <token>' },
+        })
       }
       const response = await scrape(gateway.url, { authorization: `Bearer ${token}` })
       assert.equal(response.status, 200)

@@ -1,14 +1,16 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { Contract, Network, WebSocketProvider } from 'ethers'
-import { createPublicClient, encodeFunctionData, type PublicClient, webSocket } from 'viem'
+import { createPublicClient, encodeFunctionData, http, type PublicClient, webSocket } from 'viem'
 import { foundry } from 'viem/chains'
 import WebSocket from 'ws'
 import { demoAbi } from '../src/devnet/contracts.ts'
+import { getMethodSpec } from '../src/methods/methodTable.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
 import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
 import { devnetOver, startTestNode, type TestNode } from './helpers/startTestNode.ts'
 import { until } from './helpers/until.ts'
+import { untilAnnounced } from './helpers/untilAnnounced.ts'
 
 /** Sends `increment()` from an unlocked dev account: one block (automine) with one Incremented log. */
 async function increment(node: TestNode): Promise<void> {
@@ -17,6 +19,11 @@ async function increment(node: TestNode): Promise<void> {
     node.url,
     rpcBody('eth_sendTransaction', [{ from: node.fixtures.accounts[2], to: node.fixtures.demo, data }]),
   )
+}
+
+/** The node's head: with automine, the block of the transaction just sent. */
+async function blockNumberOf(node: TestNode): Promise<number> {
+  return Number(((await postJson(node.url, rpcBody('eth_blockNumber'))).json as { result: string }).result)
 }
 
 function wsUrl(gateway: TestGateway, key = gateway.key): string {
@@ -85,12 +92,14 @@ describe('WebSocket: clients', () => {
     }) as PublicClient
     try {
       const start = await client.getBlockNumber()
-      assert.equal(
-        await client.readContract({ address: node.fixtures.demo, abi: demoAbi, functionName: 'counter' }),
-        node.fixtures.counterValue + 0n >= 0n
-          ? await client.readContract({ address: node.fixtures.demo, abi: demoAbi, functionName: 'counter' })
-          : 0n,
-      )
+      const counter = {
+        address: node.fixtures.demo,
+        abi: demoAbi,
+        functionName: 'counter',
+        blockNumber: start,
+      } as const
+      const viaNode = createPublicClient({ chain: foundry, transport: http(node.url, { retryCount: 0 }) })
+      assert.equal(await client.readContract(counter), await viaNode.readContract(counter))
       const blocks: bigint[] = []
       const events: bigint[] = []
       const stopBlocks = client.watchBlocks({ onBlock: (block) => blocks.push(block.number) })
@@ -100,16 +109,25 @@ describe('WebSocket: clients', () => {
         eventName: 'Incremented',
         onLogs: (logs) => events.push(...logs.map((log) => log.args.value as bigint)),
       })
-      await new Promise((resolve) => setTimeout(resolve, 300))
+      // viem subscribes in the background: increments until both watchers have one (its log's value is
+      // the counter after it); from that block on, every block and event must come, once
+      const { blockNumber: _, ...counterNow } = counter
+      const warm = await untilAnnounced(
+        async () => {
+          await increment(node)
+          return { block: BigInt(await blockNumberOf(node)), value: await viaNode.readContract(counterNow) }
+        },
+        ({ block, value }) => blocks.includes(block) && events.includes(value),
+      )
       for (let index = 0; index < 3; index++) await increment(node)
-      await until(() => blocks.length >= 3 && events.length >= 3)
+      const after = <T extends bigint>(list: T[], than: bigint) => list.filter((item) => item > than)
+      await until(() => after(blocks, warm.block).length >= 3 && after(events, warm.value).length >= 3)
       // viem fetches each announced block, so its callbacks may come out of order: compare the sets
       assert.deepEqual(
-        [...blocks].sort((a, b) => Number(a - b)),
-        [start + 1n, start + 2n, start + 3n],
+        after(blocks, warm.block).sort((a, b) => Number(a - b)),
+        [warm.block + 1n, warm.block + 2n, warm.block + 3n],
       )
-      assert.equal(events.length, 3)
-      assert.ok((events[2] as bigint) === (events[0] as bigint) + 2n)
+      assert.deepEqual(after(events, warm.value), [warm.value + 1n, warm.value + 2n, warm.value + 3n])
       stopBlocks()
       stopEvents()
     } finally {
@@ -128,20 +146,35 @@ describe('WebSocket: clients', () => {
       await provider.on('block', (number: number) => blocks.push(number))
       const contract = new Contract(node.fixtures.demo, demoAbi, provider)
       await contract.on('Incremented', (_by: string, value: bigint) => events.push(value))
-      await new Promise((resolve) => setTimeout(resolve, 300))
-      for (let index = 0; index < 2; index++) await increment(node)
-      await until(() => blocks.includes(start + 2) && events.length >= 2)
-      assert.deepEqual(
-        blocks.filter((number) => number > start),
-        [start + 1, start + 2],
+      // ethers subscribes in the background: increments until both listeners have one (its log's value
+      // is the counter after it); from that block on, every block and event must come, once, in order
+      const warm = await untilAnnounced(
+        async () => {
+          await increment(node)
+          return {
+            block: await blockNumberOf(node),
+            value: (await contract.getFunction('counter')()) as bigint,
+          }
+        },
+        ({ block, value }) => blocks.includes(block) && events.includes(value),
       )
-      assert.equal(events.length, 2)
+      assert.ok(warm.block > start)
+      for (let index = 0; index < 2; index++) await increment(node)
+      await until(() => blocks.includes(warm.block + 2) && events.includes(warm.value + 2n))
+      assert.deepEqual(
+        blocks.filter((number) => number > warm.block),
+        [warm.block + 1, warm.block + 2],
+      )
+      assert.deepEqual(
+        events.filter((value) => value > warm.value),
+        [warm.value + 1n, warm.value + 2n],
+      )
     } finally {
       await provider.destroy()
     }
   })
 
-  it('refuses the upgrade with the HTTP status of COMPAT.md §1', async () => {
+  it('refuses the upgrade with the HTTP status of docs/compatibility.md §1', async () => {
     const status = (url: string, headers: Record<string, string> = {}) =>
       new Promise<number>((resolve) => {
         const socket = new WebSocket(url, { headers })
@@ -205,12 +238,24 @@ describe('WebSocket: clients', () => {
       creditsPerSecond: 100_000,
     })
     await gateway.app.keys.refresh()
+    // first, proof that the gateway's head feed announces each new block (a probe on another key sees
+    // an empty block announced); its subscription keeps the feed running through the test
+    const probe = await connect(wsUrl(gateway))
+    const probeHeads = (await probe.call('eth_subscribe', ['newHeads'])).result as string
+    await untilAnnounced(
+      async () => {
+        await postJson(node.url, rpcBody('evm_mine'))
+        return blockNumberOf(node)
+      },
+      (block) =>
+        probe.notifications(probeHeads).some((head) => Number((head as { number: string }).number) === block),
+    )
     const client = await connect(wsUrl(gateway, key.key))
+    // answered: the subscriptions are live, and every block mined from now on is announced to them
     const heads = (await client.call('eth_subscribe', ['newHeads'])).result as string
     const logs = (
       await client.call('eth_subscribe', ['logs', { address: node.fixtures.demo, topics: [null] }])
     ).result as string
-    await new Promise((resolve) => setTimeout(resolve, 200))
     await increment(node)
     await until(() => client.notifications(heads).length === 1 && client.notifications(logs).length === 1)
     // 5 + 5 + 50 + 300
@@ -231,6 +276,7 @@ describe('WebSocket: clients', () => {
     assert.match(closed.reason, /daily credit limit/)
     assert.equal(client.notifications(heads).length, 3)
     assert.equal(client.notifications(logs).length, 2)
+    probe.socket.close()
   })
 
   it('newPendingTransactions, the secret on the upgrade, and frames over the limit', async () => {
@@ -248,19 +294,23 @@ describe('WebSocket: clients', () => {
       authorization: `Basic ${Buffer.from(`:${secret}`).toString('base64')}`,
     })
     const pending = (await client.call('eth_subscribe', ['newPendingTransactions'])).result as string
-    await new Promise((resolve) => setTimeout(resolve, 200))
     await postJson(node.url, rpcBody('evm_setAutomine', [false]))
     try {
-      const hash = (
+      const send = async () =>
         (
-          await postJson(
-            node.url,
-            rpcBody('eth_sendTransaction', [
-              { from: node.fixtures.accounts[4], to: node.fixtures.accounts[5], value: '0x1' },
-            ]),
-          )
-        ).json as { result: string }
-      ).result
+          (
+            await postJson(
+              node.url,
+              rpcBody('eth_sendTransaction', [
+                { from: node.fixtures.accounts[4], to: node.fixtures.accounts[5], value: '0x1' },
+              ]),
+            )
+          ).json as { result: string }
+        ).result
+      // the first listener starts the gateway's upstream newPendingTransactions subscription: once one
+      // transaction is announced it is live, and the next one sent must be announced
+      await untilAnnounced(send, (hash) => client.notifications(pending).includes(hash))
+      const hash = await send()
       await until(() => client.notifications(pending).includes(hash))
     } finally {
       await postJson(node.url, rpcBody('evm_setAutomine', [true]))
@@ -308,15 +358,24 @@ describe('WebSocket: clients', () => {
       const closed = new Promise<number>((resolve) => client.once('close', (code) => resolve(code)))
       const socket = (client as unknown as { _socket: { pause(): void; resume(): void } })._socket
       socket.pause()
+      const subject = small.app.keys.findActiveKey(small.key)?.subject as never
+      const used = (() => {
+        const before = small.app.meter.remainingCredits(subject)
+        return () => before - small.app.meter.remainingCredits(subject)
+      })()
       for (let index = 0; index < 60; index++) {
         client.send(JSON.stringify(rpcBody('eth_feeHistory', ['0x400', 'latest', percentiles], index)))
       }
-      await new Promise((resolve) => setTimeout(resolve, 2_000))
+      // the gateway has made all 60 answers (each is charged as it is made, before it is sent): 24 MB
+      // cannot all sit in loopback's socket buffers, so sending them has met the 256 KB limit
+      const cost = getMethodSpec('eth_feeHistory').costCredits
+      await until(() => used() === 60 * cost, 'the gateway to answer the 60 calls')
+      let code: number | undefined
+      void closed.then((value) => {
+        code = value
+      })
       socket.resume()
-      const code = await Promise.race([
-        closed,
-        new Promise((resolve) => setTimeout(() => resolve('still open'), 10_000)),
-      ])
+      await until(() => code !== undefined, 'the gateway to close the socket')
       assert.equal(code, 1008)
     } finally {
       await small.close()

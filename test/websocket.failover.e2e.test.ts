@@ -8,6 +8,7 @@ import { startTestGateway, type TestGateway } from './helpers/startTestGateway.t
 import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
 import { startWsProxy, type WsProxy } from './helpers/startWsProxy.ts'
 import { until } from './helpers/until.ts'
+import { untilAnnounced } from './helpers/untilAnnounced.ts'
 
 type Head = { number: string; hash: string }
 type Log = { blockNumber: string; blockHash: string; removed: boolean }
@@ -91,28 +92,54 @@ describe('WebSocket: shared subscriptions, upstream failover, reorgs', () => {
 
   it('cutting the upstream WebSocket while blocks are mined: every block once, in order, with its logs', async () => {
     const clients = await Promise.all([1, 2, 3].map(() => subscriber(url(), node.fixtures.demo)))
-    await new Promise((resolve) => setTimeout(resolve, 200))
+    // proof that the clients' subscriptions are live: an empty block is announced to each (a block
+    // mined before the head feed has its first head only anchors it, unannounced: then another)
+    await untilAnnounced(
+      async () => {
+        await rpc('evm_mine')
+        return Number(await rpc('eth_blockNumber'))
+      },
+      (block) => clients.every((client) => client.heads.some((head) => Number(head.number) === block)),
+    )
     const subscribesBefore = proxy.sent.filter((message) => message.method === 'eth_subscribe').length
     const subscribesSince = () =>
       proxy.sent.filter((message) => message.method === 'eth_subscribe').length - subscribesBefore
     const first = Number(await rpc('eth_blockNumber')) + 1
+    let cuts = 0
+    /** Blocks mined while the gateway had no upstream subscription: cut, and not yet made again. */
+    let minedWhileCut = 0
     for (let index = 0; index < 30; index++) {
+      // cut a live connection (8 and 19); between the cuts, blocks also come while it is back (14 on)
+      if (index === 8 || index === 14 || index === 19) {
+        await until(
+          () => proxy.connectionCount() > 0 && subscribesSince() === cuts,
+          'the upstream subscription to be made again',
+        )
+      }
       if (index === 8 || index === 19) {
-        // cut a live connection: the second cut waits for the gateway's subscription to be back
-        await until(() => proxy.connectionCount() > 0 && subscribesSince() === (index === 8 ? 0 : 1))
         proxy.cut(400)
+        cuts++
       }
       await increment()
-      await new Promise((resolve) => setTimeout(resolve, 30))
+      if (subscribesSince() < cuts) minedWhileCut++
     }
+    assert.ok(minedWhileCut > 0, 'blocks were mined while the upstream subscription was cut')
     const last = Number(await rpc('eth_blockNumber'))
     assert.equal(last, first + 29)
-    const expected = Array.from({ length: 30 }, (_, index) => first + index)
-    await until(() => clients.every((client) => client.heads.length >= 30 && client.logs.length >= 30))
-    await new Promise((resolve) => setTimeout(resolve, 200))
+    // one more block, after the 30: the feed announces heads and logs in order, so once every client
+    // has this one's head and log, any duplicate of an earlier block would have come before it
+    await increment()
+    const expected = Array.from({ length: 31 }, (_, index) => first + index)
+    await until(() =>
+      clients.every(
+        (client) =>
+          client.heads.some((head) => Number(head.number) === last + 1) &&
+          client.logs.some((log) => Number(log.blockNumber) === last + 1),
+      ),
+    )
     for (const client of clients) {
       assert.deepEqual(
-        client.heads.map((head) => Number(head.number)),
+        client.heads.map((head) => Number(head.number)).filter((number) => number >= first),
         expected,
       )
       assert.deepEqual(

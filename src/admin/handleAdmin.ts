@@ -1,9 +1,16 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { z } from 'zod'
-import { type KeyAdmin, KeyAdminError, planNames } from '../auth/keyAdmin.ts'
-import { type AllowlistKind, allowlistKinds } from '../auth/keySettings.ts'
+import type { KeyAdmin } from '../auth/keyAdmin.ts'
 import { toKeyView } from '../auth/keyView.ts'
-import { AllowlistEntryError } from '../auth/parseAllowlistEntry.ts'
+import { allowlistKindList, toAllowlistKind } from '../auth/toAllowlistKind.ts'
+import { planNames } from '../config/planNames.ts'
+import {
+  AdminRequestError,
+  AdminTokenRequiredError,
+  RouteNotFoundError,
+  UnknownAllowlistKindError,
+} from '../errors/errors.ts'
+import { toWireError } from '../errors/toWireError.ts'
 import { utcDay } from '../metering/clock.ts'
 import type { UsageStore } from '../metering/usageStore.ts'
 
@@ -44,42 +51,25 @@ const patchBody = z.strictObject({
 const entriesBody = z.strictObject({ entries: z.array(z.string()).min(1) })
 const jwtKeyBody = z.strictObject({ kid: z.string().min(1), publicKey: z.string().min(1) })
 
-class AdminHttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message)
-  }
-}
-
 /**
  * The admin API under /admin: the CLI's key, usage and plan operations over HTTP, guarded by a bearer
  * token compared in constant time. Answers are plain JSON; errors are `{"error":{"message"}}`.
  */
 export async function handleAdmin(deps: AdminDeps, request: AdminRequest): Promise<AdminResponse> {
-  if (deps.token === undefined) return { status: 404, body: { error: { message: 'not found' } } }
-  if (!tokenMatches(deps.token, request.authorization)) {
-    return {
-      status: 401,
-      body: { error: { message: 'admin token required: Authorization: Bearer <token>' } },
-    }
-  }
   try {
+    if (deps.token === undefined) throw new RouteNotFoundError()
+    if (!tokenMatches(deps.token, request.authorization)) throw new AdminTokenRequiredError()
     return await route(deps, request)
   } catch (err) {
-    if (err instanceof AdminHttpError)
-      return { status: err.status, body: { error: { message: err.message } } }
-    if (err instanceof KeyAdminError) return { status: err.status, body: { error: { message: err.message } } }
-    if (err instanceof AllowlistEntryError) return { status: 400, body: { error: { message: err.message } } }
-    if (err instanceof z.ZodError) {
-      const message = err.issues
-        .map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`)
-        .join('; ')
-      return { status: 400, body: { error: { message } } }
-    }
-    throw err
+    const { httpStatus, body } = toWireError(err instanceof z.ZodError ? toRequestError(err) : err, 'admin')
+    return { status: httpStatus, body }
   }
+}
+
+/** A body that is JSON but not what the operation takes: each issue with where it is. */
+function toRequestError(err: z.ZodError): AdminRequestError {
+  const issues = err.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`)
+  return new AdminRequestError(issues.join('; '))
 }
 
 async function route(deps: AdminDeps, request: AdminRequest): Promise<AdminResponse> {
@@ -92,7 +82,7 @@ async function route(deps: AdminDeps, request: AdminRequest): Promise<AdminRespo
   if (resource === 'plans' && parts.length === 1 && method === 'GET') return ok(admin.plans)
   if (resource === 'usage' && parts.length === 1 && method === 'GET')
     return ok(await usage(deps, url.searchParams))
-  if (resource !== 'keys') throw new AdminHttpError(404, 'not found')
+  if (resource !== 'keys') throw new RouteNotFoundError()
 
   if (key === undefined) {
     if (method === 'GET') return ok((await admin.list()).map(toKeyView))
@@ -113,13 +103,16 @@ async function route(deps: AdminDeps, request: AdminRequest): Promise<AdminRespo
     return ok({ key, secret })
   } else if (sub === 'allowlists') {
     if (subId === undefined && method === 'GET') return ok((await admin.show(key)).settings.allowlists)
-    const kind = allowlistKinds.find((name) => name === subId) as AllowlistKind | undefined
-    if (!kind) throw new AdminHttpError(404, `allowlist kinds: ${allowlistKinds.join(', ')}`)
-    const { entries } = entriesBody.parse(json(request.body))
-    if (method === 'POST')
-      return ok((await admin.addAllowlistEntries(key, kind, entries)).settings.allowlists)
-    if (method === 'DELETE')
-      return ok((await admin.removeAllowlistEntries(key, kind, entries)).settings.allowlists)
+    const kind = subId === undefined ? undefined : toAllowlistKind(subId)
+    if (!kind) throw new UnknownAllowlistKindError(subId, allowlistKindList)
+    if (method === 'POST' || method === 'DELETE') {
+      const { entries } = entriesBody.parse(json(request.body))
+      const changed =
+        method === 'POST'
+          ? await admin.addAllowlistEntries(key, kind, entries)
+          : await admin.removeAllowlistEntries(key, kind, entries)
+      return ok(changed.settings.allowlists)
+    }
   } else if (sub === 'jwt-keys') {
     if (subId === undefined && method === 'POST') {
       const { kid, publicKey } = jwtKeyBody.parse(json(request.body))
@@ -128,7 +121,7 @@ async function route(deps: AdminDeps, request: AdminRequest): Promise<AdminRespo
     if (subId !== undefined && method === 'DELETE')
       return ok(toKeyView(await admin.removeJwtKey(key, subId)).jwt)
   }
-  throw new AdminHttpError(404, 'not found')
+  throw new RouteNotFoundError()
 }
 
 async function patchKey(deps: AdminDeps, key: string, patch: z.infer<typeof patchBody>) {
@@ -164,7 +157,7 @@ function json(body: string): unknown {
   try {
     return JSON.parse(body)
   } catch {
-    throw new AdminHttpError(400, 'the body is not JSON')
+    throw new AdminRequestError('the body is not JSON')
   }
 }
 

@@ -1,23 +1,23 @@
 import { type Logger, pino } from 'pino'
 import { handleAdmin } from '../admin/handleAdmin.ts'
 import type { ApiKey } from '../auth/apiKey.ts'
+import { createAuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
 import { createJwtVerifier } from '../auth/createJwtVerifier.ts'
 import { createKeyRegistry, type KeyRegistry } from '../auth/createKeyRegistry.ts'
 import { createSecretVerifier } from '../auth/createSecretVerifier.ts'
-import { createSqliteKeyStore } from '../auth/createSqliteKeyStore.ts'
 import { ensureDemoKey } from '../auth/ensureDemoKey.ts'
+import { getSecretHashKey } from '../auth/hashSecret.ts'
 import { createKeyAdmin, type KeyAdmin } from '../auth/keyAdmin.ts'
 import type { KeyStore } from '../auth/keyStore.ts'
 import type { Config, NetworkConfig } from '../config/configSchema.ts'
 import { type DevnetFixtures, seedDevnet } from '../devnet/seedDevnet.ts'
+import { setIntervalMining } from '../devnet/setIntervalMining.ts'
 import { type Anvil, startAnvil } from '../devnet/startAnvil.ts'
 import { createFeeIndexer, type FeeIndexer } from '../gas/createFeeIndexer.ts'
-import { createSqliteFeeHistoryStore } from '../gas/createSqliteFeeHistoryStore.ts'
 import type { FeeHistoryStore } from '../gas/feeHistoryStore.ts'
 import { handleGasRequest } from '../gas/handleGasRequest.ts'
 import { type Clock, systemClock } from '../metering/clock.ts'
 import { createMeter, type Meter } from '../metering/createMeter.ts'
-import { createSqliteUsageStore } from '../metering/createSqliteUsageStore.ts'
 import type { UsageStore } from '../metering/usageStore.ts'
 import { getFailoverMethods } from '../methods/methodTable.ts'
 import { createMetrics } from '../metrics/createMetrics.ts'
@@ -26,11 +26,12 @@ import { createNetwork } from '../networks/createNetwork.ts'
 import { createNetworkRegistry, type NetworkRegistry } from '../networks/createNetworkRegistry.ts'
 import { type HttpRpcDeps, handleHttpRpc } from '../pipeline/handleHttpRpc.ts'
 import { handleSocketUpgrade } from '../pipeline/handleSocketUpgrade.ts'
+import { assertPortFree } from '../server/assertPortFree.ts'
 import { attachWebSockets } from '../server/attachWebSockets.ts'
 import { createHttpServer, type HttpServer } from '../server/createHttpServer.ts'
-import { openSqlite, type SqliteDatabase } from '../store/openSqlite.ts'
+import { createStores } from '../store/createStores.ts'
 import { createSubscriptionHub, type SubscriptionHub } from '../subscriptions/createSubscriptionHub.ts'
-import type { PoolMember } from '../upstreams/createUpstreamPool.ts'
+import { createReadiness } from './createReadiness.ts'
 
 export type App = {
   url: string
@@ -67,20 +68,18 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   }
 
   try {
-    const db = openSqlite(config.storage.sqlite)
-    cleanups.push(() => {
-      db.close()
-    })
-    const keyStore = createSqliteKeyStore(db)
-    const keyAdmin = createKeyAdmin(keyStore, config.plans)
-    const keys = await createKeyRegistry(keyStore, config.plans, {
+    // a second start must fail before it seeds a devnet or writes to a database in use
+    await assertPortFree(config.server.port, config.server.host)
+    const stores = await createStores(config.storage, { exclusive: true })
+    cleanups.push(() => stores.close())
+    const keyAdmin = createKeyAdmin(stores.keys, config.plans)
+    const keys = await createKeyRegistry(stores.keys, config.plans, {
       onError: (err, keyId) => log.error({ err, keyId }, 'key reload failed'),
     })
     cleanups.push(() => keys.close())
     const clock = options.clock ?? systemClock
-    const usageStore = createSqliteUsageStore(db)
     const meter = await createMeter({
-      store: usageStore,
+      store: stores.usage,
       clock,
       flushMs: config.metering.flushMs,
       onError: (err) => log.error({ err }, 'usage flush failed; retrying with the next flush'),
@@ -95,7 +94,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       const fixtures = config.devnet.seed ? await seedDevnet(anvil.url) : undefined
       if (config.devnet.blockTimeSeconds > 0)
         await setIntervalMining(anvil.url, config.devnet.blockTimeSeconds)
-      const demoKey = await ensureDemoKey(keyStore, keyAdmin)
+      const demoKey = await ensureDemoKey(stores.keys, keyAdmin)
       await keys.refresh()
       devnet = { anvil, fixtures, demoKey }
       networkConfigs.push({
@@ -121,13 +120,12 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     cleanups.push(() => networks.close())
     await Promise.all(networks.all.map((network) => network.heads.poll()))
 
-    const feeStore = createSqliteFeeHistoryStore(db)
     const indexers = new Map<number, FeeIndexer>()
     if (config.gas.enabled) {
       for (const network of networks.all) {
         const indexer = createFeeIndexer({
           network,
-          store: feeStore,
+          store: stores.feeHistory,
           windowBlocks: config.gas.windowBlocks,
           chunkBlocks: config.gas.chunkBlocks,
           pollMs: config.gas.pollMs,
@@ -146,15 +144,25 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       networks,
       meter,
       maxBatchSize: config.server.maxBatchSize,
+      maxJsonDepth: config.server.maxJsonDepth,
       log,
-      verifySecret: createSecretVerifier(),
+      verifySecret: createSecretVerifier({
+        hashKey: await getSecretHashKey(stores.keys),
+        store: stores.keys,
+        onError: (err) => log.error({ err }, 'storing a secret hash in place of its scrypt hash failed'),
+      }),
+      authFailures: createAuthFailureLimiter({
+        burst: config.auth.failureBurst,
+        perMinute: config.auth.failuresPerMinute,
+        now: () => clock.now(),
+      }),
       verifyJwt: createJwtVerifier(() => clock.now()),
     }
     const gasDeps = { ...rpcDeps, indexers, historyBlocks: config.gas.historyBlocks }
     const adminDeps = {
-      token: config.admin.token ?? process.env.TOLLGATE_ADMIN_TOKEN,
+      token: config.admin.token,
       admin: keyAdmin,
-      usage: usageStore,
+      usage: stores.usage,
       networks: networks.all.map((network) => network.name),
       flushUsage: () => meter.flush(),
       now: () => clock.now(),
@@ -164,7 +172,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     const server: HttpServer = createHttpServer(
       {
         rpc: (request) => handleHttpRpc(rpcDeps, request),
-        ready: () => readiness(networks, db),
+        ready: createReadiness({ networks, pingDatabase: () => stores.ping() }),
         metrics: metricsDeps && ((request) => handleMetrics(metricsDeps, request)),
         gas: (request) => handleGasRequest(gasDeps, request),
         admin: (request) => handleAdmin(adminDeps, request),
@@ -172,6 +180,13 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       {
         maxBodyBytes: config.server.maxBodyBytes,
         keepAliveTimeoutMs: config.server.keepAliveTimeoutMs,
+        headersTimeoutMs: config.server.headersTimeoutMs,
+        requestTimeoutMs: config.server.requestTimeoutMs,
+        maxConnections: config.server.maxConnections,
+        maxConnectionsPerAddress: config.server.maxConnectionsPerAddress,
+        maxConnectionsPerAddressExempt: config.server.maxConnectionsPerAddressExempt,
+        cors: config.server.cors,
+        compression: config.server.compression,
         rpcAnswers: metrics?.rpcAnswers,
       },
     )
@@ -182,7 +197,13 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
           .filter((url): url is string => url !== undefined)
         return [
           network.name,
-          createSubscriptionHub({ network, wsUrls, pollMs: config.websocket.headPollMs, log }),
+          createSubscriptionHub({
+            network,
+            wsUrls,
+            pollMs: config.websocket.headPollMs,
+            requestTimeoutMs: config.upstreams.attemptTimeoutMs,
+            log,
+          }),
         ]
       }),
     )
@@ -199,6 +220,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       hubs,
       maxSubscriptions: config.websocket.maxSubscriptions,
       maxBufferedBytes: config.websocket.maxBufferedBytes,
+      maxInFlight: config.websocket.maxInFlightRequests,
     }
     const webSockets = attachWebSockets(
       server.server,
@@ -218,12 +240,12 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       port,
       networks,
       keys,
-      keyStore,
+      keyStore: stores.keys,
       keyAdmin,
       meter,
-      usageStore,
+      usageStore: stores.usage,
       indexers,
-      feeStore,
+      feeStore: stores.feeHistory,
       devnet,
       log,
       close: cleanup,
@@ -232,40 +254,4 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     await cleanup()
     throw err
   }
-}
-
-function readiness(networks: NetworkRegistry, db: SqliteDatabase): { ok: boolean; body: unknown } {
-  let database = 'open'
-  try {
-    db.prepare('SELECT 1').get()
-  } catch {
-    database = 'unavailable'
-  }
-  const status = networks.all.map((network) => ({
-    network: network.name,
-    upstreams: network.pool.members.map(memberStatus),
-    partners: network.partners?.members.map(memberStatus) ?? [],
-    ready: network.pool.isReachable(),
-  }))
-  const ok = database === 'open' && status.every((network) => network.ready)
-  return { ok, body: { status: ok ? 'ready' : 'not ready', database, networks: status } }
-}
-
-function memberStatus(member: PoolMember) {
-  return {
-    name: member.upstream.label,
-    healthy: member.breaker.state === 'closed',
-    head: member.head === undefined ? null : Number(member.head),
-    latencyMs: member.latencyMs === undefined ? null : Math.round(member.latencyMs * 100) / 100,
-    errorRate: Math.round(member.errorRate * 1000) / 1000,
-  }
-}
-
-async function setIntervalMining(url: string, seconds: number): Promise<void> {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'evm_setIntervalMining', params: [seconds] }),
-  })
-  if (!response.ok) throw new Error(`anvil refused interval mining: HTTP ${response.status}`)
 }

@@ -1,4 +1,10 @@
-import { InvalidJwtError, InvalidSecretError, ProjectSettingsError } from '../errors/errors.ts'
+import {
+  AuthRateLimitError,
+  InvalidJwtError,
+  InvalidSecretError,
+  ProjectSettingsError,
+} from '../errors/errors.ts'
+import type { AuthFailureLimiter } from './createAuthFailureLimiter.ts'
 import type { JwtClaims, JwtVerifier } from './createJwtVerifier.ts'
 import type { KeyEntry } from './createKeyRegistry.ts'
 import type { SecretVerifier } from './createSecretVerifier.ts'
@@ -11,34 +17,65 @@ export type Authentication = {
   claims: JwtClaims | undefined
 }
 
-export type AuthenticateDeps = { verifySecret: SecretVerifier; verifyJwt: JwtVerifier }
+export type AuthenticateDeps = {
+  verifySecret: SecretVerifier
+  verifyJwt: JwtVerifier
+  authFailures: AuthFailureLimiter
+}
+
+/** What a request says of itself that authentication reads. */
+export type Credentials = {
+  authorization: string | undefined
+  /** The client's address (the socket's remote address), which failures are counted against. */
+  clientAddress: string | undefined
+}
 
 /**
  * Checks what the request proves beyond the key: a secret sent as HTTP Basic with an empty user name
  * (or the key as user name), or a JWT as `Authorization: Bearer`. Throws 401 for a wrong secret or
  * JWT, 403 when the key requires a secret that is missing, 401 when it requires a JWT that is missing.
+ * A request that presents a secret or JWT from a client with too many failures is refused with 429
+ * before anything is verified (createAuthFailureLimiter.ts); a wrong one counts as a failure.
  */
 export async function authenticate(
   entry: KeyEntry,
-  authorization: string | undefined,
+  credentials: Credentials,
   deps: AuthenticateDeps,
 ): Promise<Authentication> {
   const { access } = entry
+  const { authorization, clientAddress } = credentials
+  const basic = parseBasicAuth(authorization)
+  const bearer = basic === undefined && authorization?.toLowerCase().startsWith('bearer ') === true
+  const presented = bearer || (basic !== undefined && basic.password !== '')
+  if (presented) {
+    const retryAfterMs = deps.authFailures.retryAfterMs(entry.apiKey.id, clientAddress)
+    if (retryAfterMs > 0) throw new AuthRateLimitError(retryAfterMs)
+  }
   let secretVerified = false
   let claims: JwtClaims | undefined
-  const basic = parseBasicAuth(authorization)
-  if (basic) {
-    if (basic.user !== '' && basic.user !== entry.apiKey.key) throw new InvalidSecretError()
-    if (basic.password !== '') {
-      if (access.secretHash === undefined || !(await deps.verifySecret(basic.password, access.secretHash))) {
-        throw new InvalidSecretError()
+  try {
+    if (basic) {
+      if (basic.user !== '' && basic.user !== entry.apiKey.key) throw new InvalidSecretError()
+      if (basic.password !== '') {
+        const { secretHash } = access
+        if (
+          secretHash === undefined ||
+          !(await deps.verifySecret(basic.password, entry.apiKey.key, secretHash))
+        ) {
+          throw new InvalidSecretError()
+        }
+        secretVerified = true
       }
-      secretVerified = true
+    } else if (bearer) {
+      if (access.jwt.keys.size === 0)
+        throw new InvalidJwtError({ logDetails: 'the key has no JWT public keys' })
+      claims = await deps.verifyJwt((authorization as string).slice(7).trim(), access.jwt, entry.apiKey.id)
     }
-  } else if (authorization?.toLowerCase().startsWith('bearer ')) {
-    if (access.jwt.keys.size === 0)
-      throw new InvalidJwtError({ logDetails: 'the key has no JWT public keys' })
-    claims = await deps.verifyJwt(authorization.slice(7).trim(), access.jwt, entry.apiKey.id)
+  } catch (err) {
+    if (presented && (err instanceof InvalidSecretError || err instanceof InvalidJwtError)) {
+      deps.authFailures.recordFailure(entry.apiKey.id, clientAddress)
+    }
+    throw err
   }
   if (access.requireSecret && !secretVerified)
     throw new ProjectSettingsError({ logDetails: 'secret required' })

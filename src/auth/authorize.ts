@@ -12,7 +12,7 @@ export type CallGuard = {
 export type RequestFacts = { networkName: string; origin: string | undefined; userAgent: string | undefined }
 
 /**
- * Request-level checks (COMPAT.md §4): the key's networks, then (unless the right secret was sent)
+ * Request-level checks (docs/compatibility.md §4): the key's networks, then (unless the right secret was sent)
  * the origin and user-agent allowlists and the JWT's narrowing claims. Kinds are AND-ed, entries of
  * one kind OR-ed, an empty kind allows all. Returns what each call must still pass, if anything.
  */

@@ -2,7 +2,7 @@ import { type JWTPayload, errors as joseErrors, jwtVerify } from 'jose'
 import { InvalidJwtError } from '../errors/errors.ts'
 import type { AccessPolicy } from './accessPolicy.ts'
 
-/** The optional claims that narrow a key's allowlists (COMPAT.md §4). */
+/** The optional claims that narrow a key's allowlists (docs/compatibility.md §4). */
 export type JwtClaims = {
   methods: readonly string[] | undefined
   addresses: readonly string[] | undefined

@@ -14,20 +14,35 @@ export type KeyEntry = {
   access: AccessPolicy
 }
 
+/** What one reload changed, by key value. Keys created by it are in neither set. */
+export type KeyChange = {
+  /** Still active, with a new entry: settings, limits, account or plan changed. */
+  changed: ReadonlySet<string>
+  /** No longer active: revoked, or no longer usable (no plan numbers, settings that fail to load). */
+  removed: ReadonlySet<string>
+}
+
 export type KeyRegistry = {
-  /** The active key with this value, from memory: the request path never waits on the database. */
+  /**
+   * The active key with this value, from memory: the request path never waits on the database.
+   * The same entry object comes back until that key changes, so holders can tell by identity.
+   */
   findActiveKey(key: string): KeyEntry | undefined
   /** Reloads now if any key or account changed (also runs on a timer). */
   refresh(): Promise<void>
+  /** Called after each reload that changed or removed keys, once the new entries are in place. */
+  onChange(listener: (change: KeyChange) => void): () => void
   close(): void
 }
 
 export type KeyRegistryOptions = { refreshMs?: number; onError?: (err: unknown, keyId?: number) => void }
 
+type Loaded = { entry: KeyEntry; fingerprint: string }
+
 /**
  * Keeps every active key in memory and reloads them when the store's key version changes, so a key
  * created, changed or revoked by the CLI or the admin API (another process, maybe) takes effect
- * within `refreshMs`.
+ * within `refreshMs`. An unchanged key keeps its entry; changed and removed keys are announced.
  */
 export async function createKeyRegistry(
   store: KeyStore,
@@ -35,8 +50,10 @@ export async function createKeyRegistry(
   options: KeyRegistryOptions = {},
 ): Promise<KeyRegistry> {
   const { refreshMs = 1_000, onError } = options
-  let active = new Map<string, KeyEntry>()
+  let active = new Map<string, Loaded>()
   let loadedVersion: string | undefined
+  let running: Promise<void> | undefined
+  const listeners = new Set<(change: KeyChange) => void>()
 
   async function toEntry(apiKey: ApiKey): Promise<KeyEntry | undefined> {
     const plan = plans[apiKey.account.plan]
@@ -67,30 +84,72 @@ export async function createKeyRegistry(
     }
   }
 
-  async function refresh(): Promise<void> {
+  async function reload(): Promise<void> {
     const version = await store.getKeysVersion()
     if (version === loadedVersion) return
     const keys = (await store.listKeys()).filter((key) => key.revokedAt === null)
-    const next = new Map<string, KeyEntry>()
+    const next = new Map<string, Loaded>()
+    const changed = new Set<string>()
     for (const key of keys) {
+      // the stored row, account included, is all an entry is built from (plans are fixed per process)
+      const fingerprint = JSON.stringify(key)
+      const previous = active.get(key.key)
+      if (previous?.fingerprint === fingerprint) {
+        next.set(key.key, previous)
+        continue
+      }
       try {
         const entry = await toEntry(key)
-        if (entry) next.set(key.key, entry)
+        if (!entry) continue
+        next.set(key.key, { entry, fingerprint })
+        if (previous) changed.add(key.key)
       } catch (err) {
         onError?.(err, key.id)
       }
     }
+    const removed = new Set<string>()
+    for (const key of active.keys()) if (!next.has(key)) removed.add(key)
     active = next
     loadedVersion = version
+    if (changed.size === 0 && removed.size === 0) return
+    for (const listener of listeners) {
+      try {
+        listener({ changed, removed })
+      } catch (err) {
+        onError?.(err)
+      }
+    }
+  }
+
+  /** One reload at a time: a refresh asked for during one runs after it, so it sees the newest version. */
+  function refresh(): Promise<void> {
+    const run = (running ?? Promise.resolve()).then(reload)
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    )
+    running = settled
+    void settled.then(() => {
+      if (running === settled) running = undefined
+    })
+    return run
   }
 
   await refresh()
-  const timer = setInterval(() => refresh().catch((err) => onError?.(err)), refreshMs)
+  const timer = setInterval(() => {
+    if (running === undefined) refresh().catch((err) => onError?.(err))
+  }, refreshMs)
   timer.unref()
 
   return {
-    findActiveKey: (key) => active.get(key),
+    findActiveKey: (key) => active.get(key)?.entry,
     refresh,
+    onChange(listener) {
+      listeners.add(listener)
+      return () => {
+        listeners.delete(listener)
+      }
+    },
     close: () => clearInterval(timer),
   }
 }

@@ -52,6 +52,13 @@ export function createSqliteKeyStore(db: SqliteDatabase): KeyStore {
   const upsertMeta = db.prepare<[string, string]>(
     'INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value',
   )
+  const insertMeta = db.prepare<[string, string]>(
+    'INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING',
+  )
+  const replaceSecretHash = db.prepare<[string, string, string]>(
+    `UPDATE api_keys SET settings = json_set(settings, '$.secretHash', ?)
+     WHERE key = ? AND revoked_at IS NULL AND json_extract(settings, '$.secretHash') = ?`,
+  )
 
   const create = db.transaction((input: Parameters<KeyStore['createKey']>[0]): string => {
     let accountId: number
@@ -109,6 +116,13 @@ export function createSqliteKeyStore(db: SqliteDatabase): KeyStore {
     },
     async setMeta(name, value) {
       upsertMeta.run(name, value)
+    },
+    async ensureMeta(name, value) {
+      insertMeta.run(name, value)
+      return (selectMeta.get(name) as { value: string }).value
+    },
+    async replaceSecretHash(key, from, to) {
+      return replaceSecretHash.run(to, key, from).changes > 0
     },
   }
 }

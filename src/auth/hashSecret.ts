@@ -1,38 +1,54 @@
-import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto'
-import { promisify } from 'node:util'
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import type { KeyStore } from './keyStore.ts'
 
-const scryptAsync = promisify(scrypt) as (
-  password: string,
-  salt: Buffer,
-  keylen: number,
-  options: { N: number; r: number; p: number; maxmem: number },
-) => Promise<Buffer>
+/*
+ * How secrets are stored (docs/compatibility.md §4): `hmac-sha256$` and the base64url HMAC-SHA-256 of the
+ * secret under the database's hash key.
+ *
+ * A secret is 16 random bytes made by tollgate, never a password someone chose: 128 bits that no
+ * offline search gets through, however fast the hash. A slow password hash (scrypt, as before) buys
+ * nothing against that and made every wrong secret cost ~100 ms of CPU, a denial of service for free.
+ * A fast hash costs microseconds, so checking a secret costs less than reading the request.
+ *
+ * The hash key lives in the database (meta `secret_hash_key`, 32 random bytes made on first use), so
+ * the CLI, the gateway and every instance sharing the database (Postgres later) agree on it with
+ * nothing to configure or lose. It is no pepper: it sits beside the hashes and leaks with them. None
+ * is needed, the secrets' 128 bits are the protection; the key only ties the hashes to this
+ * deployment (the same secret hashes differently anywhere else). A key kept in config would add
+ * little and would break every secret, silently, the day config and database part ways.
+ */
 
-const params = { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 }
-const keyLength = 32
+const scheme = 'hmac-sha256$'
+const hashKeyMeta = 'secret_hash_key'
 
-/** A new random secret: 32 hex characters, shown once and stored only as its hash. */
+/** A new random secret: 32 hex characters (128 bits), shown once and stored only as its hash. */
 export function generateSecret(): string {
   return randomBytes(16).toString('hex')
 }
 
-/** scrypt (N=2^15, r=8, p=1), stored as `scrypt$N$r$p$salt$hash` (base64). */
-export async function hashSecret(secret: string): Promise<string> {
-  const salt = randomBytes(16)
-  const hash = await scryptAsync(secret, salt, keyLength, params)
-  return ['scrypt', params.N, params.r, params.p, salt.toString('base64'), hash.toString('base64')].join('$')
+/** The database's secret hash key, made (once, whichever process comes first) when absent. */
+export async function getSecretHashKey(store: Pick<KeyStore, 'ensureMeta'>): Promise<Buffer> {
+  const stored = await store.ensureMeta(hashKeyMeta, randomBytes(32).toString('base64'))
+  return Buffer.from(stored, 'base64')
 }
 
-/** Checks a secret against its stored hash, comparing in constant time. */
-export async function verifySecret(secret: string, stored: string): Promise<boolean> {
-  const [scheme, n, r, p, salt, hash] = stored.split('$')
-  if (scheme !== 'scrypt' || !salt || !hash) return false
-  const expected = Buffer.from(hash, 'base64')
-  const actual = await scryptAsync(secret, Buffer.from(salt, 'base64'), expected.length, {
-    N: Number(n),
-    r: Number(r),
-    p: Number(p),
-    maxmem: params.maxmem,
-  })
-  return timingSafeEqual(actual, expected)
+/** `hmac-sha256$<base64url>`: what a key's settings keep of its secret. */
+export function hashSecret(secret: string, hashKey: Buffer): string {
+  return `${scheme}${digest(secret, hashKey).toString('base64url')}`
+}
+
+export function isSecretHash(stored: string): boolean {
+  return stored.startsWith(scheme)
+}
+
+/** Whether `secret` is the one `stored` (an `hmac-sha256$` hash) was made from, compared in constant time. */
+export function matchesSecretHash(secret: string, stored: string, hashKey: Buffer): boolean {
+  if (!isSecretHash(stored)) return false
+  const expected = Buffer.from(stored.slice(scheme.length), 'base64url')
+  const actual = digest(secret, hashKey)
+  return expected.length === actual.length && timingSafeEqual(expected, actual)
+}
+
+function digest(secret: string, hashKey: Buffer): Buffer {
+  return createHmac('sha256', hashKey).update(secret).digest()
 }

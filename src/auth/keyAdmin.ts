@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto'
 import { importSPKI } from 'jose'
 import type { PlanName, PlansConfig } from '../config/configSchema.ts'
+import { planNames } from '../config/planNames.ts'
+import { KeyAdminError, KeyConflictError, NoActiveKeyError } from '../errors/errors.ts'
 import type { Account, ApiKey } from './apiKey.ts'
-import { generateSecret, hashSecret } from './hashSecret.ts'
+import { generateSecret, getSecretHashKey, hashSecret } from './hashSecret.ts'
 import {
   type AllowlistKind,
   type KeySettings,
@@ -12,17 +14,6 @@ import {
 } from './keySettings.ts'
 import { type KeyStore, KeyStoreError } from './keyStore.ts'
 import { parseAllowlistEntry } from './parseAllowlistEntry.ts'
-
-/** A refused admin operation; the message says why and is safe to show. */
-export class KeyAdminError extends Error {
-  override name = 'KeyAdminError'
-  constructor(
-    message: string,
-    readonly status: 400 | 404 | 409 = 400,
-  ) {
-    super(message)
-  }
-}
 
 export type CreateKeyOptions = {
   plan?: PlanName
@@ -40,21 +31,24 @@ export type SecurityPatch = { requireSecret?: boolean; requireJwt?: boolean; jwt
 
 export type KeyAdmin = ReturnType<typeof createKeyAdmin>
 
-export const planNames = [
-  'core',
-  'developer',
-  'team',
-  'growth',
-  'custom',
-] as const satisfies readonly PlanName[]
-
 /**
- * Every key operation, with its rules, for the CLI and the admin API alike (COMPAT.md §3 and §4).
+ * Every key operation, with its rules, for the CLI and the admin API alike (docs/compatibility.md §3 and §4).
  */
 export function createKeyAdmin(store: KeyStore, plans: PlansConfig) {
+  let hashKey: Promise<Buffer> | undefined
+  /** A new secret and its stored form, under the database's hash key (loaded, or made, on first use). */
+  async function newSecret(): Promise<{ secret: string; secretHash: string }> {
+    hashKey ??= getSecretHashKey(store).catch((err: unknown) => {
+      hashKey = undefined
+      throw err
+    })
+    const secret = generateSecret()
+    return { secret, secretHash: hashSecret(secret, await hashKey) }
+  }
+
   async function activeKey(key: string): Promise<ApiKey> {
     const found = await store.getKey(key)
-    if (!found || found.revokedAt !== null) throw new KeyAdminError('no active key with that value', 404)
+    if (!found || found.revokedAt !== null) throw new NoActiveKeyError()
     return found
   }
 
@@ -111,10 +105,11 @@ export function createKeyAdmin(store: KeyStore, plans: PlansConfig) {
       const plan = plans[planName]
       if (!plan) throw new KeyAdminError(`unknown plan '${planName}' (plans: ${planNames.join(', ')})`)
       const isCustom = plan.dailyCredits === null || plan.creditsPerSecond === null
-      const secret = options.secret ? generateSecret() : undefined
+      const made = options.secret ? await newSecret() : undefined
+      const secret = made?.secret
       const settings = keySettingsSchema.parse({
         failover: options.failover ?? false,
-        ...(secret ? { secretHash: await hashSecret(secret) } : {}),
+        ...(made ? { secretHash: made.secretHash } : {}),
       })
 
       let account: Pick<Account, 'name' | 'plan' | 'dailyCredits' | 'creditsPerSecond'>
@@ -147,7 +142,7 @@ export function createKeyAdmin(store: KeyStore, plans: PlansConfig) {
         })
         return { key, secret }
       } catch (err) {
-        if (err instanceof KeyStoreError) throw new KeyAdminError(err.message, 409)
+        if (err instanceof KeyStoreError) throw new KeyConflictError(err.message)
         throw err
       }
     },
@@ -156,12 +151,11 @@ export function createKeyAdmin(store: KeyStore, plans: PlansConfig) {
     show: activeKey,
 
     async revoke(key: string): Promise<void> {
-      if (!(await store.revokeKey(key))) throw new KeyAdminError('no active key with that value', 404)
+      if (!(await store.revokeKey(key))) throw new NoActiveKeyError()
     },
 
     async rotateSecret(key: string): Promise<{ key: ApiKey; secret: string }> {
-      const secret = generateSecret()
-      const secretHash = await hashSecret(secret)
+      const { secret, secretHash } = await newSecret()
       return { key: await update(key, (settings) => ({ ...settings, secretHash })), secret }
     },
 
@@ -204,8 +198,14 @@ export function createKeyAdmin(store: KeyStore, plans: PlansConfig) {
 
     removeAllowlistEntries(key: string, kind: AllowlistKind, entries: string[]) {
       return update(key, (settings) => {
-        const remove = new Set(entries.map((entry) => parseAllowlistEntry(kind, entry)))
-        settings.allowlists[kind] = settings.allowlists[kind].filter((entry) => !remove.has(entry))
+        const list = settings.allowlists[kind]
+        // an entry found as typed goes without a check, so one stored before a check existed can be removed
+        const remove = new Set(
+          entries.map((entry) =>
+            list.includes(entry.trim()) ? entry.trim() : parseAllowlistEntry(kind, entry),
+          ),
+        )
+        settings.allowlists[kind] = list.filter((entry) => !remove.has(entry))
         return settings
       })
     },

@@ -1,11 +1,12 @@
 import { z } from 'zod'
 
-export const allowlistKinds = ['contracts', 'userAgents', 'origins', 'methods'] as const
+import type { allowlistKinds } from './toAllowlistKind.ts'
+
 export type AllowlistKind = (typeof allowlistKinds)[number]
 
-/** At most this many entries in one allowlist (COMPAT.md §4). */
+/** At most this many entries in one allowlist (docs/compatibility.md §4). */
 export const maxAllowlistEntries = 30
-/** At most this many JWT public keys per API key (COMPAT.md §4). */
+/** At most this many JWT public keys per API key (docs/compatibility.md §4). */
 export const maxJwtPublicKeys = 3
 
 const allowlist = z.array(z.string()).max(maxAllowlistEntries).default([])

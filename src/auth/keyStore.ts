@@ -36,6 +36,10 @@ export type KeyStore = {
   getKeysVersion(): Promise<string>
   getMeta(name: string): Promise<string | undefined>
   setMeta(name: string, value: string): Promise<void>
+  /** Stores `value` under `name` unless a value is there already; answers the stored one, so racing processes agree. */
+  ensureMeta(name: string, value: string): Promise<string>
+  /** Sets the key's secret hash to `to` if it still is `from` (a rotation in between wins); false otherwise. */
+  replaceSecretHash(key: string, from: string, to: string): Promise<boolean>
 }
 
 export class KeyStoreError extends Error {

@@ -1,5 +1,5 @@
 /**
- * Whether an Origin header matches an allowlist entry (COMPAT.md §4): exact host, or `*.` for any
+ * Whether an Origin header matches an allowlist entry (docs/compatibility.md §4): exact host, or `*.` for any
  * subdomain; a scheme in the entry must match, a port in the entry must match.
  * Entries are stored lowercased without a trailing slash (parseAllowlistEntry).
  */

@@ -1,24 +1,31 @@
+import { AllowlistEntryError } from '../errors/errors.ts'
+import { getMethodSpec, getOfferedMethods } from '../methods/methodTable.ts'
 import type { AllowlistKind } from './keySettings.ts'
 
-export class AllowlistEntryError extends Error {
-  override name = 'AllowlistEntryError'
-}
-
 const addressPattern = /^0x[0-9a-fA-F]{40}$/
-const methodPattern = /^[a-zA-Z][a-zA-Z0-9]*_[a-zA-Z0-9_]+$/
 const originPattern = /^(?:(https?):\/\/)?(\*\.)?([a-z0-9-]+(?:\.[a-z0-9-]+)*)(?::\d+)?$/i
 
-/** Checks one allowlist entry and returns its stored form (addresses lowercased, origins without a trailing slash). */
+/**
+ * Checks one allowlist entry and returns its stored form (addresses lowercased, origins without a
+ * trailing slash). A method entry must name a method the gateway offers: the allowlist matches
+ * names exactly (no wildcards), so any other entry could never allow a call.
+ */
 export function parseAllowlistEntry(kind: AllowlistKind, entry: string): string {
   const value = entry.trim()
   switch (kind) {
     case 'contracts':
       if (!addressPattern.test(value)) throw new AllowlistEntryError(`'${entry}' is not a 20-byte 0x address`)
       return value.toLowerCase()
-    case 'methods':
-      if (!methodPattern.test(value))
-        throw new AllowlistEntryError(`'${entry}' is not a JSON-RPC method name`)
-      return value
+    case 'methods': {
+      if (getMethodSpec(value).offered) return value
+      const lower = value.toLowerCase()
+      const sameLetters = getOfferedMethods().find((method) => method.toLowerCase() === lower)
+      throw new AllowlistEntryError(
+        sameLetters
+          ? `'${entry}' is not a method tollgate offers (names are case-sensitive: ${sameLetters})`
+          : `'${entry}' is not a method tollgate offers`,
+      )
+    }
     case 'origins': {
       const trimmed = value.replace(/\/$/, '').toLowerCase()
       if (!originPattern.test(trimmed)) {

@@ -183,7 +183,7 @@ describe('cacheScope', () => {
     assert.equal(scopeOf('eth_getBlockReceipts', [16]), 'immutable')
     assert.equal(scopeOf('eth_getBlockReceipts', [blockHash], 'unknown'), 'immutable')
     assert.equal(scopeOf('eth_getBlockReceipts', ['200']), 'head')
-    // pending answers as latest (COMPAT.md §7): head, not never
+    // pending answers as latest (docs/compatibility.md §7): head, not never
     assert.equal(scopeOf('eth_getBlockReceipts', ['pending']), 'head')
   })
 

@@ -1,25 +1,36 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { RpcPayload } from '../jsonrpc/types.ts'
-import { createRpcCache, type LoadedAnswer, resultAnswer, splitAnswer } from './createRpcCache.ts'
+import {
+  createRpcCache,
+  type FetchedAnswer,
+  type LoadedAnswer,
+  resultAnswer,
+  splitAnswer,
+} from './createRpcCache.ts'
 
 /** An upstream answer as nodes write it: the usual member order, id 1. */
 const answerOf = (resultText: string) => Buffer.from(`{"jsonrpc":"2.0","id":1,"result":${resultText}}`)
 
 const big = { cache: { maxBytes: 1 << 20, maxEntryBytes: 1 << 20 } }
 
+/** A loader of what `fetch` brings back, answered by a node (not a partner). */
+const fromNode =
+  (fetch: () => Promise<Buffer>): (() => Promise<FetchedAnswer>) =>
+  async () => ({ body: await fetch(), partner: false })
+
 /** A loader that resolves or rejects when told, counting its calls. */
 function deferredLoader() {
   let resolve: (answer: Buffer) => void = () => {}
   let reject: (err: Error) => void = () => {}
   let calls = 0
-  const load = () => {
+  const load = fromNode(() => {
     calls++
     return new Promise<Buffer>((res, rej) => {
       resolve = res
       reject = rej
     })
-  }
+  })
   return {
     load,
     resolve: (answer: Buffer) => resolve(answer),
@@ -48,7 +59,11 @@ describe('createRpcCache', () => {
     assert.equal(cache.get('k', 'immutable', 1), undefined)
     assert.deepEqual([cache.stats.misses, cache.stats.hits], [1, 0])
 
-    const loaded = await cache.load('k', 'immutable', async () => answerOf(result))
+    const loaded = await cache.load(
+      'k',
+      'immutable',
+      fromNode(async () => answerOf(result)),
+    )
     assert.equal(resultText(loaded), result)
 
     for (const id of [7, 'req-"x"', null, 0, '']) {
@@ -64,7 +79,11 @@ describe('createRpcCache', () => {
 
   it('keeps a head scope apart from the immutable one', async () => {
     const cache = createRpcCache(big.cache)
-    await cache.load('k', 'head', async () => answerOf('"0x1"'))
+    await cache.load(
+      'k',
+      'head',
+      fromNode(async () => answerOf('"0x1"')),
+    )
     assert.equal(cache.get('k', 'immutable', 1), undefined)
     assert.deepEqual(parse(cache.get('k', 'head', 1)), { jsonrpc: '2.0', id: 1, result: '0x1' })
   })
@@ -126,8 +145,16 @@ describe('createRpcCache', () => {
     const cache = createRpcCache(big.cache)
     const largeResult = JSON.stringify(Array.from({ length: 100 }, () => ({ data: `0x${'ff'.repeat(32)}` })))
     assert.ok(Buffer.byteLength(largeResult) > 4096)
-    await cache.load('large', 'immutable', async () => answerOf(largeResult))
-    await cache.load('small', 'immutable', async () => answerOf('"0x1"'))
+    await cache.load(
+      'large',
+      'immutable',
+      fromNode(async () => answerOf(largeResult)),
+    )
+    await cache.load(
+      'small',
+      'immutable',
+      fromNode(async () => answerOf('"0x1"')),
+    )
 
     const largeHit = cache.get('large', 'immutable', 'abc')
     assert.ok(Buffer.isBuffer(largeHit))
@@ -145,7 +172,11 @@ describe('createRpcCache', () => {
     const error = Buffer.from(
       '{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"missing trie node"}}',
     )
-    const loaded = await cache.load('k', 'immutable', async () => error)
+    const loaded = await cache.load(
+      'k',
+      'immutable',
+      fromNode(async () => error),
+    )
     assert.deepEqual(loaded, { answer: error })
     assert.equal(cache.get('k', 'immutable', 1), undefined)
     assert.deepEqual([cache.stats.entries, cache.stats.bytes], [0, 0])
@@ -159,7 +190,11 @@ describe('createRpcCache', () => {
       '{"jsonrpc":"2.0","id":1,"result":null }',
       '{"id":1,"jsonrpc":"2.0","result":null}',
     ]) {
-      const loaded = await cache.load(text, 'immutable', async () => Buffer.from(text))
+      const loaded = await cache.load(
+        text,
+        'immutable',
+        fromNode(async () => Buffer.from(text)),
+      )
       assert.equal(resultText(loaded).trim(), 'null', text)
       assert.equal(cache.get(text, 'immutable', 1), undefined, text)
     }
@@ -168,8 +203,16 @@ describe('createRpcCache', () => {
 
   it('immutable entries survive a new head, head entries do not', async () => {
     const cache = createRpcCache(big.cache)
-    await cache.load('block', 'immutable', async () => answerOf('{"number":"0x1"}'))
-    await cache.load('balance', 'head', async () => answerOf('"0x64"'))
+    await cache.load(
+      'block',
+      'immutable',
+      fromNode(async () => answerOf('{"number":"0x1"}')),
+    )
+    await cache.load(
+      'balance',
+      'head',
+      fromNode(async () => answerOf('"0x64"')),
+    )
     assert.equal(cache.stats.entries, 2)
     assert.ok(cache.get('balance', 'head', 1))
     cache.newHead()
@@ -302,14 +345,49 @@ describe('createRpcCache', () => {
       const bytesOfOne = cache.stats.bytes
       // the same size as that entry stored alone
       const alone = createRpcCache(big.cache)
-      await alone.load('k', 'immutable', async () => answerOf('"0x1234"'))
+      await alone.load(
+        'k',
+        'immutable',
+        fromNode(async () => answerOf('"0x1234"')),
+      )
       assert.equal(bytesOfOne, alone.stats.bytes)
+    })
+
+    it('calls join only loads of their own group', async () => {
+      const cache = createRpcCache(big.cache)
+      const plain = deferredLoader()
+      const failover = deferredLoader()
+      const first = cache.load('k', 'head', plain.load)
+      const second = cache.load('k', 'head', failover.load, 'failover')
+      const third = cache.load('k', 'head', failover.load, 'failover')
+      assert.deepEqual([plain.calls, failover.calls, cache.stats.coalesced], [1, 1, 1])
+      plain.resolve(answerOf('"a"'))
+      failover.resolve(answerOf('"b"'))
+      assert.deepEqual(
+        [resultText(await first), resultText(await second), resultText(await third)],
+        ['"a"', '"b"', '"b"'],
+      )
+    })
+
+    it("a partner's answer reaches every caller of its load, marked, and is never kept", async () => {
+      const cache = createRpcCache(big.cache)
+      let resolve: (answer: FetchedAnswer) => void = () => {}
+      const load = () => new Promise<FetchedAnswer>((res) => (resolve = res))
+      const calls = [1, 2].map(() => cache.load('k', 'immutable', load, 'failover'))
+      resolve({ body: answerOf('"0xfeed"'), partner: true })
+      for (const call of calls) assert.deepEqual(await call, { result: '"0xfeed"', partner: true })
+      assert.equal(cache.get('k', 'immutable', 1), undefined)
+      assert.equal(cache.stats.entries, 0)
     })
   })
 
   describe('the byte bound', () => {
     async function fill(cache: ReturnType<typeof createRpcCache>, key: string, scope: 'immutable' | 'head') {
-      await cache.load(key, scope, async () => answerOf(JSON.stringify('x'.repeat(98))))
+      await cache.load(
+        key,
+        scope,
+        fromNode(async () => answerOf(JSON.stringify('x'.repeat(98)))),
+      )
     }
 
     it('evicts the least recently used immutable entries first, a get counting as a use', async () => {
@@ -349,7 +427,12 @@ describe('createRpcCache', () => {
         const scope = random(3) === 0 ? 'head' : 'immutable'
         if (random(25) === 0) cache.newHead()
         else if (random(2) === 0) cache.get(key, scope, i)
-        else await cache.load(key, scope, async () => answerOf(JSON.stringify('y'.repeat(random(2500)))))
+        else
+          await cache.load(
+            key,
+            scope,
+            fromNode(async () => answerOf(JSON.stringify('y'.repeat(random(2500))))),
+          )
         assert.ok(cache.stats.bytes <= maxBytes, `${cache.stats.bytes} > ${maxBytes} at step ${i}`)
         assert.ok(cache.stats.bytes >= 0, `negative bytes at step ${i}`)
       }
@@ -357,11 +440,23 @@ describe('createRpcCache', () => {
       // the counts still match what is kept: drop the head entries, then push every immutable one out
       cache.newHead()
       const last = JSON.stringify('w'.repeat(2800))
-      await cache.load('last', 'immutable', async () => answerOf(last))
-      await cache.load('lest', 'immutable', async () => answerOf(last))
+      await cache.load(
+        'last',
+        'immutable',
+        fromNode(async () => answerOf(last)),
+      )
+      await cache.load(
+        'lest',
+        'immutable',
+        fromNode(async () => answerOf(last)),
+      )
       assert.equal(cache.stats.entries, 1)
       const alone = createRpcCache({ maxBytes, maxEntryBytes: 3000 })
-      await alone.load('lest', 'immutable', async () => answerOf(last))
+      await alone.load(
+        'lest',
+        'immutable',
+        fromNode(async () => answerOf(last)),
+      )
       assert.equal(cache.stats.bytes, alone.stats.bytes)
     })
 
@@ -370,7 +465,11 @@ describe('createRpcCache', () => {
       const cache = createRpcCache({ maxBytes: 100_000, maxEntryBytes: size + 50 })
       await fill(cache, 'small', 'immutable')
       const huge = JSON.stringify('z'.repeat(200))
-      const loaded = await cache.load('huge', 'immutable', async () => answerOf(huge))
+      const loaded = await cache.load(
+        'huge',
+        'immutable',
+        fromNode(async () => answerOf(huge)),
+      )
       assert.equal(resultText(loaded), huge)
       assert.equal(cache.get('huge', 'immutable', 1), undefined)
       assert.ok(cache.get('small', 'immutable', 1))
@@ -405,7 +504,11 @@ describe('createRpcCache', () => {
       await fill(cache, 'h0', 'head')
       await fill(cache, 'i0', 'immutable')
       // a larger head entry cannot fit beside h0 even with i0 gone: i0 stays
-      await cache.load('h1', 'head', async () => answerOf(JSON.stringify('x'.repeat(150))))
+      await cache.load(
+        'h1',
+        'head',
+        fromNode(async () => answerOf(JSON.stringify('x'.repeat(150)))),
+      )
       assert.ok(cache.get('i0', 'immutable', 1), 'i0 was evicted')
       assert.deepEqual([cache.stats.entries, cache.stats.bytes, cache.stats.evictions], [2, size * 2, 0])
     })
@@ -413,7 +516,11 @@ describe('createRpcCache', () => {
     /** The bytes one entry of a `resultBytes` result under a key as long as `key` counts for. */
     async function measured(key: string, resultBytes: number): Promise<number> {
       const probe = createRpcCache(big.cache)
-      await probe.load(key, 'immutable', async () => answerOf(JSON.stringify('x'.repeat(resultBytes - 2))))
+      await probe.load(
+        key,
+        'immutable',
+        fromNode(async () => answerOf(JSON.stringify('x'.repeat(resultBytes - 2)))),
+      )
       return probe.stats.bytes
     }
   })

@@ -1,7 +1,13 @@
 import type { RpcId, RpcPayload } from '../jsonrpc/types.ts'
 
-/** What an upstream answered to a cacheable call: its result's JSON text, or the whole answer when it had none. */
-export type LoadedAnswer = { result: CachedValue } | { answer: Buffer }
+/** What a load fetched: the upstream's answer, and whether a partner provider gave it (docs/compatibility.md §7). */
+export type FetchedAnswer = { body: Buffer; partner: boolean }
+
+/**
+ * What an upstream answered to a cacheable call: its result's JSON text, or the whole answer when it
+ * had none; `partner` when a partner provider answered (only calls that may fail over join such a load).
+ */
+export type LoadedAnswer = ({ result: CachedValue } | { answer: Buffer }) & { partner?: true }
 
 /** Small results are kept as strings (cheaper to splice into an answer), large ones as bytes. */
 type CachedValue = string | Buffer
@@ -20,11 +26,18 @@ export type RpcCache = {
   /** The kept result for `key`, as a whole answer carrying `id`; undefined on a miss. */
   get(key: string, scope: 'immutable' | 'head', id: RpcId): RpcPayload | undefined
   /**
-   * Runs `load` (the upstream call) once for identical calls in flight and keeps its result when it
-   * may be kept: never an error, never a null (it may be "not there yet"), and a head-scoped result
-   * only if no new head arrived while it was being fetched.
+   * Runs `load` (the upstream call) once for identical calls in flight of the same `group`, and keeps
+   * its result when it may be kept: never an error, never a null (it may be "not there yet"), never
+   * a partner's answer (it would reach keys that may not fail over), and a head-scoped result only
+   * if no new head arrived while it was being fetched. Calls join only loads of their own group:
+   * calls that may fail over to partners load apart from those that may not.
    */
-  load(key: string, scope: 'immutable' | 'head', load: () => Promise<Buffer>): Promise<LoadedAnswer>
+  load(
+    key: string,
+    scope: 'immutable' | 'head',
+    load: () => Promise<FetchedAnswer>,
+    group?: string,
+  ): Promise<LoadedAnswer>
   /** A new head (or a reorg): every head-scoped entry is dropped. */
   newHead(): void
   stats: CacheStats
@@ -120,17 +133,19 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
       stats.hits++
       return resultAnswer(id, entry.value)
     },
-    load(key, scope, load) {
+    load(key, scope, load, group) {
       const inFlight = scope === 'immutable' ? inFlightImmutable : inFlightHead
-      const pending = inFlight.get(key)
+      const flightKey = group === undefined ? key : `${group}\n${key}`
+      const pending = inFlight.get(flightKey)
       if (pending) {
         stats.coalesced++
         return pending
       }
       const startedAt = generation
       const promise = load()
-        .then((answer) => {
-          const loaded = splitAnswer(answer)
+        .then(({ body, partner }): LoadedAnswer => {
+          const loaded = splitAnswer(body)
+          if (partner) return { ...loaded, partner }
           if (
             'result' in loaded &&
             loaded.result !== 'null' &&
@@ -141,9 +156,9 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
           return loaded
         })
         .finally(() => {
-          if (inFlight.get(key) === promise) inFlight.delete(key)
+          if (inFlight.get(flightKey) === promise) inFlight.delete(flightKey)
         })
-      inFlight.set(key, promise)
+      inFlight.set(flightKey, promise)
       return promise
     },
     newHead() {
@@ -161,7 +176,7 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
 const answerPrefix = Buffer.from('{"jsonrpc":"2.0","id":1,"result":')
 
 /** The result's JSON text without parsing it when the node wrote the usual member order; else parsed. */
-export function splitAnswer(answer: Buffer): LoadedAnswer {
+export function splitAnswer(answer: Buffer): { result: CachedValue } | { answer: Buffer } {
   let end = answer.length
   while (end > 0 && isBlank(answer[end - 1] as number)) end--
   if (answer.subarray(0, answerPrefix.length).equals(answerPrefix) && answer[end - 1] === 0x7d) {

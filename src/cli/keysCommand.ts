@@ -1,20 +1,19 @@
 import { readFileSync } from 'node:fs'
 import { type Command, InvalidArgumentError, Option } from 'commander'
 import type { ApiKey } from '../auth/apiKey.ts'
-import { planNames } from '../auth/keyAdmin.ts'
 import type { AllowlistKind } from '../auth/keySettings.ts'
 import { toKeyView } from '../auth/keyView.ts'
+import {
+  allowlistKindList,
+  allowlistKindNames,
+  allowlistKinds,
+  toAllowlistKind,
+} from '../auth/toAllowlistKind.ts'
+import { planNames } from '../config/planNames.ts'
 import { configOption } from './configOption.ts'
 import { print, table, withAdmin } from './openAdmin.ts'
 
 type Common = { config?: string; json?: boolean }
-
-const allowlistKindNames: Record<string, AllowlistKind> = {
-  contracts: 'contracts',
-  'user-agents': 'userAgents',
-  origins: 'origins',
-  methods: 'methods',
-}
 
 export function addKeysCommand(program: Command): void {
   const keys = program.command('keys').description('create and manage API keys')
@@ -99,7 +98,7 @@ export function addKeysCommand(program: Command): void {
     .option('--json', 'print JSON')
     .addOption(configOption())
     .action((key: string, options: Common) =>
-      withAdmin(options.config, async ({ admin }) => printKey(await admin.show(key), true)),
+      withAdmin(options.config, async ({ admin }) => printKey(await admin.show(key), options.json)),
     )
 
   keys
@@ -212,13 +211,13 @@ export function addKeysCommand(program: Command): void {
 
   const allowlist = keys
     .command('allowlist')
-    .description('manage allowlists: contracts, user-agents, origins, methods (30 entries each)')
+    .description(`manage allowlists: ${allowlistKindList} (30 entries each)`)
   for (const action of ['add', 'remove'] as const) {
     allowlist
       .command(action)
       .description(`${action} allowlist entries`)
       .argument('<key>')
-      .argument('<kind>', 'contracts | user-agents | origins | methods', allowlistKind)
+      .argument('<kind>', allowlistKindList.replaceAll(', ', ' | '), allowlistKind)
       .argument('<entries...>')
       .option('--json', 'print JSON')
       .addOption(configOption())
@@ -275,6 +274,7 @@ function printKey(key: ApiKey, json: boolean | undefined) {
     ['name', view.name || '-'],
     ['account', `${view.account} (${view.plan})`],
     ['status', view.status],
+    ['created', view.createdAt],
     ['daily credits', view.dailyCredits === null ? "the plan's" : String(view.dailyCredits)],
     ['credits per second', view.creditsPerSecond === null ? "the plan's" : String(view.creditsPerSecond)],
     ['failover', view.failover ? 'on' : 'off'],
@@ -282,23 +282,29 @@ function printKey(key: ApiKey, json: boolean | undefined) {
     ['networks', view.networks.length === 0 ? 'all' : view.networks.join(', ')],
     [
       'jwt',
-      `${view.jwt.required ? 'required' : 'optional'}; keys: ${view.jwt.publicKeys.map((k) => k.kid).join(', ') || 'none'}`,
+      [
+        view.jwt.required ? 'required' : 'optional',
+        ...(view.jwt.audience === null ? [] : [`audience ${view.jwt.audience}`]),
+        `keys: ${view.jwt.publicKeys.map((k) => k.kid).join(', ') || 'none'}`,
+      ].join('; '),
     ],
   ]
-  for (const [kind, entries] of Object.entries(view.allowlists))
-    lines.push([`allowlist ${kind}`, entries.join(', ') || '(all)'])
+  for (const kind of allowlistKinds)
+    lines.push([`allowlist ${allowlistKindNames[kind]}`, view.allowlists[kind].join(', ') || '(all)'])
   print(table(lines))
 }
 
 function printAllowlists(key: ApiKey, json: boolean | undefined) {
   const { allowlists } = key.settings
   if (json) return print(JSON.stringify({ key: key.key, allowlists }))
-  print(table(Object.entries(allowlists).map(([kind, entries]) => [kind, entries.join(', ') || '(all)'])))
+  print(
+    table(allowlistKinds.map((kind) => [allowlistKindNames[kind], allowlists[kind].join(', ') || '(all)'])),
+  )
 }
 
 function allowlistKind(value: string): AllowlistKind {
-  const kind = allowlistKindNames[value]
-  if (!kind) throw new InvalidArgumentError('expected contracts, user-agents, origins or methods')
+  const kind = toAllowlistKind(value)
+  if (!kind) throw new InvalidArgumentError(`expected one of ${allowlistKindList}`)
   return kind
 }
 

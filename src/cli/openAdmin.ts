@@ -1,10 +1,7 @@
-import { createSqliteKeyStore } from '../auth/createSqliteKeyStore.ts'
-import { createKeyAdmin, type KeyAdmin, KeyAdminError } from '../auth/keyAdmin.ts'
-import { AllowlistEntryError } from '../auth/parseAllowlistEntry.ts'
+import type { KeyAdmin } from '../auth/keyAdmin.ts'
 import type { Config } from '../config/configSchema.ts'
-import { createSqliteUsageStore } from '../metering/createSqliteUsageStore.ts'
+import { TollgateError } from '../errors/errors.ts'
 import type { UsageStore } from '../metering/usageStore.ts'
-import { openSqlite } from '../store/openSqlite.ts'
 import { loadConfigOrExit } from './configOption.ts'
 
 export type AdminSession = { config: Config; admin: KeyAdmin; usage: UsageStore; networks: string[] }
@@ -17,23 +14,30 @@ export async function withAdmin(
   configFile: string | undefined,
   run: (session: AdminSession) => Promise<void>,
 ) {
-  const config = loadConfigOrExit(configFile)
-  const db = openSqlite(config.storage.sqlite)
+  const config = await loadConfigOrExit(configFile)
+  // loaded on use: `--help` and argument errors need none of it
+  const [{ createKeyAdmin }, { createStores }] = await Promise.all([
+    import('../auth/keyAdmin.ts'),
+    import('../store/createStores.ts'),
+  ])
+  // not exclusive: the CLI edits keys beside a running gateway
+  const stores = await createStores(config.storage, { exclusive: false })
   try {
     const networks = config.networks.map((network) => network.name)
     if (config.devnet) networks.push('devnet')
     await run({
       config,
-      admin: createKeyAdmin(createSqliteKeyStore(db), config.plans),
-      usage: createSqliteUsageStore(db),
+      admin: createKeyAdmin(stores.keys, config.plans),
+      usage: stores.usage,
       networks,
     })
   } catch (err) {
-    if (!(err instanceof KeyAdminError || err instanceof AllowlistEntryError)) throw err
+    // a refused operation (KeyAdminError, NoActiveKeyError, AllowlistEntryError, ...): its message says why
+    if (!(err instanceof TollgateError)) throw err
     process.stderr.write(`${err.message}\n`)
     process.exitCode = 1
   } finally {
-    db.close()
+    await stores.close()
   }
 }
 

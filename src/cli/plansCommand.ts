@@ -1,12 +1,12 @@
 import type { Command } from 'commander'
-import { planNames } from '../auth/keyAdmin.ts'
+import { planNames } from '../config/planNames.ts'
 import { configOption } from './configOption.ts'
 import { print, table, withAdmin } from './openAdmin.ts'
 
 export function addPlansCommand(program: Command): void {
   program
     .command('plans')
-    .description('the plans and their numbers (COMPAT.md §3 defaults, or the config)')
+    .description('the plans and their numbers, as the config sets them (defaults: docs/compatibility.md §3)')
     .option('--json', 'print JSON')
     .addOption(configOption())
     .action((options: { json?: boolean; config?: string }) =>

@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
-import { pino } from 'pino'
-import { type App, createApp } from '../app/createApp.ts'
+import type { App } from '../app/createApp.ts'
+import { PortInUseError } from '../server/assertPortFree.ts'
+import { DatabaseInUseError } from '../store/lockDatabaseFile.ts'
 import { configOption, loadConfigOrExit } from './configOption.ts'
 
 type StartOptions = { config?: string; host?: string; port?: string }
@@ -15,15 +16,19 @@ export function addStartCommand(program: Command): void {
     .option('--host <host>', 'listen address (default 127.0.0.1)')
     .option('--port <port>', 'listen port (default 8545)')
     .action(async (options: StartOptions) => {
-      const config = loadConfigOrExit(options.config)
+      const config = await loadConfigOrExit(options.config)
       if (options.host !== undefined) config.server.host = options.host
       if (options.port !== undefined) config.server.port = Number(options.port)
+      // loaded on use: `--help` needs neither the logger nor the whole gateway
+      const [{ pino }, { createApp }] = await Promise.all([import('pino'), import('../app/createApp.ts')])
       const log = pino({ level: config.log.level })
       let app: App
       try {
         app = await createApp(config, { log })
       } catch (err) {
-        log.fatal({ err }, 'tollgate could not start')
+        // one plain line for the operator; the stack only where the log level asks for detail
+        log.debug({ err }, 'tollgate could not start')
+        process.stderr.write(`${startFailure(err)}\n`)
         process.exitCode = 1
         return
       }
@@ -48,6 +53,14 @@ export function addStartCommand(program: Command): void {
       process.on('SIGINT', () => stop('SIGINT'))
       process.on('SIGTERM', () => stop('SIGTERM'))
     })
+}
+
+function startFailure(err: unknown): string {
+  if (err instanceof PortInUseError || err instanceof DatabaseInUseError) return err.message
+  const message = err instanceof Error ? err.message : String(err)
+  // a listen that lost a race with another process after the check
+  if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') return 'the port is in use'
+  return `tollgate could not start: ${message}`
 }
 
 function banner(app: App): string {
@@ -76,6 +89,9 @@ function banner(app: App): string {
       `  import { createPublicClient, http } from 'viem'`,
       `  const client = createPublicClient({ transport: http('${endpoint}') })`,
       '  console.log(await client.getBlockNumber())',
+      '',
+      'WebSocket (the same JSON-RPC, plus eth_subscribe):',
+      `  ${app.url.replace(/^http/, 'ws')}/ws/v3/${devnet.demoKey.key}`,
       '',
       'Ctrl-C stops the gateway and the devnet.',
     )

@@ -15,7 +15,14 @@ const networkSchema = z.strictObject({
   partners: z.array(upstreamSchema).default([]),
   /** Host names that select this network, besides `<name>.` as the first label of the Host header. */
   hosts: z.array(z.string().min(1)).default([]),
+  /** eth_getLogs over a wider block range is refused (-32602) before any node is asked (default: logsLimitDefaults). */
+  maxLogsBlockRange: z.int().positive().optional(),
+  /** An eth_getLogs answer with more logs is refused (-32005, with a smaller range to try; default: logsLimitDefaults). */
+  maxLogsResults: z.int().positive().optional(),
 })
+
+/** The eth_getLogs limits of a network that sets none (docs/compatibility.md §7, as the hosted service). */
+export const logsLimitDefaults = { maxLogsBlockRange: 10_000, maxLogsResults: 10_000 } as const
 
 const devnetSchema = z.strictObject({
   /** Seconds between blocks; 0 mines a block per transaction. */
@@ -23,7 +30,7 @@ const devnetSchema = z.strictObject({
   seed: z.boolean().default(true),
 })
 
-/** A plan's numbers (COMPAT.md §3). `null` daily/per-second numbers: set per account (custom). */
+/** A plan's numbers (docs/compatibility.md §3). `null` daily/per-second numbers: set per account (custom). */
 function planSchema(defaults: {
   dailyCredits: number | null
   creditsPerSecond: number | null
@@ -76,9 +83,56 @@ export const configSchema = z.strictObject({
         .positive()
         .default(5 * 1024 * 1024),
       maxBatchSize: z.int().positive().default(1000),
+      /**
+       * Arrays and objects nested inside one another in a body, the envelope's own two included;
+       * deeper bodies are refused before parsing. Capped: serialising much deeper values overflows the stack.
+       */
+      maxJsonDepth: z.int().min(2).max(1000).default(64),
       keepAliveTimeoutMs: z.int().positive().default(65_000),
+      /** A client must send a request's headers within this (else 408 and the connection closes): slowloris. */
+      headersTimeoutMs: z.int().positive().default(10_000),
+      /**
+       * A client must send a whole request, body included, within this (else 408). It ends when the
+       * request is in: the answer may take as long as upstreams.timeoutMs needs. 0: no limit.
+       */
+      requestTimeoutMs: z.int().min(0).default(60_000),
+      /** Open connections (HTTP and WebSocket) per process; more are closed at once. */
+      maxConnections: z.int().positive().default(10_000),
+      /** Open connections from one client address; more are closed at once. */
+      maxConnectionsPerAddress: z.int().positive().default(256),
+      /** Addresses maxConnectionsPerAddress does not apply to: this machine (a local reverse proxy, benches). */
+      maxConnectionsPerAddressExempt: z.array(z.string().min(1)).default(['127.0.0.1', '::1']),
       /** How long a shutdown waits for in-flight requests before closing their connections. */
       shutdownGraceMs: z.int().min(0).default(10_000),
+      /** Browsers may call the JSON-RPC and Gas API routes from any page (the key's origins allowlist still decides). */
+      cors: z
+        .strictObject({
+          enabled: z.boolean().default(true),
+          /** Pages allowed to call at all (`https://app.example`, `*.example.com`); empty: any page. */
+          origins: z
+            .array(
+              z
+                .string()
+                .min(1)
+                .transform((origin) => origin.toLowerCase().replace(/\/$/, '')),
+            )
+            .default([]),
+          /** How long a browser may reuse a preflight answer. */
+          maxAgeSeconds: z.int().min(0).default(7_200),
+        })
+        .prefault({}),
+      /** Answers at least `minBytes` long are compressed (br, else gzip) when the client accepts it. */
+      compression: z
+        .strictObject({
+          enabled: z.boolean().default(true),
+          minBytes: z.int().min(0).default(1_024),
+        })
+        .prefault({}),
+    })
+    // Node refuses a headers timeout longer than the whole-request timeout
+    .refine((server) => server.requestTimeoutMs === 0 || server.headersTimeoutMs <= server.requestTimeoutMs, {
+      message: 'expected at most server.requestTimeoutMs',
+      path: ['headersTimeoutMs'],
     })
     .prefault({}),
   storage: z.strictObject({ sqlite: z.string().min(1).default('./data/tollgate.db') }).prefault({}),
@@ -108,11 +162,32 @@ export const configSchema = z.strictObject({
           maxCooldownMs: z.int().positive().default(30_000),
         })
         .prefault({}),
+      /**
+       * An idempotent call that an upstream has not answered after a delay (the quantile of that
+       * upstream's recent latencies, within minDelayMs..maxDelayMs) is also sent to the next upstream;
+       * the first answer wins, the other request is aborted.
+       */
+      hedge: z
+        .strictObject({
+          enabled: z.boolean().default(true),
+          /** 0..1: which quantile of an upstream's recent latencies a call waits before hedging (0.9: p90). */
+          quantile: z.number().min(0).max(1).default(0.9),
+          minDelayMs: z.int().min(0).default(50),
+          /** Also the delay while an upstream has no latencies yet. */
+          maxDelayMs: z.int().positive().default(1_000),
+          /** How many of an upstream's last successful calls the quantile is taken over. */
+          samples: z.int().positive().max(10_000).default(64),
+        })
+        .refine((hedge) => hedge.minDelayMs <= hedge.maxDelayMs, {
+          message: 'expected at most upstreams.hedge.maxDelayMs',
+          path: ['minDelayMs'],
+        })
+        .prefault({}),
     })
     .prefault({}),
   failover: z
     .strictObject({
-      /** Methods that may go to a network's partners (COMPAT.md §7); default: the method table's eligible ones. */
+      /** Methods that may go to a network's partners (docs/compatibility.md §7); default: the method table's eligible ones. */
       methods: z.array(z.string().min(1)).optional(),
     })
     .prefault({}),
@@ -132,7 +207,7 @@ export const configSchema = z.strictObject({
         .default(8 * 1024 * 1024),
     })
     .prefault({}),
-  /** The embedded anvil devnet, started as network `devnet` (chain id 31337). On when no networks are configured. */
+  /** The embedded anvil devnet, started as network `devnet` (chain id 31337). On when the config has no `networks` key. */
   devnet: devnetSchema.optional(),
   networks: z.array(networkSchema).default([]),
   plans: plansSchema,
@@ -140,6 +215,8 @@ export const configSchema = z.strictObject({
     .strictObject({
       /** Live subscriptions one connection may hold. */
       maxSubscriptions: z.int().positive().default(100),
+      /** Messages one connection may have unanswered; one more is answered -32005 at once, never queued. */
+      maxInFlightRequests: z.int().positive().default(64),
       /** Bytes queued for a client that reads too slowly before it is closed (1008). */
       maxBufferedBytes: z
         .int()
@@ -173,6 +250,14 @@ export const configSchema = z.strictObject({
     .strictObject({
       /** How often usage is written to the database; a crash loses at most this much usage. */
       flushMs: z.int().positive().default(1_000),
+    })
+    .prefault({}),
+  auth: z
+    .strictObject({
+      /** Wrong secrets or JWTs a client address (or a key) may send at once before it gets 429 without a check. */
+      failureBurst: z.int().positive().default(20),
+      /** How fast that allowance comes back. */
+      failuresPerMinute: z.int().positive().default(60),
     })
     .prefault({}),
   admin: z

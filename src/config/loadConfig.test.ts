@@ -15,6 +15,14 @@ function write(name: string, text: string): string {
 }
 
 describe('loadConfig', () => {
+  it('TOLLGATE_ADMIN_TOKEN fills admin.token when the file has none', () => {
+    const env = { TOLLGATE_ADMIN_TOKEN: 'token-from-the-environment' }
+    assert.equal(loadConfig(undefined, env).admin.token, 'token-from-the-environment')
+    assert.equal(loadConfig(undefined, {}).admin.token, undefined)
+    const file = write('admin.yaml', 'admin: { token: token-from-the-file-0123 }\n')
+    assert.equal(loadConfig(file, env).admin.token, 'token-from-the-file-0123')
+  })
+
   it('reads the documented shape and fills the defaults', () => {
     const file = write(
       'ok.yaml',
@@ -42,6 +50,39 @@ networks:
     assert.deepEqual(config.devnet, { blockTimeSeconds: 2, seed: true })
     assert.equal(config.storage.sqlite, './data/tollgate.db')
     assert.equal(config.server.port, 8545)
+  })
+
+  it('a file without networks: the embedded devnet', () => {
+    const config = loadConfig(write('no-networks.yaml', 'server: { port: 9000 }\n'))
+    assert.deepEqual(config.devnet, { blockTimeSeconds: 2, seed: true })
+    assert.deepEqual(config.networks, [])
+    assert.equal(config.server.port, 9000)
+  })
+
+  it('an explicit empty networks list is an error, not the devnet, beside any other errors', () => {
+    for (const text of ['networks: []\n', 'devnet: {}\nnetworks: []\n']) {
+      const file = write('empty-networks.yaml', text)
+      assert.throws(
+        () => loadConfig(file),
+        (err: Error) => {
+          assert.ok(err instanceof ConfigError)
+          assert.equal(
+            err.message,
+            `${file}: invalid config\n  networks: at least one network is needed; leave the key out for the embedded devnet`,
+          )
+          return true
+        },
+      )
+    }
+    const both = write('empty-and-bad.yaml', 'server: { port: eighty }\nnetworks: []\n')
+    assert.throws(
+      () => loadConfig(both),
+      (err: Error) => {
+        assert.match(err.message, /server\.port: .*expected number/)
+        assert.match(err.message, /networks: at least one network is needed/)
+        return true
+      },
+    )
   })
 
   it('errors name the file, the path and what was expected', () => {

@@ -8,10 +8,22 @@ export class ConfigError extends Error {
 }
 
 /**
- * Reads and validates the config file; with no file, the embedded defaults (devnet + SQLite).
- * Errors name the file, the path inside it and what was expected.
+ * Reads and validates the config file; with no file (or a file without `networks`), the embedded
+ * devnet on SQLite.
+ * Errors name the file, the path inside it and what was expected. Environment variables fill keys
+ * the file leaves out: TOLLGATE_ADMIN_TOKEN is `admin.token`.
  */
-export function loadConfig(file: string | undefined): Config {
+export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv = process.env): Config {
+  return withEnv(readConfig(file), env)
+}
+
+function withEnv(config: Config, env: NodeJS.ProcessEnv): Config {
+  if (config.admin.token === undefined && env.TOLLGATE_ADMIN_TOKEN !== undefined)
+    config.admin.token = env.TOLLGATE_ADMIN_TOKEN
+  return config
+}
+
+function readConfig(file: string | undefined): Config {
   if (file === undefined) return parseConfig({ devnet: {} }, '(defaults)')
   let text: string
   try {
@@ -30,7 +42,12 @@ export function loadConfig(file: string | undefined): Config {
 
 function parseConfig(raw: unknown, source: string): Config {
   const result = configSchema.safeParse(raw)
-  if (!result.success) throw new ConfigError(formatIssues(result.error.issues, source))
+  const lines = result.success ? [] : result.error.issues.map(formatIssue)
+  // only a config without the key means the devnet: an empty list is more likely a mistake than a wish
+  if (hasEmptyNetworks(raw))
+    lines.push('  networks: at least one network is needed; leave the key out for the embedded devnet')
+  if (!result.success || lines.length > 0)
+    throw new ConfigError(`${source}: invalid config\n${lines.join('\n')}`)
   const config = result.data
   const names = new Set<string>()
   for (const network of config.networks) {
@@ -43,10 +60,12 @@ function parseConfig(raw: unknown, source: string): Config {
   return config
 }
 
-function formatIssues(issues: z.core.$ZodIssue[], source: string): string {
-  const lines = issues.map((issue) => {
-    const path = issue.path.length > 0 ? issue.path.join('.') : '(top level)'
-    return `  ${path}: ${issue.message}`
-  })
-  return `${source}: invalid config\n${lines.join('\n')}`
+function formatIssue(issue: z.core.$ZodIssue): string {
+  const path = issue.path.length > 0 ? issue.path.join('.') : '(top level)'
+  return `  ${path}: ${issue.message}`
+}
+
+function hasEmptyNetworks(raw: unknown): boolean {
+  if (typeof raw !== 'object' || raw === null || !('networks' in raw)) return false
+  return Array.isArray(raw.networks) && raw.networks.length === 0
 }

@@ -40,7 +40,7 @@ export type SeedOptions = {
 }
 
 /**
- * Seeds a fresh anvil with viem so every SPEC.md method has something real to return: the Demo
+ * Seeds a fresh anvil with viem so every core method (docs/compatibility.md §2) has something real to return: the Demo
  * contract (plain slot, mapping, events, reverts), legacy / EIP-2930 / EIP-1559 transactions, a
  * failed transaction, then blocks of varying load so base fees and tips move.
  */

@@ -2,42 +2,229 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { describe, it } from 'node:test'
 import * as errors from './errors.ts'
-import { toJsonRpcError } from './toJsonRpcError.ts'
+import { toWireError, type WireSurface } from './toWireError.ts'
 
 type ErrorClass = new (...args: never[]) => errors.TollgateError
 
 const classes = (Object.entries(errors) as [string, unknown][]).filter(
   (entry): entry is [string, ErrorClass] =>
-    typeof entry[1] === 'function' && entry[1].prototype instanceof errors.TollgateError,
+    typeof entry[1] === 'function' &&
+    (entry[1] === errors.TollgateError || entry[1].prototype instanceof errors.TollgateError),
 )
 
-/** docs/errors.md's table rows: name → [HTTP, code]. */
-function documentedErrors(): Map<string, [number, number]> {
-  const rows = readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8')
-    .split('\n')
-    .map((line) => line.split('|').map((cell) => cell.trim()))
-    .filter((cells) => /^[A-Z]\w+Error$/.test(cells[1] ?? ''))
-  return new Map(rows.map((cells) => [cells[1] as string, [Number(cells[2]), Number(cells[3])]]))
+/**
+ * Sample arguments for every class, as docs/errors.md's examples show them: each sample's message
+ * must be one of its row's `quoted` messages. A class missing here fails the test.
+ */
+const samples: Record<string, unknown[][]> = {
+  MissingKeyError: [[]],
+  MissingGasApiKeyError: [[]],
+  InvalidKeyError: [[]],
+  InvalidSecretError: [[]],
+  InvalidJwtError: [[]],
+  ProjectSettingsError: [[]],
+  DailyLimitError: [[5_000]],
+  RateLimitError: [
+    ['planCreditsPerSecond', 500],
+    ['keyCreditsPerSecond', 500],
+    ['keyCreditsPerDay', 60_000],
+  ],
+  AuthRateLimitError: [[1_000]],
+  ParseError: [[]],
+  InvalidRequestError: [[], ['empty batch'], ['batch too large']],
+  MethodNotFoundError: [['X']],
+  NotificationsNotSupportedError: [[]],
+  SubscriptionLimitError: [[100]],
+  InFlightLimitError: [[64]],
+  InvalidParamsError: [['invalid argument N: <why>']],
+  LogResultsLimitError: [[10_000, [0x10n, 0x5fn]]],
+  BodyTooLargeError: [[5_242_880]],
+  UnsupportedContentTypeError: [[]],
+  RouteNotFoundError: [[]],
+  HttpMethodNotAllowedError: [[], ['GET']],
+  UpgradeRequiredError: [[]],
+  UnknownNetworkError: [[]],
+  UpstreamUnavailableError: [[]],
+  UpstreamTimeoutError: [[]],
+  InternalError: [[]],
+  UnknownGasEndpointError: [['x']],
+  UnsupportedChainIdError: [['6001']],
+  NoBaseFeeError: [[61]],
+  FeeHistoryLoadingError: [[1]],
+  AdminTokenRequiredError: [[]],
+  AdminRequestError: [['the body is not JSON']],
+  UnknownAllowlistKindError: [['x', 'contracts, user-agents, origins, methods']],
+  KeyAdminError: [['a key can require a secret or a JWT, not both']],
+  NoActiveKeyError: [[]],
+  KeyConflictError: [["account 'acme' already exists"], ["no account named 'acme'"]],
+  AllowlistEntryError: [["'0x12' is not a 20-byte 0x address"], ['a user agent entry cannot be empty']],
+  MetricsTokenRequiredError: [[]],
+}
+
+type DocRow = {
+  surface: WireSurface
+  httpStatus: number
+  code: number | undefined
+  row: string
+  messages: string[]
+}
+type DocExample = { surface: WireSurface; body: unknown }
+
+/**
+ * docs/errors.md by surface: each `<!-- surface: x -->` marker starts that surface's section, whose
+ * first ```json block is its example body and whose table rows (`| SomeError | HTTP | [code |] message | when |`)
+ * are its errors.
+ */
+function readDocs(): { rows: Map<string, DocRow[]>; examples: DocExample[] } {
+  const lines = readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8').split('\n')
+  const rows = new Map<string, DocRow[]>()
+  const examples: DocExample[] = []
+  let surface: WireSurface | undefined
+  let columns: string[] = []
+  let exampleNeeded = false
+  lines.forEach((line, index) => {
+    const marker = /^<!-- surface: (jsonrpc|gas|admin) -->$/.exec(line)
+    if (marker) {
+      surface = marker[1] as WireSurface
+      exampleNeeded = true
+      return
+    }
+    if (surface && exampleNeeded && line === '```json') {
+      examples.push({ surface, body: JSON.parse(lines[index + 1] ?? '') })
+      exampleNeeded = false
+      return
+    }
+    if (!surface || !line.startsWith('|')) return
+    const cells = line.split(/(?<!`[^`|]*)\|/).map((cell) => cell.trim())
+    if (cells[1] === 'error') {
+      columns = cells
+      return
+    }
+    const name = cells[1] ?? ''
+    if (!/^[A-Z]\w+Error$/.test(name)) return
+    const cell = (column: string) => cells[columns.indexOf(column)] ?? ''
+    const entry: DocRow = {
+      surface,
+      httpStatus: Number(cell('HTTP')),
+      code: columns.includes('code') ? Number(cell('code')) : undefined,
+      row: line,
+      messages: [...cell('message').matchAll(/`([^`]+)`/g)].map((match) => match[1] as string),
+    }
+    rows.set(name, [...(rows.get(name) ?? []), entry])
+  })
+  return { rows, examples }
 }
 
 describe('errors and docs/errors.md', () => {
-  it('every error class is documented with its HTTP status and code, and every documented one exists', () => {
-    const documented = documentedErrors()
-    for (const [name, ErrorClass] of classes) {
-      const instance = new ErrorClass(...([5] as never[]))
-      assert.deepEqual(documented.get(name), [instance.httpStatus, instance.code], name)
-    }
-    assert.deepEqual([...documented.keys()].sort(), classes.map(([name]) => name).sort())
+  const docs = readDocs()
+
+  it('every error class has sample arguments, and every sample names a class', () => {
+    const names = classes.map(([name]) => name).filter((name) => name !== 'TollgateError')
+    assert.deepEqual(Object.keys(samples).sort(), names.sort())
   })
 
-  it('toJsonRpcError: known errors keep their code and status; anything else is a 500 without details', () => {
-    assert.deepEqual(toJsonRpcError(new errors.InvalidParamsError('invalid argument 0: nope')), {
-      httpStatus: 200,
-      error: { code: -32602, message: 'invalid argument 0: nope' },
+  it('every error class is documented on a surface with its HTTP status, code and message; every documented one exists', () => {
+    for (const [name, ErrorClass] of classes) {
+      if (name === 'TollgateError') continue
+      const documented = docs.rows.get(name)
+      assert.ok(documented, `${name} is not in docs/errors.md`)
+      for (const args of samples[name] ?? []) {
+        const instance = new ErrorClass(...(args as never[]))
+        for (const entry of documented) {
+          const where = `${name}(${args.join(', ')}) on ${entry.surface}`
+          const { httpStatus, error } = toWireError(instance, entry.surface)
+          assert.equal(entry.httpStatus, httpStatus, where)
+          if (entry.code !== undefined) assert.equal(entry.code, error.code, where)
+          assert.ok(
+            entry.messages.includes(instance.message),
+            `${where}: \`${instance.message}\` not in its row`,
+          )
+          // the 402/429 extras: the row gives each event code; the JSON-RPC row also each details text
+          for (const [field, value] of Object.entries(instance.wireFields ?? {})) {
+            if (field === 'event' || entry.surface === 'jsonrpc')
+              assert.ok(entry.row.includes(String(value)), `${where}: ${field} ${value} not in its row`)
+          }
+        }
+      }
+    }
+    const known = new Set(classes.map(([name]) => name))
+    for (const name of docs.rows.keys())
+      assert.ok(known.has(name), `docs/errors.md lists ${name}, no such class`)
+  })
+
+  it("each surface's example body in docs/errors.md is what toWireError answers", () => {
+    assert.deepEqual(
+      docs.examples.map((example) => example.surface),
+      ['jsonrpc', 'gas', 'admin'],
+    )
+    const [jsonrpc, gas, admin] = docs.examples
+    assert.deepEqual(
+      toWireError(
+        new errors.InvalidParamsError('invalid argument 0: expected a 32-byte 0x-prefixed hex hash'),
+        'jsonrpc',
+        1,
+      ).body,
+      jsonrpc?.body,
+    )
+    assert.deepEqual(toWireError(new errors.UnsupportedChainIdError('6001'), 'gas').body, gas?.body)
+    assert.deepEqual(toWireError(new errors.NoActiveKeyError(), 'admin').body, admin?.body)
+  })
+
+  it('toWireError: the body of each surface, in the key order clients see, and its headers', () => {
+    const limit = new errors.RateLimitError('planCreditsPerSecond', 1_500)
+    const { details } = errors.rateLimitEvents.planCreditsPerSecond
+    assert.equal(
+      JSON.stringify(toWireError(limit, 'jsonrpc', 7).body),
+      `{"jsonrpc":"2.0","id":7,"error":{"code":429,"message":"Too Many Requests","event":-33200,"details":"${details}"}}`,
+    )
+    assert.deepEqual(toWireError(limit, 'jsonrpc').headers, { 'retry-after': '2' })
+    assert.equal(
+      JSON.stringify(toWireError(limit, 'gas').body),
+      `{"statusCode":429,"message":"Too Many Requests","event":-33200,"details":"${details}"}`,
+    )
+    assert.deepEqual(toWireError(limit, 'admin'), {
+      httpStatus: 429,
+      body: { error: { message: 'Too Many Requests' } },
+      headers: { 'retry-after': '2' },
+      error: { code: 429, message: 'Too Many Requests', ...errors.rateLimitEvents.planCreditsPerSecond },
     })
-    assert.deepEqual(toJsonRpcError(new Error('ECONNREFUSED http://user:secret@10.0.0.1')), {
-      httpStatus: 500,
-      error: { code: -32603, message: 'internal error' },
+    assert.deepEqual(
+      toWireError(new errors.DailyLimitError(10), 'gas').headers,
+      { 'retry-after': '1' },
+      'never 0',
+    )
+    assert.deepEqual(toWireError(new errors.MetricsTokenRequiredError(), 'jsonrpc').headers, {
+      'www-authenticate': 'Bearer realm="metrics"',
+    })
+    assert.equal(
+      JSON.stringify(toWireError(new errors.RouteNotFoundError(), 'jsonrpc').body),
+      '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"not found"}}',
+    )
+  })
+
+  it('toWireError: anything that is not a TollgateError is a 500 without details, on every surface', () => {
+    const bug = new Error('ECONNREFUSED http://user:secret@10.0.0.1')
+    assert.equal(
+      JSON.stringify(toWireError(bug, 'jsonrpc').body),
+      '{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error"}}',
+    )
+    assert.deepEqual(toWireError(bug, 'gas').body, { statusCode: 500, message: 'internal error' })
+    assert.deepEqual(toWireError(bug, 'admin').body, { error: { message: 'internal error' } })
+    for (const surface of ['jsonrpc', 'gas', 'admin'] as const) {
+      assert.equal(toWireError(bug, surface).httpStatus, 500)
+      assert.deepEqual(toWireError(bug, surface).headers, {})
+    }
+  })
+
+  it('Retry-After: whole seconds, never 0', () => {
+    const rate = toWireError(new errors.RateLimitError('planCreditsPerSecond', 1_500), 'jsonrpc')
+    assert.equal(rate.headers['retry-after'], '2')
+    assert.equal(toWireError(new errors.DailyLimitError(10), 'gas').headers['retry-after'], '1')
+    assert.deepEqual(toWireError(new errors.InvalidParamsError('invalid argument 0: nope'), 'jsonrpc', 3), {
+      httpStatus: 200,
+      body: { jsonrpc: '2.0', id: 3, error: { code: -32602, message: 'invalid argument 0: nope' } },
+      headers: {},
+      error: { code: -32602, message: 'invalid argument 0: nope' },
     })
   })
 })

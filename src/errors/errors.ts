@@ -4,7 +4,14 @@
  * URL); `logDetails` and `cause` are for logs only. docs/errors.md lists them all and a test keeps
  * the two equal.
  */
-export type ErrorOptions = { logDetails?: string; cause?: unknown; wireFields?: Record<string, unknown> }
+export type ErrorOptions = {
+  logDetails?: string
+  cause?: unknown
+  wireFields?: Record<string, unknown>
+  retryAfterSeconds?: number
+  /** The HTTP `WWW-Authenticate` challenge of a 401 that asks for a bearer token. */
+  wwwAuthenticate?: string
+}
 
 export class TollgateError extends Error {
   readonly code: number
@@ -12,6 +19,9 @@ export class TollgateError extends Error {
   readonly logDetails: string | undefined
   /** Extra members of the wire error object beside code and message (the 402/429 `event`, `details`). */
   readonly wireFields: Record<string, unknown> | undefined
+  /** When the same request would be admitted again: the HTTP `Retry-After` of a 402 or 429. */
+  readonly retryAfterSeconds: number | undefined
+  readonly wwwAuthenticate: string | undefined
 
   constructor(code: number, httpStatus: number, message: string, options: ErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause })
@@ -19,6 +29,8 @@ export class TollgateError extends Error {
     this.httpStatus = httpStatus
     this.logDetails = options.logDetails
     this.wireFields = options.wireFields
+    this.retryAfterSeconds = options.retryAfterSeconds
+    this.wwwAuthenticate = options.wwwAuthenticate
   }
 }
 
@@ -29,6 +41,18 @@ export class MissingKeyError extends TollgateError {
   override name = 'MissingKeyError'
   constructor() {
     super(unauthorizedCode, 401, 'project id required in the url')
+  }
+}
+
+/** The Gas API's missing key: unlike JSON-RPC it takes the key as the HTTP Basic user name too. */
+export class MissingGasApiKeyError extends TollgateError {
+  override name = 'MissingGasApiKeyError'
+  constructor() {
+    super(
+      unauthorizedCode,
+      401,
+      'API key required: send HTTP Basic auth (KEY:SECRET, secret optional) or use /v3/KEY/networks/...',
+    )
   }
 }
 
@@ -61,10 +85,17 @@ export class ProjectSettingsError extends TollgateError {
   }
 }
 
+/** `Retry-After` is whole seconds, at least 1 (0 would invite an immediate retry that fails again). */
+function toRetryAfterSeconds(ms: number): number {
+  return Math.max(1, Math.ceil(ms / 1000))
+}
+
 export class DailyLimitError extends TollgateError {
   override name = 'DailyLimitError'
-  constructor() {
+  /** `msToReset`: until 00:00 UTC, when the balance is whole again. */
+  constructor(msToReset: number) {
     super(402, 402, 'Payment Required', {
+      retryAfterSeconds: toRetryAfterSeconds(msToReset),
       wireFields: {
         event: -33000,
         details: 'You have reached your daily credit limit. The balance resets at 00:00 UTC.',
@@ -73,7 +104,7 @@ export class DailyLimitError extends TollgateError {
   }
 }
 
-/** The three 429s of COMPAT.md §1, told apart by their event code. */
+/** The three 429s of docs/compatibility.md §1, told apart by their event code. */
 export const rateLimitEvents = {
   planCreditsPerSecond: {
     event: -33200,
@@ -92,8 +123,24 @@ export const rateLimitEvents = {
 
 export class RateLimitError extends TollgateError {
   override name = 'RateLimitError'
-  constructor(kind: keyof typeof rateLimitEvents) {
-    super(429, 429, 'Too Many Requests', { wireFields: { ...rateLimitEvents[kind] } })
+  /** `retryAfterMs`: until the call would be admitted (the bucket refilled, or the day over). */
+  constructor(kind: keyof typeof rateLimitEvents, retryAfterMs: number) {
+    super(429, 429, 'Too Many Requests', {
+      wireFields: { ...rateLimitEvents[kind] },
+      retryAfterSeconds: toRetryAfterSeconds(retryAfterMs),
+    })
+  }
+}
+
+/** Too many wrong secrets or JWTs from the client's address, or at a key under attack; nothing was checked. */
+export class AuthRateLimitError extends TollgateError {
+  override name = 'AuthRateLimitError'
+  /** `retryAfterMs`: until the client may present a credential again. */
+  constructor(retryAfterMs: number) {
+    super(429, 429, 'Too Many Requests', {
+      wireFields: { details: 'too many failed authentications; try again later' },
+      retryAfterSeconds: toRetryAfterSeconds(retryAfterMs),
+    })
   }
 }
 
@@ -132,10 +179,34 @@ export class SubscriptionLimitError extends TollgateError {
   }
 }
 
+/** A WebSocket message beyond `websocket.maxInFlightRequests` unanswered ones: refused, never queued. */
+export class InFlightLimitError extends TollgateError {
+  override name = 'InFlightLimitError'
+  constructor(limit: number) {
+    super(-32005, 200, `too many requests in flight on this connection: at most ${limit}`)
+  }
+}
+
 export class InvalidParamsError extends TollgateError {
   override name = 'InvalidParamsError'
   constructor(message: string) {
     super(-32602, 200, message)
+  }
+}
+
+/**
+ * An eth_getLogs answer with more logs than the network allows (docs/compatibility.md §7), worded as
+ * the hosted service words it, with the range up to the block where the limit was passed.
+ */
+export class LogResultsLimitError extends TollgateError {
+  override name = 'LogResultsLimitError'
+  constructor(limit: number, suggestedRange?: readonly [bigint, bigint]) {
+    const range = suggestedRange?.map((block) => `0x${block.toString(16)}`).join(', ')
+    super(
+      -32005,
+      200,
+      `query returned more than ${limit} results${range ? `. Try with this block range [${range}].` : ''}`,
+    )
   }
 }
 
@@ -203,5 +274,105 @@ export class InternalError extends TollgateError {
   override name = 'InternalError'
   constructor(options?: ErrorOptions) {
     super(-32603, 500, 'internal error', options)
+  }
+}
+
+// The Gas REST API (docs/compatibility.md §5): answered as `{"statusCode", "message"}`.
+
+export class UnknownGasEndpointError extends TollgateError {
+  override name = 'UnknownGasEndpointError'
+  constructor(endpoint: string) {
+    super(-32600, 404, `unknown endpoint '${endpoint}'`)
+  }
+}
+
+export class UnsupportedChainIdError extends TollgateError {
+  override name = 'UnsupportedChainIdError'
+  constructor(chainId: string) {
+    super(-32600, 400, `'${chainId}' is not a supported chain id.`)
+  }
+}
+
+export class NoBaseFeeError extends TollgateError {
+  override name = 'NoBaseFeeError'
+  constructor(chainId: number) {
+    super(-32600, 400, `chain ${chainId} has no base fees (pre-London): the gas API needs EIP-1559 blocks.`)
+  }
+}
+
+export class FeeHistoryLoadingError extends TollgateError {
+  override name = 'FeeHistoryLoadingError'
+  constructor(chainId: number) {
+    super(-32603, 503, `the fee history of chain ${chainId} is still loading; try again shortly`)
+  }
+}
+
+// The admin API and the CLI: answered as `{"error": {"message"}}`; the CLI prints the message.
+
+export class AdminTokenRequiredError extends TollgateError {
+  override name = 'AdminTokenRequiredError'
+  constructor() {
+    super(unauthorizedCode, 401, 'admin token required: Authorization: Bearer <token>')
+  }
+}
+
+/** An admin request whose body is not JSON, or not the JSON the operation takes. */
+export class AdminRequestError extends TollgateError {
+  override name = 'AdminRequestError'
+  constructor(message: string) {
+    super(-32600, 400, message)
+  }
+}
+
+export class UnknownAllowlistKindError extends TollgateError {
+  override name = 'UnknownAllowlistKindError'
+  /** `kind`: what the path named, if anything; `kinds`: the list of valid ones, for the message. */
+  constructor(kind: string | undefined, kinds: string) {
+    super(
+      -32600,
+      404,
+      `${kind === undefined ? '' : `unknown allowlist kind '${kind}'; `}allowlist kinds: ${kinds}`,
+    )
+  }
+}
+
+/** A key operation its rules refuse; the message says why. */
+export class KeyAdminError extends TollgateError {
+  override name = 'KeyAdminError'
+  constructor(message: string) {
+    super(-32600, 400, message)
+  }
+}
+
+export class NoActiveKeyError extends TollgateError {
+  override name = 'NoActiveKeyError'
+  constructor() {
+    super(-32600, 404, 'no active key with that value')
+  }
+}
+
+/** The store refused a new key: its account is missing or already holds the plan's keys. */
+export class KeyConflictError extends TollgateError {
+  override name = 'KeyConflictError'
+  constructor(message: string) {
+    super(-32600, 409, message)
+  }
+}
+
+export class AllowlistEntryError extends TollgateError {
+  override name = 'AllowlistEntryError'
+  constructor(message: string) {
+    super(-32602, 400, message)
+  }
+}
+
+// /metrics: answered as JSON-RPC errors, like its 404 and 405.
+
+export class MetricsTokenRequiredError extends TollgateError {
+  override name = 'MetricsTokenRequiredError'
+  constructor() {
+    super(unauthorizedCode, 401, 'metrics token required: Authorization: Bearer <token>', {
+      wwwAuthenticate: 'Bearer realm="metrics"',
+    })
   }
 }

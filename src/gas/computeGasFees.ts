@@ -1,10 +1,10 @@
 import type { FeeWindow } from './createFeeIndexer.ts'
 import type { FeeBlock } from './feeHistoryStore.ts'
-import { rewardPercentiles } from './feeHistoryStore.ts'
+import { hasTransactions, rewardPercentiles } from './feeHistoryStore.ts'
 import { formatGwei } from './formatGwei.ts'
 
 /**
- * The gas endpoints' arithmetic (COMPAT.md §5), in integer wei, formatted as Gwei at the end.
+ * The gas endpoints' arithmetic (docs/compatibility.md §5), in integer wei, formatted as Gwei at the end.
  * Pure: the same window gives the same answers.
  */
 
@@ -41,58 +41,82 @@ const levels = {
   },
 } as const
 
+/** Blocks with transactions that the tip figures look back over (docs/compatibility.md §5's "5" and "200" blocks). */
+const percentileBlocks = 5
+const rangeBlocks = 200
+
 export type SuggestedGasFees = ReturnType<typeof suggestedGasFees>
 
+/**
+ * Every tip figure comes from blocks that carry transactions (an empty block has no tips), found
+ * back through the whole window however many empty blocks lie between:
+ * - low/medium/high: the last 5 such blocks;
+ * - latestPriorityFeeRange: the last one; historicalPriorityFeeRange: the last 200;
+ * - priorityFeeTrend: the last 5 against the 5 before them ("level" when there are none before them).
+ * A window without any falls back to the node's eth_maxPriorityFeePerGas (0 when the node lacks it):
+ * it is every level's tip (not scaled, the floors still apply) and both ends of both ranges, with
+ * the trend "level".
+ */
 export function suggestedGasFees(window: FeeWindow) {
   const { blocks, nextBaseFee } = window
   const latest = blocks[blocks.length - 1] as FeeBlock
+  const tipped = lastWithTransactions(blocks, rangeBlocks)
+  const recent = tipped.slice(-percentileBlocks)
+  const nodeTip = window.nodePriorityFee ?? 0n
   const level = (settings: (typeof levels)[keyof typeof levels]) => {
-    const median = medianTip(blocks.slice(-5), settings.percentile)
-    const adjusted = (median * settings.tipPercent) / 100n
+    const tip =
+      recent.length > 0 ? (medianTip(recent, settings.percentile) * settings.tipPercent) / 100n : nodeTip
     // the floors apply where the chain's fees reach them; a cheap devnet keeps its own tips
-    const tip = latest.baseFee >= settings.floor && adjusted < settings.floor ? settings.floor : adjusted
-    const maxFee = (latest.baseFee * settings.basePercent) / 100n + tip
+    const floored = latest.baseFee >= settings.floor && tip < settings.floor ? settings.floor : tip
+    const maxFee = (latest.baseFee * settings.basePercent) / 100n + floored
     return {
-      suggestedMaxPriorityFeePerGas: formatGwei(tip),
+      suggestedMaxPriorityFeePerGas: formatGwei(floored),
       suggestedMaxFeePerGas: formatGwei(maxFee),
       minWaitTimeEstimate: settings.minWait,
       maxWaitTimeEstimate: settings.maxWait,
     }
   }
-  const recent = blocks.slice(-200)
-  const withTips = recent.filter((block) => block.gasUsedRatio > 0)
-  const at = (p: number) => rewardPercentiles.indexOf(p as (typeof rewardPercentiles)[number])
-  const latestTips = latest.gasUsedRatio > 0 ? latest.rewards : rewardPercentiles.map(() => 0n)
+  const tipRange = (from: readonly FeeBlock[]) =>
+    from.length > 0
+      ? [
+          formatGwei(min(from.map((block) => tipAt(block, 0)))),
+          formatGwei(max(from.map((block) => tipAt(block, 100)))),
+        ]
+      : [formatGwei(nodeTip), formatGwei(nodeTip)]
+  const older = tipped.slice(-2 * percentileBlocks, -percentileBlocks)
+  const baseFees = blocks.slice(-rangeBlocks).map((block) => block.baseFee)
   const below = blocks.filter((block) => block.baseFee <= latest.baseFee).length
-  const recentTip = medianTip(blocks.slice(-5), 20)
-  const olderTip = medianTip(blocks.slice(-10, -5), 20)
   return {
     low: level(levels.low),
     medium: level(levels.medium),
     high: level(levels.high),
     estimatedBaseFee: formatGwei(nextBaseFee),
     networkCongestion: Math.round((below / blocks.length) * 10_000) / 10_000,
-    latestPriorityFeeRange: [formatGwei(latestTips[at(0)] ?? 0n), formatGwei(latestTips[at(100)] ?? 0n)],
-    historicalPriorityFeeRange: [
-      formatGwei(min(withTips.map((block) => block.rewards[at(0)] ?? 0n))),
-      formatGwei(max(withTips.map((block) => block.rewards[at(100)] ?? 0n))),
-    ],
-    historicalBaseFeeRange: [
-      formatGwei(min(recent.map((block) => block.baseFee))),
-      formatGwei(max(recent.map((block) => block.baseFee))),
-    ],
-    priorityFeeTrend: trend(recentTip, olderTip),
+    latestPriorityFeeRange: tipRange(tipped.slice(-1)),
+    historicalPriorityFeeRange: tipRange(tipped),
+    historicalBaseFeeRange: [formatGwei(min(baseFees)), formatGwei(max(baseFees))],
+    priorityFeeTrend: older.length > 0 ? trend(medianTip(recent, 20), medianTip(older, 20)) : 'level',
     baseFeeTrend: trend(nextBaseFee, latest.baseFee),
   }
 }
 
-/** The median (lower middle) of the blocks' tips at `percentile`; blocks without transactions carry no tips. */
-function medianTip(blocks: readonly FeeBlock[], percentile: number): bigint {
-  const index = rewardPercentiles.indexOf(percentile as (typeof rewardPercentiles)[number])
-  const tips = blocks
-    .filter((block) => block.gasUsedRatio > 0)
-    .map((block) => block.rewards[index] ?? 0n)
-    .sort(compare)
+/** The last `count` blocks (or fewer) that carry transactions, oldest first, from anywhere in `blocks`. */
+function lastWithTransactions(blocks: readonly FeeBlock[], count: number): FeeBlock[] {
+  const found: FeeBlock[] = []
+  for (let index = blocks.length - 1; index >= 0 && found.length < count; index--) {
+    const block = blocks[index] as FeeBlock
+    if (hasTransactions(block)) found.push(block)
+  }
+  return found.reverse()
+}
+
+function tipAt(block: FeeBlock, percentile: (typeof rewardPercentiles)[number]): bigint {
+  return block.rewards[rewardPercentiles.indexOf(percentile)] ?? 0n
+}
+
+/** The median (lower middle) of the blocks' tips at `percentile`. */
+function medianTip(blocks: readonly FeeBlock[], percentile: (typeof rewardPercentiles)[number]): bigint {
+  const tips = blocks.map((block) => tipAt(block, percentile)).sort(compare)
   return tips[Math.floor((tips.length - 1) / 2)] ?? 0n
 }
 

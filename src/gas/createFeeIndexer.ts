@@ -2,10 +2,19 @@ import type { Logger } from 'pino'
 import type { Network } from '../networks/createNetwork.ts'
 import { callUpstream, UpstreamRpcError } from '../upstreams/callUpstream.ts'
 import { type FeeHistory, feeHistoryFromBlocks } from './feeHistoryFromBlocks.ts'
-import { type FeeBlock, type FeeHistoryStore, rewardPercentiles } from './feeHistoryStore.ts'
+import { type FeeBlock, type FeeHistoryStore, hasTransactions, rewardPercentiles } from './feeHistoryStore.ts'
 
 /** What the gas endpoints compute from: the stored window, oldest first, and the next block's base fee. */
-export type FeeWindow = { head: number; blocks: FeeBlock[]; nextBaseFee: bigint }
+export type FeeWindow = {
+  head: number
+  blocks: FeeBlock[]
+  nextBaseFee: bigint
+  /**
+   * The node's eth_maxPriorityFeePerGas, the suggested tip when no block in the window carries
+   * transactions. Asked for only then (undefined otherwise, and when the node lacks the method).
+   */
+  nodePriorityFee: bigint | undefined
+}
 
 export type FeeIndexerStatus = 'loading' | 'ready' | 'no-base-fee'
 
@@ -78,6 +87,23 @@ export function createFeeIndexer(options: FeeIndexerOptions): FeeIndexer {
     return true
   }
 
+  /**
+   * The node's own tip suggestion for a window without transactions (the only time the answers use
+   * it, so chains with traffic spend no call on it). A node without the method gives undefined.
+   */
+  async function nodePriorityFee(blocks: readonly FeeBlock[]): Promise<bigint | undefined> {
+    if (blocks.some(hasTransactions)) return undefined
+    try {
+      const answer = await rpc<unknown>('eth_maxPriorityFeePerGas', [])
+      if (typeof answer === 'string' && /^0x[0-9a-f]+$/i.test(answer)) return BigInt(answer)
+      log.debug({ chainId, answer }, 'eth_maxPriorityFeePerGas gave no quantity; empty windows suggest 0')
+    } catch (err) {
+      if (!(err instanceof UpstreamRpcError)) throw err
+      log.debug({ chainId, err }, 'eth_maxPriorityFeePerGas refused; empty windows suggest 0')
+    }
+    return undefined
+  }
+
   /** Fetches and stores blocks from..to; returns them, and the next base fee when `to` is the newest. */
   async function fetchRange(
     from: number,
@@ -131,10 +157,12 @@ export function createFeeIndexer(options: FeeIndexerOptions): FeeIndexer {
       const { blocks, next } = await fetchRange(window.head + 1, headNumber)
       await store.setHeadHash(chainId, headNumber, head.hash, keptHeadHashes)
       await store.deleteBelow(chainId, from)
+      const kept = [...window.blocks, ...blocks].slice(-windowBlocks)
       window = {
         head: headNumber,
-        blocks: [...window.blocks, ...blocks].slice(-windowBlocks),
+        blocks: kept,
         nextBaseFee: next ?? window.nextBaseFee,
+        nodePriorityFee: await nodePriorityFee(kept),
       }
       return
     }
@@ -164,7 +192,12 @@ export function createFeeIndexer(options: FeeIndexerOptions): FeeIndexer {
     const blocks = await store.latest(chainId, headNumber, windowBlocks)
     const next = await store.getNextBaseFee(chainId)
     if (blocks.length > 0 && next) {
-      window = { head: headNumber, blocks, nextBaseFee: next.baseFee }
+      window = {
+        head: headNumber,
+        blocks,
+        nextBaseFee: next.baseFee,
+        nodePriorityFee: await nodePriorityFee(blocks),
+      }
       status = 'ready'
       complete = !stopped && blocks.length === headNumber - from + 1
     }

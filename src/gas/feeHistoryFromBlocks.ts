@@ -22,7 +22,7 @@ const batchSize = 100
  * the effective tips at `rewardPercentiles` of the block's gas, smallest tip first.
  */
 export async function feeHistoryFromBlocks(
-  pool: UpstreamPool,
+  pool: Pick<UpstreamPool, 'send'>,
   from: number,
   to: number,
 ): Promise<FeeHistory> {
@@ -104,7 +104,7 @@ function nextBaseFee(block: Block): string {
   return `0x${(baseFee - (baseFee * (target - gasUsed)) / target / 8n).toString(16)}`
 }
 
-async function batch<T>(pool: UpstreamPool, calls: { id: number }[]): Promise<T[]> {
+async function batch<T>(pool: Pick<UpstreamPool, 'send'>, calls: { id: number }[]): Promise<T[]> {
   const answers = JSON.parse((await pool.send(JSON.stringify(calls), { retry: true })).toString()) as {
     id: number
     result?: T

@@ -10,6 +10,11 @@ export type FeeBlock = {
 /** The percentiles of priority fees kept per block: 0 and 100 give each block's range. */
 export const rewardPercentiles = [0, 10, 20, 30, 100] as const
 
+/** Whether the block carries transactions (every transaction uses gas); an empty block has no tips. */
+export function hasTransactions(block: FeeBlock): boolean {
+  return block.gasUsedRatio > 0
+}
+
 /** Where the fee-history indexer keeps what it has fetched, per chain id. */
 export type FeeHistoryStore = {
   /** The last `count` stored blocks at or below `head`, oldest first. */

@@ -3,8 +3,18 @@ import { type AuthenticateDeps, authenticate } from '../auth/authenticate.ts'
 import { authorizeRequest } from '../auth/authorize.ts'
 import type { KeyEntry, KeyRegistry } from '../auth/createKeyRegistry.ts'
 import { parseBasicAuth } from '../auth/parseBasicAuth.ts'
-import { InvalidKeyError, MissingKeyError, TollgateError } from '../errors/errors.ts'
+import {
+  FeeHistoryLoadingError,
+  InvalidKeyError,
+  MissingGasApiKeyError,
+  NoBaseFeeError,
+  TollgateError,
+  UnknownGasEndpointError,
+  UnsupportedChainIdError,
+} from '../errors/errors.ts'
+import { toWireError } from '../errors/toWireError.ts'
 import type { Meter } from '../metering/createMeter.ts'
+import { credits } from '../methods/methodTable.ts'
 import { chargeRefusal } from '../pipeline/chargeRefusal.ts'
 import { baseFeeHistory, baseFeePercentile, suggestedGasFees } from './computeGasFees.ts'
 import type { FeeIndexer, FeeWindow } from './createFeeIndexer.ts'
@@ -16,6 +26,8 @@ export type GasRequest = {
   chainId: string
   endpoint: string
   authorization: string | undefined
+  /** The socket's remote address: failed authentications are counted per client address. */
+  clientAddress: string | undefined
   origin: string | undefined
   userAgent: string | undefined
 }
@@ -30,9 +42,6 @@ export type GasDeps = AuthenticateDeps & {
   log: Logger
 }
 
-/** What each endpoint costs (COMPAT.md §2). */
-const gasEndpointCredits = 80
-
 const endpoints: Record<string, (window: FeeWindow, historyBlocks: number) => unknown> = {
   baseFeePercentile: (window) => ({ baseFeePercentile: formatGwei(baseFeePercentile(window.blocks, 0.5)) }),
   busyThreshold: (window) => ({ busyThreshold: formatGwei(baseFeePercentile(window.blocks, 0.9)) }),
@@ -43,53 +52,35 @@ const endpoints: Record<string, (window: FeeWindow, historyBlocks: number) => un
 /** Answers computed once per window (a new head), so requests do no arithmetic over 20,000 blocks. */
 const answers = new WeakMap<FeeWindow, Map<string, unknown>>()
 
-class GasApiError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message)
-  }
-}
-
 /**
- * The Gas REST API (COMPAT.md §5): HTTP Basic `KEY:SECRET` or the key in the path, the key's network
+ * The Gas REST API (docs/compatibility.md §5): HTTP Basic `KEY:SECRET` or the key in the path, the key's network
  * and origin rules, 80 credits from the balance, answers from the indexer's stored window only.
  * Errors are `{"statusCode", "message"}` (plus `event` and `details` for 402 and 429).
  */
 export async function handleGasRequest(deps: GasDeps, request: GasRequest): Promise<GasResponse> {
   const basic = parseBasicAuth(request.authorization)
   const keyValue = request.pathKey ?? basic?.user ?? ''
-  if (keyValue === '') return fail(new MissingKeyError())
+  if (keyValue === '') return fail(new MissingGasApiKeyError())
   const key = deps.keys.findActiveKey(keyValue)
   if (!key) return fail(new InvalidKeyError())
 
   let charged = 0
   try {
-    const auth = await authenticate(key, request.authorization, deps)
+    const auth = await authenticate(key, request, deps)
     const compute = endpoints[request.endpoint]
-    if (!compute) throw new GasApiError(404, `unknown endpoint '${request.endpoint}'`)
+    if (!compute) throw new UnknownGasEndpointError(request.endpoint)
     const indexer = /^\d+$/.test(request.chainId) ? deps.indexers.get(Number(request.chainId)) : undefined
-    if (!indexer) throw new GasApiError(400, `'${request.chainId}' is not a supported chain id.`)
+    if (!indexer) throw new UnsupportedChainIdError(request.chainId)
     authorizeRequest(key, auth, {
       networkName: indexer.network.name,
       origin: request.origin,
       userAgent: request.userAgent,
     })
-    if (indexer.status() === 'no-base-fee') {
-      throw new GasApiError(
-        400,
-        `chain ${indexer.chainId} has no base fees (pre-London): the gas API needs EIP-1559 blocks.`,
-      )
-    }
+    if (indexer.status() === 'no-base-fee') throw new NoBaseFeeError(indexer.chainId)
     const window = indexer.window()
-    if (!window)
-      throw new GasApiError(
-        503,
-        `the fee history of chain ${indexer.chainId} is still loading; try again shortly`,
-      )
+    if (!window) throw new FeeHistoryLoadingError(indexer.chainId)
 
-    const admission = deps.meter.admit(key.subject, gasEndpointCredits)
+    const admission = deps.meter.admit(key.subject, credits.gasEndpoint)
     let cached = answers.get(window)
     if (!cached) {
       cached = new Map()
@@ -101,13 +92,12 @@ export async function handleGasRequest(deps: GasDeps, request: GasRequest): Prom
       cached.set(request.endpoint, body)
     }
     const settlement = deps.meter.settle(admission, [
-      { method: `gas:${request.endpoint}`, network: indexer.network.name, credits: gasEndpointCredits },
+      { method: `gas:${request.endpoint}`, network: indexer.network.name, credits: credits.gasEndpoint },
     ])
     charged = settlement.chargedCredits
     return { status: 200, body, headers: headers(deps, key, charged) }
   } catch (err) {
-    const status =
-      err instanceof GasApiError ? err.status : err instanceof TollgateError ? err.httpStatus : 500
+    const status = err instanceof TollgateError ? err.httpStatus : 500
     // refused input costs 5 credits; 401s, 402/429 and our own failures cost nothing
     let answer = err
     if (status >= 400 && status < 500 && status !== 401 && status !== 402 && status !== 429) {
@@ -118,21 +108,15 @@ export async function handleGasRequest(deps: GasDeps, request: GasRequest): Prom
       charged = settlement?.chargedCredits ?? 0
     }
     if (status >= 500) deps.log.warn({ err }, 'gas API request failed')
-    return { ...fail(answer), headers: headers(deps, key, charged) }
+    const failed = fail(answer)
+    // a 402 or 429 says when the call would be admitted (its retry-after)
+    return { ...failed, headers: { ...headers(deps, key, charged), ...failed.headers } }
   }
 }
 
 function fail(err: unknown): GasResponse {
-  if (err instanceof GasApiError)
-    return { status: err.status, body: { statusCode: err.status, message: err.message }, headers: undefined }
-  if (err instanceof TollgateError) {
-    return {
-      status: err.httpStatus,
-      body: { statusCode: err.httpStatus, message: err.message, ...err.wireFields },
-      headers: undefined,
-    }
-  }
-  return { status: 500, body: { statusCode: 500, message: 'internal error' }, headers: undefined }
+  const { httpStatus, body, headers } = toWireError(err, 'gas')
+  return { status: httpStatus, body, headers }
 }
 
 function headers(deps: GasDeps, key: KeyEntry, charged: number): Record<string, string> {

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test'
 import { type InvalidRequestError, ParseError } from '../errors/errors.ts'
 import { parseRpcRequest } from './parseRpcRequest.ts'
 
-const options = { maxBatchSize: 3 }
+const options = { maxBatchSize: 3, maxJsonDepth: 64 }
 
 describe('parseRpcRequest', () => {
   it('parses a single call, with params defaulting to []', () => {
@@ -24,9 +24,31 @@ describe('parseRpcRequest', () => {
   })
 
   it('throws a parse error for bodies that are not JSON, including hostile ones', () => {
-    for (const body of ['', '{', 'nul', '[1,]', '\u0000', '['.repeat(100_000)]) {
+    for (const body of ['', '{', 'nul', '[1,]', '\u0000', '['.repeat(64), `"${'['.repeat(1_000)}`]) {
       assert.throws(() => parseRpcRequest(body, options), ParseError)
     }
+  })
+
+  it('refuses a body nested deeper than maxJsonDepth before parsing it, envelope levels included', () => {
+    const call = (depth: number) => {
+      // the envelope object and its params array are two levels; the argument brings the rest
+      let argument = '1'
+      for (let level = 2; level < depth; level++) argument = `{"a":${argument}}`
+      return `{"jsonrpc":"2.0","id":1,"method":"eth_call","params":[${argument}]}`
+    }
+    assert.ok(!parseRpcRequest(call(64), options).isBatch)
+    for (const body of [call(65), `[${call(3)},${call(64)}]`, '['.repeat(100_000)]) {
+      assert.throws(
+        () => parseRpcRequest(body, options),
+        (err: InvalidRequestError) =>
+          err.code === -32600 && err.message === 'invalid request: JSON nested deeper than 64 levels',
+      )
+    }
+    // the limit is the option's, and its number is in the message
+    assert.throws(
+      () => parseRpcRequest(call(5), { ...options, maxJsonDepth: 4 }),
+      (err: InvalidRequestError) => err.message === 'invalid request: JSON nested deeper than 4 levels',
+    )
   })
 
   it('throws for an empty batch', () => {

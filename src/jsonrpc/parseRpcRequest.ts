@@ -1,14 +1,26 @@
 import { InvalidRequestError, ParseError } from '../errors/errors.ts'
+import { isJsonDeeperThan } from './isJsonDeeperThan.ts'
 import type { RpcEntry, RpcId, RpcRequest } from './types.ts'
 
-export type ParseRpcRequestOptions = { maxBatchSize: number }
+export type ParseRpcRequestOptions = {
+  maxBatchSize: number
+  /** Arrays and objects nested inside one another, the envelope's own included. */
+  maxJsonDepth: number
+}
 
 /**
- * Turns a request body into calls. Throws for what stops the whole request (body not JSON, empty
- * batch); an element that is not a JSON-RPC call becomes an entry carrying its error, so the rest
- * of a batch still runs. A batch over the limit answers as one error element.
+ * Turns a request body into calls. Throws for what stops the whole request (nested deeper than
+ * `maxJsonDepth`, checked before parsing; body not JSON; empty batch); an element that is not a
+ * JSON-RPC call becomes an entry carrying its error, so the rest of a batch still runs. A batch over
+ * the limit answers as one error element.
  */
-export function parseRpcRequest(body: string, { maxBatchSize }: ParseRpcRequestOptions): RpcRequest {
+export function parseRpcRequest(
+  body: string,
+  { maxBatchSize, maxJsonDepth }: ParseRpcRequestOptions,
+): RpcRequest {
+  if (isJsonDeeperThan(body, maxJsonDepth)) {
+    throw new InvalidRequestError(`invalid request: JSON nested deeper than ${maxJsonDepth} levels`)
+  }
   let value: unknown
   try {
     value = JSON.parse(body)

@@ -1,12 +1,7 @@
-import type { WireError } from '../errors/toJsonRpcError.ts'
 import type { RpcId, RpcPayload } from './types.ts'
 
 export function serializeResult(id: RpcId, result: unknown): string {
   return JSON.stringify({ jsonrpc: '2.0', id, result })
-}
-
-export function serializeError(id: RpcId, error: WireError): string {
-  return JSON.stringify({ jsonrpc: '2.0', id, error })
 }
 
 /** Joins response objects into one batch response without parsing what upstreams sent. */

@@ -26,6 +26,19 @@ describe('TokenBucket', () => {
     assert.equal(bucket.canTake(1000, 1000), true)
   })
 
+  it('tells how long until a call fits: never longer than refilling to full', () => {
+    const bucket = new TokenBucket(500, 0)
+    assert.equal(bucket.msUntilCanTake(500, 0), 0)
+    bucket.take(500, 0)
+    assert.equal(bucket.msUntilCanTake(80, 0), 160)
+    assert.equal(bucket.msUntilCanTake(5_000, 0), 1_000, 'a dear call waits for a full bucket')
+    assert.equal(bucket.msUntilCanTake(80, 100), 60)
+    assert.equal(bucket.canTake(80, 159), false)
+    assert.equal(bucket.canTake(80, 160), true)
+    assert.equal(bucket.canTake(5_000, 999), false)
+    assert.equal(bucket.canTake(5_000, 1_000), true)
+  })
+
   it('gives back what was refunded, capped at full', () => {
     const bucket = new TokenBucket(100, 0)
     bucket.take(100, 0)

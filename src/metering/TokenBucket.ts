@@ -1,5 +1,5 @@
 /**
- * Credits per second as a token bucket (COMPAT.md §2): it refills at `ratePerSecond` up to one
+ * Credits per second as a token bucket (docs/compatibility.md §2): it refills at `ratePerSecond` up to one
  * second's worth. A call is admitted when the bucket holds its cost, or when the bucket is full (so a
  * call dearer than a second's worth is still possible; it empties the bucket).
  */
@@ -18,6 +18,13 @@ export class TokenBucket {
   canTake(costCredits: number, nowMs: number): boolean {
     this.#refill(nowMs)
     return this.#tokens >= costCredits || this.#tokens >= this.ratePerSecond
+  }
+
+  /** How long until `canTake(costCredits)` holds: 0 when it does now. */
+  msUntilCanTake(costCredits: number, nowMs: number): number {
+    this.#refill(nowMs)
+    const missing = Math.min(costCredits, this.ratePerSecond) - this.#tokens
+    return missing <= 0 ? 0 : (missing * 1000) / this.ratePerSecond
   }
 
   /** Takes `costCredits` (call canTake first); never below zero. */

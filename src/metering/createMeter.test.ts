@@ -55,7 +55,10 @@ for (const [name, makeStore] of implementations) {
       const meter = await createMeter({ store: makeStore(), clock, flushMs: 60_000 })
       const payer = subject()
       meter.settle(meter.admit(payer, 1_000), [usage(1_000)])
-      assert.throws(() => meter.admit(payer, 5), DailyLimitError)
+      assert.throws(
+        () => meter.admit(payer, 5),
+        (err: DailyLimitError) => err.retryAfterSeconds === 1,
+      )
       assert.equal(meter.secondsToReset(), 1)
       clock.set(Date.parse('2026-11-23T00:00:00Z'))
       assert.equal(meter.remainingCredits(payer), 1_000)
@@ -69,9 +72,10 @@ for (const [name, makeStore] of implementations) {
       const meter = await createMeter({ store: makeStore(), clock, flushMs: 60_000 })
       const plan = subject({ accountCreditsPerSecond: 100, accountDailyCredits: 1e9 })
       meter.settle(meter.admit(plan, 80), [usage(80)])
+      // 20 credits left of 100 per second: 60 more in 600 ms, sent as a whole second
       assert.throws(
         () => meter.admit(plan, 80),
-        (err: RateLimitError) => err.wireFields?.event === -33200,
+        (err: RateLimitError) => err.wireFields?.event === -33200 && err.retryAfterSeconds === 1,
       )
       clock.advance(1_000)
       meter.settle(meter.admit(plan, 80), [usage(80)])
@@ -85,9 +89,10 @@ for (const [name, makeStore] of implementations) {
 
       const keyDay = subject({ accountId: 3, keyId: 30, keyDailyCredits: 100, accountDailyCredits: 1e9 })
       meter.settle(meter.admit(keyDay, 80), [usage(80)])
+      // the key's own daily limit: until 00:00 UTC (the clock is at 10:00:01)
       assert.throws(
         () => meter.admit(keyDay, 80),
-        (err: RateLimitError) => err.wireFields?.event === -33400,
+        (err: RateLimitError) => err.wireFields?.event === -33400 && err.retryAfterSeconds === 14 * 3600 - 1,
       )
       await meter.close()
     })

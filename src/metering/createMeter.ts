@@ -12,7 +12,7 @@ export type MeterSubject = {
   keyCounter: string
   accountDailyCredits: number
   accountCreditsPerSecond: number
-  /** The key's own limits, when it has them (COMPAT.md §3). */
+  /** The key's own limits, when it has them (docs/compatibility.md §3). */
   keyDailyCredits: number | undefined
   keyCreditsPerSecond: number | undefined
 }
@@ -34,7 +34,7 @@ export type Meter = {
   /** Charges what the request really cost (the sum of `usage`), releases the rest, records usage. */
   settle(admission: Admission, usage: UsageRecord[]): Settlement
   /**
-   * Charges a WebSocket notification (COMPAT.md §2): daily balances only, no rate limit (the client did
+   * Charges a WebSocket notification (docs/compatibility.md §2): daily balances only, no rate limit (the client did
    * not ask for it just now). False, charging nothing, when the balance cannot pay.
    */
   chargeNotification(subject: MeterSubject, usage: UsageRecord): boolean
@@ -119,21 +119,29 @@ export async function createMeter({ store, clock, flushMs, onError }: MeterOptio
     tick(nowMs)
     const account = counter(subject.accountCounter)
     if (account.used + account.reserved + costCredits > subject.accountDailyCredits)
-      throw new DailyLimitError()
+      throw new DailyLimitError(dayEndsMs - nowMs)
     const key = counter(subject.keyCounter)
     if (
       subject.keyDailyCredits !== undefined &&
       key.used + key.reserved + costCredits > subject.keyDailyCredits
     ) {
-      throw new RateLimitError('keyCreditsPerDay')
+      throw new RateLimitError('keyCreditsPerDay', dayEndsMs - nowMs)
     }
     const keyBucket =
       subject.keyCreditsPerSecond === undefined
         ? undefined
         : bucket(subject.keyCounter, subject.keyCreditsPerSecond, nowMs)
-    if (keyBucket && !keyBucket.canTake(costCredits, nowMs)) throw new RateLimitError('keyCreditsPerSecond')
     const accountBucket = bucket(subject.accountCounter, subject.accountCreditsPerSecond, nowMs)
-    if (!accountBucket.canTake(costCredits, nowMs)) throw new RateLimitError('planCreditsPerSecond')
+    if (keyBucket && !keyBucket.canTake(costCredits, nowMs)) {
+      const waitMs = Math.max(
+        keyBucket.msUntilCanTake(costCredits, nowMs),
+        accountBucket.msUntilCanTake(costCredits, nowMs),
+      )
+      throw new RateLimitError('keyCreditsPerSecond', waitMs)
+    }
+    if (!accountBucket.canTake(costCredits, nowMs)) {
+      throw new RateLimitError('planCreditsPerSecond', accountBucket.msUntilCanTake(costCredits, nowMs))
+    }
 
     keyBucket?.take(costCredits, nowMs)
     accountBucket.take(costCredits, nowMs)

@@ -36,7 +36,7 @@ export type MethodSpec = {
   cacheClass: CacheClass
   /** A `head` answer pinned to a block hash or a finalized number never changes, so it is kept as immutable. */
   pinnedIsImmutable: boolean
-  /** May go to a partner provider when every upstream failed (COMPAT.md §7); config may replace the list. */
+  /** May go to a partner provider when every upstream failed (docs/compatibility.md §7); config may replace the list. */
   failoverEligible: boolean
   /** Safe to send twice: retried on another upstream after a transient failure. */
   idempotent: boolean
@@ -47,17 +47,39 @@ export type MethodSpec = {
    * never to whichever is at the head at the moment, so that a filter's calls reach the node that made it.
    */
   nodeState: boolean
-  /** "Not found" is a null result, whatever the node answered (COMPAT.md §7). */
+  /** "Not found" is a null result, whatever the node answered (docs/compatibility.md §7). */
   nullWhenNotFound: boolean
-  /** `gas` above 10x the latest block gas limit is lowered to that cap (COMPAT.md §7). */
+  /** `gas` above 10x the latest block gas limit is lowered to that cap (docs/compatibility.md §7). */
   capsGas: boolean
-  /** The contract addresses a call names, for the contract-address allowlist (COMPAT.md §4). */
+  /** The contract addresses a call names, for the contract-address allowlist (docs/compatibility.md §4). */
   addressesOf: ((params: unknown[]) => string[]) | undefined
   /** Answered by the gateway itself, never forwarded. */
   localResult: (() => unknown) | undefined
   /** Offered over WebSocket only: over HTTP the call answers -32601 `notifications not supported`. */
   subscriptionOnly: boolean
+  /** eth_getLogs: held to the network's block-range and result limits (docs/compatibility.md §7). */
+  boundsLogs: boolean
+  /**
+   * eth_sendRawTransaction: resent after a failure a node may have seen (never blindly: a resend's
+   * `already known` answers the transaction's hash, docs/compatibility.md §7).
+   */
+  sendsTransaction: boolean
 }
+
+/**
+ * Every price that is not one method's own (docs/compatibility.md §2), kept beside the method table so
+ * that all of tollgate's prices are in this one file.
+ */
+export const credits = {
+  /** Input refused before any work: parse errors, bad params, unknown methods, 403s, 413, 415. */
+  refusedInput: 5,
+  /** A batch, beyond its calls. */
+  batchEnvelope: 80,
+  /** Each Gas REST API call. */
+  gasEndpoint: 80,
+  /** Each delivered WebSocket notification: per block for newHeads and logs (a block with a match). */
+  notification: { newHeads: 50, logs: 300, newPendingTransactions: 200 },
+} as const
 
 /** The default row: what every method that the table does not name gets. */
 export const defaultMethodSpec: MethodSpec = {
@@ -76,10 +98,14 @@ export const defaultMethodSpec: MethodSpec = {
   addressesOf: undefined,
   localResult: undefined,
   subscriptionOnly: false,
+  boundsLogs: false,
+  sendsTransaction: false,
 }
 
 const required = (parse: ParamParser): ParamSpec => ({ parse })
 const optional = (parse: ParamParser): ParamSpec => ({ parse, optional: true })
+/** A block argument geth lets callers leave out: it means `latest`, and is sent on as such. */
+const latestIfOmitted: ParamSpec = { parse: blockRef, optional: true, defaultValue: 'latest' }
 
 const firstParam = (params: unknown[]): string[] => (typeof params[0] === 'string' ? [params[0]] : [])
 const callTarget = (params: unknown[]): string[] => {
@@ -95,7 +121,7 @@ const filterAddresses = (params: unknown[]): string[] => {
 type Row = Partial<Omit<MethodSpec, 'name' | 'params'>>
 
 const rows: Record<string, [readonly ParamSpec[], Row?]> = {
-  // SPEC.md §4.2
+  // docs/compatibility.md §2
   eth_getStorageAt: [
     [required(address), required(storageSlot), required(blockRef)],
     { failoverEligible: true, addressesOf: firstParam, cacheClass: 'head' },
@@ -129,11 +155,11 @@ const rows: Record<string, [readonly ParamSpec[], Row?]> = {
     { costCredits: 1000, nullWhenNotFound: true, cacheClass: 'head' },
   ],
   eth_call: [
-    [required(callObject), required(blockRef), optional(object), optional(object)],
+    [required(callObject), latestIfOmitted, optional(object), optional(object)],
     { capsGas: true, addressesOf: callTarget, cacheClass: 'head' },
   ],
   eth_createAccessList: [
-    [required(callObject), required(blockRef)],
+    [required(callObject), latestIfOmitted],
     { addressesOf: callTarget, cacheClass: 'head' },
   ],
   eth_getProof: [
@@ -141,7 +167,7 @@ const rows: Record<string, [readonly ParamSpec[], Row?]> = {
     { costCredits: 150, addressesOf: firstParam, cacheClass: 'head' },
   ],
 
-  // The other standard reads (COMPAT.md §2 costs)
+  // The other standard reads (docs/compatibility.md §2 costs)
   eth_chainId: [[], { costCredits: 5, cacheClass: 'immutable' }],
   net_version: [[], { costCredits: 5, cacheClass: 'immutable' }],
   net_listening: [[], { costCredits: 5 }],
@@ -175,15 +201,16 @@ const rows: Record<string, [readonly ParamSpec[], Row?]> = {
   eth_getUncleCountByBlockHash: [[required(hash)], { costCredits: 150, cacheClass: 'immutable' }],
   eth_getUncleCountByBlockNumber: [[required(blockTag)], { costCredits: 150, cacheClass: 'head' }],
   eth_estimateGas: [
-    [required(callObject), optional(blockRef), optional(object)],
+    [required(callObject), latestIfOmitted, optional(object), optional(object)],
     { costCredits: 300, capsGas: true, addressesOf: callTarget },
   ],
   eth_getLogs: [
     [required(logFilter)],
-    { costCredits: 255, addressesOf: filterAddresses, cacheClass: 'head' },
+    { costCredits: 255, addressesOf: filterAddresses, cacheClass: 'head', boundsLogs: true },
   ],
-  // not idempotent: sent once (filters are state on one node, a transaction is sent once)
-  eth_sendRawTransaction: [[required(bytes)], { idempotent: false }],
+  // not idempotent: filters are state on one node; a transaction is resent only where a node may
+  // have lost it, and a resend's "already known" is its hash
+  eth_sendRawTransaction: [[required(bytes)], { idempotent: false, sendsTransaction: true }],
   eth_newFilter: [
     [required(logFilter)],
     { addressesOf: filterAddresses, idempotent: false, nodeState: true },
@@ -193,13 +220,13 @@ const rows: Record<string, [readonly ParamSpec[], Row?]> = {
   eth_uninstallFilter: [[required(hexId)], { idempotent: false, nodeState: true }],
   eth_getFilterChanges: [[required(hexId)], { costCredits: 140, idempotent: false, nodeState: true }],
   eth_getFilterLogs: [[required(hexId)], { costCredits: 255, nodeState: true }],
-  eth_simulateV1: [[required(object), optional(blockRef)], { costCredits: 300 }],
+  eth_simulateV1: [[required(object), latestIfOmitted], { costCredits: 300 }],
 
   // WebSocket only
   eth_subscribe: [[required(any), optional(any)], { costCredits: 5, subscriptionOnly: true }],
   eth_unsubscribe: [[required(hexId)], { costCredits: 10, subscriptionOnly: true }],
 
-  // Tracing: read-only replays, at the COMPAT.md §2 prices
+  // Tracing: read-only replays, at the docs/compatibility.md §2 prices
   debug_traceTransaction: [[required(hash), optional(object)], { costCredits: 1000 }],
   debug_traceCall: [[required(callObject), required(blockRef), optional(object)], { costCredits: 1000 }],
   debug_traceBlockByNumber: [[required(blockTag), optional(object)], { costCredits: 1000 }],

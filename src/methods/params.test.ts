@@ -4,6 +4,7 @@ import { InvalidParamsError } from '../errors/errors.ts'
 import { defaultMethodSpec, getMethodSpec, getOfferedMethods } from './methodTable.ts'
 import {
   address,
+  blockCount,
   blockRef,
   blockTag,
   callObject,
@@ -21,7 +22,7 @@ function rejects(parse: (value: unknown, index: number) => unknown, values: unkn
   for (const value of values) assert.throws(() => parse(value, 2), InvalidParamsError, JSON.stringify(value))
 }
 
-describe('parameter forms (COMPAT.md §7)', () => {
+describe('parameter forms (docs/compatibility.md §7)', () => {
   it('quantities: 0x hex without leading zeros', () => {
     for (const value of ['0x0', '0x1', '0xabc', '0xABC']) assert.equal(quantity(value, 0), value)
     rejects(quantity, ['0x', '0x01', '1', 1, null, '0xg', ' 0x1', '0x1 '])
@@ -58,6 +59,22 @@ describe('parameter forms (COMPAT.md §7)', () => {
     assert.equal(receiptsBlockRef('pending', 0), 'latest')
     assert.equal(receiptsBlockRef('latest', 0), 'latest')
     rejects(receiptsBlockRef, ['012', -1, 1.5, '1e3'])
+    // block numbers are 64 bits, and a huge decimal is refused before BigInt spends seconds reading it
+    assert.equal(receiptsBlockRef('18446744073709551615', 0), '0xffffffffffffffff')
+    rejects(receiptsBlockRef, ['18446744073709551616', '9'.repeat(5_000_000)])
+  })
+
+  it('eth_feeHistory block counts: hex or decimal of at most 64 bits (anvil aborts on more)', () => {
+    for (const value of [4, '0x4', '4', '0xffffffffffffffff', '18446744073709551615']) {
+      assert.equal(blockCount(value, 0), value)
+    }
+    rejects(blockCount, [
+      '0x10000000000000000',
+      '18446744073709551616',
+      `0x${'f'.repeat(40)}`,
+      '9'.repeat(5_000_000),
+    ])
+    rejects(blockCount, ['0x04', '-1', -1, 1.5, null, '0x'])
   })
 
   it('addresses are 20 bytes; storage keys up to 32 bytes, padded', () => {
@@ -71,6 +88,14 @@ describe('parameter forms (COMPAT.md §7)', () => {
   it('call objects and log filters check the fields they know', () => {
     callObject({ from: addr, to: null, gas: '0x1', data: '0x', value: '0x0', extra: 'passes' }, 0)
     rejects(callObject, [{ to: '0x12' }, { gas: '0x01' }, { data: '0x1' }, [], 'x'])
+    // geth's widths: gas, nonce, chainId and type are 64 bits; prices and value 256
+    callObject({ gas: `0x${'f'.repeat(16)}`, value: `0x${'f'.repeat(64)}`, nonce: '0x0' }, 0)
+    rejects(callObject, [
+      { gas: `0x1${'0'.repeat(16)}` },
+      { nonce: `0x1${'0'.repeat(16)}` },
+      { value: `0x1${'0'.repeat(64)}` },
+      { maxFeePerGas: `0x${'f'.repeat(5_000_000)}` },
+    ])
     logFilter({ fromBlock: 'latest', address: [addr], topics: [hash, null, [hash, null]] }, 0)
     rejects(logFilter, [
       { address: '0x1' },
@@ -89,14 +114,44 @@ describe('parseParams', () => {
   const specs = getMethodSpec('eth_estimateGas').params
 
   it('counts missing, extra and trailing-null arguments as geth does', () => {
-    assert.deepEqual(parseParams(specs, [{ to: addr }]), [{ to: addr }])
-    assert.deepEqual(parseParams(specs, [{ to: addr }, null]), [{ to: addr }])
+    assert.deepEqual(parseParams(specs, [{ to: addr }, '0x1']), [{ to: addr }, '0x1'])
+    assert.deepEqual(parseParams(specs, [{ to: addr }, '0x1', null]), [{ to: addr }, '0x1'])
     assert.throws(() => parseParams(specs, []), {
       message: 'invalid argument 0: missing value for required argument',
     })
-    assert.throws(() => parseParams(specs, [{}, 'latest', {}, 1]), {
-      message: 'invalid argument 3: too many arguments, want at most 3',
+    assert.throws(() => parseParams(specs, [{}, 'latest', {}, {}, 1]), {
+      message: 'invalid argument 4: too many arguments, want at most 4',
     })
+  })
+
+  it('fills the block geth defaults to latest when it is left out or null', () => {
+    for (const method of ['eth_call', 'eth_estimateGas', 'eth_createAccessList']) {
+      const { params } = getMethodSpec(method)
+      assert.deepEqual(parseParams(params, [{ to: addr }]), [{ to: addr }, 'latest'], method)
+      assert.deepEqual(parseParams(params, [{ to: addr }, null]), [{ to: addr }, 'latest'], method)
+      assert.deepEqual(parseParams(params, [{ to: addr }, '0x5']), [{ to: addr }, '0x5'], method)
+      assert.throws(() => parseParams(params, [{ to: addr }, 'soon']), /invalid argument 1/, method)
+    }
+    const overrides = { [addr]: { balance: '0x1' } }
+    assert.deepEqual(parseParams(getMethodSpec('eth_call').params, [{ to: addr }, null, overrides]), [
+      { to: addr },
+      'latest',
+      overrides,
+    ])
+  })
+
+  it('keeps the arguments geth requires required', () => {
+    for (const [method, params] of [
+      ['eth_getBalance', [addr]],
+      ['eth_getStorageAt', [addr, '0x0']],
+      ['eth_getProof', [addr, []]],
+      ['eth_getBlockByNumber', ['latest']],
+      ['debug_traceCall', [{ to: addr }]],
+    ] as const) {
+      assert.throws(() => parseParams(getMethodSpec(method).params, [...params]), {
+        message: `invalid argument ${params.length}: missing value for required argument`,
+      })
+    }
   })
 })
 
@@ -108,7 +163,7 @@ describe('the method table', () => {
     assert.equal(unknown.costCredits, 80)
   })
 
-  it('prices the SPEC.md §8 methods as the spec says', () => {
+  it('prices the core methods as docs/compatibility.md §2 says', () => {
     const expected: Record<string, number> = {
       eth_getStorageAt: 80,
       eth_getBlockByHash: 80,
@@ -144,7 +199,7 @@ describe('the method table', () => {
     }
   })
 
-  it('marks the SPEC.md §1 failover methods eligible', () => {
+  it('marks the failover methods of docs/compatibility.md §7 eligible', () => {
     for (const method of [
       'eth_getStorageAt',
       'eth_getTransactionByBlockNumberAndIndex',

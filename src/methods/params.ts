@@ -2,12 +2,16 @@ import { InvalidParamsError } from '../errors/errors.ts'
 
 /**
  * Parameter validators. Each takes an untrusted value and returns it (or its normal form), or
- * throws a -32602 naming the argument. Forms follow COMPAT.md §7: quantities are 0x hex without
+ * throws a -32602 naming the argument. Forms follow docs/compatibility.md §7: quantities are 0x hex without
  * leading zeros, addresses 20 bytes, hashes 32 bytes, storage positions any 0x hex up to 32 bytes.
  */
 export type ParamParser = (value: unknown, index: number) => unknown
 
-export type ParamSpec = { parse: ParamParser; optional?: boolean }
+/**
+ * One positional argument. `optional` ones may be left out (or sent as null); those with a
+ * `defaultValue` are then sent on with it, so every node reads them the way geth does.
+ */
+export type ParamSpec = { parse: ParamParser; optional?: boolean; defaultValue?: unknown }
 
 const blockTags = ['latest', 'earliest', 'pending', 'safe', 'finalized'] as const
 
@@ -109,20 +113,40 @@ export const blockRef: ParamParser = (value, index) => {
 }
 
 /**
- * eth_getBlockReceipts' parameter (COMPAT.md §7): also a decimal integer, which nodes reject and the
+ * eth_getBlockReceipts' parameter (docs/compatibility.md §7): also a decimal integer, which nodes reject and the
  * gateway converts to hex, and `pending`, which answers as `latest`.
  */
 export const receiptsBlockRef: ParamParser = (value, index) => {
   if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return `0x${value.toString(16)}`
-  if (typeof value === 'string' && decimalPattern.test(value)) return `0x${BigInt(value).toString(16)}`
+  if (typeof value === 'string' && decimalPattern.test(value)) {
+    if (!isUint64(value)) throw invalidArgument(index, 'block number too large, want at most 64 bits')
+    return `0x${BigInt(value).toString(16)}`
+  }
   if (value === 'pending') return 'latest'
   return blockRef(value, index)
 }
 
-/** eth_feeHistory's block count: hex quantity or decimal integer, as geth accepts. */
+const maxUint64 = 2n ** 64n - 1n
+
+/**
+ * Whether a hex quantity or decimal integer fits in 64 bits. Lengths first: BigInt reads a long
+ * decimal string in time that grows faster than its length (a 5 MB one takes over a second).
+ */
+function isUint64(text: string): boolean {
+  if (text.startsWith('0x')) return text.length <= 18
+  return text.length <= 20 && BigInt(text) <= maxUint64
+}
+
+/**
+ * eth_feeHistory's block count: hex quantity or decimal integer of at most 64 bits, as geth accepts
+ * (anvil aborts the whole process on a larger one).
+ */
 export const blockCount: ParamParser = (value, index) => {
   if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value
-  if (typeof value === 'string' && (quantityPattern.test(value) || decimalPattern.test(value))) return value
+  if (typeof value === 'string' && (quantityPattern.test(value) || decimalPattern.test(value))) {
+    if (isUint64(value)) return value
+    throw invalidArgument(index, 'block count too large, want at most 64 bits')
+  }
   throw invalidArgument(index, 'expected a block count as a hex quantity or a decimal integer')
 }
 
@@ -148,16 +172,28 @@ export const rewardPercentiles: ParamParser = (value, index) => {
   return value
 }
 
-const callQuantityFields = [
-  'gas',
-  'gasPrice',
-  'maxFeePerGas',
-  'maxPriorityFeePerGas',
-  'maxFeePerBlobGas',
-  'value',
-  'nonce',
-  'chainId',
-  'type',
+/** A quantity of at most `bits` bits: geth's Uint64 and Big fields refuse longer ones. */
+function quantityOfBits(bits: number): ParamParser {
+  return (value, index) => {
+    const text = quantity(value, index) as string
+    if (text.length > 2 + bits / 4) throw invalidArgument(index, `expected at most ${bits} bits`)
+    return text
+  }
+}
+
+const uint64 = quantityOfBits(64)
+const uint256 = quantityOfBits(256)
+
+const callQuantityFields: [string, ParamParser][] = [
+  ['gas', uint64],
+  ['gasPrice', uint256],
+  ['maxFeePerGas', uint256],
+  ['maxPriorityFeePerGas', uint256],
+  ['maxFeePerBlobGas', uint256],
+  ['value', uint256],
+  ['nonce', uint64],
+  ['chainId', uint64],
+  ['type', uint64],
 ]
 
 /** Transaction call object (eth_call, eth_estimateGas, eth_createAccessList). Unknown fields pass through. */
@@ -165,8 +201,8 @@ export const callObject: ParamParser = (value, index) => {
   const call = object(value, index) as Record<string, unknown>
   if (call.from !== undefined && call.from !== null) field(address, call.from, index, 'from')
   if (call.to !== undefined && call.to !== null) field(address, call.to, index, 'to')
-  for (const name of callQuantityFields) {
-    if (call[name] !== undefined && call[name] !== null) field(quantity, call[name], index, name)
+  for (const [name, parse] of callQuantityFields) {
+    if (call[name] !== undefined && call[name] !== null) field(parse, call[name], index, name)
   }
   if (call.data !== undefined && call.data !== null) field(bytes, call.data, index, 'data')
   if (call.input !== undefined && call.input !== null) field(bytes, call.input, index, 'input')
@@ -229,7 +265,8 @@ export const logFilter: ParamParser = (value, index) => {
 
 /**
  * Checks positional params against a spec and returns them in normal form. Trailing nulls count as
- * absent (as in geth); a missing required argument or an extra one is a -32602.
+ * absent (as in geth); a missing required argument or an extra one is a -32602. A missing or null
+ * optional argument with a default gets it (geth's `latest` for the block of eth_call and its kin).
  */
 export function parseParams(specs: readonly ParamSpec[], params: unknown[]): unknown[] {
   let length = params.length
@@ -237,14 +274,21 @@ export function parseParams(specs: readonly ParamSpec[], params: unknown[]): unk
   if (length > specs.length) {
     throw invalidArgument(specs.length, `too many arguments, want at most ${specs.length}`)
   }
-  const out = new Array<unknown>(length)
+  const out: unknown[] = []
   for (let index = 0; index < specs.length; index++) {
     const spec = specs[index] as ParamSpec
-    if (index >= length) {
+    const value = index < length ? params[index] : undefined
+    if (value === undefined || (value === null && spec.optional)) {
       if (!spec.optional) throw invalidArgument(index, 'missing value for required argument')
-      break
+      if (spec.defaultValue === undefined) {
+        if (index >= length) break
+        out.push(null)
+        continue
+      }
+      out.push(spec.defaultValue)
+      continue
     }
-    out[index] = spec.parse(params[index], index)
+    out.push(spec.parse(value, index))
   }
   return out
 }

@@ -105,6 +105,12 @@ export function createMetrics(options: MetricsOptions): Metrics {
     upstreamLabels,
     () => upstreams.map(({ labels, member }) => [labels, member.failures]),
   )
+  total(
+    'tollgate_upstream_hedges_total',
+    'Hedges: idempotent calls an upstream had not answered in time, also sent to the next upstream.',
+    upstreamLabels,
+    () => upstreams.map(({ labels, member }) => [labels, member.hedges]),
+  )
   gauge(
     'tollgate_upstream_latency_ms',
     "Moving average of an upstream's successful calls' latency, in milliseconds.",

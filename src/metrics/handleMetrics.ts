@@ -1,13 +1,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
+import { MetricsTokenRequiredError } from '../errors/errors.ts'
 import type { Metrics } from './createMetrics.ts'
 
 export type MetricsRequest = { authorization: string | undefined }
-export type MetricsResponse = {
-  status: number
-  contentType: string
-  body: string
-  headers?: Record<string, string>
-}
+export type MetricsResponse = { status: number; contentType: string; body: string }
 
 export type MetricsDeps = {
   metrics: Metrics
@@ -15,16 +11,13 @@ export type MetricsDeps = {
   token: string | undefined
 }
 
-const unauthorized: MetricsResponse = {
-  status: 401,
-  contentType: 'text/plain; charset=utf-8',
-  body: 'metrics token required: Authorization: Bearer <token>\n',
-  headers: { 'www-authenticate': 'Bearer realm="metrics"' },
-}
-
-/** GET /metrics: the Prometheus text, behind the metrics token (compared in constant time) when one is set. */
+/**
+ * GET /metrics: the Prometheus text, behind the metrics token (compared in constant time) when one is
+ * set; without it, MetricsTokenRequiredError (a JSON 401, like the route's 404 and 405).
+ */
 export async function handleMetrics(deps: MetricsDeps, request: MetricsRequest): Promise<MetricsResponse> {
-  if (deps.token !== undefined && !tokenMatches(deps.token, request.authorization)) return unauthorized
+  if (deps.token !== undefined && !tokenMatches(deps.token, request.authorization))
+    throw new MetricsTokenRequiredError()
   return { status: 200, contentType: deps.metrics.contentType, body: await deps.metrics.render() }
 }
 

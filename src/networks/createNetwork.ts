@@ -1,5 +1,10 @@
 import { createRpcCache, type RpcCache } from '../cache/createRpcCache.ts'
-import type { Config, NetworkConfig, UpstreamConfig } from '../config/configSchema.ts'
+import {
+  type Config,
+  logsLimitDefaults,
+  type NetworkConfig,
+  type UpstreamConfig,
+} from '../config/configSchema.ts'
 import { createUpstream } from '../upstreams/createUpstream.ts'
 import { createUpstreamPool, type UpstreamPool } from '../upstreams/createUpstreamPool.ts'
 import { createHeadTracker, type HeadTracker } from './createHeadTracker.ts'
@@ -9,7 +14,7 @@ export type Network = {
   chainId: number
   hosts: readonly string[]
   pool: UpstreamPool
-  /** Partner providers (COMPAT.md §7 failover); undefined when none are configured. */
+  /** Partner providers (docs/compatibility.md §7 failover); undefined when none are configured. */
   partners: UpstreamPool | undefined
   /** Methods that may fail over to the partners. */
   failoverMethods: ReadonlySet<string>
@@ -22,6 +27,9 @@ export type Network = {
   partnerReserveMs: number
   /** The highest block number a client was told: eth_blockNumber never answers less. */
   shownHead: bigint
+  /** eth_getLogs limits (docs/compatibility.md §7): the widest block range, the most logs in an answer. */
+  maxLogsBlockRange: number
+  maxLogsResults: number
   close(): Promise<void>
 }
 
@@ -48,6 +56,7 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
         breakerFailures: settings.breaker.failures,
         breakerCooldownMs: settings.breaker.cooldownMs,
         breakerMaxCooldownMs: settings.breaker.maxCooldownMs,
+        hedge: settings.hedge.enabled ? settings.hedge : undefined,
       },
     )
   const pool = poolOf(config.upstreams)
@@ -71,6 +80,8 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
     timeoutMs: settings.timeoutMs,
     partnerReserveMs: Math.min(settings.attemptTimeoutMs, settings.timeoutMs / 2),
     shownHead: 0n,
+    maxLogsBlockRange: config.maxLogsBlockRange ?? logsLimitDefaults.maxLogsBlockRange,
+    maxLogsResults: config.maxLogsResults ?? logsLimitDefaults.maxLogsResults,
     async close() {
       heads.close()
       await Promise.all([pool.close(), partners?.close()])

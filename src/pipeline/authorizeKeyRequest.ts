@@ -1,7 +1,13 @@
 import { type AuthenticateDeps, type Authentication, authenticate } from '../auth/authenticate.ts'
 import { authorizeRequest, type CallGuard } from '../auth/authorize.ts'
 import type { KeyEntry, KeyRegistry } from '../auth/createKeyRegistry.ts'
-import { InvalidKeyError, MissingKeyError, TollgateError, UnknownNetworkError } from '../errors/errors.ts'
+import {
+  AuthRateLimitError,
+  InvalidKeyError,
+  MissingKeyError,
+  TollgateError,
+  UnknownNetworkError,
+} from '../errors/errors.ts'
 import type { Network } from '../networks/createNetwork.ts'
 import type { NetworkRegistry } from '../networks/createNetworkRegistry.ts'
 
@@ -13,6 +19,8 @@ export type KeyRequest = {
   networkName: string | undefined
   host: string | undefined
   authorization: string | undefined
+  /** The socket's remote address: failed authentications are counted per client address. */
+  clientAddress: string | undefined
   origin: string | undefined
   userAgent: string | undefined
   /** The `Enable-Failover` header. */
@@ -23,7 +31,7 @@ export type KeyRequestDeps = AuthenticateDeps & { keys: KeyRegistry; networks: N
 
 export type KeyRequestAccess =
   | { ok: true; key: KeyEntry; network: Network; guard: CallGuard | undefined; failover: boolean }
-  /** `key` is set when the refusal can be charged to it (COMPAT.md §2: refused input costs 5, 401s nothing). */
+  /** `key` is set when the refusal can be charged to it (docs/compatibility.md §2: refused input costs 5, 401s nothing). */
   | { ok: false; error: unknown; key: KeyEntry | undefined; networkName: string }
 
 /** What a request without an Authorization header proves. */
@@ -46,20 +54,22 @@ export async function authorizeKeyRequest(
     const auth =
       request.authorization === undefined && !key.access.requireSecret && !key.access.jwt.required
         ? anonymous
-        : await authenticate(key, request.authorization, deps)
+        : await authenticate(key, request, deps)
     if (!network) throw new UnknownNetworkError()
     const guard = authorizeRequest(key, auth, {
       networkName: network.name,
       origin: request.origin,
       userAgent: request.userAgent,
     })
-    // COMPAT.md §7: a plan with failover, and the request's header or the key's switch
+    // docs/compatibility.md §7: a plan with failover, and the request's header or the key's switch
     const failover =
       key.failoverAllowed &&
       (key.apiKey.settings.failover || request.enableFailover?.toLowerCase() === 'true')
     return { ok: true, key, network, guard, failover }
   } catch (error) {
-    const chargeable = error instanceof TollgateError && error.httpStatus !== 401
+    // a client that has not proved it holds the key pays nothing: 401s, and the 429 of failed authentications
+    const chargeable =
+      error instanceof TollgateError && error.httpStatus !== 401 && !(error instanceof AuthRateLimitError)
     return { ok: false, error, key: chargeable ? key : undefined, networkName: network?.name ?? networkName }
   }
 }

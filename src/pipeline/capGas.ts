@@ -1,6 +1,6 @@
 import type { Head } from '../networks/createHeadTracker.ts'
 
-/** COMPAT.md §7: eth_call / eth_estimateGas `gas` above 10x the latest block gas limit is lowered to that cap. */
+/** docs/compatibility.md §7: eth_call / eth_estimateGas `gas` above 10x the latest block gas limit is lowered to that cap. */
 export function capGas(params: unknown[], head: Head): unknown[] {
   const call = params[0] as { gas?: unknown } | undefined
   if (typeof call?.gas !== 'string') return params

@@ -1,11 +1,11 @@
 import type { Meter, MeterSubject, Settlement } from '../metering/createMeter.ts'
-import { badInputCredits } from './prepareCall.ts'
+import { credits } from '../methods/methodTable.ts'
 
 /** The label usage is recorded under for requests refused as a whole (403, 413, 415, parse errors). */
 const rejectedLabel = '(rejected)'
 
 /**
- * Input refused as a whole costs 5 credits (COMPAT.md §2), unless the balance cannot pay even that:
+ * Input refused as a whole costs 5 credits (docs/compatibility.md §2), unless the balance cannot pay even that:
  * then the 402/429 is the answer instead. Returns the error to answer with, and what was charged.
  */
 export function chargeRefusal(
@@ -16,10 +16,12 @@ export function chargeRefusal(
 ): { error: unknown; settlement: Settlement | undefined } {
   let admission: ReturnType<Meter['admit']>
   try {
-    admission = meter.admit(subject, badInputCredits)
+    admission = meter.admit(subject, credits.refusedInput)
   } catch (limit) {
     return { error: limit, settlement: undefined }
   }
-  const settlement = meter.settle(admission, [{ method: rejectedLabel, network, credits: badInputCredits }])
+  const settlement = meter.settle(admission, [
+    { method: rejectedLabel, network, credits: credits.refusedInput },
+  ])
   return { error: refusal, settlement }
 }

@@ -25,6 +25,7 @@ export type HttpRpcResponse = {
 export type HttpRpcDeps = KeyRequestDeps & {
   meter: Meter
   maxBatchSize: number
+  maxJsonDepth: number
   log: Logger
 }
 
@@ -37,7 +38,10 @@ export async function handleHttpRpc(deps: HttpRpcDeps, request: HttpRpcRequest):
   let refusal: unknown = request.body
   if (typeof request.body === 'string') {
     try {
-      parsed = parseRpcRequest(request.body, { maxBatchSize: deps.maxBatchSize })
+      parsed = parseRpcRequest(request.body, {
+        maxBatchSize: deps.maxBatchSize,
+        maxJsonDepth: deps.maxJsonDepth,
+      })
     } catch (err) {
       refusal = err
     }
@@ -77,18 +81,20 @@ export async function handleHttpRpc(deps: HttpRpcDeps, request: HttpRpcRequest):
 /** A refusal of the whole request: 5 credits, unless even those cannot be paid (then the 402/429). */
 function refuse(deps: HttpRpcDeps, key: KeyEntry, network: string, id: RpcId, err: unknown): RpcOutcome {
   const { error, settlement } = chargeRefusal(deps.meter, key.subject, network, err)
-  const { payload, httpStatus } = errorOutcome(deps, id, error)
-  return { status: httpStatus, body: payload, settlement, partner: false }
+  const { payload, httpStatus, headers } = errorOutcome(deps, id, error)
+  return { status: httpStatus, body: payload, settlement, partner: false, errorHeaders: headers }
 }
 
+/** A refusal nobody is charged for (401, or the 429 of too many failed authentications). */
 function unpaid(deps: HttpRpcDeps, id: RpcId, err: unknown): HttpRpcResponse {
-  const { payload, httpStatus } = errorOutcome(deps, id, err)
-  return { status: httpStatus, body: payload, headers: undefined }
+  const { payload, httpStatus, headers } = errorOutcome(deps, id, err)
+  return { status: httpStatus, body: payload, headers }
 }
 
 /**
- * X-Credits-Charged, X-Credits-Remaining and X-RateLimit-Reset (seconds to 00:00 UTC) on every keyed
- * answer; X-Served-By: partner when a partner provider answered (never which one).
+ * X-Credits-Charged, X-Credits-Remaining and X-RateLimit-Reset (seconds to 00:00 UTC, when the daily
+ * balance resets) on every keyed answer; Retry-After on a 402 or 429 (seconds until the request would
+ * be admitted); X-Served-By: partner when a partner provider answered (never which one).
  */
 function creditHeaders(meter: Meter, key: KeyEntry, outcome: RpcOutcome): Record<string, string> {
   const { settlement } = outcome
@@ -97,6 +103,7 @@ function creditHeaders(meter: Meter, key: KeyEntry, outcome: RpcOutcome): Record
     'x-credits-remaining': String(settlement?.remainingCredits ?? meter.remainingCredits(key.subject)),
     'x-ratelimit-reset': String(settlement?.resetSeconds ?? meter.secondsToReset()),
   }
+  if (outcome.errorHeaders) Object.assign(headers, outcome.errorHeaders)
   if (outcome.partner) headers['x-served-by'] = 'partner'
   return headers
 }

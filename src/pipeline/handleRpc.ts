@@ -1,28 +1,28 @@
 import { cacheScope } from '../cache/cacheScope.ts'
-import { resultAnswer } from '../cache/createRpcCache.ts'
+import { type FetchedAnswer, resultAnswer } from '../cache/createRpcCache.ts'
 import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/errors.ts'
 import type { Cancellation } from '../failsafe/Cancellation.ts'
 import { serializeResult } from '../jsonrpc/serialize.ts'
 import type { RpcId, RpcPayload } from '../jsonrpc/types.ts'
 import type { MethodSpec } from '../methods/methodTable.ts'
 import type { Network } from '../networks/createNetwork.ts'
+import { ClientGoneError, NodeErrorAnswer } from '../upstreams/createUpstreamPool.ts'
+import { readNodeError } from '../upstreams/nodeErrors.ts'
+import { boundLogs, type LogsAnswerCheck } from './boundLogs.ts'
 import { capGas } from './capGas.ts'
 import { isNotFoundError } from './isNotFoundError.ts'
 import type { PreparedCall } from './prepareCall.ts'
 import type { RpcContext } from './rpcContext.ts'
 
-/** The largest answer that can be an error object; anything longer is a result and is not parsed. */
-const maxErrorBytes = 4096
-
 export type CallAnswer = {
   payload: RpcPayload
-  /** A partner provider answered this call (COMPAT.md §7 failover). */
+  /** A partner provider answered this call (docs/compatibility.md §7 failover). */
   partner: boolean
 }
 
 /**
  * Runs one prepared call: the gas cap, the cache, the upstream pool and partner failover, the
- * COMPAT.md §7 duties on the answer. Upstream answers are returned as the bytes the node sent, parsed
+ * docs/compatibility.md §7 duties on the answer. Upstream answers are returned as the bytes the node sent, parsed
  * only when a duty must look inside. Throws TollgateErrors; the caller turns them into wire errors.
  */
 export async function handleRpc(ctx: RpcContext, prepared: PreparedCall & { ok: true }): Promise<CallAnswer> {
@@ -43,79 +43,118 @@ export async function handleRpc(ctx: RpcContext, prepared: PreparedCall & { ok: 
     if (head) params = capGas(params, head)
   }
 
+  const checkLogs = spec.boundsLogs ? await boundLogs(network, params[0]) : undefined
   const { cache } = network
   // answers that cannot change may come from any upstream; the others only from upstreams at the
   // head, except calls on one node's state (filters), which keep to config order
   const scope = cacheScope(spec, params, network.heads.finalized())
   const headSensitive = scope !== 'immutable' && !spec.nodeState
+  // this call's own right to fail over (docs/compatibility.md §7): plan, header or key switch, method
+  const partners = ctx.failover && network.failoverMethods.has(spec.name) ? network.partners : undefined
+  const route: Route = {
+    partners,
+    headSensitive,
+    retry: spec.idempotent,
+    rawTransaction: spec.sendsTransaction ? (params[0] as string) : undefined,
+    checkLogs,
+  }
   let answer: CallAnswer
   if (!cache || scope === 'never') {
     const body = JSON.stringify({ jsonrpc: '2.0', id: call.id, method: call.method, params })
-    answer = await forward(ctx, spec, body, headSensitive, ctx.cancellation)
+    const fetched = await forward(ctx, spec, body, route, ctx.cancellation)
+    answer = { payload: fetched.body, partner: fetched.partner }
   } else {
-    const key = `${spec.name}${JSON.stringify(params)}`
+    // the params are serialised once: for the cache key and the upstream body alike
+    const paramsJson = JSON.stringify(params)
+    const key = `${spec.name}${paramsJson}`
     const hit = cache.get(key, scope, call.id)
     if (hit !== undefined) {
       // a kept eth_blockNumber may be lower than a head shown since (from another upstream)
       return { payload: spec.monotonicHead ? notBelowShownHead(network, call.id, hit) : hit, partner: false }
     }
-    let partner = false
-    // one upstream call for every identical call in flight: it must not end when one client leaves
-    const loaded = await cache.load(key, scope, async () => {
-      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: call.method, params })
-      const shared = await forward(ctx, spec, body, headSensitive, undefined)
-      partner = shared.partner
-      return shared.payload as Buffer
-    })
+    // one upstream call for every identical call in flight: it must not end when one client leaves.
+    // Calls that may fail over share loads only with each other: a key that may not must never get
+    // a partner's answer, and one that may must not be held to a load that will not ask the partners
+    const body = `{"jsonrpc":"2.0","id":1,"method":${JSON.stringify(call.method)},"params":${paramsJson}}`
+    const loaded = await cache.load(
+      key,
+      scope,
+      () => forward(ctx, spec, body, route, undefined),
+      partners ? 'failover' : undefined,
+    )
     const payload = 'result' in loaded ? resultAnswer(call.id, loaded.result) : withId(loaded.answer, call.id)
-    answer = { payload, partner }
+    answer = { payload, partner: loaded.partner === true }
   }
 
   const { payload } = answer
-  if (spec.nullWhenNotFound && payload.length <= maxErrorBytes && payload.includes('"error"')) {
-    const parsed = JSON.parse(payload.toString()) as { error?: { code?: unknown; message?: unknown } }
-    if (parsed.error && isNotFoundError(parsed.error)) return local(call.id, null, answer.partner)
+  if (spec.nullWhenNotFound) {
+    const error = readNodeError(payload)
+    if (error && isNotFoundError(error)) return local(call.id, null, answer.partner)
   }
   if (spec.monotonicHead)
     return { payload: notBelowShownHead(network, call.id, payload), partner: answer.partner }
   return answer
 }
 
+/** Where and how a call is sent, decided once per call. */
+type Route = {
+  /** The partners this call may fail over to, if any. */
+  partners: Network['partners']
+  headSensitive: boolean
+  retry: boolean
+  rawTransaction: string | undefined
+  checkLogs: LogsAnswerCheck | undefined
+}
+
 /**
- * Sends a call to the network's upstreams and, when they fail and the request may fail over
- * (COMPAT.md §7: plan, header or key switch, eligible method), to its partners. The call's
- * deadline covers both: the upstreams get what the partners do not need.
+ * Sends a call to the network's upstreams and, when they fail and the call may fail over
+ * (docs/compatibility.md §7: plan, header or key switch, eligible method), to its partners. The call's
+ * deadline covers both: the upstreams get what the partners do not need. When every upstream and
+ * partner answered a "cannot answer now" error, the last node's error is the answer.
  */
 async function forward(
   ctx: RpcContext,
   spec: MethodSpec,
   body: string,
-  headSensitive: boolean,
+  route: Route,
   cancellation: Cancellation | undefined,
-): Promise<{ payload: Buffer; partner: boolean }> {
+): Promise<FetchedAnswer> {
   const { network } = ctx
+  const { partners, headSensitive, retry, rawTransaction, checkLogs } = route
   const deadline = performance.now() + network.timeoutMs
-  const options = { deadline, retry: spec.idempotent, headSensitive, cancellation }
-  const partners = ctx.failover && network.failoverMethods.has(spec.name) ? network.partners : undefined
-  if (!partners) return { payload: await network.pool.send(body, options), partner: false }
-  try {
-    return {
-      payload: await network.pool.send(body, {
-        ...options,
-        deadline: deadline - network.partnerReserveMs,
-        fallback: true,
-      }),
-      partner: false,
+  const options = { deadline, retry, headSensitive, rawTransaction, cancellation }
+  let fetched: FetchedAnswer
+  if (!partners) fetched = { body: await network.pool.send(body, options), partner: false }
+  else {
+    try {
+      const primary = { ...options, deadline: deadline - network.partnerReserveMs, fallback: true }
+      fetched = { body: await network.pool.send(body, primary), partner: false }
+    } catch (err) {
+      if (
+        !(
+          err instanceof UpstreamUnavailableError ||
+          err instanceof UpstreamTimeoutError ||
+          err instanceof NodeErrorAnswer
+        )
+      )
+        throw err
+      ctx.log.debug(
+        { network: network.name, method: spec.name, logDetails: err.logDetails },
+        'partner failover',
+      )
+      // only the JSON-RPC body goes to the partner: no client headers, addresses or keys
+      try {
+        fetched = { body: await partners.send(body, { ...options, headSensitive: false }), partner: true }
+      } catch (partnerErr) {
+        // the upstreams' own word on what is missing beats a partner that did not answer
+        if (err instanceof NodeErrorAnswer && !(partnerErr instanceof ClientGoneError)) {
+          fetched = { body: err.answer, partner: false }
+        } else throw partnerErr
+      }
     }
-  } catch (err) {
-    if (!(err instanceof UpstreamUnavailableError || err instanceof UpstreamTimeoutError)) throw err
-    ctx.log.debug(
-      { network: network.name, method: spec.name, logDetails: err.logDetails },
-      'partner failover',
-    )
-    // only the JSON-RPC body goes to the partner: no client headers, addresses or keys
-    return { payload: await partners.send(body, { ...options, headSensitive: false }), partner: true }
   }
+  checkLogs?.(fetched.body)
+  return fetched
 }
 
 /** eth_blockNumber: never less than what a client was already told (upstreams may lag each other). */

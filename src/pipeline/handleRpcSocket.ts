@@ -1,11 +1,13 @@
-import { randomBytes } from 'node:crypto'
-import { InvalidParamsError, SubscriptionLimitError } from '../errors/errors.ts'
+import { authorizeCall, type CallGuard } from '../auth/authorize.ts'
+import { InFlightLimitError } from '../errors/errors.ts'
+import { toWireError } from '../errors/toWireError.ts'
 import { parseRpcRequest } from '../jsonrpc/parseRpcRequest.ts'
-import type { RpcPayload } from '../jsonrpc/types.ts'
-import { logFilter } from '../methods/params.ts'
+import { serializeBatch } from '../jsonrpc/serialize.ts'
+import type { RpcPayload, RpcRequest } from '../jsonrpc/types.ts'
+import { createClientSubscriptions } from '../subscriptions/createClientSubscriptions.ts'
 import type { SubscriptionHub } from '../subscriptions/createSubscriptionHub.ts'
-import { type LogFilter, matchLog } from '../subscriptions/matchLog.ts'
 import { chargeRefusal } from './chargeRefusal.ts'
+import type { SocketAccess, SocketAccessResult, SocketGrant } from './createSocketAccess.ts'
 import type { RpcContext } from './rpcContext.ts'
 import { errorOutcome, runRpcRequest } from './runRpcRequest.ts'
 
@@ -21,25 +23,35 @@ export type RpcSocketOptions = {
   maxSubscriptions: number
   maxBufferedBytes: number
   maxBatchSize: number
+  maxJsonDepth: number
+  /** Messages still being answered; one more is answered -32005 at once, never queued (docs/operations.md). */
+  maxInFlight: number
+  /** The key as it stands now: read before each message and on `recheck`. */
+  access: SocketAccess
 }
 
-/** Credits per delivered notification (COMPAT.md §2). */
-const notificationCredits = { newHeads: 50, logs: 300, newPendingTransactions: 200 } as const
-
-export type RpcSocketSession = { message(text: string): Promise<void>; close(): void }
+export type RpcSocketSession = {
+  message(text: string): Promise<void>
+  /** The key changed or went away: apply it now, not only with the next message. */
+  recheck(): Promise<void>
+  close(): void
+}
 
 /**
  * One client WebSocket: the same JSON-RPC as HTTP (runRpcRequest, same credits and errors), plus
  * eth_subscribe / eth_unsubscribe served from the network's shared hub, each notification charged.
- * A client whose balance runs out, or who reads too slowly, is closed with 1008 and a reason.
+ * Each message runs with the key as it stands then; at most `maxInFlight` run at once. A client
+ * whose key is revoked or now refuses it, whose balance runs out, or who reads too slowly, is closed
+ * with 1008 and a reason.
  */
 export function openRpcSocket(
   base: Omit<RpcContext, 'subscriptions'>,
   port: SocketPort,
   options: RpcSocketOptions,
 ): RpcSocketSession {
-  const subscriptions = new Map<string, () => void>()
   let closed = false
+  let inFlight = 0
+  let grant: SocketGrant = { key: base.key, guard: base.guard, failover: base.failover }
 
   function send(payload: RpcPayload): void {
     if (closed) return
@@ -53,88 +65,118 @@ export function openRpcSocket(
   function shut(code: number, reason: string): void {
     if (closed) return
     closed = true
-    for (const stop of subscriptions.values()) stop()
-    subscriptions.clear()
+    subscriptions.stopAll()
     port.close(code, reason)
   }
 
-  function notify(id: string, result: unknown): void {
-    send(JSON.stringify({ jsonrpc: '2.0', method: 'eth_subscription', params: { subscription: id, result } }))
-  }
-
-  /** Charges a notification; a balance that cannot pay closes the socket. */
-  function charge(kind: keyof typeof notificationCredits): boolean {
-    const paid = base.meter.chargeNotification(base.key.subject, {
-      method: `eth_subscription:${kind}`,
-      network: base.network.name,
-      credits: notificationCredits[kind],
-    })
-    if (!paid) shut(1008, 'daily credit limit reached; the balance resets at 00:00 UTC')
-    return paid
-  }
-
-  function subscribe(params: unknown[]): string {
-    if (subscriptions.size >= options.maxSubscriptions)
-      throw new SubscriptionLimitError(options.maxSubscriptions)
-    const [kind, filterParam] = params
-    const id = `0x${randomBytes(16).toString('hex')}`
-    let stop: () => void
-    if (kind === 'newHeads') {
-      stop = options.hub.onHead((event) => {
-        if (event.kind === 'head' && charge('newHeads')) notify(id, event.header)
+  const subscriptions = createClientSubscriptions({
+    hub: options.hub,
+    maxSubscriptions: options.maxSubscriptions,
+    send,
+    // notifications are charged to the key as it stands now; a balance that cannot pay ends the socket
+    charge({ method, credits }) {
+      const paid = base.meter.chargeNotification(grant.key.subject, {
+        method,
+        network: base.network.name,
+        credits,
       })
-    } else if (kind === 'logs') {
-      const filter = (filterParam === undefined ? {} : logFilter(filterParam, 1)) as LogFilter
-      stop = options.hub.onLogs((event) => {
-        const matching = event.logs.filter((log) => matchLog(filter, log))
-        if (matching.length === 0) return
-        if (event.kind === 'logs' && !charge('logs')) return
-        for (const log of matching) notify(id, log)
-      })
-    } else if (kind === 'newPendingTransactions') {
-      try {
-        stop = options.hub.onPendingTransaction((hash) => {
-          if (charge('newPendingTransactions')) notify(id, hash)
-        })
-      } catch {
-        throw new InvalidParamsError('invalid argument 0: newPendingTransactions needs an upstream WebSocket')
-      }
-    } else {
-      throw new InvalidParamsError('invalid argument 0: expected newHeads, logs or newPendingTransactions')
+      if (!paid) shut(1008, 'daily credit limit reached; the balance resets at 00:00 UTC')
+      return paid
+    },
+  })
+
+  let ctx: RpcContext = { ...base, subscriptions }
+
+  /** Takes the key's current access: closes the socket on a refusal; false then. */
+  function apply(access: SocketAccessResult): boolean {
+    if (closed) return false
+    if (!access.ok) {
+      shut(access.code, access.reason)
+      return false
     }
-    subscriptions.set(id, stop)
-    return id
+    if (access.grant === grant) return true
+    grant = access.grant
+    ctx = { ...ctx, ...grant }
+    // live subscriptions are ongoing use: they end with the socket when eth_subscribe is no longer allowed
+    const refusal = subscriptions.size > 0 ? subscribeRefusal(grant.guard) : undefined
+    if (refusal === undefined) return true
+    shut(1008, refusal)
+    return false
   }
 
-  function unsubscribe(id: unknown): boolean {
-    const stop = typeof id === 'string' ? subscriptions.get(id) : undefined
-    if (!stop) return false
-    stop()
-    subscriptions.delete(id as string)
-    return true
+  function parse(text: string): RpcRequest {
+    return parseRpcRequest(text, { maxBatchSize: options.maxBatchSize, maxJsonDepth: options.maxJsonDepth })
   }
 
-  const ctx: RpcContext = { ...base, subscriptions: { subscribe, unsubscribe } }
+  async function run(text: string): Promise<void> {
+    if (!apply(await options.access.current())) return
+    const current = ctx
+    let request: RpcRequest
+    try {
+      request = parse(text)
+    } catch (err) {
+      const { error } = chargeRefusal(current.meter, current.key.subject, current.network.name, err)
+      send(errorOutcome(current, null, error).payload)
+      return
+    }
+    const outcome = await runRpcRequest(current, request)
+    if (outcome.body !== '') send(outcome.body)
+  }
+
+  /** A message over the in-flight limit: each of its calls gets -32005 at once; it costs nothing. */
+  function refuseInFlight(text: string): void {
+    const limit = new InFlightLimitError(options.maxInFlight)
+    let request: RpcRequest
+    try {
+      request = parse(text)
+    } catch {
+      send(errorOutcome(base, null, limit).payload)
+      return
+    }
+    const entries = request.isBatch ? request.entries : [request.entry]
+    const answers: RpcPayload[] = []
+    for (const entry of entries) {
+      if (!('call' in entry)) answers.push(errorOutcome(base, entry.id, limit).payload)
+      else if (!entry.call.isNotification) answers.push(errorOutcome(base, entry.call.id, limit).payload)
+    }
+    if (answers.length === 0) return
+    send(request.isBatch ? serializeBatch(answers) : (answers[0] as RpcPayload))
+  }
 
   return {
     async message(text) {
-      let request: ReturnType<typeof parseRpcRequest>
-      try {
-        request = parseRpcRequest(text, { maxBatchSize: options.maxBatchSize })
-      } catch (err) {
-        send(
-          errorOutcome(base, null, chargeRefusal(base.meter, base.key.subject, base.network.name, err).error)
-            .payload,
-        )
+      if (closed) return
+      if (inFlight >= options.maxInFlight) {
+        refuseInFlight(text)
         return
       }
-      const outcome = await runRpcRequest(ctx, request)
-      if (outcome.body !== '') send(outcome.body)
+      inFlight++
+      try {
+        await run(text)
+      } catch (err) {
+        // a failure no step answered: the client still gets an answer (-32603), never silence
+        send(errorOutcome(ctx, null, err).payload)
+      } finally {
+        inFlight--
+      }
+    },
+    async recheck() {
+      if (!closed) apply(await options.access.current())
     },
     close() {
       closed = true
-      for (const stop of subscriptions.values()) stop()
-      subscriptions.clear()
+      subscriptions.stopAll()
     },
+  }
+}
+
+/** Why eth_subscribe is no longer allowed by the key's method allowlist, if it is not. */
+function subscribeRefusal(guard: CallGuard | undefined): string | undefined {
+  if (!guard) return undefined
+  try {
+    authorizeCall(guard, 'eth_subscribe', undefined, [])
+    return undefined
+  } catch (err) {
+    return toWireError(err, 'jsonrpc').error.message
   }
 }

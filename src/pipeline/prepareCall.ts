@@ -1,14 +1,10 @@
 import { authorizeCall } from '../auth/authorize.ts'
 import { MethodNotFoundError, NotificationsNotSupportedError, type TollgateError } from '../errors/errors.ts'
 import type { RpcCall, RpcEntry, RpcId } from '../jsonrpc/types.ts'
-import { getMethodSpec, type MethodSpec } from '../methods/methodTable.ts'
+import { credits, getMethodSpec, type MethodSpec } from '../methods/methodTable.ts'
 import { parseParams } from '../methods/params.ts'
 import type { RpcContext } from './rpcContext.ts'
 
-/** Credits for input refused before any work (COMPAT.md §2). */
-export const badInputCredits = 5
-/** What a batch costs beyond its calls (COMPAT.md §2). */
-export const batchEnvelopeCredits = 80
 /** How usage is recorded for calls whose method is not one of ours (keeps the history's labels bounded). */
 const invalidMethodLabel = '(invalid)'
 
@@ -44,5 +40,5 @@ export function prepareCall(ctx: RpcContext, entry: RpcEntry): PreparedCall {
 }
 
 function refused(id: RpcId, isNotification: boolean, method: string, error: TollgateError): PreparedCall {
-  return { ok: false, id, isNotification, method, error, costCredits: badInputCredits }
+  return { ok: false, id, isNotification, method, error, costCredits: credits.refusedInput }
 }

@@ -1,11 +1,12 @@
-import { TollgateError } from '../errors/errors.ts'
-import { toJsonRpcError } from '../errors/toJsonRpcError.ts'
-import { serializeBatch, serializeError } from '../jsonrpc/serialize.ts'
+import { InvalidParamsError, TollgateError } from '../errors/errors.ts'
+import { toWireError } from '../errors/toWireError.ts'
+import { serializeBatch } from '../jsonrpc/serialize.ts'
 import type { RpcId, RpcPayload, RpcRequest } from '../jsonrpc/types.ts'
 import type { Settlement, UsageRecord } from '../metering/createMeter.ts'
+import { credits } from '../methods/methodTable.ts'
 import { ClientGoneError } from '../upstreams/createUpstreamPool.ts'
 import { handleRpc } from './handleRpc.ts'
-import { batchEnvelopeCredits, type PreparedCall, prepareCall } from './prepareCall.ts'
+import { type PreparedCall, prepareCall } from './prepareCall.ts'
 import type { RpcContext } from './rpcContext.ts'
 
 export type RpcOutcome = {
@@ -14,8 +15,10 @@ export type RpcOutcome = {
   body: RpcPayload
   /** What the request was charged, and what is left; undefined when refused before any charge. */
   settlement: Settlement | undefined
-  /** A partner provider answered at least one of its calls (COMPAT.md §7 failover). */
+  /** A partner provider answered at least one of its calls (docs/compatibility.md §7 failover). */
   partner: boolean
+  /** The refusal's own headers (a 402's or 429's Retry-After), from the one error mapping. */
+  errorHeaders?: Record<string, string> | undefined
 }
 
 type CallOutcome = {
@@ -31,14 +34,14 @@ const batchEnvelopeLabel = '(batch)'
 
 /**
  * Runs a parsed request for an authenticated key (HTTP and WebSocket alike): prepare every call,
- * admit the most it can cost, run the calls, charge what they really cost (COMPAT.md §2).
+ * admit the most it can cost, run the calls, charge what they really cost (docs/compatibility.md §2).
  * A 402/429 refuses the whole request and costs nothing.
  */
 export async function runRpcRequest(ctx: RpcContext, request: RpcRequest): Promise<RpcOutcome> {
   const prepared = request.isBatch
     ? request.entries.map((entry) => prepareCall(ctx, entry))
     : [prepareCall(ctx, request.entry)]
-  let estimate = request.isBatch ? batchEnvelopeCredits : 0
+  let estimate = request.isBatch ? credits.batchEnvelope : 0
   for (const call of prepared) estimate += call.costCredits
   const firstId = request.isBatch ? null : idOf(prepared[0] as PreparedCall)
 
@@ -46,8 +49,8 @@ export async function runRpcRequest(ctx: RpcContext, request: RpcRequest): Promi
   try {
     admission = ctx.meter.admit(ctx.key.subject, estimate)
   } catch (err) {
-    const { payload, httpStatus } = errorOutcome(ctx, firstId, err)
-    return { status: httpStatus, body: payload, settlement: undefined, partner: false }
+    const { payload, httpStatus, headers } = errorOutcome(ctx, firstId, err)
+    return { status: httpStatus, body: payload, settlement: undefined, partner: false, errorHeaders: headers }
   }
 
   const outcomes =
@@ -56,8 +59,10 @@ export async function runRpcRequest(ctx: RpcContext, request: RpcRequest): Promi
       : await Promise.all(prepared.map((call) => runCall(ctx, call)))
   const usage: UsageRecord[] = []
   for (const outcome of outcomes) if (outcome.usage) usage.push(outcome.usage)
-  if (request.isBatch && usage.some((record) => record.credits > 0)) {
-    usage.push({ method: batchEnvelopeLabel, network: ctx.network.name, credits: batchEnvelopeCredits })
+  // the envelope is paid for by a batch whose calls did work: a batch refused whole (too large, or
+  // nothing but refused calls) costs what refused input costs
+  if (request.isBatch && prepared.some((call) => call.ok) && usage.some((record) => record.credits > 0)) {
+    usage.push({ method: batchEnvelopeLabel, network: ctx.network.name, credits: credits.batchEnvelope })
   }
   const settlement = ctx.meter.settle(admission, usage)
   const partner = outcomes.some((outcome) => outcome.partner)
@@ -90,15 +95,17 @@ async function runCall(ctx: RpcContext, prepared: PreparedCall): Promise<CallOut
     return { payload, httpStatus: 200, usage, isNotification: call.isNotification, partner }
   } catch (err) {
     const { payload, httpStatus } = errorOutcome(ctx, call.id, err)
-    // failures on our side or upstream (5xx), and calls whose client went away, cost nothing
+    // failures on our side or upstream (5xx), and calls whose client went away, cost nothing; params
+    // refused before any node was asked (an eth_getLogs range over the limit) cost what refused input costs
     const free = httpStatus >= 500 || err instanceof ClientGoneError
-    const usage = { method: spec.name, network, credits: free ? 0 : spec.costCredits }
+    const charged = free ? 0 : err instanceof InvalidParamsError ? credits.refusedInput : spec.costCredits
+    const usage = { method: spec.name, network, credits: charged }
     return { payload, httpStatus, usage, isNotification: call.isNotification }
   }
 }
 
 export function errorOutcome(ctx: Pick<RpcContext, 'log'>, id: RpcId, err: unknown) {
-  const { httpStatus, error } = toJsonRpcError(err)
+  const { httpStatus, body, error, headers } = toWireError(err, 'jsonrpc', id)
   if (httpStatus >= 500 && !(err instanceof ClientGoneError)) {
     const logDetails = err instanceof TollgateError ? err.logDetails : undefined
     ctx.log.warn(
@@ -106,7 +113,7 @@ export function errorOutcome(ctx: Pick<RpcContext, 'log'>, id: RpcId, err: unkno
       error.message,
     )
   }
-  return { payload: serializeError(id, error), httpStatus }
+  return { payload: JSON.stringify(body), httpStatus, headers }
 }
 
 function idOf(call: PreparedCall): RpcId {

@@ -2,6 +2,8 @@ import type { IncomingMessage, Server } from 'node:http'
 import { STATUS_CODES } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { type WebSocket, WebSocketServer } from 'ws'
+import { RouteNotFoundError } from '../errors/errors.ts'
+import { toWireError, type WireErrorAnswer } from '../errors/toWireError.ts'
 import type { SocketUpgrade, SocketUpgradeRequest } from '../pipeline/handleSocketUpgrade.ts'
 import { keyRequestOf } from './keyRequestOf.ts'
 import { parseRoute } from './parseRoute.ts'
@@ -33,21 +35,22 @@ export function attachWebSockets(
     socket.on('error', () => socket.destroy())
     const route = parseRoute(req.url ?? '/')
     if (route.kind !== 'ws') {
-      reject(socket, 404, '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"not found"}}')
+      refuse(socket, toWireError(new RouteNotFoundError(), 'jsonrpc'))
       return
     }
     upgrade(keyRequestOf(req, route)).then(
       (answer) => {
         if (!answer.ok) {
-          reject(socket, answer.status, answer.body)
+          reject(socket, answer.status, answer.body, answer.headers)
           return
         }
         wss.handleUpgrade(req, socket, head, (ws) => {
           alive.set(ws, true)
           ws.on('pong', () => alive.set(ws, true))
           const session = answer.open({
-            send: (payload) => ws.send(payload),
-            close: (code, reason) => ws.close(code, reason),
+            // JSON-RPC over WebSocket is text: relayed node bytes go out as text frames too
+            send: (payload) => ws.send(payload, { binary: false }),
+            close: (code, reason) => ws.close(code, toCloseReason(reason)),
             bufferedBytes: () => ws.bufferedAmount,
           })
           ws.on('message', (data) => {
@@ -57,8 +60,7 @@ export function attachWebSockets(
           ws.on('error', () => ws.terminate())
         })
       },
-      () =>
-        reject(socket, 500, '{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error"}}'),
+      (err: unknown) => refuse(socket, toWireError(err, 'jsonrpc')),
     )
   })
 
@@ -83,10 +85,21 @@ export function attachWebSockets(
   }
 }
 
-function reject(socket: Duplex, status: number, body: string): void {
+/** A close frame's reason holds at most 123 bytes (RFC 6455 §5.5); ws throws on a longer one. */
+function toCloseReason(reason: string): string {
+  let fitting = reason
+  while (Buffer.byteLength(fitting) > 123) fitting = fitting.slice(0, -1)
+  return fitting
+}
+
+/** A refusal of the adapter's own (no route, a failed upgrade handler): the wire error of src/errors. */
+function refuse(socket: Duplex, { httpStatus, body, headers }: WireErrorAnswer): void {
+  reject(socket, httpStatus, JSON.stringify(body), headers)
+}
+
+function reject(socket: Duplex, status: number, body: string, headers: Record<string, string>): void {
   if (socket.destroyed) return
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\ncontent-type: application/json\r\n` +
-      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-  )
+  let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\ncontent-type: application/json\r\n`
+  for (const name in headers) head += `${name}: ${headers[name]}\r\n`
+  socket.end(`${head}content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`)
 }

@@ -1,5 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
 import type { AdminRequest, AdminResponse } from '../admin/handleAdmin.ts'
+import { toAddressGroup } from '../auth/toAddressGroup.ts'
 import {
   HttpMethodNotAllowedError,
   RouteNotFoundError,
@@ -7,13 +9,14 @@ import {
   UnsupportedContentTypeError,
   UpgradeRequiredError,
 } from '../errors/errors.ts'
-import { toJsonRpcError } from '../errors/toJsonRpcError.ts'
+import { toWireError } from '../errors/toWireError.ts'
 import { Cancellation } from '../failsafe/Cancellation.ts'
 import type { GasRequest, GasResponse } from '../gas/handleGasRequest.ts'
-import { serializeError } from '../jsonrpc/serialize.ts'
 import type { RpcAnswerCounts } from '../metrics/createMetrics.ts'
 import type { MetricsRequest, MetricsResponse } from '../metrics/handleMetrics.ts'
 import type { HttpRpcRequest, HttpRpcResponse } from '../pipeline/handleHttpRpc.ts'
+import { type CompressionOptions, chooseEncoding, createCompressor } from './compression.ts'
+import { type CorsOptions, corsHeaders, preflightHeaders } from './corsHeaders.ts'
 import { keyRequestOf } from './keyRequestOf.ts'
 import { parseRoute } from './parseRoute.ts'
 import { readBody } from './readBody.ts'
@@ -30,6 +33,18 @@ export type HttpHandlers = {
 export type HttpServerOptions = {
   maxBodyBytes: number
   keepAliveTimeoutMs: number
+  /** A request's headers must be in within this; else 408 and the connection closes (slowloris). */
+  headersTimeoutMs: number
+  /** The whole request, body included, must be in within this (0: no limit); the answer is not limited. */
+  requestTimeoutMs: number
+  /** Open connections (HTTP and WebSocket); more are closed at once. */
+  maxConnections: number
+  /** Open connections from one remote address; more are closed at once. */
+  maxConnectionsPerAddress: number
+  /** Remote addresses the per-address limit does not apply to. */
+  maxConnectionsPerAddressExempt: readonly string[]
+  cors: CorsOptions
+  compression: CompressionOptions
   /** Where JSON-RPC answers are counted by status class (a plain increment each), when metrics are on. */
   rpcAnswers?: RpcAnswerCounts | undefined
 }
@@ -42,25 +57,95 @@ export type HttpServer = {
 }
 
 const acceptedContentTypes = new Set(['application/json', 'application/json-rpc', 'application/jsonrequest'])
-const jsonHeaders = { 'content-type': 'application/json' }
 const adminMaxBodyBytes = 1024 * 1024
 
 /** The HTTP adapter: bytes in, bytes out. Routing, limits and headers; everything else is the handlers'. */
 export function createHttpServer(handlers: HttpHandlers, options: HttpServerOptions): HttpServer {
-  const { rpcAnswers } = options
+  const { rpcAnswers, compression } = options
   let inFlight = 0
   let drained: (() => void) | undefined
 
-  const server = createServer({ keepAliveTimeout: options.keepAliveTimeoutMs }, (req, res) => {
-    inFlight++
-    const cancellation = new Cancellation()
-    res.once('close', () => {
-      inFlight--
-      if (!res.writableFinished) cancellation.cancel()
-      if (inFlight === 0) drained?.()
-    })
-    handle(req, res, cancellation).catch((err) => sendError(res, err))
-  })
+  const server = createServer(
+    {
+      keepAliveTimeout: options.keepAliveTimeoutMs,
+      headersTimeout: options.headersTimeoutMs,
+      requestTimeout: options.requestTimeoutMs,
+      // how often Node looks for connections past those timeouts (its default, 30 s, would let a
+      // 10 s headers timeout run to 40 s)
+      connectionsCheckingInterval: Math.min(1_000, options.headersTimeoutMs),
+    },
+    (req, res) => {
+      inFlight++
+      const cancellation = new Cancellation()
+      res.once('close', () => {
+        inFlight--
+        if (!res.writableFinished) cancellation.cancel()
+        if (inFlight === 0) drained?.()
+      })
+      handle(req, res, cancellation).catch((err) => sendError(res, err))
+    },
+  )
+  server.maxConnections = options.maxConnections
+  limitConnectionsPerAddress(server, options.maxConnectionsPerAddress, options.maxConnectionsPerAddressExempt)
+
+  /** The answer's bytes: compressed and streamed when the client accepts it and it is large enough. */
+  function send(
+    req: IncomingMessage,
+    res: ServerResponse,
+    status: number,
+    body: string | Buffer,
+    headers?: Record<string, string>,
+  ): void {
+    if (res.destroyed) return
+    const encoding = chooseEncoding(req.headers['accept-encoding'], body.length, compression)
+    // a flat [name, value, ...] list (CORS headers set earlier with setHeader are merged by Node)
+    const raw: string[] = ['content-type', 'application/json']
+    if (headers !== undefined) for (const name in headers) raw.push(name, headers[name] as string)
+    if (encoding === undefined) {
+      res.writeHead(status, raw)
+      res.end(body)
+      return
+    }
+    const vary = res.getHeader('vary') // CORS's `Origin`, when set
+    raw.push('content-encoding', encoding, 'vary', vary ? `${vary}, Accept-Encoding` : 'Accept-Encoding')
+    res.writeHead(status, raw)
+    const compressor = createCompressor(encoding)
+    compressor.on('error', () => res.destroy())
+    res.once('close', () => compressor.destroy())
+    compressor.pipe(res)
+    compressor.end(body)
+  }
+
+  /**
+   * An error thrown on any route, answered as a JSON-RPC error with id null: what the route handlers
+   * did not answer themselves (no route, a wrong HTTP method, a body too large, /metrics' 401).
+   */
+  function sendError(res: ServerResponse, err: unknown): void {
+    if (res.headersSent) {
+      res.destroy()
+      return
+    }
+    const { httpStatus, body, headers } = toWireError(err, 'jsonrpc')
+    send(res.req, res, httpStatus, JSON.stringify(body), headers)
+  }
+
+  /**
+   * CORS for the browser-callable routes (JSON-RPC and the Gas API): the headers go on whatever the
+   * answer turns out to be, errors included; a preflight is answered here. True when it was one.
+   */
+  function handleCors(req: IncomingMessage, res: ServerResponse): boolean {
+    const { origin } = req.headers
+    if (origin === undefined) return false
+    if (req.method === 'OPTIONS') {
+      const headers = preflightHeaders(origin, req.headers['access-control-request-headers'], options.cors)
+      res.writeHead(204, headers ?? {})
+      res.end()
+      return true
+    }
+    const headers = corsHeaders(origin, options.cors)
+    if (headers) for (const name in headers) res.setHeader(name, headers[name] as string)
+    return false
+  }
 
   async function handle(
     req: IncomingMessage,
@@ -70,17 +155,17 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
     const route = parseRoute(req.url ?? '/')
     switch (route.kind) {
       case 'healthz':
-        return send(res, 200, JSON.stringify({ status: 'ok' }))
+        return send(req, res, 200, JSON.stringify({ status: 'ok' }))
       case 'readyz': {
         const { ok, body } = handlers.ready()
-        return send(res, ok ? 200 : 503, JSON.stringify(body))
+        return send(req, res, ok ? 200 : 503, JSON.stringify(body))
       }
       case 'metrics': {
         if (!handlers.metrics) throw new RouteNotFoundError()
         if (req.method !== 'GET') throw new HttpMethodNotAllowedError('GET')
         const answer = await handlers.metrics({ authorization: req.headers.authorization })
         if (res.destroyed) return
-        res.writeHead(answer.status, { ...answer.headers, 'content-type': answer.contentType })
+        res.writeHead(answer.status, { 'content-type': answer.contentType })
         res.end(answer.body)
         return
       }
@@ -92,25 +177,28 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
           authorization: req.headers.authorization,
           body,
         })
-        return send(res, answer.status, JSON.stringify(answer.body))
+        return send(req, res, answer.status, JSON.stringify(answer.body))
       }
       case 'gas': {
+        if (handleCors(req, res)) return
         if (req.method !== 'GET') throw new HttpMethodNotAllowedError('GET')
         const answer = await handlers.gas({
           pathKey: route.pathKey,
           chainId: route.chainId,
           endpoint: route.endpoint,
           authorization: req.headers.authorization,
+          clientAddress: req.socket.remoteAddress,
           origin: req.headers.origin,
           userAgent: req.headers['user-agent'],
         })
-        return send(res, answer.status, JSON.stringify(answer.body), answer.headers)
+        return send(req, res, answer.status, JSON.stringify(answer.body), answer.headers)
       }
       case 'ws':
         throw new UpgradeRequiredError()
       case 'notFound':
         throw new RouteNotFoundError()
       case 'rpc': {
+        if (handleCors(req, res)) return
         if (req.method !== 'POST') {
           if (rpcAnswers) rpcAnswers['4xx']++
           throw new HttpMethodNotAllowedError('POST')
@@ -131,7 +219,7 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
           else if (answer.status >= 400) rpcAnswers['4xx']++
           else rpcAnswers['2xx']++
         }
-        return send(res, answer.status, answer.body, answer.headers)
+        return send(req, res, answer.status, answer.body, answer.headers)
       }
     }
   }
@@ -165,36 +253,34 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
   }
 }
 
+/**
+ * Counts open connections (HTTP and WebSocket alike) per remote address and closes, at once and
+ * unanswered, one past `limit`: one client cannot take every connection the process has.
+ */
+function limitConnectionsPerAddress(server: Server, limit: number, exempt: readonly string[]): void {
+  const open = new Map<string, number>()
+  const unlimited = new Set(exempt.map(toAddressGroup))
+  server.on('connection', (socket: Socket) => {
+    if (socket.remoteAddress === undefined) return
+    const address = toAddressGroup(socket.remoteAddress)
+    if (unlimited.has(address)) return
+    const count = open.get(address) ?? 0
+    if (count >= limit) {
+      socket.destroy()
+      return
+    }
+    open.set(address, count + 1)
+    socket.once('close', () => {
+      const left = (open.get(address) ?? 1) - 1
+      if (left === 0) open.delete(address)
+      else open.set(address, left)
+    })
+  })
+}
+
 function isJsonContentType(header: string | undefined): boolean {
   if (header === undefined) return false
   const semicolon = header.indexOf(';')
   const type = (semicolon === -1 ? header : header.slice(0, semicolon)).trim().toLowerCase()
   return acceptedContentTypes.has(type)
-}
-
-function send(
-  res: ServerResponse,
-  status: number,
-  body: string | Buffer,
-  headers?: Record<string, string>,
-): void {
-  if (res.destroyed) return
-  if (headers === undefined) {
-    res.writeHead(status, jsonHeaders)
-  } else {
-    // a flat [name, value, ...] list: no merged object, no per-header bookkeeping
-    const raw: string[] = ['content-type', 'application/json']
-    for (const name in headers) raw.push(name, headers[name] as string)
-    res.writeHead(status, raw)
-  }
-  res.end(body)
-}
-
-function sendError(res: ServerResponse, err: unknown): void {
-  const { httpStatus, error } = toJsonRpcError(err)
-  if (res.headersSent) {
-    res.destroy()
-    return
-  }
-  send(res, httpStatus, serializeError(null, error))
 }

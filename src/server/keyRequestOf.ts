@@ -1,7 +1,10 @@
 import type { IncomingMessage } from 'node:http'
 import type { KeyRequest } from '../pipeline/authorizeKeyRequest.ts'
 
-/** What a keyed request (a JSON-RPC POST or a WebSocket upgrade) says of itself: its route and headers. */
+/**
+ * What a keyed request (a JSON-RPC POST or a WebSocket upgrade) says of itself: its route, its
+ * headers, and the address it comes from.
+ */
 export function keyRequestOf(
   req: IncomingMessage,
   route: { key: string; networkName: string | undefined },
@@ -13,6 +16,7 @@ export function keyRequestOf(
     networkName: route.networkName,
     host: headers.host,
     authorization: headers.authorization,
+    clientAddress: req.socket.remoteAddress,
     origin: headers.origin,
     userAgent: headers['user-agent'],
     enableFailover: Array.isArray(enableFailover) ? enableFailover[0] : enableFailover,

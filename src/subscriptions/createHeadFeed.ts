@@ -36,11 +36,13 @@ export function createHeadFeed(options: HeadFeedOptions): HeadFeed {
   let chain: Header[] = []
   let queue: Promise<void> = Promise.resolve()
   let stopSource: (() => void) | undefined
+  /** The fields of the upstream's own newHeads objects, in its order, once one has come. */
+  let headerFields: string[] | undefined
 
   const fetchBlock = (method: 'eth_getBlockByNumber' | 'eth_getBlockByHash', id: string) =>
     callUpstream<Header | null>(pool, method, [id, false]).then((block) => {
       if (!block) throw new Error(`${method} ${id}: no such block`)
-      return toHeader(block)
+      return toHeader(block, headerFields)
     })
 
   function emit(event: HeadEvent): void {
@@ -91,10 +93,17 @@ export function createHeadFeed(options: HeadFeedOptions): HeadFeed {
     if (chain.length > rememberedBlocks) chain = chain.slice(-rememberedBlocks)
   }
 
-  function accept(header: unknown): void {
+  function accept(header: Header): void {
     queue = queue
-      .then(() => process(toHeader(header as Header)))
+      .then(() => process(header))
       .catch((err) => log.warn({ err }, 'could not follow a new head; waiting for the next one'))
+  }
+
+  /** The upstream's own newHeads object is relayed as the node sent it, and sets the shape of fetched ones. */
+  function acceptNotification(header: unknown): void {
+    if (typeof header !== 'object' || header === null) return
+    headerFields = Object.keys(header)
+    accept(header as Header)
   }
 
   const acceptLatest = () =>
@@ -105,7 +114,7 @@ export function createHeadFeed(options: HeadFeedOptions): HeadFeed {
   function start(): void {
     if (socket) {
       // after a reconnect, the latest block fills what was missed even if no new block comes soon
-      stopSource = socket.subscribe(['newHeads'], accept, () => void acceptLatest())
+      stopSource = socket.subscribe(['newHeads'], acceptNotification, () => void acceptLatest())
       void acceptLatest()
       return
     }
@@ -135,9 +144,16 @@ export function createHeadFeed(options: HeadFeedOptions): HeadFeed {
   }
 }
 
-/** A newHeads header: what a block says about itself, without its transaction list. */
-function toHeader(block: Header): Header {
-  const { transactions: _transactions, uncles: _uncles, ...header } = block
+/**
+ * A fetched block (eth_getBlockBy*, transaction hashes only) shaped like the node's own newHeads objects:
+ * the fields they carry, in their order (geth's carry no `transactions`, `uncles` or `size`; anvil's
+ * carry every field of the block). With no upstream subscription to learn from (polling, or before
+ * the first notification) the block goes out as the node returned it.
+ */
+function toHeader(block: Header, fields: readonly string[] | undefined): Header {
+  if (!fields) return block
+  const header: Record<string, unknown> = {}
+  for (const field of fields) if (field in block) header[field] = block[field]
   return header as Header
 }
 

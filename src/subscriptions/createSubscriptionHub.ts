@@ -16,7 +16,14 @@ export type SubscriptionHub = {
   close(): void
 }
 
-export type SubscriptionHubOptions = { network: Network; wsUrls: string[]; pollMs: number; log: Logger }
+export type SubscriptionHubOptions = {
+  network: Network
+  wsUrls: string[]
+  pollMs: number
+  /** How long a request on the upstream WebSocket may wait for its answer. */
+  requestTimeoutMs: number
+  log: Logger
+}
 
 /** Logs remembered per block, to re-send them with removed: true when a reorg drops the block. */
 const rememberedBlocks = 128
@@ -32,6 +39,7 @@ export function createSubscriptionHub(options: SubscriptionHubOptions): Subscrip
     options.wsUrls.length > 0
       ? createUpstreamSocket({
           urls: options.wsUrls,
+          requestTimeoutMs: options.requestTimeoutMs,
           onError: (err, label) =>
             log.warn({ err: (err as Error).message, upstream: label }, 'upstream WebSocket error'),
         })

@@ -1,12 +1,15 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { setTimeout as delay } from 'node:timers/promises'
+import { keccak256 } from 'viem'
+import { createFakeTimers } from '../../test/helpers/createFakeTimers.ts'
 import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/errors.ts'
 import { Cancellation } from '../failsafe/Cancellation.ts'
 import type { PostOptions, Upstream, UpstreamResponse } from './createUpstream.ts'
 import {
   ClientGoneError,
   createUpstreamPool,
+  NodeErrorAnswer,
   type PoolMember,
   type UpstreamPool,
   type UpstreamPoolOptions,
@@ -17,7 +20,23 @@ import {
  * answer bytes that are not JSON, refuse the connection, hang until aborted, or sit queued for a
  * connection (never started, never settled: what undici does while every connection is busy).
  */
-type Behaviour = 'answer' | 500 | 429 | 413 | 'garbage' | 'refused' | 'hang' | 'queued'
+type Behaviour =
+  | 'answer'
+  | 500
+  | 429
+  | 413
+  | 'garbage'
+  | 'refused'
+  | 'hang'
+  | 'queued'
+  /** Answers (with its label) when the test calls `release()`, unless aborted first. */
+  | 'held'
+  /** The connection drops after the request was sent (the node may have seen it). */
+  | 'reset'
+  /** Answers this JSON-RPC error object (HTTP 200). */
+  | { error: { code: number; message: string } }
+  /** Answers this JSON-RPC body for the request body. */
+  | { respond: (body: string) => string }
 
 type StubUpstream = Upstream & {
   /** Behaviours for the next calls, in order; then `behaviour`. */
@@ -26,9 +45,12 @@ type StubUpstream = Upstream & {
   calls: number
   aborts: number
   closed: boolean
+  /** Answers the calls held so far. */
+  release(): void
 }
 
 function stubUpstream(label: string, behaviour: Behaviour = 'answer'): StubUpstream {
+  const held: (() => void)[] = []
   const stub: StubUpstream = {
     label,
     script: [],
@@ -36,6 +58,9 @@ function stubUpstream(label: string, behaviour: Behaviour = 'answer'): StubUpstr
     calls: 0,
     aborts: 0,
     closed: false,
+    release() {
+      for (const answer of held.splice(0)) answer()
+    },
     post(_body: string, { onStart }: PostOptions = {}) {
       stub.calls++
       const now = stub.script.shift() ?? stub.behaviour
@@ -53,10 +78,27 @@ function stubUpstream(label: string, behaviour: Behaviour = 'answer'): StubUpstr
           settle(() => reject(reason))
         })
         if (now === 'hang') return
+        if (now === 'held') {
+          held.push(() =>
+            settle(() =>
+              resolve({ status: 200, body: Buffer.from(`{"jsonrpc":"2.0","id":1,"result":"${label}"}`) }),
+            ),
+          )
+          return
+        }
         setImmediate(() =>
           settle(() => {
             if (now === 'refused') {
               reject(Object.assign(new Error(`connect ECONNREFUSED ${label}`), { code: 'ECONNREFUSED' }))
+            } else if (now === 'reset') {
+              reject(Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }))
+            } else if (typeof now === 'object' && 'error' in now) {
+              resolve({
+                status: 200,
+                body: Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, error: now.error })),
+              })
+            } else if (typeof now === 'object') {
+              resolve({ status: 200, body: Buffer.from(now.respond(_body)) })
             } else if (now === 'garbage')
               resolve({ status: 200, body: Buffer.from('<html>bad gateway</html>') })
             else if (typeof now === 'number') resolve({ status: now, body: Buffer.from('{"error":"busy"}') })
@@ -531,6 +573,226 @@ describe('createUpstreamPool', () => {
       assert.equal(await answeredBy(pool, { headSensitive: true }), 'b')
       pool.noteHead(member(0), 12n)
       assert.equal(await answeredBy(pool, { headSensitive: true }), 'a')
+    })
+  })
+
+  describe('node error answers (docs/compatibility.md §7)', () => {
+    const missing = { error: { code: -32000, message: 'missing trie node 01 (path )' } }
+    const limited = { error: { code: -32005, message: 'daily request count exceeded, request rate limited' } }
+    const revert = { error: { code: 3, message: 'execution reverted: rate limit exceeded' } }
+
+    it('missing data: the next member answers; the first loses standing but keeps its breaker closed', async () => {
+      const { pool, stubs, member } = setup([missing, 'answer'])
+      assert.equal(await answeredBy(pool, { retry: true }), 'b')
+      assert.deepEqual([member(0).failures, member(0).breaker.consecutiveFailures], [1, 0])
+      assert.ok(member(0).errorRate > 0)
+      // it stays first in line: one miss is not a fault
+      ;(stubs[0] as StubUpstream).behaviour = 'answer'
+      assert.equal(await answeredBy(pool, { retry: true }), 'a')
+    })
+
+    it('capacity errors count toward the breaker, like HTTP 429', async () => {
+      const { pool, member } = setup([limited, 'answer'])
+      for (let i = 0; i < 3; i++) assert.equal(await answeredBy(pool, { retry: true }), 'b')
+      assert.equal(member(0).breaker.state, 'open')
+    })
+
+    it('a revert is an answer: no other member is asked, nothing is held against the node', async () => {
+      const { pool, stubs, member } = setup([revert, 'answer'])
+      const answer = JSON.parse((await pool.send(body, { retry: true })).toString())
+      assert.deepEqual(answer.error, revert.error)
+      assert.deepEqual([(stubs[1] as StubUpstream).calls, member(0).failures], [0, 0])
+    })
+
+    it("every member missing the data: the last node's answer, each node asked once", async () => {
+      const other = { error: { code: -32000, message: 'header not found' } }
+      const { pool, stubs } = setup([missing, other])
+      const answer = JSON.parse((await pool.send(body, { retry: true })).toString())
+      assert.deepEqual(answer.error, other.error)
+      assert.deepEqual(
+        stubs.map((stub) => stub.calls),
+        [1, 1],
+      )
+    })
+
+    it('with partners to follow, it rejects with NodeErrorAnswer carrying that answer', async () => {
+      const { pool } = setup([missing], { realClock: true })
+      const err = await pool.send(body, { retry: true, fallback: true }).catch((error: unknown) => error)
+      assert.ok(err instanceof NodeErrorAnswer)
+      assert.deepEqual(JSON.parse(err.answer.toString()).error, missing.error)
+    })
+
+    it('every member out of capacity: a 503', async () => {
+      const { pool } = setup([limited, limited], { realClock: true })
+      await assert.rejects(pool.send(body, { retry: true }), UpstreamUnavailableError)
+    })
+  })
+
+  describe('eth_sendRawTransaction (docs/compatibility.md §7)', () => {
+    const raw = '0x02f86c827a6980843b9aca00850ba43b7400825208940000000000000000000000000000000000000000'
+    const hash = keccak256(raw)
+    const send = (pool: UpstreamPool) =>
+      pool.send(body, { rawTransaction: raw }).then((answer) => JSON.parse(answer.toString()))
+    const known = { error: { code: -32000, message: 'already known' } }
+    const nonceTooLow = { error: { code: -32000, message: 'nonce too low' } }
+    /** A node that has mined the transaction (or not): answers lookups by hash. */
+    const lookUp = (has: boolean) => ({
+      respond: (request: string) =>
+        request.includes('eth_getTransactionByHash')
+          ? JSON.stringify({ jsonrpc: '2.0', id: 1, result: has ? { hash } : null })
+          : JSON.stringify({ jsonrpc: '2.0', id: 1, error: nonceTooLow.error }),
+    })
+
+    it('sent once when the first member answers, whatever it answers', async () => {
+      const { pool, stubs } = setup([known, 'answer'])
+      assert.deepEqual((await send(pool)).error, known.error)
+      assert.deepEqual(
+        stubs.map((stub) => stub.calls),
+        [1, 0],
+      )
+    })
+
+    it('resent after a failure a node may have seen; `already known` then answers the hash', async () => {
+      const { pool, stubs } = setup(['reset', known])
+      assert.deepEqual(await send(pool), { jsonrpc: '2.0', id: 1, result: hash })
+      assert.deepEqual(
+        stubs.map((stub) => stub.calls),
+        [1, 1],
+      )
+    })
+
+    it('`nonce too low` on a resend: the hash if the node has the transaction, else its error', async () => {
+      const mined = setup(['reset', lookUp(true)])
+      assert.deepEqual(await send(mined.pool), { jsonrpc: '2.0', id: 1, result: hash })
+      assert.equal((mined.stubs[1] as StubUpstream).calls, 2, 'the send, then the look-up')
+      const taken = setup(['reset', lookUp(false)])
+      assert.deepEqual((await send(taken.pool)).error, nonceTooLow.error)
+    })
+
+    it("`already known` after a refused connection (no node saw it) is not the gateway's own send", async () => {
+      const { pool } = setup(['refused', known])
+      assert.deepEqual((await send(pool)).error, known.error)
+    })
+  })
+
+  describe('hedging', () => {
+    const hedge = { quantile: 0.9, minDelayMs: 50, maxDelayMs: 200, samples: 10 }
+
+    /** A pool that hedges, on fake timers: nothing here sleeps. */
+    function hedged(behaviours: Behaviour[], options: Partial<UpstreamPoolOptions> = {}) {
+      const timers = createFakeTimers()
+      const subject = setup(behaviours, {
+        timeoutMs: 10_000,
+        attemptTimeoutMs: 5_000,
+        hedge,
+        timers,
+        now: () => timers.now(),
+        ...options,
+      })
+      return { ...subject, timers }
+    }
+    const settled = () => new Promise((resolve) => setImmediate(resolve))
+
+    it('an idempotent call not answered after maxDelayMs (no latencies yet) goes to the next member too; the first answer wins, the other is aborted', async () => {
+      const { pool, stubs, member, timers } = hedged(['hang', 'answer'])
+      const answer = answeredBy(pool, { retry: true })
+      await timers.advance(199)
+      assert.equal((stubs[1] as StubUpstream).calls, 0)
+      await timers.advance(1)
+      assert.equal(await answer, 'b')
+      assert.deepEqual(
+        stubs.map((stub) => [stub.calls, stub.aborts]),
+        [
+          [1, 1],
+          [1, 0],
+        ],
+      )
+      assert.deepEqual([member(0).hedges, member(0).failures, member(0).lastError], [1, 0, undefined])
+    })
+
+    it("the delay is the quantile of the member's recent latencies, within minDelayMs..maxDelayMs", async () => {
+      const { pool, stubs, member, timers } = hedged(['hang', 'answer'])
+      const sb = stubs[1] as StubUpstream
+      // an answered call's latency goes into its member's window
+      const call = answeredBy(pool, { retry: true })
+      await timers.advance(200)
+      assert.equal(await call, 'b')
+      assert.equal(member(1).latencies.count, 1)
+      for (const ms of [10, 20, 30, 40, 50, 60, 70, 80, 90, 100]) member(0).latencies.add(ms)
+      const slow = answeredBy(pool, { retry: true })
+      await timers.advance(89)
+      assert.equal(sb.calls, 1)
+      await timers.advance(1)
+      assert.equal(await slow, 'b')
+      // fast members: never sooner than minDelayMs
+      for (let index = 0; index < 10; index++) member(0).latencies.add(1)
+      const slowAgain = answeredBy(pool, { retry: true })
+      await timers.advance(49)
+      assert.equal(sb.calls, 2)
+      await timers.advance(1)
+      assert.equal(await slowAgain, 'b')
+    })
+
+    it('the first attempt may still win; the hedge is then aborted', async () => {
+      const { pool, stubs, timers } = hedged(['held', 'hang'])
+      const answer = answeredBy(pool, { retry: true })
+      await timers.advance(200)
+      assert.equal((stubs[1] as StubUpstream).calls, 1)
+      ;(stubs[0] as StubUpstream).release()
+      assert.equal(await answer, 'a')
+      assert.equal((stubs[1] as StubUpstream).aborts, 1)
+    })
+
+    it('a hedge that fails waits for the first attempt, and is held against its member', async () => {
+      const { pool, stubs, member, timers } = hedged(['held', 500])
+      const answer = answeredBy(pool, { retry: true })
+      await timers.advance(200)
+      await settled()
+      assert.equal(member(1).failures, 1)
+      ;(stubs[0] as StubUpstream).release()
+      assert.equal(await answer, 'a')
+    })
+
+    it('none for calls that are not idempotent, a transaction, one member, no attempts left, or when off', async () => {
+      const cases: [Behaviour[], Parameters<UpstreamPool['send']>[1], Partial<UpstreamPoolOptions>][] = [
+        [['held', 'answer'], {}, {}],
+        [['held', 'answer'], { retry: true, rawTransaction: '0x01' }, {}],
+        [['held'], { retry: true }, {}],
+        [['held', 'answer'], { retry: true }, { maxAttempts: 1 }],
+        [['held', 'answer'], { retry: true }, { hedge: undefined }],
+      ]
+      for (const [behaviours, sendOptions, options] of cases) {
+        const { pool, stubs, member, timers } = hedged(behaviours, options)
+        const answer = pool.send(body, sendOptions)
+        await timers.advance(1_000)
+        ;(stubs[0] as StubUpstream).release()
+        await answer
+        assert.deepEqual(
+          [stubs.map((stub) => stub.calls), member(0).hedges],
+          [behaviours.map((_, index) => (index === 0 ? 1 : 0)), 0],
+          JSON.stringify([sendOptions, options]),
+        )
+      }
+    })
+
+    it('the client going away stops both attempts', async () => {
+      const { pool, stubs, member, timers } = hedged(['hang', 'hang'])
+      const cancellation = new Cancellation()
+      const answer = pool.send(body, { retry: true, cancellation })
+      await timers.advance(200)
+      cancellation.cancel()
+      await assert.rejects(answer, ClientGoneError)
+      await settled()
+      assert.deepEqual(
+        stubs.map((stub) => stub.aborts),
+        [1, 1],
+      )
+      assert.deepEqual([member(0).failures, member(1).failures], [0, 0])
+    })
+
+    it('refuses a quantile outside 0..1 or minDelayMs above maxDelayMs', () => {
+      assert.throws(() => setup(['answer'], { hedge: { ...hedge, quantile: 1.5 } }), RangeError)
+      assert.throws(() => setup(['answer'], { hedge: { ...hedge, minDelayMs: 300 } }), RangeError)
     })
   })
 

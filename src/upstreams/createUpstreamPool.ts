@@ -1,8 +1,15 @@
-import { setTimeout as delay } from 'node:timers/promises'
 import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/errors.ts'
 import type { Cancellation } from '../failsafe/Cancellation.ts'
 import { CircuitBreaker } from '../failsafe/CircuitBreaker.ts'
+import { type BackoffPolicy, getBackoffMs } from '../failsafe/getBackoffMs.ts'
+import { LatencyWindow } from '../failsafe/LatencyWindow.ts'
+import { sleep, systemTimers, type Timers } from '../failsafe/Timers.ts'
+import { withHedge } from '../failsafe/withHedge.ts'
+import { answerResentTransaction } from './answerResentTransaction.ts'
+import { attemptUpstream } from './attemptUpstream.ts'
+import { createMemberRanking } from './createMemberRanking.ts'
 import type { Upstream } from './createUpstream.ts'
+import { type AttemptFailure, mayRetry, type Verdict } from './judgeAttempt.ts'
 
 /**
  * One upstream and what the pool knows of it. Written by the pool (call outcomes) and the head
@@ -16,6 +23,8 @@ export type PoolMember = {
   head: bigint | undefined
   /** Moving average of successful calls' latency, ms. */
   latencyMs: number | undefined
+  /** Its last successful calls' latencies: the hedge delay is a quantile of them. */
+  readonly latencies: LatencyWindow
   /** Moving average of failures, 0..1 (a member above one half goes behind the others). */
   errorRate: number
   /** Closed: in use. Open: kept off until a call after the cooldown, or the next head poll, finds it well. */
@@ -23,26 +32,43 @@ export type PoolMember = {
   lastError: string | undefined
   requests: number
   failures: number
+  /** Hedges started because it had not answered a call in time (the hedge went to another member). */
+  hedges: number
 }
 
 export type SendOptions = {
   /** performance.now() by which the answer must be in (default: timeoutMs from now); past it, a 504. */
   deadline?: number
-  /** Transient failures (timeout, connection error, 5xx, 429, garbage) are retried, on another member first. */
+  /**
+   * Transient failures (timeout, connection error, 5xx, 429, garbage, and the node errors that mean
+   * "cannot answer now": nodeErrors.ts) are retried, on another member first.
+   */
   retry?: boolean
   /** The answer depends on the head: members lagging the network's head are not used. */
   headSensitive?: boolean
-  /** Partners follow if this pool fails: no attempt waits longer than attemptTimeoutMs. */
+  /**
+   * Partners follow if this pool fails: no attempt waits longer than attemptTimeoutMs, and when
+   * every member answered a "cannot answer now" error, send rejects with NodeErrorAnswer instead of
+   * resolving with the last one (the partners may have the data).
+   */
   fallback?: boolean
+  /**
+   * eth_sendRawTransaction's signed transaction: resent (on another member when one is in use) after
+   * a failure a node may have seen (a signed transaction cannot be applied twice), and a resend's `already known`
+   * answers its hash (docs/compatibility.md §7).
+   */
+  rawTransaction?: string | undefined
   cancellation?: Cancellation | undefined
 }
 
 export type UpstreamPool = {
   members: readonly PoolMember[]
   /**
-   * Sends one JSON-RPC body to the best member, retrying per `options`. Rejects with
-   * UpstreamTimeoutError when the deadline passes, UpstreamUnavailableError when no member could
-   * answer, and ClientGoneError when the client went away (which is not an upstream failure).
+   * Sends one JSON-RPC body to the best member, retrying per `options`. Resolves with the answer:
+   * the first one that is not a failure (judgeAttempt), else the last node error that says what is
+   * missing (docs/compatibility.md §7). Rejects with UpstreamTimeoutError when the deadline passes,
+   * UpstreamUnavailableError when no member could answer, NodeErrorAnswer (only with `fallback`),
+   * and ClientGoneError when the client went away (which is not an upstream failure).
    */
   send(body: string, options?: SendOptions): Promise<Buffer>
   /** The highest head among members in use (undefined before any is known). */
@@ -67,7 +93,28 @@ export type UpstreamPoolOptions = {
   breakerFailures: number
   breakerCooldownMs: number
   breakerMaxCooldownMs: number
+  /** Hedging of idempotent calls (undefined: off). */
+  hedge?: HedgePolicy | undefined
   now?: () => number
+  timers?: Timers
+  /** 0..1, for the jitter of retry pauses (Math.random unless a test fixes it). */
+  random?: () => number
+}
+
+/**
+ * An idempotent call's attempt that has not answered after a delay (the quantile of that member's
+ * recent latencies, within minDelayMs..maxDelayMs) gets one more attempt on the next member in use
+ * that it has not tried; the first good answer wins and the other attempt is aborted. A hedge is
+ * one of the call's maxAttempts; no hedge when no other member is in use.
+ */
+export type HedgePolicy = {
+  /** 0..1: which quantile of the member's recent latencies a call waits before hedging (0.9: p90). */
+  quantile: number
+  minDelayMs: number
+  /** Also the delay while the member has no latencies yet. */
+  maxDelayMs: number
+  /** How many of each member's last successful calls the quantile is taken over. */
+  samples: number
 }
 
 export class ClientGoneError extends Error {
@@ -77,24 +124,48 @@ export class ClientGoneError extends Error {
   }
 }
 
-/** A failure that left the request unsent is safe to retry even for calls that are not idempotent. */
-const unsentErrorCodes = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN'])
+/**
+ * Every member answered an error saying it cannot answer this now (docs/compatibility.md §7), and
+ * partners follow (`fallback`): `answer` is the last one, for the client if the partners fail too.
+ */
+export class NodeErrorAnswer extends Error {
+  override name = 'NodeErrorAnswer'
+  constructor(
+    readonly answer: Buffer,
+    readonly logDetails: string,
+  ) {
+    super('every upstream answered an error it may not have for another node')
+  }
+}
 
 const latencyWeight = 0.1
 const errorWeight = 0.05
+/** Pauses before retrying the member that just failed (the only one left), within the deadline. */
+const sameMemberBackoff: BackoffPolicy = { baseMs: 25, factor: 2, maxMs: 1_000, jitter: 0.5 }
+const defaultLatencySamples = 64
 
 /**
  * A network's upstreams as one: ranks them by health (breaker, error rate, lag behind the head) and
- * config order, sends each call to the best one, retries idempotent calls on transient failures
- * within the call's deadline, and keeps calls off dead members with a per-member circuit breaker.
+ * config order (createMemberRanking), sends each call to the best one, retries idempotent calls on transient failures
+ * within the call's deadline, hedges slow idempotent calls on another member, and keeps calls off
+ * dead members with a per-member circuit breaker. Composes the failsafe/ primitives: each attempt
+ * has a timeout (withTimeout), attempts race a slow one (withHedge) inside the retry loop (pauses:
+ * getBackoffMs), which goes on as judgeAttempt and mayRetry say; each member has a CircuitBreaker.
  */
 export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolOptions): UpstreamPool {
   const now = options.now ?? (() => performance.now())
+  const timers = options.timers ?? systemTimers
+  const random = options.random ?? Math.random
+  const { hedge } = options
+  if (hedge && !(hedge.quantile >= 0 && hedge.quantile <= 1 && hedge.minDelayMs <= hedge.maxDelayMs)) {
+    throw new RangeError('expected a hedge quantile within 0..1 and minDelayMs <= maxDelayMs')
+  }
   const members: PoolMember[] = upstreams.map((upstream, priority) => ({
     upstream,
     priority,
     head: undefined,
     latencyMs: undefined,
+    latencies: new LatencyWindow(hedge?.samples ?? defaultLatencySamples),
     errorRate: 0,
     breaker: new CircuitBreaker({
       failures: options.breakerFailures,
@@ -105,63 +176,11 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     lastError: undefined,
     requests: 0,
     failures: 0,
+    hedges: 0,
   }))
 
-  // Rankings are recomputed when a member changes class (breaker, error rate, lag), not per call.
-  let ranked: PoolMember[] = members
-  let rankedAtHead: PoolMember[] = members
-  let dirty = true
-  let networkHead: bigint | undefined
-
-  function rank(): void {
-    dirty = false
-    networkHead = undefined
-    for (const member of members) {
-      if (member.breaker.state === 'closed' && member.head !== undefined) {
-        if (networkHead === undefined || member.head > networkHead) networkHead = member.head
-      }
-    }
-    const closed = members.filter((member) => member.breaker.state === 'closed')
-    closed.sort((a, b) => Number(a.errorRate > 0.5) - Number(b.errorRate > 0.5) || a.priority - b.priority)
-    ranked = closed
-    const top = networkHead
-    rankedAtHead =
-      top === undefined
-        ? closed
-        : closed
-            .filter(
-              (member) => member.head === undefined || top - member.head <= BigInt(options.maxLagBlocks),
-            )
-            // among equally healthy members, those at the head first, so that a client does not see
-            // the head go backwards (the sort is stable: config order otherwise)
-            .sort(
-              (a, b) =>
-                Number(a.errorRate > 0.5) - Number(b.errorRate > 0.5) ||
-                Number(a.head !== top) - Number(b.head !== top),
-            )
-  }
-
-  /**
-   * The next member to try: the best untried one, else (unless `untriedOnly`) the best one, else an
-   * open member whose cooldown is over, which gets this call as its probe.
-   */
-  function pick(headSensitive: boolean, tried: Set<PoolMember> | undefined, untriedOnly: boolean) {
-    if (dirty) rank()
-    const order = headSensitive ? rankedAtHead : ranked
-    for (const member of order) if (!tried?.has(member)) return member
-    if (untriedOnly) return undefined
-    if (order.length > 0) return order[0]
-    // members are in config order: the first open one whose cooldown is over
-    return members.find((member) => !tried?.has(member) && member.breaker.claimProbe())
-  }
-
-  /** Whether a member other than `member` is left to try. */
-  function hasOther(headSensitive: boolean, member: PoolMember, tried: Set<PoolMember> | undefined): boolean {
-    for (const each of headSensitive ? rankedAtHead : ranked) {
-      if (each !== member && !tried?.has(each)) return true
-    }
-    return false
-  }
+  const ranking = createMemberRanking(members, options.maxLagBlocks)
+  const { pick, hasOther } = ranking
 
   function succeeded(member: PoolMember, latencyMs: number): void {
     member.requests++
@@ -169,63 +188,152 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
       member.latencyMs === undefined
         ? latencyMs
         : member.latencyMs + latencyWeight * (latencyMs - member.latencyMs)
+    member.latencies.add(latencyMs)
     const wasDegraded = member.errorRate > 0.5
     member.errorRate *= 1 - errorWeight
     if (member.breaker.recordSuccess() || wasDegraded !== member.errorRate > 0.5) {
       member.lastError = undefined
-      dirty = true
+      ranking.invalidate()
     }
   }
 
-  /** `probe`: the member was open when this call picked it (calls begun before it opened are not probes). */
-  function failed(member: PoolMember, reason: string, probe: boolean): void {
+  /**
+   * A failure held against the member: its error rate (above one half, it goes behind the others)
+   * and, unless `probe` is undefined (it answered, only not this call), its breaker. `probe`: the
+   * member was open when this call picked it (calls begun before it opened are not probes).
+   */
+  function failed(member: PoolMember, reason: string, probe: boolean | undefined): void {
     member.requests++
     member.failures++
     member.lastError = reason
     const wasDegraded = member.errorRate > 0.5
     member.errorRate += errorWeight * (1 - member.errorRate)
-    if (member.breaker.recordFailure(probe) || wasDegraded !== member.errorRate > 0.5) dirty = true
+    const opened = probe !== undefined && member.breaker.recordFailure(probe)
+    if (opened || wasDegraded !== member.errorRate > 0.5) ranking.invalidate()
+  }
+
+  /** How long a call waits for `member` before hedging: its recent latencies' quantile, bounded. */
+  function hedgeDelayMs(member: PoolMember, policy: HedgePolicy): number {
+    const quantile = member.latencies.quantile(policy.quantile) ?? policy.maxDelayMs
+    return Math.min(policy.maxDelayMs, Math.max(policy.minDelayMs, quantile))
+  }
+
+  /** Holds an attempt's failure against the member as much as judgeAttempt says it counts. */
+  function record(member: PoolMember, failure: AttemptFailure, probe: boolean): void {
+    if (failure.blame === 'none') member.requests++
+    else failed(member, failure.reason, failure.blame === 'down' ? probe : undefined)
   }
 
   async function send(body: string, sendOptions: SendOptions = {}): Promise<Buffer> {
-    const { retry = false, headSensitive = false, fallback = false, cancellation } = sendOptions
+    const {
+      retry = false,
+      headSensitive = false,
+      fallback = false,
+      rawTransaction,
+      cancellation,
+    } = sendOptions
     const deadline = sendOptions.deadline ?? now() + options.timeoutMs
-    const maxAttempts = retry ? options.maxAttempts : 1
+    const maxAttempts = retry || rawTransaction !== undefined ? options.maxAttempts : 1
+    // idempotent reads only are hedged: not a transaction's send (resent only after a failure), not filters
+    const hedgePolicy = retry && rawTransaction === undefined ? hedge : undefined
+    // attempts started, hedges included
+    let started = 0
+    // members asked already
     let tried: Set<PoolMember> | undefined
     const failures: string[] = []
     // an attempt given the rest of the deadline timed out (its timer may fire a little before `now()` agrees)
     let deadlinePassed = false
-    for (let attempt = 0; ; attempt++) {
-      // calls that are not idempotent move on only when the failed attempt never reached the node
-      const member = pick(headSensitive, tried, attempt >= maxAttempts)
-      if (!member) break
-      // the same member again (it is the only one left): a short pause first, within the deadline
-      if (tried?.has(member)) await delay(Math.max(0, Math.min(25 * attempt, (deadline - now()) / 4)))
+    // the last node error that says what is missing, for the client if nothing better comes
+    let nodeAnswer: Buffer | undefined
+    // members whose node answered for itself: asking again would get the same answer
+    let answered: Set<PoolMember> | undefined
+    // a node may have seen this call already (it failed after it was sent)
+    let seen = false
+
+    /** One attempt on `member`; its outcome is held for or against the member as soon as it is in. */
+    async function attempt(member: PoolMember, superseded: Cancellation | undefined): Promise<Step> {
+      const index = started++
       const remaining = deadline - now()
-      if (remaining <= 0) break
       // one attempt waits at most attemptTimeoutMs while something else could still answer in time:
       // another member, or (`fallback`) the partners; the last one may use the rest of the deadline
-      const bounded = attempt + 1 < maxAttempts && (fallback || hasOther(headSensitive, member, tried))
+      const bounded = index + 1 < maxAttempts && (fallback || hasOther(headSensitive, member, tried))
       const timeoutMs = bounded || fallback ? Math.min(remaining, options.attemptTimeoutMs) : remaining
       const probe = member.breaker.state === 'open'
-      const started = now()
-      const outcome = await attemptOnce(member.upstream, body, timeoutMs, cancellation)
-      if ('body' in outcome) {
-        succeeded(member, now() - started)
-        return outcome.body
-      }
-      if (outcome.clientGone) throw new ClientGoneError()
-      // a refusal of this request (413 for a big batch, say) says nothing of the node's health:
-      // counting it would let one client's requests take upstreams out of use for everyone
-      if (outcome.refused) member.requests++
-      else failed(member, outcome.reason, probe)
-      failures.push(`${member.upstream.label}: ${outcome.reason}`)
-      deadlinePassed = outcome.timedOut === true && timeoutMs >= remaining
-      if (deadlinePassed || (attempt + 1 >= maxAttempts && !outcome.unsent)) break
       tried ??= new Set()
       tried.add(member)
+      const began = now()
+      const verdict = await attemptUpstream(member.upstream, body, timeoutMs, {
+        cancellation,
+        superseded,
+        timers,
+      })
+      if ('answer' in verdict) succeeded(member, now() - began)
+      else if (!verdict.clientGone) {
+        record(member, verdict, probe)
+        if (verdict.superseded) return { member, verdict }
+        failures.push(`${member.upstream.label}: ${verdict.reason}`)
+        if (verdict.nodeAnswer) {
+          nodeAnswer = verdict.nodeAnswer
+          answered ??= new Set()
+          answered.add(member)
+        }
+        if (!verdict.unsent) seen = true
+        if (verdict.timedOut === true && timeoutMs >= remaining) deadlinePassed = true
+      }
+      return { member, verdict }
+    }
+
+    /** A hedge: one more attempt, on the best member in use not asked yet, if any and if allowed. */
+    function hedgeAttempt(superseded: Cancellation): Promise<Step> | undefined {
+      if (started >= maxAttempts || deadline - now() <= 0) return undefined
+      const member = pick(headSensitive, tried, true, undefined)
+      return member && attempt(member, superseded)
+    }
+
+    for (;;) {
+      // calls that are not idempotent move on only when the failed attempt never reached the node
+      const member = pick(headSensitive, tried, started >= maxAttempts, answered)
+      if (!member) break
+      // the same member again (it is the only one left): a pause first, within the deadline
+      if (tried?.has(member)) {
+        const pauseMs = getBackoffMs(started, sameMemberBackoff, random)
+        await sleep(Math.max(0, Math.min(pauseMs, (deadline - now()) / 4)), timers)
+      }
+      if (deadline - now() <= 0) break
+      // a race only where a hedge could go: with no other member in use, the plain attempt (no timer)
+      const step =
+        hedgePolicy && started + 1 < maxAttempts && hasOther(headSensitive, member, tried)
+          ? await withHedge<Step>(
+              (index, superseded) => (index === 0 ? attempt(member, superseded) : hedgeAttempt(superseded)),
+              {
+                delayMs: hedgeDelayMs(member, hedgePolicy),
+                maxHedges: 1,
+                isFinal: ({ verdict }) => 'answer' in verdict || verdict.clientGone === true,
+                onHedge: () => member.hedges++,
+                timers,
+              },
+            )
+          : await attempt(member, undefined)
+      const { verdict } = step
+      if ('answer' in verdict) {
+        if (rawTransaction === undefined || !seen) return verdict.answer
+        return answerResentTransaction(verdict.answer, rawTransaction, async (lookUp) => {
+          const timeoutMs = Math.max(1, deadline - now())
+          const found = await attemptUpstream(step.member.upstream, lookUp, timeoutMs, {
+            cancellation,
+            timers,
+          })
+          return 'answer' in found ? found.answer : undefined
+        })
+      }
+      if (verdict.clientGone) throw new ClientGoneError()
+      if (deadlinePassed || !mayRetry(verdict, started < maxAttempts)) break
     }
     const logDetails = failures.length > 0 ? failures.join('; ') : 'every upstream is failing'
+    if (nodeAnswer) {
+      if (fallback) throw new NodeErrorAnswer(nodeAnswer, logDetails)
+      return nodeAnswer
+    }
     if (deadlinePassed || deadline - now() <= 1) throw new UpstreamTimeoutError({ logDetails })
     throw new UpstreamUnavailableError({ logDetails })
   }
@@ -233,28 +341,25 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
   return {
     members,
     send,
-    head() {
-      if (dirty) rank()
-      return networkHead
-    },
+    head: ranking.head,
     noteHead(member, head) {
-      if (member.head !== head) dirty = true
+      if (member.head !== head) ranking.invalidate()
       member.head = head
       // a node that answers its health check is well: back in use, failures forgotten
       if (member.breaker.state === 'open' || member.lastError !== undefined) {
         member.breaker.close()
         member.lastError = undefined
-        dirty = true
+        ranking.invalidate()
       }
       // and its error rate decays as if a call had succeeded: a member put behind the others gets
       // no calls, so without this it could never come back to the front
       const wasDegraded = member.errorRate > 0.5
       member.errorRate *= 1 - errorWeight
-      if (wasDegraded !== member.errorRate > 0.5) dirty = true
+      if (wasDegraded !== member.errorRate > 0.5) ranking.invalidate()
     },
     noteProbeFailure(member, reason) {
       member.lastError = reason
-      if (member.breaker.trip()) dirty = true
+      if (member.breaker.trip()) ranking.invalidate()
     },
     isReachable: () => members.some((member) => member.breaker.state === 'closed'),
     close: async () => {
@@ -263,82 +368,5 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
   }
 }
 
-type Failure = {
-  reason: string
-  clientGone?: boolean
-  unsent?: boolean
-  timedOut?: boolean
-  /** The node refused this request, not every request: not held against its health. */
-  refused?: boolean
-}
-
-/**
- * Statuses that refuse one request for what it is (400, 404, 405, 413, 414, 422, ...). 401 and 403
- * (the gateway's credentials for that upstream), 408 and 429 (load) count against the upstream.
- */
-function refusesRequest(status: number): boolean {
-  return status >= 400 && status < 500 && status !== 401 && status !== 403 && status !== 408 && status !== 429
-}
-
-/**
- * One call to one upstream, bounded by `timeoutMs` and the client's cancellation. It ends when
- * stopped even if the request never started (still queued for a connection, it has no abort yet).
- */
-function attemptOnce(
-  upstream: Upstream,
-  body: string,
-  timeoutMs: number,
-  cancellation: Cancellation | undefined,
-): Promise<{ body: Buffer } | Failure> {
-  return new Promise((resolve) => {
-    let abort: ((reason: Error) => void) | undefined
-    let stopped: Failure | undefined
-    let unsubscribe: (() => void) | undefined
-    const end = (outcome: { body: Buffer } | Failure) => {
-      clearTimeout(timer)
-      unsubscribe?.()
-      resolve(outcome)
-    }
-    const stop = (failure: Failure) => {
-      if (stopped) return
-      stopped = failure
-      abort?.(new Error(failure.reason))
-      end(failure)
-    }
-    const timer = setTimeout(
-      () => stop({ reason: `no answer within ${timeoutMs} ms`, timedOut: true }),
-      timeoutMs,
-    )
-    unsubscribe = cancellation?.onCancel(() => stop({ reason: 'the client went away', clientGone: true }))
-    if (stopped) return
-    upstream
-      .post(body, {
-        onStart(abortRequest) {
-          abort = abortRequest
-          if (stopped) abortRequest(new Error(stopped.reason))
-        },
-      })
-      .then(
-        (response) => {
-          if (stopped) return
-          if (response.status < 200 || response.status >= 300) {
-            end({ reason: `HTTP ${response.status}`, refused: refusesRequest(response.status) })
-          } else if (!isJsonObjectOrArray(response.body)) end({ reason: 'an answer that is not JSON' })
-          else end({ body: response.body })
-        },
-        (err: Error & { code?: string }) => {
-          if (stopped) return
-          end({ reason: err.message, unsent: err.code !== undefined && unsentErrorCodes.has(err.code) })
-        },
-      )
-  })
-}
-
-/** A cheap check that an answer is JSON at all, without parsing it: the first non-blank byte. */
-function isJsonObjectOrArray(body: Buffer): boolean {
-  for (const byte of body) {
-    if (byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09) continue
-    return byte === 0x7b || byte === 0x5b
-  }
-  return false
-}
+/** One attempt's member and verdict. */
+type Step = { member: PoolMember; verdict: Verdict }

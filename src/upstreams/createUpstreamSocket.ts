@@ -1,8 +1,12 @@
 import WebSocket from 'ws'
+import { UpstreamTimeoutError } from '../errors/errors.ts'
 import { redactUrl } from './redactUrl.ts'
 
 export type UpstreamSocket = {
-  /** A JSON-RPC call over the socket; rejects if the socket drops first. */
+  /**
+   * A JSON-RPC call over the socket; rejects if the socket drops first, or with UpstreamTimeoutError
+   * when no answer comes within `requestTimeoutMs` (the connection is then dropped for the next URL).
+   */
   request<T>(method: string, params: unknown[]): Promise<T>
   /**
    * Keeps an upstream subscription alive: subscribes now (or once connected) and again after every
@@ -21,9 +25,14 @@ export type UpstreamSocketOptions = {
   onError?: (err: unknown, label: string) => void
   /** First reconnect delay; doubles up to 2 s. */
   reconnectMs?: number
+  /** How long one request may wait for its answer; default 5 s, as upstreams.attemptTimeoutMs. */
+  requestTimeoutMs?: number
 }
 
-type Pending = { resolve: (value: unknown) => void; reject: (err: Error) => void }
+/** One upstream attempt's wait, as upstreams.attemptTimeoutMs defaults to (docs/config.md). */
+const defaultRequestTimeoutMs = 5_000
+
+type Pending = { resolve: (value: unknown) => void; reject: (err: Error) => void; timer: NodeJS.Timeout }
 type Subscription = {
   params: unknown[]
   onNotification: (result: unknown) => void
@@ -33,11 +42,11 @@ type Subscription = {
 
 /**
  * One WebSocket to an upstream, moving on to the next URL and reconnecting with backoff when it
- * drops, and restoring every subscription on the new connection. Subscriptions are shared by the
- * gateway's clients above this, so one upstream subscription serves them all.
+ * drops or stops answering, and restoring every subscription on the new connection. Subscriptions
+ * are shared by the gateway's clients above this, so one upstream subscription serves them all.
  */
 export function createUpstreamSocket(options: UpstreamSocketOptions): UpstreamSocket {
-  const { urls } = options
+  const { urls, requestTimeoutMs = defaultRequestTimeoutMs } = options
   let socket: WebSocket | undefined
   let open = false
   let closed = false
@@ -69,7 +78,10 @@ export function createUpstreamSocket(options: UpstreamSocketOptions): UpstreamSo
       socket = undefined
       byUpstreamId.clear()
       for (const subscription of subscriptions) subscription.upstreamId = undefined
-      for (const { reject } of pending.values()) reject(new Error('upstream socket closed'))
+      for (const { reject, timer } of pending.values()) {
+        clearTimeout(timer)
+        reject(new Error('upstream socket closed'))
+      }
       pending.clear()
       if (closed) return
       urlIndex++
@@ -100,6 +112,7 @@ export function createUpstreamSocket(options: UpstreamSocketOptions): UpstreamSo
     const waiting = pending.get(message.id)
     if (!waiting) return
     pending.delete(message.id)
+    clearTimeout(waiting.timer)
     if (message.error) waiting.reject(new Error(message.error.message ?? 'upstream error'))
     else waiting.resolve(message.result)
   }
@@ -109,7 +122,15 @@ export function createUpstreamSocket(options: UpstreamSocketOptions): UpstreamSo
     if (!ws || !open) return Promise.reject(new Error('upstream socket not connected'))
     const id = nextId++
     return new Promise<T>((resolve, reject) => {
-      pending.set(id, { resolve: resolve as (value: unknown) => void, reject })
+      // an upstream that does not answer is failed over like one that dropped: the close handler
+      // rejects the other waiting requests and moves to the next URL, where subscriptions are restored
+      const timer = setTimeout(() => {
+        pending.delete(id)
+        reject(new UpstreamTimeoutError({ logDetails: `${method} over the upstream WebSocket` }))
+        if (socket === ws) ws.terminate()
+      }, requestTimeoutMs)
+      timer.unref()
+      pending.set(id, { resolve: resolve as (value: unknown) => void, reject, timer })
       ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }))
     })
   }

@@ -15,6 +15,12 @@ export type FakeBehaviour =
       target: string
       respond: (request: { method: string; id: unknown; params: unknown[] }) => unknown
     }
+  /** Answers a JSON-RPC error object (HTTP 200), as nodes answer what they cannot do. */
+  | { kind: 'rpcError'; error: { code: number; message: string; data?: unknown } }
+  /** Forwards the call to `target` (which takes it), then drops the connection instead of answering. */
+  | { kind: 'deliverThenDrop'; target: string }
+  /** Calls of `methods` get `behaviour`; every other call (head polls included) is forwarded to `otherwise`. */
+  | { kind: 'forMethods'; methods: string[]; behaviour: FakeBehaviour; otherwise: string }
 
 export type FakeUpstream = {
   url: string
@@ -30,27 +36,36 @@ export type FakeUpstream = {
   close(): Promise<void>
 }
 
-/** A scriptable JSON-RPC upstream on loopback for faults: hangs, error statuses, garbage, dropped sockets. */
+/**
+ * A scriptable JSON-RPC upstream on loopback for faults: hangs, error statuses, garbage, dropped
+ * sockets, node error answers no real node can be made to give.
+ */
 export async function startFakeUpstream(initial: FakeBehaviour = { kind: 'hang' }): Promise<FakeUpstream> {
   let behaviour = initial
   const requests: FakeUpstream['requests'] = []
   const received: FakeUpstream['received'] = []
   const hanging = new Set<ServerResponse>()
 
-  const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
-    const chunks: Buffer[] = []
-    for await (const chunk of req) chunks.push(chunk as Buffer)
-    const body = JSON.parse(Buffer.concat(chunks).toString())
-    requests.push(body)
-    received.push({ path: req.url ?? '', headers: { ...req.headers } })
-    switch (behaviour.kind) {
+  type Request = { method: string; id: unknown; params: unknown[] }
+
+  async function forward(target: string, body: Request): Promise<{ status: number; text: string }> {
+    const answer = await fetch(target, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
+    return { status: answer.status, text: await answer.text() }
+  }
+
+  async function serve(now: FakeBehaviour, body: Request, req: IncomingMessage, res: ServerResponse) {
+    switch (now.kind) {
       case 'hang':
         hanging.add(res)
         res.on('close', () => hanging.delete(res))
         return
       case 'status':
-        res.writeHead(behaviour.status, { 'content-type': 'application/json' })
-        res.end(behaviour.body ?? '{"error":"nope"}')
+        res.writeHead(now.status, { 'content-type': 'application/json' })
+        res.end(now.body ?? '{"error":"nope"}')
         return
       case 'garbage':
         res.writeHead(200, { 'content-type': 'application/json' })
@@ -61,26 +76,46 @@ export async function startFakeUpstream(initial: FakeBehaviour = { kind: 'hang' 
         return
       case 'json':
         res.writeHead(200, { 'content-type': 'application/json' })
-        res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: behaviour.respond(body) }))
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: now.respond(body) }))
         return
+      case 'rpcError':
+        res.writeHead(200, { 'content-type': 'application/json' })
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, error: now.error }))
+        return
+      case 'deliverThenDrop':
+        await forward(now.target, body)
+        req.socket.destroy()
+        return
+      case 'forMethods':
+        return serve(
+          now.methods.includes(body.method) ? now.behaviour : { kind: 'proxy', target: now.otherwise },
+          body,
+          req,
+          res,
+        )
       case 'rewrite':
       case 'proxy': {
-        const result = behaviour.kind === 'rewrite' ? behaviour.respond(body) : undefined
+        const result = now.kind === 'rewrite' ? now.respond(body) : undefined
         if (result !== undefined) {
           res.writeHead(200, { 'content-type': 'application/json' })
           res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result }))
           return
         }
-        const answer = await fetch(behaviour.target, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify(body),
-        })
+        const answer = await forward(now.target, body)
         res.writeHead(answer.status, { 'content-type': 'application/json' })
-        res.end(await answer.text())
+        res.end(answer.text)
         return
       }
     }
+  }
+
+  const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = []
+    for await (const chunk of req) chunks.push(chunk as Buffer)
+    const body = JSON.parse(Buffer.concat(chunks).toString())
+    requests.push(body)
+    received.push({ path: req.url ?? '', headers: { ...req.headers } })
+    await serve(behaviour, body, req, res)
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const address = server.address()

@@ -1,0 +1,26 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { configSchema } from './configSchema.ts'
+
+const network = { name: 'devnet', chainId: 31337, upstreams: [{ url: 'http://127.0.0.1:8545' }] }
+
+describe('configSchema: upstreams.hedge', () => {
+  it('is on by default: p90 of recent latencies, within 50..1000 ms', () => {
+    const config = configSchema.parse({ networks: [network] })
+    assert.deepEqual(config.upstreams.hedge, {
+      enabled: true,
+      quantile: 0.9,
+      minDelayMs: 50,
+      maxDelayMs: 1_000,
+      samples: 64,
+    })
+  })
+
+  it('can be switched off, and refuses a minimum above the maximum or a quantile outside 0..1', () => {
+    const off = configSchema.parse({ networks: [network], upstreams: { hedge: { enabled: false } } })
+    assert.equal(off.upstreams.hedge.enabled, false)
+    for (const hedge of [{ minDelayMs: 2_000 }, { quantile: 1.5 }]) {
+      assert.equal(configSchema.safeParse({ networks: [network], upstreams: { hedge } }).success, false)
+    }
+  })
+})

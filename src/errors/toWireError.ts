@@ -1,0 +1,45 @@
+import { InternalError, TollgateError } from './errors.ts'
+
+/** The error member of a JSON-RPC answer: code, message, and the 402/429 `event` and `details`. */
+export type WireError = { code: number; message: string; [field: string]: unknown }
+
+/**
+ * Where an error leaves tollgate, each with its body shape (docs/errors.md):
+ * `jsonrpc` `{"jsonrpc":"2.0","id","error":{"code","message",...}}` (JSON-RPC over HTTP and
+ * WebSocket, refused upgrades, every route without a shape of its own, /metrics included);
+ * `gas` `{"statusCode","message",...}` (the Gas REST API); `admin` `{"error":{"message"}}`.
+ */
+export type WireSurface = 'jsonrpc' | 'gas' | 'admin'
+
+export type WireErrorAnswer = {
+  httpStatus: number
+  /** The JSON body, to be serialised as it is. */
+  body: Record<string, unknown>
+  /** `retry-after` of a 402 or 429, `www-authenticate` of a 401 that asks for a bearer token. */
+  headers: Record<string, string>
+  /** The JSON-RPC error member, also for the callers that put it in an envelope of their own. */
+  error: WireError
+}
+
+/**
+ * The one place where any thrown value becomes a wire error: its HTTP status, body and headers. A
+ * value that is not a TollgateError is a bug: it answers 500 `internal error`, with no details.
+ */
+export function toWireError(
+  err: unknown,
+  surface: WireSurface,
+  id: string | number | null = null,
+): WireErrorAnswer {
+  const known = err instanceof TollgateError ? err : new InternalError({ cause: err })
+  const error: WireError = { code: known.code, message: known.message, ...known.wireFields }
+  const headers: Record<string, string> = {}
+  if (known.retryAfterSeconds !== undefined) headers['retry-after'] = String(known.retryAfterSeconds)
+  if (known.wwwAuthenticate !== undefined) headers['www-authenticate'] = known.wwwAuthenticate
+  const body =
+    surface === 'jsonrpc'
+      ? { jsonrpc: '2.0', id, error }
+      : surface === 'gas'
+        ? { statusCode: known.httpStatus, message: known.message, ...known.wireFields }
+        : { error: { message: known.message } }
+  return { httpStatus: known.httpStatus, body, headers, error }
+}

@@ -1,0 +1,85 @@
+import { InvalidParamsError, LogResultsLimitError } from '../errors/errors.ts'
+import type { Network } from '../networks/createNetwork.ts'
+
+/** Checks an eth_getLogs answer against the network's result limit; throws LogResultsLimitError. */
+export type LogsAnswerCheck = (answer: Buffer) => void
+
+/** No log is shorter than this (address, topics, data, block and transaction fields): shorter answers are not counted. */
+const minLogBytes = 128
+const logIndexKey = Buffer.from('"logIndex"')
+const blockNumberKey = Buffer.from('"blockNumber"')
+
+/**
+ * eth_getLogs within the network's limits (docs/compatibility.md §7): a `fromBlock`..`toBlock` range
+ * wider than `maxLogsBlockRange` is refused with -32602 before any node is asked (tags are read
+ * against the network's head; a `blockHash` query has no range). Returns the check for the answer:
+ * more than `maxLogsResults` logs is refused with -32005 and a smaller range to try, as the hosted
+ * service does. Logs are counted in the answer's bytes, and only in answers long enough to hold
+ * that many.
+ */
+export async function boundLogs(network: Network, filter: unknown): Promise<LogsAnswerCheck> {
+  const { blockHash, fromBlock, toBlock } = (filter ?? {}) as Record<string, unknown>
+  let from: bigint | undefined
+  if (typeof blockHash !== 'string') {
+    from = await blockNumberOf(network, fromBlock, 'from')
+    const to = await blockNumberOf(network, toBlock, 'to')
+    if (from !== undefined && to !== undefined && to - from + 1n > BigInt(network.maxLogsBlockRange)) {
+      throw new InvalidParamsError(
+        `invalid argument 0: block range too large, the limit is ${network.maxLogsBlockRange} blocks`,
+      )
+    }
+  }
+  const limit = network.maxLogsResults
+  return (answer) => {
+    if (answer.length <= limit * minLogBytes) return
+    // the first log past the limit, if there is one
+    let at = -1
+    for (let count = 0; count <= limit; count++) {
+      at = answer.indexOf(logIndexKey, at + 1)
+      if (at === -1) return
+    }
+    if (typeof blockHash === 'string') throw new LogResultsLimitError(limit)
+    // logs come in block order: every block before this log's is within the limit
+    const block = blockNumberAround(answer, at)
+    const start = from ?? block
+    if (block === undefined || start === undefined) throw new LogResultsLimitError(limit)
+    throw new LogResultsLimitError(limit, [start, block > start ? block - 1n : start])
+  }
+}
+
+/**
+ * A filter's block as a number: tags from the head tracker. Where the tracker only bounds a tag
+ * (safe lies between finalized and latest), the bound that makes the range shorter is taken, so a
+ * range is never refused for being counted long; undefined when nothing is known yet.
+ */
+async function blockNumberOf(
+  network: Network,
+  ref: unknown,
+  end: 'from' | 'to',
+): Promise<bigint | undefined> {
+  const tag = ref ?? 'latest'
+  if (tag === 'earliest') return 0n
+  if (typeof tag !== 'string') return undefined
+  if (tag.startsWith('0x')) return BigInt(tag)
+  if (!network.heads.latest()) await network.heads.poll()
+  const head = network.heads.latest()?.number
+  const finalized = network.heads.finalized()
+  if (tag === 'latest' || tag === 'pending') return head
+  if (tag === 'finalized') return finalized ?? (end === 'from' ? head : undefined)
+  // safe
+  return end === 'from' ? head : finalized
+}
+
+/** The `blockNumber` of the log object around byte `at` (logs hold arrays, never nested objects). */
+function blockNumberAround(answer: Buffer, at: number): bigint | undefined {
+  const start = answer.lastIndexOf(0x7b, at)
+  const end = answer.indexOf(0x7d, at)
+  let key = answer.indexOf(blockNumberKey, start)
+  if (start === -1 || key === -1 || (end !== -1 && key > end)) return undefined
+  key += blockNumberKey.length
+  const open = answer.indexOf(0x22, key)
+  const close = open === -1 ? -1 : answer.indexOf(0x22, open + 1)
+  if (close === -1) return undefined
+  const text = answer.toString('latin1', open + 1, close)
+  return /^0x[0-9a-f]{1,16}$/i.test(text) ? BigInt(text) : undefined
+}

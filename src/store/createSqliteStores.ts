@@ -1,0 +1,38 @@
+import { createSqliteKeyStore } from '../auth/createSqliteKeyStore.ts'
+import { createSqliteFeeHistoryStore } from '../gas/createSqliteFeeHistoryStore.ts'
+import { createSqliteUsageStore } from '../metering/createSqliteUsageStore.ts'
+import type { CreateStoresOptions, Stores } from './createStores.ts'
+import { lockDatabaseFile } from './lockDatabaseFile.ts'
+import { openSqlite } from './openSqlite.ts'
+
+/** The stores on one SQLite file (`:memory:` for a throwaway database). */
+export function createSqliteStores(file: string, options: CreateStoresOptions): Stores {
+  const lock = options.exclusive ? lockDatabaseFile(file) : undefined
+  let db: ReturnType<typeof openSqlite>
+  try {
+    db = openSqlite(file)
+  } catch (err) {
+    lock?.release()
+    throw err
+  }
+  return {
+    keys: createSqliteKeyStore(db),
+    usage: createSqliteUsageStore(db),
+    feeHistory: createSqliteFeeHistoryStore(db),
+    ping() {
+      try {
+        db.prepare('SELECT 1').get()
+        return true
+      } catch {
+        return false
+      }
+    },
+    async close() {
+      try {
+        db.close()
+      } finally {
+        lock?.release()
+      }
+    },
+  }
+}

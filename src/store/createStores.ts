@@ -1,0 +1,32 @@
+import type { KeyStore } from '../auth/keyStore.ts'
+import type { Config } from '../config/configSchema.ts'
+import type { FeeHistoryStore } from '../gas/feeHistoryStore.ts'
+import type { UsageStore } from '../metering/usageStore.ts'
+import { createSqliteStores } from './createSqliteStores.ts'
+
+/** Every store the gateway and the CLI use, on one database; nothing here names the driver. */
+export type Stores = {
+  keys: KeyStore
+  usage: UsageStore
+  feeHistory: FeeHistoryStore
+  /** Whether the database answers now; readiness asks it. A network database may answer later. */
+  ping(): boolean | Promise<boolean>
+  /** Closes the connection and lets go of the database (an SQLite file's lock). */
+  close(): Promise<void>
+}
+
+export type CreateStoresOptions = {
+  /**
+   * This process is the one gateway on the database: an SQLite file is locked for it (a second
+   * gateway refuses to start). The CLI is not exclusive: it edits keys beside a running gateway.
+   */
+  exclusive: boolean
+}
+
+/** Opens the configured database (bringing its schema up to date) and builds the stores on it. */
+export async function createStores(
+  storage: Config['storage'],
+  options: CreateStoresOptions,
+): Promise<Stores> {
+  return createSqliteStores(storage.sqlite, options)
+}

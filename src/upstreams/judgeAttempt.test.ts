@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { type AttemptFailure, judgeAttempt, mayRetry } from './judgeAttempt.ts'
+
+const answered = (body: string, status = 200) =>
+  judgeAttempt({ response: { status, body: Buffer.from(body) } })
+const nodeError = (code: number, message: string) =>
+  JSON.stringify({ jsonrpc: '2.0', id: 1, error: { code, message } })
+
+describe('judgeAttempt', () => {
+  it('a result, a revert and an unknown error are answers', () => {
+    for (const body of [
+      '{"jsonrpc":"2.0","id":1,"result":"0x1"}',
+      '{"jsonrpc":"2.0","id":1,"error":{"code":3,"message":"execution reverted","data":"0x"}}',
+      nodeError(-32000, 'insufficient funds for gas * price + value'),
+      ' [{"jsonrpc":"2.0","id":1,"result":null}]',
+    ]) {
+      const verdict = answered(body)
+      assert.ok('answer' in verdict, body)
+      assert.equal(verdict.answer.toString(), body)
+    }
+  })
+
+  it('transport failures: refused connections were never sent; others may have been', () => {
+    const refused = judgeAttempt({
+      error: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+    })
+    assert.deepEqual(refused, { reason: 'connect ECONNREFUSED', blame: 'down', unsent: true })
+    const reset = judgeAttempt({
+      error: Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }),
+    })
+    assert.deepEqual(reset, { reason: 'other side closed', blame: 'down', unsent: false })
+    assert.deepEqual(judgeAttempt({ timedOutMs: 250 }), {
+      reason: 'no answer within 250 ms',
+      blame: 'down',
+      timedOut: true,
+    })
+    assert.deepEqual(judgeAttempt({ clientGone: true }), {
+      reason: 'the client went away',
+      blame: 'none',
+      clientGone: true,
+    })
+  })
+
+  it('HTTP statuses: load and credentials count against the upstream, a refusal of the request does not', () => {
+    assert.deepEqual(answered('{}', 503), { reason: 'HTTP 503', blame: 'down' })
+    assert.deepEqual(answered('{}', 429), { reason: 'HTTP 429', blame: 'down' })
+    assert.deepEqual(answered('{}', 401), { reason: 'HTTP 401', blame: 'down' })
+    assert.deepEqual(answered('{}', 413), { reason: 'HTTP 413', blame: 'none' })
+    assert.deepEqual(answered('<html>bad gateway</html>'), {
+      reason: 'an answer that is not JSON',
+      blame: 'down',
+    })
+  })
+
+  it('node errors: capacity counts like a 429; missing data degrades and keeps the answer; refusals keep it only', () => {
+    assert.deepEqual(answered(nodeError(-32005, 'daily request count exceeded, request rate limited')), {
+      reason: '-32005: daily request count exceeded, request rate limited',
+      blame: 'down',
+    })
+    const missing = nodeError(-32000, 'missing trie node 01 (path )')
+    assert.deepEqual(answered(missing), {
+      reason: '-32000: missing trie node 01 (path )',
+      blame: 'degraded',
+      nodeAnswer: Buffer.from(missing),
+    })
+    const tooMany = nodeError(-32005, 'query returned more than 10000 results')
+    assert.deepEqual(answered(tooMany), {
+      reason: '-32005: query returned more than 10000 results',
+      blame: 'none',
+      nodeAnswer: Buffer.from(tooMany),
+    })
+  })
+
+  it('an attempt stopped for a hedge that answered first says nothing of the upstream', () => {
+    assert.deepEqual(judgeAttempt({ superseded: true }), {
+      reason: 'another upstream answered first',
+      blame: 'none',
+      superseded: true,
+    })
+  })
+})
+
+describe('mayRetry', () => {
+  const failure = (verdict: ReturnType<typeof judgeAttempt>) => verdict as AttemptFailure
+
+  it('a failure is retried while attempts are left; a request never sent, whatever is left', () => {
+    const timedOut = failure(judgeAttempt({ timedOutMs: 100 }))
+    assert.equal(mayRetry(timedOut, true), true)
+    assert.equal(mayRetry(timedOut, false), false)
+    const refused = failure(
+      judgeAttempt({ error: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) }),
+    )
+    assert.equal(mayRetry(refused, false), true)
+  })
+
+  it('never once the client is gone or another attempt answered', () => {
+    assert.equal(mayRetry(failure(judgeAttempt({ clientGone: true })), true), false)
+    assert.equal(mayRetry(failure(judgeAttempt({ superseded: true })), true), false)
+  })
+})

@@ -1,0 +1,102 @@
+import type { UpstreamResponse } from './createUpstream.ts'
+import { classifyNodeError, readNodeError } from './nodeErrors.ts'
+
+/** How one attempt on one upstream ended, before anyone judged it. */
+export type AttemptResult =
+  | { response: UpstreamResponse }
+  | { error: Error & { code?: string } }
+  | { timedOutMs: number }
+  | { clientGone: true }
+  /** Stopped because another attempt of the same call (a hedge) answered first. */
+  | { superseded: true }
+
+/**
+ * What an attempt means for the call and for the upstream. An `answer` goes to the client (results,
+ * reverts and every other error the node rightly answered); anything else is a failure, and the call
+ * may move on to another upstream.
+ */
+export type Verdict = { answer: Buffer } | AttemptFailure
+
+export type AttemptFailure = {
+  reason: string
+  /**
+   * What it says of the upstream: `down` counts as a failure (error rate and breaker), `degraded`
+   * in its error rate only (it answers, but not this), `none` not at all (this request's fault).
+   */
+  blame: 'down' | 'degraded' | 'none'
+  /** The node never saw the request (the connection was refused): safe to send again, idempotent or not. */
+  unsent?: boolean
+  timedOut?: boolean
+  clientGone?: boolean
+  /** Stopped because another attempt answered first: it says nothing of the upstream. */
+  superseded?: boolean
+  /** The node's own error answer: the client gets the last one if no upstream answers (docs/compatibility.md §7). */
+  nodeAnswer?: Buffer
+}
+
+/** A failure that left the request unsent is safe to retry even for calls that are not idempotent. */
+const unsentErrorCodes = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN'])
+
+/**
+ * The one place that decides retryability (with mayRetry, beside it): whether an attempt's outcome
+ * is the client's answer or a failure worth another upstream, and what it says of the upstream's health. Answers that are
+ * results are judged by two byte checks (status, first byte) and a length test; only a short
+ * answer holding `"error"` is parsed.
+ */
+export function judgeAttempt(result: AttemptResult): Verdict {
+  if ('clientGone' in result) return { reason: 'the client went away', blame: 'none', clientGone: true }
+  if ('superseded' in result) {
+    return { reason: 'another upstream answered first', blame: 'none', superseded: true }
+  }
+  if ('timedOutMs' in result) {
+    return { reason: `no answer within ${result.timedOutMs} ms`, blame: 'down', timedOut: true }
+  }
+  if ('error' in result) {
+    const { code, message } = result.error
+    return { reason: message, blame: 'down', unsent: code !== undefined && unsentErrorCodes.has(code) }
+  }
+  const { status, body } = result.response
+  if (status < 200 || status >= 300) {
+    // a refusal of this request (413 for a big batch, say) says nothing of the node's health:
+    // counting it would let one client's requests take upstreams out of use for everyone
+    return { reason: `HTTP ${status}`, blame: refusesRequest(status) ? 'none' : 'down' }
+  }
+  if (!isJsonObjectOrArray(body)) return { reason: 'an answer that is not JSON', blame: 'down' }
+  const error = readNodeError(body)
+  if (!error) return { answer: body }
+  const kind = classifyNodeError(error)
+  if (kind === undefined) return { answer: body }
+  const reason = `${error.code}: ${typeof error.message === 'string' ? error.message.slice(0, 200) : ''}`
+  // a node out of capacity is treated as if it had answered HTTP 429
+  if (kind === 'capacity') return { reason, blame: 'down' }
+  return { reason, blame: kind === 'missingData' ? 'degraded' : 'none', nodeAnswer: body }
+}
+
+/**
+ * Whether a call may go on to another attempt after this failure: not once the client is gone or
+ * another attempt has answered; otherwise while it has attempts left (`attemptsLeft`: idempotent
+ * calls get maxAttempts, others one), or whatever it has left when the request never reached a
+ * node (`unsent`: safe to send again, idempotent or not).
+ */
+export function mayRetry(failure: AttemptFailure, attemptsLeft: boolean): boolean {
+  if (failure.clientGone || failure.superseded) return false
+  return attemptsLeft || failure.unsent === true
+}
+
+/**
+ * Statuses that refuse one request for what it is (400, 404, 405, 413, 414, 422, ...). 401 and 403
+ * (the gateway's credentials for that upstream), 408 and 429 (load) count against the upstream.
+ */
+function refusesRequest(status: number): boolean {
+  return status >= 400 && status < 500 && status !== 401 && status !== 403 && status !== 408 && status !== 429
+}
+
+/** A cheap check that an answer is JSON at all, without parsing it: the first non-blank byte. */
+function isJsonObjectOrArray(body: Buffer): boolean {
+  for (let index = 0; index < body.length; index++) {
+    const byte = body[index]
+    if (byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09) continue
+    return byte === 0x7b || byte === 0x5b
+  }
+  return false
+}

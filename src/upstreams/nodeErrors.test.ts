@@ -1,0 +1,99 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { classifyNodeError, nodeErrorRules, readNodeError, transactionErrorOf } from './nodeErrors.ts'
+
+describe('nodeErrors', () => {
+  it('the default: an error no rule names is an answer for the client', () => {
+    assert.equal(classifyNodeError({}), undefined)
+    assert.equal(classifyNodeError({ code: -32000, message: 'something new' }), undefined)
+    assert.equal(
+      classifyNodeError({ code: -32602, message: 'invalid argument 0: hex string has length 3' }),
+      undefined,
+    )
+    assert.equal(
+      classifyNodeError({ code: -32000, message: 'insufficient funds for gas * price + value' }),
+      undefined,
+    )
+    assert.equal(
+      classifyNodeError({ code: -32000, message: 'nonce too low: next nonce 5, tx nonce 4' }),
+      undefined,
+    )
+  })
+
+  it('execution errors are answers whatever their text says', () => {
+    for (const error of [
+      { code: 3, message: 'execution reverted: rate limit', data: '0x08c379a0' },
+      { code: -32000, message: 'execution reverted: header not found' },
+      { code: -32015, message: 'VM execution error.', data: 'Reverted 0x' },
+      { code: -32603, message: 'VM Exception while processing transaction: revert too many requests' },
+      { code: 3, message: 'missing trie node' },
+    ]) {
+      assert.equal(classifyNodeError(error), undefined, error.message)
+    }
+  })
+
+  it('names each kind, by code where the message says too little, and the first matching rule decides', () => {
+    const cases: [{ code?: number; message?: string }, string][] = [
+      [{ code: -32005, message: 'limit exceeded' }, 'capacity'],
+      [
+        {
+          code: -32005,
+          message: 'query returned more than 10000 results. Try with this block range [0x1, 0x2].',
+        },
+        'refused',
+      ],
+      [{ code: 429, message: 'whatever the provider says' }, 'capacity'],
+      [{ code: -32000, message: 'Too Many Requests' }, 'capacity'],
+      [{ code: -32000, message: 'header not found' }, 'missingData'],
+      [{ code: -32000, message: 'missing trie node abc (path )' }, 'missingData'],
+      [{ code: -32000, message: 'finalized block not found' }, 'missingData'],
+      [{ code: -32601, message: 'the method trace_block does not exist/is not available' }, 'refused'],
+      [{ code: -32601 }, 'refused'],
+    ]
+    for (const [error, kind] of cases) assert.equal(classifyNodeError(error), kind, JSON.stringify(error))
+  })
+
+  it('every rule names its source and matches on something', () => {
+    for (const rule of nodeErrorRules) {
+      assert.ok(rule.source.length > 0)
+      assert.ok(rule.code !== undefined || rule.message !== undefined)
+    }
+  })
+
+  it('reads the transaction spellings of every client', () => {
+    for (const message of [
+      'already known',
+      'Known transaction',
+      'AlreadyKnown',
+      'transaction already imported',
+      'INTERNAL_ERROR: existing tx with same hash',
+    ]) {
+      assert.equal(transactionErrorOf({ code: -32000, message }), 'known', message)
+    }
+    for (const message of ['nonce too low', 'Nonce too low', 'OldNonce', 'Transaction nonce is too low.']) {
+      assert.equal(transactionErrorOf({ code: -32000, message }), 'nonceTooLow', message)
+    }
+    assert.equal(
+      transactionErrorOf({ code: -32000, message: 'replacement transaction underpriced' }),
+      undefined,
+    )
+    assert.equal(transactionErrorOf({ code: -32000 }), undefined)
+  })
+
+  it('reads the error of short answers only; results are not parsed', () => {
+    const error = { code: -32000, message: 'header not found' }
+    assert.deepEqual(readNodeError(Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, error }))), error)
+    assert.equal(readNodeError(Buffer.from('{"jsonrpc":"2.0","id":1,"result":"0x1"}')), undefined)
+    // a result that mentions "error" (a call trace) is not an error answer
+    assert.equal(
+      readNodeError(Buffer.from('{"jsonrpc":"2.0","id":1,"result":{"error":"out of gas"}}')),
+      undefined,
+    )
+    assert.equal(readNodeError(Buffer.from('[{"jsonrpc":"2.0","id":1,"error":{"code":1}}]')), undefined)
+    assert.equal(readNodeError(Buffer.from('{"error": broken')), undefined)
+    const long = Buffer.from(
+      JSON.stringify({ jsonrpc: '2.0', id: 1, error: { ...error, data: 'x'.repeat(5000) } }),
+    )
+    assert.equal(readNodeError(long), undefined, 'longer than any error worth retrying: an answer')
+  })
+})

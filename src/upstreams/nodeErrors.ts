@@ -1,0 +1,197 @@
+/**
+ * What a node means when it answers a JSON-RPC error that is not the client's answer: the one
+ * table of "cannot answer now" errors of the node clients and hosted providers tollgate may sit
+ * in front of (docs/compatibility.md §7). Everything the table does not name is an answer and goes
+ * to the client as the node wrote it.
+ *
+ * - `capacity`: the node refuses for now (rate limit, quota, load). Another upstream is asked; the
+ *   refusal counts against the node's health like an HTTP 429 (breaker included); if every upstream
+ *   refuses, the client gets a 503, as for an HTTP 429: the node's quota is not the client's.
+ * - `missingData`: the node does not have the block or state (behind, pruned, not synced). Another
+ *   upstream is asked; it counts against the node's error rate (so nodes that have the data go
+ *   first), not its breaker (the node still answers everything else); if no upstream has the data,
+ *   the client gets the last node's error, which says what is missing.
+ * - `refused`: this node's own limit on this request (block range, result size) or a method it
+ *   does not serve. Another upstream is asked; it says nothing of the node's health; if every
+ *   upstream refuses, the client gets the last node's error.
+ */
+export type NodeErrorKind = 'capacity' | 'missingData' | 'refused'
+
+export type NodeErrorRule = {
+  kind: NodeErrorKind
+  /** Who answers it, as found in their source or their users' reports. */
+  source: string
+  /** Only with this JSON-RPC code (where the message alone would say too little). */
+  code?: number
+  /** Matched against the message; a rule with a code and no message takes every message. */
+  message?: RegExp
+}
+
+/** In order: the first rule that matches decides. */
+export const nodeErrorRules: readonly NodeErrorRule[] = [
+  // limits of one node or provider on this request: another may answer it
+  {
+    kind: 'refused',
+    source: 'Infura (-32005), and tollgate itself',
+    message: /query returned more than \d+ results/i,
+  },
+  {
+    kind: 'refused',
+    source: 'Alchemy (-32602)',
+    message: /log response size exceeded|this block range should work/i,
+  },
+  { kind: 'refused', source: 'QuickNode', message: /eth_getLogs (and eth_newFilter )?(is|are) limited/i },
+  {
+    kind: 'refused',
+    source: 'geth, erigon, hosted providers (block range limits)',
+    message:
+      /block range (is )?too (large|wide)|range (is )?too large|exceed(s|ed)? (the )?max(imum)? block range|max(imum)? block range (exceeded|is)/i,
+  },
+  { kind: 'refused', source: 'geth (-32003)', message: /^response too large/i },
+  { kind: 'refused', source: 'every client: a method this node does not serve', code: -32601 },
+
+  // the node refuses for now
+  {
+    kind: 'capacity',
+    source:
+      'Infura (`daily request count exceeded, request rate limited`, `project ID request rate exceeded`), EIP-1474 `limit exceeded`',
+    code: -32005,
+  },
+  {
+    kind: 'capacity',
+    source: 'Alchemy (429 `Your app has exceeded its compute units per second capacity`)',
+    code: 429,
+  },
+  {
+    kind: 'capacity',
+    source:
+      'QuickNode (-32007 `N/second request limit reached - reduce calls per second or upgrade your account at quicknode.com`, -32012 `credits limited to N/sec`)',
+    message: /request limit reached|credits limited/i,
+  },
+  {
+    kind: 'capacity',
+    source: 'Alchemy (`Monthly capacity limit exceeded`), other hosted providers',
+    message: /capacity (limit )?exceeded|exceeded its compute units|reached the free tier/i,
+  },
+  {
+    kind: 'capacity',
+    source: 'hosted providers and proxies in general',
+    message:
+      /rate limit|too many requests|request count exceeded|request rate exceeded|exceeded the quota|reached the quota|under too much load/i,
+  },
+  {
+    kind: 'capacity',
+    source: 'geth (-32002, the server is over its own timeout)',
+    message: /^request timed out/i,
+  },
+
+  // the node does not have the data
+  { kind: 'missingData', source: 'geth, reth, erigon (-32000)', message: /header not found/i },
+  { kind: 'missingData', source: 'geth (-32000), pruned or not synced state', message: /missing trie node/i },
+  {
+    kind: 'missingData',
+    source: 'geth (`required historical state unavailable`, `historical state 0x… is not available`)',
+    message: /historical state (.* )?(unavailable|is not available)/i,
+  },
+  {
+    kind: 'missingData',
+    source: 'reth (`state at block #N is pruned`)',
+    message: /state at block #?\d+ is pruned/i,
+  },
+  { kind: 'missingData', source: 'erigon', message: /old data not available due to pruning/i },
+  {
+    kind: 'missingData',
+    source: 'nethermind (-32002 `No state available for block 0x…`)',
+    message: /no state available for block/i,
+  },
+  { kind: 'missingData', source: 'besu (-32000)', message: /world state unavailable/i },
+  {
+    kind: 'missingData',
+    source: 'geth (a node without the tag yet: not synced, or before the merge)',
+    message: /^(pending block is not available|(finalized|safe) block not found)/i,
+  },
+]
+
+export type NodeError = { code?: unknown; message?: unknown; data?: unknown }
+
+/**
+ * The kind of a node's error answer, or undefined when it is the client's answer: any execution
+ * error (a revert, code 3, `execution reverted`, nethermind's `VM execution error`), and anything
+ * the table does not name (invalid params the node rightly refused, insufficient funds, ...).
+ * Execution errors are answers whatever their text says: a revert reason may read "rate limit".
+ */
+export function classifyNodeError(error: NodeError): NodeErrorKind | undefined {
+  const message = typeof error.message === 'string' ? error.message : ''
+  if (error.code === 3 || /revert|vm execution error|vm exception/i.test(message)) return undefined
+  for (const rule of nodeErrorRules) {
+    if (rule.code !== undefined && rule.code !== error.code) continue
+    if (rule.message && !rule.message.test(message)) continue
+    return rule.kind
+  }
+  return undefined
+}
+
+/**
+ * What an eth_sendRawTransaction error says of a transaction the node may already have: `known`
+ * (geth, erigon, reth `already known`; besu `Known transaction`; nethermind `AlreadyKnown`; erigon
+ * `existing tx with same hash`; `already imported`), or `nonceTooLow` (geth, erigon, besu
+ * `nonce too low`; nethermind `OldNonce`; openethereum `Transaction nonce is too low`), which may
+ * mean that the transaction was mined, or that another one took its nonce.
+ */
+export function transactionErrorOf(error: NodeError): 'known' | 'nonceTooLow' | undefined {
+  if (typeof error.message !== 'string') return undefined
+  const { message } = error
+  if (
+    /already known|known transaction|alreadyknown|already imported|existing tx with same hash/i.test(message)
+  )
+    return 'known'
+  if (/nonce too low|nonce is too low|oldnonce/i.test(message)) return 'nonceTooLow'
+  return undefined
+}
+
+/** The largest answer read for an error: error objects are small, results are not parsed. */
+const maxErrorBytes = 4096
+/** Where nodes write the member that says result or error: after `"jsonrpc"` and `"id"`. */
+const headBytes = 128
+const errorKey = Buffer.from('"error"')
+
+/**
+ * The error object of a node's answer, or undefined when it has none. Cheap for results, which is
+ * what nearly every answer is (a string answer, a cache hit, is at most 4096 characters by then): the first member name among the first bytes (`"result":`) says so
+ * without a search through the answer; only a short answer holding `"error"` is parsed.
+ */
+export function readNodeError(answer: Buffer | string): NodeError | undefined {
+  if (answer.length > maxErrorBytes) return undefined
+  const body = typeof answer === 'string' ? Buffer.from(answer) : answer
+  const member = firstMember(body)
+  if (member === 'result' || (member === undefined && body.indexOf(errorKey) === -1)) return undefined
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(body.toString())
+  } catch {
+    return undefined
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined
+  const { error } = parsed as { error?: unknown }
+  return typeof error === 'object' && error !== null ? (error as NodeError) : undefined
+}
+
+/** `"result":` or `"error":`, whichever comes first in the answer's first bytes (a byte loop: no search, no copy). */
+function firstMember(body: Buffer): 'result' | 'error' | undefined {
+  const end = Math.min(body.length, headBytes) - 9
+  for (let i = 0; i < end; i++) {
+    if (body[i] !== 0x22) continue
+    if (matches(body, i + 1, resultName)) return 'result'
+    if (matches(body, i + 1, errorName)) return 'error'
+  }
+  return undefined
+}
+
+/** `"result":` and `"error":` without the opening quote. */
+const resultName = Buffer.from('result":')
+const errorName = Buffer.from('error":')
+
+function matches(body: Buffer, at: number, name: Buffer): boolean {
+  for (let j = 0; j < name.length; j++) if (body[at + j] !== name[j]) return false
+  return true
+}

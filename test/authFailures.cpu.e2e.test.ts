@@ -1,0 +1,180 @@
+import assert from 'node:assert/strict'
+import { execFile, execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { Agent } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import { promisify } from 'node:util'
+import { stringify } from 'yaml'
+import { bin, exited, type GatewayProcess, startGatewayProcess } from './helpers/gatewayProcess.ts'
+import { rpcBody } from './helpers/postJson.ts'
+import { type PlainResponse, requestFrom } from './helpers/requestFrom.ts'
+import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
+
+const attackRequests = 10_000
+const attackConnections = 4
+/** One honest request in parallel per this many attack answers. */
+const honestEvery = 50
+/** The issue's budget: 10,000 wrong secrets may cost the gateway at most 2 s of CPU in all. */
+const cpuBudgetSeconds = 2
+const burst = 20 // auth.failureBurst's default
+const perSecond = 1 // auth.failuresPerMinute's default, 60
+
+const ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim())
+
+/** User plus system CPU time the process has used so far, in seconds (/proc/PID/stat fields 14 and 15). */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.floor(sorted.length / 2)] as number
+}
+
+describe('wrong secrets are cheap: 10,000 of them against a gateway process', () => {
+  let node: TestNode
+  let gateway: GatewayProcess
+  let dir: string
+  let key: string
+  let secret: string
+
+  before(async () => {
+    node = await startTestNode({ loadBlocks: 1 })
+    dir = mkdtempSync(join(tmpdir(), 'tollgate-auth-cpu-'))
+    const configFile = join(dir, 'tollgate.yaml')
+    writeFileSync(
+      configFile,
+      stringify({
+        server: { host: '127.0.0.1', port: 0 },
+        storage: { sqlite: join(dir, 'tollgate.db') },
+        networks: [{ name: 'devnet', chainId: 31337, upstreams: [{ url: node.url }] }],
+        gas: { enabled: false },
+        log: { level: 'warn' },
+      }),
+    )
+    // the CLI makes the secret (and the database's hash key); the gateway must agree with it
+    const env = { ...process.env }
+    delete env.TOLLGATE_CONFIG
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [bin, 'keys', 'create', '--plan', 'team', '--secret', '--json', '--config', configFile],
+      { env },
+    )
+    ;({ key, secret } = JSON.parse(stdout) as { key: string; secret: string })
+    gateway = await startGatewayProcess(['start', '--config', configFile])
+  })
+  after(async () => {
+    if (gateway) {
+      gateway.child.kill('SIGTERM')
+      await exited(gateway.child)
+    }
+    await node?.stop()
+    if (dir) rmSync(dir, { recursive: true, force: true })
+  })
+
+  const body = JSON.stringify(rpcBody('eth_chainId'))
+  const basic = (password: string) => `Basic ${Buffer.from(`:${password}`).toString('base64')}`
+  const post = (authorization: string, options: { localAddress?: string; agent?: Agent }) =>
+    requestFrom(`${gateway.url}/v3/${key}`, {
+      ...options,
+      body,
+      headers: { 'content-type': 'application/json', authorization },
+    })
+
+  /** One request with the right secret from 127.0.0.2: its status and how long it took. */
+  const honest = new Agent({ keepAlive: true, maxSockets: 1, localAddress: '127.0.0.2' })
+  after(() => honest.destroy())
+  async function timedHonestRequest(): Promise<{ status: number; ms: number }> {
+    const started = performance.now()
+    const { status } = await post(basic(secret), { agent: honest })
+    return { status, ms: performance.now() - started }
+  }
+
+  it('costs the gateway under 2 s of CPU; 401 then 429; honest clients keep their answers and latency', async (t) => {
+    for (let i = 0; i < 100; i++) await timedHonestRequest() // warm up both ends
+    const baseline: number[] = []
+    for (let i = 0; i < 100; i++) {
+      const { status, ms } = await timedHonestRequest()
+      assert.equal(status, 200)
+      baseline.push(ms)
+    }
+
+    const pid = gateway.child.pid as number
+    const cpuBefore = cpuSeconds(pid)
+    const attacker = new Agent({ keepAlive: true, maxSockets: attackConnections, localAddress: '127.0.0.1' })
+    const answers: PlainResponse[] = []
+    let attackDone = false
+    let wakeHonest: (() => void) | undefined
+    const attackStarted = performance.now()
+    // a few keep-alive connections, each sending its share one after another as fast as answers come
+    const attack = Promise.all(
+      Array.from({ length: attackConnections }, async () => {
+        for (let i = 0; i < attackRequests / attackConnections; i++) {
+          answers.push(await post(basic('0'.repeat(32)), { agent: attacker }))
+          if (answers.length % honestEvery === 0) wakeHonest?.()
+        }
+      }),
+    ).finally(() => {
+      attackDone = true
+      wakeHonest?.()
+    })
+    // an honest request at a time, paced by the attack's answers, so the CPU measured is the attack's
+    const during: { status: number; ms: number }[] = []
+    while (!attackDone) {
+      during.push(await timedHonestRequest())
+      await new Promise<void>((resolve) => {
+        wakeHonest = attackDone ? undefined : resolve
+        if (attackDone) resolve()
+      })
+    }
+    await attack
+    const attackSeconds = (performance.now() - attackStarted) / 1000
+    const cpuSpent = cpuSeconds(pid) - cpuBefore
+    attacker.destroy()
+    t.diagnostic(
+      `10,000 wrong secrets: ${cpuSpent.toFixed(2)} s of gateway CPU over ${attackSeconds.toFixed(1)} s; ` +
+        `${during.length} honest requests, median ${median(during.map((r) => r.ms)).toFixed(2)} ms ` +
+        `(before: ${median(baseline).toFixed(2)} ms)`,
+    )
+
+    assert.ok(cpuSpent < cpuBudgetSeconds, `the gateway spent ${cpuSpent.toFixed(2)} s of CPU`)
+
+    assert.equal(answers.length, attackRequests)
+    const statuses = answers.map((answer) => answer.status)
+    // the first `burst` the gateway took are checked (answers on parallel connections may arrive a little out of order)
+    const early = statuses.slice(0, burst + attackConnections).filter((status) => status === 401).length
+    assert.ok(early >= burst, `${early} of the first answers are 401`)
+    const checked = statuses.filter((status) => status === 401).length
+    // one more attempt comes back each second the attack lasts
+    assert.ok(checked <= burst + Math.ceil(attackSeconds * perSecond) + 1, `${checked} answered 401`)
+    assert.equal(statuses.filter((status) => status === 429).length, attackRequests - checked)
+    const refused = answers.find((answer) => answer.status === 429) as PlainResponse
+    assert.deepEqual(refused.json, {
+      jsonrpc: '2.0',
+      id: 1,
+      error: {
+        code: 429,
+        message: 'Too Many Requests',
+        details: 'too many failed authentications; try again later',
+      },
+    })
+    assert.match(String(refused.headers['retry-after']), /^[1-9]\d*$/)
+
+    assert.ok(during.length > 0)
+    assert.deepEqual(
+      during.filter((request) => request.status !== 200),
+      [],
+      'every honest request is answered',
+    )
+    const factor = median(during.map((request) => request.ms)) / median(baseline)
+    assert.ok(factor < 10, `honest requests' median latency grew ${factor.toFixed(1)}x during the attack`)
+
+    // the attacker's address is refused unchecked, even with the right secret; others are not
+    assert.equal((await post(basic(secret), { localAddress: '127.0.0.1' })).status, 429)
+    assert.equal((await post(basic(secret), { localAddress: '127.0.0.3' })).status, 200)
+  })
+})

@@ -1,0 +1,190 @@
+import assert from 'node:assert/strict'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { after, before, describe, it } from 'node:test'
+import { formatGwei, parseGwei } from 'viem'
+import { type Anvil, startAnvil } from '../src/devnet/startAnvil.ts'
+import { expectedGasAnswers, readNodeFees } from './helpers/expectedGasAnswers.ts'
+import { postJson, rpcBody } from './helpers/postJson.ts'
+import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
+import { until } from './helpers/until.ts'
+
+const chainId = 31337
+
+type Level = { suggestedMaxPriorityFeePerGas: string; suggestedMaxFeePerGas: string }
+type Fees = { low: Level; medium: Level; high: Level; latestPriorityFeeRange: string[] }
+
+async function nodeRpc<T>(url: string, method: string, params: unknown[] = []): Promise<T> {
+  const answer = (await postJson(url, rpcBody(method, params))).json as { result?: T; error?: unknown }
+  if (answer.error) throw new Error(`${method}: ${JSON.stringify(answer.error)}`)
+  return answer.result as T
+}
+
+/** Mines empty blocks on the node itself and waits until the gateway's fee window has the new head. */
+async function mineAndIndex(node: Anvil, gateway: TestGateway, blocks: number): Promise<number> {
+  await nodeRpc(node.url, 'anvil_mine', [`0x${blocks.toString(16)}`])
+  const head = Number(await nodeRpc<string>(node.url, 'eth_blockNumber'))
+  const indexer = gateway.app.indexers.get(chainId)
+  assert.ok(indexer)
+  await until(() => indexer.window()?.head === head, `the fee indexer to reach block ${head}`)
+  return head
+}
+
+async function suggestedFees(gateway: TestGateway): Promise<Fees> {
+  const response = await fetch(`${gateway.url}/v3/${gateway.key}/networks/${chainId}/suggestedGasFees`)
+  assert.equal(response.status, 200)
+  return (await response.json()) as Fees
+}
+
+/** docs/compatibility.md §5 for one level, from its tip before the floor. */
+function expectedLevel(tip: bigint, latestBaseFee: bigint, basePercent: bigint, floor: bigint) {
+  const floored = latestBaseFee >= floor && tip < floor ? floor : tip
+  return {
+    suggestedMaxPriorityFeePerGas: formatGwei(floored),
+    suggestedMaxFeePerGas: formatGwei((latestBaseFee * basePercent) / 100n + floored),
+  }
+}
+
+const levelsOf = (fees: Fees) =>
+  [fees.low, fees.medium, fees.high].map(({ suggestedMaxPriorityFeePerGas, suggestedMaxFeePerGas }) => ({
+    suggestedMaxPriorityFeePerGas,
+    suggestedMaxFeePerGas,
+  }))
+
+const latestBaseFee = async (node: Anvil) =>
+  BigInt(
+    (await nodeRpc<{ baseFeePerGas: string }>(node.url, 'eth_getBlockByNumber', ['latest', false]))
+      .baseFeePerGas,
+  )
+
+describe('Gas API tips on a quiet chain (a fresh anvil, empty blocks)', () => {
+  let node: Anvil
+  let gateway: TestGateway
+
+  before(async () => {
+    node = await startAnvil()
+    gateway = await startTestGateway({
+      upstreams: [node.url],
+      config: { gas: { enabled: true, pollMs: 50 } },
+    })
+  })
+  after(async () => {
+    await gateway?.close()
+    await node?.stop()
+  })
+
+  it('no block with transactions in the window: every tip is the node eth_maxPriorityFeePerGas, not 0', async () => {
+    await mineAndIndex(node, gateway, 10)
+    const nodeTip = BigInt(await nodeRpc<string>(node.url, 'eth_maxPriorityFeePerGas'))
+    assert.ok(nodeTip > 0n, 'the node suggests a tip')
+    const latest = await latestBaseFee(node)
+    const fees = await suggestedFees(gateway)
+    assert.deepEqual(levelsOf(fees), [
+      expectedLevel(nodeTip, latest, 110n, parseGwei('1')),
+      expectedLevel(nodeTip, latest, 120n, parseGwei('1.5')),
+      expectedLevel(nodeTip, latest, 125n, parseGwei('2')),
+    ])
+    assert.deepEqual(fees.latestPriorityFeeRange, [formatGwei(nodeTip), formatGwei(nodeTip)])
+    assert.deepEqual(fees, expectedGasAnswers(await readNodeFees(node.url)).suggestedGasFees)
+  })
+
+  it('one transaction, then empty blocks: the tips come from its block', async () => {
+    const [from, to] = await nodeRpc<string[]>(node.url, 'eth_accounts')
+    const tip = parseGwei('3')
+    const hash = await nodeRpc<string>(node.url, 'eth_sendTransaction', [
+      {
+        from,
+        to,
+        value: '0x1',
+        type: '0x2',
+        maxPriorityFeePerGas: `0x${tip.toString(16)}`,
+        maxFeePerGas: `0x${parseGwei('50').toString(16)}`,
+      },
+    ])
+    const receipt = await nodeRpc<{ blockNumber: string; status: string }>(
+      node.url,
+      'eth_getTransactionReceipt',
+      [hash],
+    )
+    assert.equal(receipt.status, '0x1')
+
+    // the node's own account of that block: its one transaction pays the whole 3 Gwei at every percentile
+    const history = await nodeRpc<{ reward: string[][] }>(node.url, 'eth_feeHistory', [
+      '0x1',
+      receipt.blockNumber,
+      [10, 20, 30],
+    ])
+    const [p10, p20, p30] = (history.reward[0] ?? []).map(BigInt) as [bigint, bigint, bigint]
+    assert.deepEqual([p10, p20, p30], [tip, tip, tip])
+
+    for (const emptyBlocks of [10, 300]) {
+      // 300 more: the block is further back than the 200 blocks of the historical ranges
+      const head = await mineAndIndex(node, gateway, emptyBlocks)
+      assert.ok(head > Number(receipt.blockNumber) + 5, 'the block is not among the last 5')
+      const latest = await latestBaseFee(node)
+      const fees = await suggestedFees(gateway)
+      // the last 5 blocks with transactions are just this one: the median is its own percentile
+      assert.deepEqual(levelsOf(fees), [
+        expectedLevel((p10 * 94n) / 100n, latest, 110n, parseGwei('1')),
+        expectedLevel((p20 * 97n) / 100n, latest, 120n, parseGwei('1.5')),
+        expectedLevel((p30 * 98n) / 100n, latest, 125n, parseGwei('2')),
+      ])
+      assert.deepEqual(fees.latestPriorityFeeRange, [formatGwei(tip), formatGwei(tip)])
+      assert.deepEqual(fees, expectedGasAnswers(await readNodeFees(node.url)).suggestedGasFees)
+    }
+  })
+})
+
+describe('Gas API tips from a node without eth_maxPriorityFeePerGas', () => {
+  let node: Anvil
+  let proxy: Server
+  let gateway: TestGateway
+
+  before(async () => {
+    node = await startAnvil()
+    // a real node cannot be made to lack the method: this proxy answers it with "method not found"
+    proxy = createServer(async (request, response) => {
+      const chunks: Buffer[] = []
+      for await (const chunk of request) chunks.push(chunk as Buffer)
+      const body = Buffer.concat(chunks).toString()
+      const call = JSON.parse(body) as { id: unknown; method?: string }
+      response.writeHead(200, { 'content-type': 'application/json' })
+      if (call.method === 'eth_maxPriorityFeePerGas') {
+        const error = { code: -32601, message: 'the method eth_maxPriorityFeePerGas does not exist' }
+        response.end(JSON.stringify({ jsonrpc: '2.0', id: call.id, error }))
+        return
+      }
+      const answer = await fetch(node.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      })
+      response.end(await answer.text())
+    })
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
+    const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`
+    gateway = await startTestGateway({
+      upstreams: [proxyUrl],
+      config: { gas: { enabled: true, pollMs: 50 } },
+    })
+  })
+  after(async () => {
+    await gateway?.close()
+    await new Promise((resolve) => proxy?.close(resolve))
+    await node?.stop()
+  })
+
+  it('suggests a tip of 0 and keeps indexing new heads', async () => {
+    await mineAndIndex(node, gateway, 3)
+    const fees = await suggestedFees(gateway)
+    const latest = await latestBaseFee(node)
+    assert.deepEqual(levelsOf(fees), [
+      expectedLevel(0n, latest, 110n, parseGwei('1')),
+      expectedLevel(0n, latest, 120n, parseGwei('1.5')),
+      expectedLevel(0n, latest, 125n, parseGwei('2')),
+    ])
+    // the next head is indexed too: the failed call did not stop the indexer
+    await mineAndIndex(node, gateway, 1)
+    assert.equal(gateway.app.indexers.get(chainId)?.status(), 'ready')
+  })
+})
