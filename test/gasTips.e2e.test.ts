@@ -101,11 +101,14 @@ describe('Gas API tips on a quiet chain (a fresh anvil, empty blocks)', () => {
         maxFeePerGas: `0x${parseGwei('50').toString(16)}`,
       },
     ])
-    const receipt = await nodeRpc<{ blockNumber: string; status: string }>(
-      node.url,
-      'eth_getTransactionReceipt',
-      [hash],
-    )
+    // anvil answers the send before it mines the transaction: wait for the receipt
+    type Receipt = { blockNumber: string; status: string }
+    const receipts: (Receipt | null)[] = []
+    await until(async () => {
+      receipts.push(await nodeRpc<Receipt | null>(node.url, 'eth_getTransactionReceipt', [hash]))
+      return receipts.at(-1) !== null
+    }, 'the receipt')
+    const receipt = receipts.at(-1) as Receipt
     assert.equal(receipt.status, '0x1')
 
     // the node's own account of that block: its one transaction pays the whole 3 Gwei at every percentile

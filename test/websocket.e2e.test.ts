@@ -1,24 +1,20 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { Contract, Network, WebSocketProvider } from 'ethers'
-import { createPublicClient, encodeFunctionData, http, type PublicClient, webSocket } from 'viem'
+import { createPublicClient, http, type PublicClient, webSocket } from 'viem'
 import { foundry } from 'viem/chains'
 import WebSocket from 'ws'
 import { demoAbi } from '../src/devnet/contracts.ts'
 import { getMethodSpec } from '../src/methods/methodTable.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
 import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
-import { devnetOver, startTestNode, type TestNode } from './helpers/startTestNode.ts'
+import { devnetOver, mineIncrement, startTestNode, type TestNode } from './helpers/startTestNode.ts'
 import { until } from './helpers/until.ts'
 import { untilAnnounced } from './helpers/untilAnnounced.ts'
 
-/** Sends `increment()` from an unlocked dev account: one block (automine) with one Incremented log. */
+/** Demo.increment() from an unlocked dev account: one block with one Incremented log, mined before this resolves. */
 async function increment(node: TestNode): Promise<void> {
-  const data = encodeFunctionData({ abi: demoAbi, functionName: 'increment' })
-  await postJson(
-    node.url,
-    rpcBody('eth_sendTransaction', [{ from: node.fixtures.accounts[2], to: node.fixtures.demo, data }]),
-  )
+  await mineIncrement(node)
 }
 
 /** The node's head: with automine, the block of the transaction just sent. */

@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { encodeFunctionData } from 'viem'
 import WebSocket from 'ws'
-import { demoAbi } from '../src/devnet/contracts.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
 import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
-import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
+import { mineIncrement, startTestNode, type TestNode } from './helpers/startTestNode.ts'
 import { startWsProxy, type WsProxy } from './helpers/startWsProxy.ts'
 import { until } from './helpers/until.ts'
 import { untilAnnounced } from './helpers/untilAnnounced.ts'
@@ -61,14 +59,8 @@ describe('WebSocket: shared subscriptions, upstream failover, reorgs', () => {
   const url = () => `${gateway.url.replace('http', 'ws')}/ws/v3/${gateway.key}`
   const rpc = async (method: string, params: unknown[] = []) =>
     ((await postJson(node.url, rpcBody(method, params))).json as { result: unknown }).result
-  const increment = () =>
-    rpc('eth_sendTransaction', [
-      {
-        from: node.fixtures.accounts[2],
-        to: node.fixtures.demo,
-        data: encodeFunctionData({ abi: demoAbi, functionName: 'increment' }),
-      },
-    ])
+  /** One Demo.increment() in a block of its own, mined before this resolves. */
+  const increment = () => mineIncrement(node)
 
   it('1,000 clients subscribed to newHeads ride one upstream subscription', async () => {
     const before = proxy.sent.filter((message) => message.method === 'eth_subscribe').length
