@@ -135,7 +135,28 @@ export const configSchema = z.strictObject({
       path: ['headersTimeoutMs'],
     })
     .prefault({}),
-  storage: z.strictObject({ sqlite: z.string().min(1).default('./data/tollgate.db') }).prefault({}),
+  /** Where keys, accounts, usage and fee history live: one SQLite file, or PostgreSQL for many instances. */
+  storage: z
+    .union(
+      [
+        z.strictObject({ sqlite: z.string().min(1) }),
+        z.strictObject({
+          postgres: z.url({ protocol: /^postgres(ql)?$/, error: 'expected a postgres:// URL' }),
+        }),
+      ],
+      { error: 'expected exactly one of sqlite (a file) or postgres (a postgres:// URL)' },
+    )
+    .default({ sqlite: './data/tollgate.db' }),
+  /**
+   * Shared state for many instances (credit balances, rate limits, the shared cache, signals); off
+   * without it. The keys tollgate writes all start with keyPrefix.
+   */
+  redis: z
+    .strictObject({
+      url: z.url({ protocol: /^rediss?$/, error: 'expected a redis:// or rediss:// URL' }),
+      keyPrefix: z.string().default('tollgate:'),
+    })
+    .optional(),
   upstreams: z
     .strictObject({
       timeoutMs: z.int().positive().default(30_000),
@@ -250,6 +271,12 @@ export const configSchema = z.strictObject({
     .strictObject({
       /** How often usage is written to the database; a crash loses at most this much usage. */
       flushMs: z.int().positive().default(1_000),
+      /**
+       * What a key's credits and limits do while Redis cannot be reached: open serves on, counting
+       * locally from the last known balance (reconciled when Redis is back); closed refuses calls that
+       * need a balance (503).
+       */
+      onRedisDown: z.enum(['open', 'closed']).default('open'),
     })
     .prefault({}),
   auth: z

@@ -23,6 +23,47 @@ describe('loadConfig', () => {
     assert.equal(loadConfig(file, env).admin.token, 'token-from-the-file-0123')
   })
 
+  it('storage is one of sqlite or postgres; redis is optional with a key prefix', () => {
+    const pg = loadConfig(
+      write('pg.yaml', 'storage: { postgres: "postgres://postgres@127.0.0.1:5432/test" }\n'),
+    )
+    assert.deepEqual(pg.storage, { postgres: 'postgres://postgres@127.0.0.1:5432/test' })
+    assert.equal(pg.redis, undefined)
+    assert.equal(pg.metering.onRedisDown, 'open')
+    const redis = loadConfig(write('redis.yaml', 'redis: { url: "redis://127.0.0.1:6379" }\n'))
+    assert.deepEqual(redis.redis, { url: 'redis://127.0.0.1:6379', keyPrefix: 'tollgate:' })
+    for (const [name, text, message] of [
+      [
+        'both.yaml',
+        'storage: { sqlite: a.db, postgres: "postgres://h/db" }\n',
+        /storage: expected exactly one of sqlite/,
+      ],
+      ['neither.yaml', 'storage: {}\n', /storage: expected exactly one of sqlite/],
+      ['redis-url.yaml', 'redis: { url: "http://127.0.0.1:6379" }\n', /redis\.url: expected a redis:\/\//],
+      ['down.yaml', 'metering: { onRedisDown: maybe }\n', /metering\.onRedisDown/],
+    ] as const)
+      assert.throws(() => loadConfig(write(name, text)), message)
+  })
+
+  it('TOLLGATE_POSTGRES_URL and TOLLGATE_REDIS_URL override the file', () => {
+    const file = write(
+      'env.yaml',
+      'storage: { sqlite: a.db }\nredis: { url: "redis://a:1", keyPrefix: "app:" }\n',
+    )
+    const env = {
+      TOLLGATE_POSTGRES_URL: 'postgres://postgres@127.0.0.1/test',
+      TOLLGATE_REDIS_URL: 'redis://b:2',
+    }
+    const config = loadConfig(file, env)
+    assert.deepEqual(config.storage, { postgres: 'postgres://postgres@127.0.0.1/test' })
+    assert.deepEqual(config.redis, { url: 'redis://b:2', keyPrefix: 'app:' })
+    assert.deepEqual(loadConfig(file, {}).storage, { sqlite: 'a.db' })
+    assert.throws(
+      () => loadConfig(undefined, { TOLLGATE_POSTGRES_URL: 'mysql://h/db' }),
+      /environment: invalid TOLLGATE_POSTGRES_URL or TOLLGATE_REDIS_URL\n {2}storage/,
+    )
+  })
+
   it('reads the documented shape and fills the defaults', () => {
     const file = write(
       'ok.yaml',
@@ -48,7 +89,7 @@ networks:
   it('with no file: the embedded devnet on SQLite', () => {
     const config = loadConfig(undefined)
     assert.deepEqual(config.devnet, { blockTimeSeconds: 2, seed: true })
-    assert.equal(config.storage.sqlite, './data/tollgate.db')
+    assert.deepEqual(config.storage, { sqlite: './data/tollgate.db' })
     assert.equal(config.server.port, 8545)
   })
 

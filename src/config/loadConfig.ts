@@ -11,7 +11,9 @@ export class ConfigError extends Error {
  * Reads and validates the config file; with no file (or a file without `networks`), the embedded
  * devnet on SQLite.
  * Errors name the file, the path inside it and what was expected. Environment variables fill keys
- * the file leaves out: TOLLGATE_ADMIN_TOKEN is `admin.token`.
+ * the file leaves out: TOLLGATE_ADMIN_TOKEN is `admin.token`. Two override the file:
+ * TOLLGATE_POSTGRES_URL is `storage: { postgres }` and TOLLGATE_REDIS_URL is `redis.url` (deployments
+ * keep credentials out of the file).
  */
 export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv = process.env): Config {
   return withEnv(readConfig(file), env)
@@ -20,6 +22,18 @@ export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv = pr
 function withEnv(config: Config, env: NodeJS.ProcessEnv): Config {
   if (config.admin.token === undefined && env.TOLLGATE_ADMIN_TOKEN !== undefined)
     config.admin.token = env.TOLLGATE_ADMIN_TOKEN
+  const overrides = configSchema.pick({ storage: true, redis: true }).safeParse({
+    storage: env.TOLLGATE_POSTGRES_URL ? { postgres: env.TOLLGATE_POSTGRES_URL } : undefined,
+    redis: env.TOLLGATE_REDIS_URL
+      ? { url: env.TOLLGATE_REDIS_URL, keyPrefix: config.redis?.keyPrefix }
+      : undefined,
+  })
+  if (!overrides.success)
+    throw new ConfigError(
+      `environment: invalid TOLLGATE_POSTGRES_URL or TOLLGATE_REDIS_URL\n${overrides.error.issues.map(formatIssue).join('\n')}`,
+    )
+  if (env.TOLLGATE_POSTGRES_URL) config.storage = overrides.data.storage
+  if (env.TOLLGATE_REDIS_URL) config.redis = overrides.data.redis
   return config
 }
 

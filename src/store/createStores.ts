@@ -28,5 +28,6 @@ export async function createStores(
   storage: Config['storage'],
   options: CreateStoresOptions,
 ): Promise<Stores> {
-  return createSqliteStores(storage.sqlite, options)
+  if ('sqlite' in storage) return createSqliteStores(storage.sqlite, options)
+  throw new Error('storage.postgres: PostgreSQL storage is not available in this build yet')
 }
