@@ -80,7 +80,7 @@ export async function handleGasRequest(deps: GasDeps, request: GasRequest): Prom
     const window = indexer.window()
     if (!window) throw new FeeHistoryLoadingError(indexer.chainId)
 
-    const admission = deps.meter.admit(key.subject, credits.gasEndpoint)
+    const admission = await deps.meter.admit(key.subject, credits.gasEndpoint)
     let cached = answers.get(window)
     if (!cached) {
       cached = new Map()
@@ -103,7 +103,7 @@ export async function handleGasRequest(deps: GasDeps, request: GasRequest): Prom
     if (status >= 400 && status < 500 && status !== 401 && status !== 402 && status !== 429) {
       const network =
         (/^\d+$/.test(request.chainId) && deps.indexers.get(Number(request.chainId))?.network.name) || '(gas)'
-      const { error, settlement } = chargeRefusal(deps.meter, key.subject, network, err)
+      const { error, settlement } = await chargeRefusal(deps.meter, key.subject, network, err)
       answer = error
       charged = settlement?.chargedCredits ?? 0
     }

@@ -28,9 +28,10 @@ export type Settlement = { chargedCredits: number; remainingCredits: number; res
 export type Meter = {
   /**
    * Holds `costCredits` (the most the request can cost) against the daily balances and takes them
-   * from the per-second buckets, or throws the 402/429 that refuses the request. Never overdraws.
+   * from the per-second buckets, or throws (rejects with) the 402/429 that refuses the request. Never
+   * overdraws. In-process it answers at once; a shared balance may have to ask Redis first.
    */
-  admit(subject: MeterSubject, costCredits: number): Admission
+  admit(subject: MeterSubject, costCredits: number): Admission | Promise<Admission>
   /** Charges what the request really cost (the sum of `usage`), releases the rest, records usage. */
   settle(admission: Admission, usage: UsageRecord[]): Settlement
   /**
@@ -62,7 +63,14 @@ type DayCounter = { day: string; used: number; reserved: number }
  * request path), usage written to the store every `flushMs` and on close, today's totals read back
  * at start so a restart neither resets nor loses usage.
  */
-export async function createMeter({ store, clock, flushMs, onError }: MeterOptions): Promise<Meter> {
+export async function createMeter({
+  store,
+  clock,
+  flushMs,
+  onError,
+}: MeterOptions): Promise<
+  Omit<Meter, 'admit'> & { admit(subject: MeterSubject, costCredits: number): Admission }
+> {
   const startDay = utcDay(clock.now())
   const loaded = await store.loadDailyUsage(startDay)
   const counters = new Map<string, DayCounter>()

@@ -1,4 +1,4 @@
-import type { Meter, MeterSubject, Settlement } from '../metering/createMeter.ts'
+import type { Admission, Meter, MeterSubject, Settlement } from '../metering/createMeter.ts'
 import { credits } from '../methods/methodTable.ts'
 
 /** The label usage is recorded under for requests refused as a whole (403, 413, 415, parse errors). */
@@ -8,15 +8,15 @@ const rejectedLabel = '(rejected)'
  * Input refused as a whole costs 5 credits (docs/compatibility.md §2), unless the balance cannot pay even that:
  * then the 402/429 is the answer instead. Returns the error to answer with, and what was charged.
  */
-export function chargeRefusal(
+export async function chargeRefusal(
   meter: Meter,
   subject: MeterSubject,
   network: string,
   refusal: unknown,
-): { error: unknown; settlement: Settlement | undefined } {
-  let admission: ReturnType<Meter['admit']>
+): Promise<{ error: unknown; settlement: Settlement | undefined }> {
+  let admission: Admission
   try {
-    admission = meter.admit(subject, credits.refusedInput)
+    admission = await meter.admit(subject, credits.refusedInput)
   } catch (limit) {
     return { error: limit, settlement: undefined }
   }

@@ -52,8 +52,8 @@ export async function handleHttpRpc(deps: HttpRpcDeps, request: HttpRpcRequest):
   if (!access.ok && !access.key) return unpaid(deps, requestId, access.error)
   const key = access.key as KeyEntry
   let outcome: RpcOutcome
-  if (!access.ok) outcome = refuse(deps, key, access.networkName, requestId, access.error)
-  else if (parsed === undefined) outcome = refuse(deps, key, access.network.name, requestId, refusal)
+  if (!access.ok) outcome = await refuse(deps, key, access.networkName, requestId, access.error)
+  else if (parsed === undefined) outcome = await refuse(deps, key, access.network.name, requestId, refusal)
   else {
     const { network, guard, failover } = access
     const { cancellation } = request
@@ -79,8 +79,14 @@ export async function handleHttpRpc(deps: HttpRpcDeps, request: HttpRpcRequest):
 }
 
 /** A refusal of the whole request: 5 credits, unless even those cannot be paid (then the 402/429). */
-function refuse(deps: HttpRpcDeps, key: KeyEntry, network: string, id: RpcId, err: unknown): RpcOutcome {
-  const { error, settlement } = chargeRefusal(deps.meter, key.subject, network, err)
+async function refuse(
+  deps: HttpRpcDeps,
+  key: KeyEntry,
+  network: string,
+  id: RpcId,
+  err: unknown,
+): Promise<RpcOutcome> {
+  const { error, settlement } = await chargeRefusal(deps.meter, key.subject, network, err)
   const { payload, httpStatus, headers } = errorOutcome(deps, id, error)
   return { status: httpStatus, body: payload, settlement, partner: false, errorHeaders: headers }
 }

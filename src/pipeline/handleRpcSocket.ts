@@ -115,7 +115,7 @@ export function openRpcSocket(
     try {
       request = parse(text)
     } catch (err) {
-      const { error } = chargeRefusal(current.meter, current.key.subject, current.network.name, err)
+      const { error } = await chargeRefusal(current.meter, current.key.subject, current.network.name, err)
       send(errorOutcome(current, null, error).payload)
       return
     }

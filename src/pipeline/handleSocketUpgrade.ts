@@ -40,7 +40,7 @@ export async function handleSocketUpgrade(
     if (!access.key) return refused(deps, access.error)
     return refused(
       deps,
-      chargeRefusal(deps.meter, access.key.subject, access.networkName, access.error).error,
+      (await chargeRefusal(deps.meter, access.key.subject, access.networkName, access.error)).error,
     )
   }
   const { key, network, guard, failover } = access

@@ -2,7 +2,7 @@ import { InvalidParamsError, TollgateError } from '../errors/errors.ts'
 import { toWireError } from '../errors/toWireError.ts'
 import { serializeBatch } from '../jsonrpc/serialize.ts'
 import type { RpcId, RpcPayload, RpcRequest } from '../jsonrpc/types.ts'
-import type { Settlement, UsageRecord } from '../metering/createMeter.ts'
+import type { Admission, Settlement, UsageRecord } from '../metering/createMeter.ts'
 import { credits } from '../methods/methodTable.ts'
 import { ClientGoneError } from '../upstreams/createUpstreamPool.ts'
 import { handleRpc } from './handleRpc.ts'
@@ -45,9 +45,9 @@ export async function runRpcRequest(ctx: RpcContext, request: RpcRequest): Promi
   for (const call of prepared) estimate += call.costCredits
   const firstId = request.isBatch ? null : idOf(prepared[0] as PreparedCall)
 
-  let admission: ReturnType<RpcContext['meter']['admit']>
+  let admission: Admission
   try {
-    admission = ctx.meter.admit(ctx.key.subject, estimate)
+    admission = await ctx.meter.admit(ctx.key.subject, estimate)
   } catch (err) {
     const { payload, httpStatus, headers } = errorOutcome(ctx, firstId, err)
     return { status: httpStatus, body: payload, settlement: undefined, partner: false, errorHeaders: headers }
