@@ -83,6 +83,24 @@ describe('admin API and usage reports', () => {
     const usage = await admin('GET', `/usage?key=${key}&days=1`)
     assert.equal(usage.status, 200)
     assert.deepEqual(usage.json, expected)
+    // the same calls per hour: each row names its hour, and the hours add up to the day
+    const hourly = (await admin('GET', `/usage?key=${key}&hours=48`)).json as unknown as Record<
+      string,
+      unknown
+    >[]
+    for (const row of hourly) assert.match(row.hour as string, /^\d{4}-\d{2}-\d{2}T\d{2}$/)
+    const byMethod = new Map<string, { calls: number; credits: number }>()
+    for (const row of hourly) {
+      const sum = byMethod.get(row.method as string) ?? { calls: 0, credits: 0 }
+      byMethod.set(row.method as string, {
+        calls: sum.calls + (row.calls as number),
+        credits: sum.credits + (row.credits as number),
+      })
+    }
+    assert.deepEqual(
+      [...byMethod].sort(([a], [b]) => (a < b ? -1 : 1)).map(([method, sum]) => ({ method, ...sum })),
+      expected.map(({ method, calls, credits }) => ({ method, calls, credits })),
+    )
 
     const { stdout } = await run(process.execPath, [
       resolve('bin/tollgate.js'),

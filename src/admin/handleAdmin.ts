@@ -11,7 +11,7 @@ import {
   UnknownAllowlistKindError,
 } from '../errors/errors.ts'
 import { toWireError } from '../errors/toWireError.ts'
-import { utcDay } from '../metering/clock.ts'
+import { utcDay, utcHour } from '../metering/clock.ts'
 import type { UsageStore } from '../metering/usageStore.ts'
 
 export type AdminRequest = { method: string; url: string; authorization: string | undefined; body: string }
@@ -137,15 +137,33 @@ async function patchKey(deps: AdminDeps, key: string, patch: z.infer<typeof patc
   return admin.show(key)
 }
 
+/**
+ * Usage per day (`?days=N`, 7 by default) or, with `?hours=N`, per hour, by key, network and method:
+ * the same rows `tollgate usage` prints, read from the same store.
+ */
 async function usage(deps: AdminDeps, query: URLSearchParams) {
   await deps.flushUsage()
-  const days = Math.max(1, Number.parseInt(query.get('days') ?? '7', 10) || 7)
-  const fromDay = utcDay(deps.now() - (days - 1) * 86_400_000)
   const keyParam = query.get('key')
   const keyId = keyParam === null ? undefined : (await deps.admin.show(keyParam)).id
   const keys = new Map((await deps.admin.list()).map((key) => [key.id, key.key]))
-  const rows = await deps.usage.queryUsage({ fromDay, ...(keyId === undefined ? {} : { keyId }) })
+  const byKey = keyId === undefined ? {} : { keyId }
+  const hoursParam = query.get('hours')
+  const rows =
+    hoursParam === null
+      ? await deps.usage.queryUsage({
+          fromDay: utcDay(deps.now() - (count(query.get('days'), 7) - 1) * 86_400_000),
+          ...byKey,
+        })
+      : await deps.usage.queryHourlyUsage({
+          fromHour: utcHour(deps.now() - (count(hoursParam, 48) - 1) * 3_600_000),
+          ...byKey,
+        })
   return rows.map(({ keyId: id, ...row }) => ({ ...row, key: keys.get(id) ?? String(id) }))
+}
+
+/** A whole number of days or hours back, the current one included; at least 1. */
+function count(param: string | null, fallback: number): number {
+  return Math.max(1, Number.parseInt(param ?? String(fallback), 10) || fallback)
 }
 
 function ok(body: unknown): AdminResponse {

@@ -1,5 +1,5 @@
 import type { SqliteDatabase } from '../store/openSqlite.ts'
-import type { UsageDelta, UsageRow, UsageStore } from './usageStore.ts'
+import type { HourlyUsage, UsageDelta, UsageRow, UsageStore } from './usageStore.ts'
 
 export function createSqliteUsageStore(db: SqliteDatabase): UsageStore {
   const selectDay = db.prepare<[string], { subject: string; credits: number }>(
@@ -21,6 +21,10 @@ export function createSqliteUsageStore(db: SqliteDatabase): UsageStore {
     FROM usage_hourly WHERE hour >= ? AND (? IS NULL OR key_id = ?)
     GROUP BY day, key_id, network, method ORDER BY day, key_id, network, method`
   const selectUsage = db.prepare<[string, number | null, number | null], UsageRow>(usageQuery)
+  const selectHourly = db.prepare<[string, number | null, number | null], HourlyUsage>(`
+    SELECT hour, key_id AS keyId, network, method, calls, credits, failover_calls AS failoverCalls
+    FROM usage_hourly WHERE hour >= ? AND (? IS NULL OR key_id = ?)
+    ORDER BY hour, key_id, network, method`)
 
   const add = db.transaction((delta: UsageDelta) => {
     for (const row of delta.daily) addDaily.run(row.subject, row.day, row.credits)
@@ -38,6 +42,9 @@ export function createSqliteUsageStore(db: SqliteDatabase): UsageStore {
     },
     async queryUsage({ keyId, fromDay }) {
       return selectUsage.all(fromDay, keyId ?? null, keyId ?? null)
+    },
+    async queryHourlyUsage({ keyId, fromHour }) {
+      return selectHourly.all(fromHour, keyId ?? null, keyId ?? null)
     },
   }
 }

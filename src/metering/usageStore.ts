@@ -32,6 +32,8 @@ export type UsageStore = {
   addUsage(delta: UsageDelta): Promise<void>
   /** Usage per day, key, network and method from `fromDay` on, oldest first. */
   queryUsage(query: { keyId?: number; fromDay: string }): Promise<UsageRow[]>
+  /** Usage per hour, key, network and method from `fromHour` (`2026-11-22T13`) on, oldest first. */
+  queryHourlyUsage(query: { keyId?: number; fromHour: string }): Promise<HourlyUsage[]>
 }
 
 export const accountSubject = (accountId: number) => `account:${accountId}`
