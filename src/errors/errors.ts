@@ -24,7 +24,12 @@ export class TollgateError extends Error {
   readonly wwwAuthenticate: string | undefined
 
   constructor(code: number, httpStatus: number, message: string, options: ErrorOptions = {}) {
+    // a refusal is an answer, not a fault: nobody reads its stack, and capturing one is most of what
+    // the error costs (a flood of wrong secrets or rate-limited calls makes thousands a second)
+    const stackTraceLimit = Error.stackTraceLimit
+    if (httpStatus < 500) Error.stackTraceLimit = 0
     super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    Error.stackTraceLimit = stackTraceLimit
     this.code = code
     this.httpStatus = httpStatus
     this.logDetails = options.logDetails
