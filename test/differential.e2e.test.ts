@@ -5,6 +5,7 @@ import { demoAbi } from '../src/devnet/contracts.ts'
 import { postJson } from './helpers/postJson.ts'
 import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
 import { devnetOver, startTestNode, type TestNode } from './helpers/startTestNode.ts'
+import { until } from './helpers/until.ts'
 
 type Call = { method: string; params: unknown[] }
 
@@ -159,16 +160,13 @@ describe('differential with the cache on: the same answers across new blocks and
 
   /** The gateway has seen the node's head (the cache's head answers are dropped when it does). */
   async function untilGatewayAtHead(): Promise<void> {
-    const stopAt = Date.now() + 10_000
-    for (;;) {
+    await until(async () => {
       const [mine, theirs] = await Promise.all([
         rpc(gateway.endpoint, 'eth_getBlockByNumber', ['latest', false]) as Promise<{ hash: string }>,
         rpc(node.url, 'eth_getBlockByNumber', ['latest', false]) as Promise<{ hash: string }>,
       ])
-      if (mine.hash === theirs.hash) return
-      if (Date.now() > stopAt) throw new Error('the gateway did not see the new head')
-      await new Promise((resolve) => setTimeout(resolve, 20))
-    }
+      return mine.hash === theirs.hash
+    }, 'the gateway to see the new head')
   }
 
   it("answers are the node's, and repeated ones come from the cache", async () => {

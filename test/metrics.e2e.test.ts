@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test'
 import { postJson, rpcBody } from './helpers/postJson.ts'
 import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
 import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
+import { until } from './helpers/until.ts'
 
 const metricName = '[a-zA-Z_:][a-zA-Z0-9_:]*'
 const labelPair = '[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\\\\n]|\\\\[\\\\"n])*"'
@@ -79,10 +80,10 @@ describe('/metrics', () => {
       },
     })
     const primary = `tollgate_upstream_requests_total{network="devnet",upstream="${upstream}",role="primary"}`
-    for (let tries = 0; !parseExposition((await scrape(gateway.url)).text).get(primary); tries++) {
-      assert.ok(tries < 100, 'the head feed never polled')
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
+    await until(
+      async () => (parseExposition((await scrape(gateway.url)).text).get(primary) ?? 0) > 0,
+      'the head feed to poll',
+    )
   })
   after(async () => {
     await gateway?.close()
