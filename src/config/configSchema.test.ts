@@ -24,3 +24,20 @@ describe('configSchema: upstreams.hedge', () => {
     }
   })
 })
+
+describe('configSchema: server.cors.origins', () => {
+  it("takes origins as a key's origins allowlist does, in the same stored form", () => {
+    const origins = ['https://App.example/', '*.example.com', 'localhost:5173']
+    const config = configSchema.parse({ networks: [network], server: { cors: { origins } } })
+    assert.deepEqual(config.server.cors.origins, ['https://app.example', '*.example.com', 'localhost:5173'])
+  })
+
+  it('refuses what is not an origin, saying which entry', () => {
+    for (const origin of ['https://app.example/path', 'ftp://app.example', '', '*']) {
+      const result = configSchema.safeParse({ networks: [network], server: { cors: { origins: [origin] } } })
+      assert.equal(result.success, false, origin)
+      assert.match(result.error?.issues[0]?.message ?? '', /is not an origin/)
+      assert.deepEqual(result.error?.issues[0]?.path, ['server', 'cors', 'origins', 0])
+    }
+  })
+})

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { parseAllowlistEntry } from '../auth/parseAllowlistEntry.ts'
 
 /** The one config schema. Every default lives here; types are inferred from it. */
 
@@ -111,10 +112,15 @@ export const configSchema = z.strictObject({
           /** Pages allowed to call at all (`https://app.example`, `*.example.com`); empty: any page. */
           origins: z
             .array(
-              z
-                .string()
-                .min(1)
-                .transform((origin) => origin.toLowerCase().replace(/\/$/, '')),
+              // the same origin syntax as a key's origins allowlist, and the same stored form
+              z.string().transform((origin, ctx) => {
+                try {
+                  return parseAllowlistEntry('origins', origin)
+                } catch (err) {
+                  ctx.addIssue({ code: 'custom', message: (err as Error).message })
+                  return z.NEVER
+                }
+              }),
             )
             .default([]),
           /** How long a browser may reuse a preflight answer. */
