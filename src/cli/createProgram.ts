@@ -1,5 +1,6 @@
 import { Command } from 'commander'
 import { addKeysCommand } from './keysCommand.ts'
+import { addMigrateCommand } from './migrateCommand.ts'
 import { addPlansCommand } from './plansCommand.ts'
 import { addStartCommand } from './startCommand.ts'
 import { addUsageCommand } from './usageCommand.ts'
@@ -13,5 +14,6 @@ export function createProgram(): Command {
   addKeysCommand(program)
   addUsageCommand(program)
   addPlansCommand(program)
+  addMigrateCommand(program)
   return program
 }

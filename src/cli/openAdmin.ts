@@ -21,7 +21,15 @@ export async function withAdmin(
     import('../store/createStores.ts'),
   ])
   // not exclusive: the CLI edits keys beside a running gateway
-  const stores = await createStores(config.storage, { exclusive: false })
+  let stores: Awaited<ReturnType<typeof createStores>>
+  try {
+    stores = await createStores(config.storage, { exclusive: false })
+  } catch (err) {
+    // the database is down, missing or refuses us: one line, no stack
+    process.stderr.write(`${(err as Error).message}\n`)
+    process.exitCode = 1
+    return
+  }
   try {
     const networks = config.networks.map((network) => network.name)
     if (config.devnet) networks.push('devnet')

@@ -2,6 +2,7 @@ import type { KeyStore } from '../auth/keyStore.ts'
 import type { Config } from '../config/configSchema.ts'
 import type { FeeHistoryStore } from '../gas/feeHistoryStore.ts'
 import type { UsageStore } from '../metering/usageStore.ts'
+import { createPostgresStores } from './createPostgresStores.ts'
 import { createSqliteStores } from './createSqliteStores.ts'
 
 /** Every store the gateway and the CLI use, on one database; nothing here names the driver. */
@@ -19,6 +20,7 @@ export type CreateStoresOptions = {
   /**
    * This process is the one gateway on the database: an SQLite file is locked for it (a second
    * gateway refuses to start). The CLI is not exclusive: it edits keys beside a running gateway.
+   * PostgreSQL is shared by any number of gateways: nothing is locked there.
    */
   exclusive: boolean
 }
@@ -29,5 +31,5 @@ export async function createStores(
   options: CreateStoresOptions,
 ): Promise<Stores> {
   if ('sqlite' in storage) return createSqliteStores(storage.sqlite, options)
-  throw new Error('storage.postgres: PostgreSQL storage is not available in this build yet')
+  return createPostgresStores(storage.postgres)
 }

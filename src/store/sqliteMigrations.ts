@@ -1,6 +1,10 @@
+import type { Migration } from './migration.ts'
+
 /** Schema changes, applied in order; the database's user_version counts those applied. Append, never edit. */
-export const sqliteMigrations: readonly string[] = [
-  `
+export const sqliteMigrations: readonly Migration[] = [
+  {
+    name: 'keys',
+    sql: `
   CREATE TABLE meta (
     name TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -27,7 +31,10 @@ export const sqliteMigrations: readonly string[] = [
     UPDATE meta SET value = value + 1 WHERE name = 'keys_version';
   END;
   `,
-  `
+  },
+  {
+    name: 'accounts and usage ledger',
+    sql: `
   CREATE TABLE accounts (
     id INTEGER PRIMARY KEY,
     name TEXT NOT NULL UNIQUE,
@@ -66,7 +73,10 @@ export const sqliteMigrations: readonly string[] = [
   );
   CREATE INDEX usage_hourly_hour ON usage_hourly (hour);
   `,
-  `
+  },
+  {
+    name: 'fee history',
+    sql: `
   -- the gas API's fee history, per chain: base fee, gas used ratio, priority fees at 0/10/20/30/100%
   CREATE TABLE fee_history (
     chain_id INTEGER NOT NULL,
@@ -85,4 +95,5 @@ export const sqliteMigrations: readonly string[] = [
     PRIMARY KEY (chain_id, number)
   ) WITHOUT ROWID;
   `,
+  },
 ]

@@ -1,0 +1,149 @@
+import type { PostgresPool } from '../store/createPostgresPool.ts'
+import { withTransaction } from '../store/withTransaction.ts'
+import type { DailyUsage, HourlyUsage, UsageRow, UsageStore } from './usageStore.ts'
+
+type HourlyRow = {
+  hour: string
+  key_id: number
+  network: string
+  method: string
+  /** bigint columns arrive as text */
+  calls: string
+  credits: string
+  failover_calls: string
+}
+
+type UsageQueryRow = {
+  day: string
+  key_id: number
+  network: string
+  method: string
+  /** sums of bigint columns arrive as text */
+  calls: string
+  credits: string
+  failover_calls: string
+}
+
+/**
+ * The usage ledger in PostgreSQL. addUsage is one transaction of two upserts (one statement per
+ * table, whatever the number of rows); rows go in key order, so instances flushing at once lock the
+ * rows they share in the same order instead of deadlocking.
+ */
+export function createPostgresUsageStore(pool: PostgresPool): UsageStore {
+  return {
+    async loadDailyUsage(day) {
+      const { rows } = await pool.query<{ subject: string; credits: string }>(
+        'SELECT subject, credits FROM usage_daily WHERE day = $1',
+        [day],
+      )
+      return new Map(rows.map((row) => [row.subject, Number(row.credits)]))
+    },
+    async addUsage(delta) {
+      const daily = mergeDaily(delta.daily)
+      const hourly = mergeHourly(delta.hourly)
+      if (daily.length === 0 && hourly.length === 0) return
+      await withTransaction(pool, async (client) => {
+        if (daily.length > 0) {
+          await client.query(
+            `INSERT INTO usage_daily (day, subject, credits)
+             SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
+             ON CONFLICT (day, subject) DO UPDATE SET credits = usage_daily.credits + excluded.credits`,
+            [daily.map((row) => row.day), daily.map((row) => row.subject), daily.map((row) => row.credits)],
+          )
+        }
+        if (hourly.length > 0) {
+          await client.query(
+            `INSERT INTO usage_hourly (key_id, network, method, hour, calls, credits, failover_calls)
+             SELECT * FROM unnest($1::integer[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[])
+             ON CONFLICT (key_id, network, method, hour) DO UPDATE SET
+               calls = usage_hourly.calls + excluded.calls,
+               credits = usage_hourly.credits + excluded.credits,
+               failover_calls = usage_hourly.failover_calls + excluded.failover_calls`,
+            [
+              hourly.map((row) => row.keyId),
+              hourly.map((row) => row.network),
+              hourly.map((row) => row.method),
+              hourly.map((row) => row.hour),
+              hourly.map((row) => row.calls),
+              hourly.map((row) => row.credits),
+              hourly.map((row) => row.failoverCalls),
+            ],
+          )
+        }
+      })
+    },
+    async queryUsage({ keyId, fromDay }) {
+      const { rows } = await pool.query<UsageQueryRow>(
+        `SELECT substr(hour, 1, 10) AS day, key_id, network, method, sum(calls) AS calls,
+                sum(credits) AS credits, sum(failover_calls) AS failover_calls
+         FROM usage_hourly WHERE hour >= $1 AND ($2::integer IS NULL OR key_id = $2)
+         GROUP BY 1, key_id, network, method ORDER BY 1, key_id, network, method`,
+        [fromDay, keyId ?? null],
+      )
+      return rows.map(
+        (row): UsageRow => ({
+          day: row.day,
+          keyId: row.key_id,
+          network: row.network,
+          method: row.method,
+          calls: Number(row.calls),
+          credits: Number(row.credits),
+          failoverCalls: Number(row.failover_calls),
+        }),
+      )
+    },
+    async queryHourlyUsage({ keyId, fromHour }) {
+      const { rows } = await pool.query<HourlyRow>(
+        `SELECT hour, key_id, network, method, calls, credits, failover_calls
+         FROM usage_hourly WHERE hour >= $1 AND ($2::integer IS NULL OR key_id = $2)
+         ORDER BY hour, key_id, network, method`,
+        [fromHour, keyId ?? null],
+      )
+      return rows.map(
+        (row): HourlyUsage => ({
+          hour: row.hour,
+          keyId: row.key_id,
+          network: row.network,
+          method: row.method,
+          calls: Number(row.calls),
+          credits: Number(row.credits),
+          failoverCalls: Number(row.failover_calls),
+        }),
+      )
+    },
+  }
+}
+
+/** One row per (day, subject), in key order: one upsert statement may not touch a row twice. */
+function mergeDaily(rows: DailyUsage[]): DailyUsage[] {
+  const merged = new Map<string, DailyUsage>()
+  for (const row of rows) {
+    const id = `${row.day}\n${row.subject}`
+    const seen = merged.get(id)
+    if (seen) seen.credits += row.credits
+    else merged.set(id, { ...row })
+  }
+  return [...merged.values()].sort((a, b) => compare(a.day, b.day) || compare(a.subject, b.subject))
+}
+
+function mergeHourly(rows: HourlyUsage[]): HourlyUsage[] {
+  const merged = new Map<string, HourlyUsage>()
+  for (const row of rows) {
+    const id = `${row.keyId}\n${row.network}\n${row.method}\n${row.hour}`
+    const seen = merged.get(id)
+    if (seen) {
+      seen.calls += row.calls
+      seen.credits += row.credits
+      seen.failoverCalls += row.failoverCalls
+    } else merged.set(id, { ...row })
+  }
+  return [...merged.values()].sort(
+    (a, b) =>
+      a.keyId - b.keyId ||
+      compare(a.network, b.network) ||
+      compare(a.method, b.method) ||
+      compare(a.hour, b.hour),
+  )
+}
+
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)

@@ -1,0 +1,51 @@
+import { connect, createServer, type Socket } from 'node:net'
+
+export type TcpProxy = {
+  port: number
+  /** Drops every connection and refuses new ones, as a database that went down. */
+  cut(): void
+  /** Accepts connections again. */
+  restore(): void
+  close(): Promise<void>
+}
+
+/** A TCP proxy to `127.0.0.1:targetPort`, to take a real server away from a client and give it back. */
+export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
+  let refusing = false
+  const sockets = new Set<Socket>()
+  const track = (socket: Socket) => {
+    sockets.add(socket)
+    socket.on('close', () => sockets.delete(socket))
+    socket.on('error', () => socket.destroy())
+  }
+  const server = createServer((client) => {
+    track(client)
+    if (refusing) {
+      client.destroy()
+      return
+    }
+    const upstream = connect(targetPort, '127.0.0.1')
+    track(upstream)
+    client.pipe(upstream)
+    upstream.pipe(client)
+    client.on('close', () => upstream.destroy())
+    upstream.on('close', () => client.destroy())
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const address = server.address()
+  if (address === null || typeof address === 'string') throw new Error('the proxy has no port')
+  return {
+    port: address.port,
+    cut() {
+      refusing = true
+      for (const socket of sockets) socket.destroy()
+    },
+    restore() {
+      refusing = false
+    },
+    async close() {
+      for (const socket of sockets) socket.destroy()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    },
+  }
+}
