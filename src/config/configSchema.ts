@@ -172,8 +172,11 @@ export const configSchema = z.strictObject({
         .int()
         .positive()
         .default(256 * 1024 * 1024),
-      /** How often each upstream's head is polled (health, lag, finality, the gas cap's block gas limit). */
-      headPollMs: z.int().positive().default(2_000),
+      /**
+       * How often upstreams without a live newHeads subscription (no `ws`, or it is down or silent),
+       * and upstreams out of use, are asked for their head (health, lag, finality, the gas cap).
+       */
+      headPollMs: z.int().positive().default(1_000),
       /** Longest wait for one upstream when another could still be tried within timeoutMs. */
       attemptTimeoutMs: z.int().positive().default(5_000),
       /** Tries per idempotent call, the first included (others get one; a refused connection always moves on). */
@@ -256,8 +259,8 @@ export const configSchema = z.strictObject({
         .default(5 * 1024 * 1024),
       /** Keepalive: a ping this often; a client that has not answered the last one is dropped. */
       pingMs: z.int().positive().default(30_000),
-      /** Head polling interval for networks whose upstreams have no WebSocket. */
-      headPollMs: z.int().positive().default(1_000),
+      /** Deprecated: merged into upstreams.headPollMs (the smaller of the two is used). */
+      headPollMs: z.int().positive().optional(),
     })
     .prefault({}),
   gas: z
@@ -270,7 +273,8 @@ export const configSchema = z.strictObject({
       historyBlocks: z.int().positive().default(500),
       /** Blocks per eth_feeHistory call while backfilling (nodes allow at most 1024). */
       chunkBlocks: z.int().min(1).max(1024).default(1024),
-      pollMs: z.int().positive().default(2_000),
+      /** Deprecated: the indexer follows the head tracker; merged into upstreams.headPollMs (the smaller is used). */
+      pollMs: z.int().positive().optional(),
     })
     .prefault({}),
   metering: z

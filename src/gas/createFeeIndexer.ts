@@ -1,4 +1,5 @@
 import type { Logger } from 'pino'
+import type { HeadEvent, Header } from '../networks/createHeadChain.ts'
 import type { Network } from '../networks/createNetwork.ts'
 import { callUpstream, UpstreamRpcError } from '../upstreams/callUpstream.ts'
 import { type FeeHistory, feeHistoryFromBlocks } from './feeHistoryFromBlocks.ts'
@@ -24,8 +25,12 @@ export type FeeIndexer = {
   status(): FeeIndexerStatus
   /** The current window (undefined while nothing is stored yet); replaced, never mutated, on change. */
   window(): FeeWindow | undefined
-  /** One pass: reorg check, new blocks, backfill of what the window lacks. Passes never overlap. */
+  /**
+   * One pass up to the network's newest head: reorg check, new blocks, backfill of what the window
+   * lacks. Passes never overlap; a head that comes during one starts another after it.
+   */
   tick(): Promise<void>
+  /** Follows the network's head tracker: a pass now and on each new head. Separate from the tracker. */
   start(): void
   stop(): Promise<void>
 }
@@ -35,19 +40,19 @@ export type FeeIndexerOptions = {
   store: FeeHistoryStore
   windowBlocks: number
   chunkBlocks: number
+  /** How soon a pass that failed is tried again (a new head also starts one). */
   pollMs: number
   log: Logger
 }
-
-type RpcBlock = { number: string; hash: string; parentHash: string; baseFeePerGas?: string }
 
 /** How many observed head hashes are kept to find where a reorg forked. */
 const keptHeadHashes = 256
 
 /**
- * Follows a network's head and keeps the last `windowBlocks` blocks of fee history in the store:
- * backfills with eth_feeHistory in chunks of at most `chunkBlocks` (newest first), resumes from what
- * is stored after a restart, and replaces blocks a reorg dropped. Requests only read its window.
+ * Keeps the last `windowBlocks` blocks of fee history in the store, driven by the network's head
+ * tracker (it asks no node for its head): backfills with eth_feeHistory in chunks of at most
+ * `chunkBlocks` (newest first), resumes from what is stored after a restart, and replaces blocks a
+ * reorg dropped. Requests only read its window.
  */
 export function createFeeIndexer(options: FeeIndexerOptions): FeeIndexer {
   const { network, store, windowBlocks, chunkBlocks, log } = options
@@ -57,17 +62,20 @@ export function createFeeIndexer(options: FeeIndexerOptions): FeeIndexer {
   /** The stored window has every block from its start to its head: new heads only append. */
   let complete = false
   let running: Promise<void> | undefined
-  let timer: NodeJS.Timeout | undefined
+  /** A head came during a pass: another pass follows it. */
+  let again = false
+  let retryTimer: NodeJS.Timeout | undefined
+  let stopHeads: (() => void) | undefined
   let stopped = false
 
   const rpc = <T>(method: string, params: unknown[]) => callUpstream<T>(network.pool, method, params)
 
   async function nodeHash(number: number): Promise<string | undefined> {
-    return (await rpc<RpcBlock | null>('eth_getBlockByNumber', [hex(number), false]))?.hash
+    return (await rpc<Header | null>('eth_getBlockByNumber', [hex(number), false]))?.hash
   }
 
   /** Finds where the stored chain and the node's part, and drops what the node no longer has. */
-  async function handleReorg(head: RpcBlock, headNumber: number): Promise<boolean> {
+  async function handleReorg(head: Header, headNumber: number): Promise<boolean> {
     const known = [...(await store.getHeadHashes(chainId))].sort((a, b) => b[0] - a[0])
     const [top] = known
     if (!top) return false
@@ -135,8 +143,15 @@ export function createFeeIndexer(options: FeeIndexerOptions): FeeIndexer {
     return { blocks, next }
   }
 
+  /** The tracker's newest head; before it has one (it polls at start), asks it to poll. */
+  async function newestHead(): Promise<Header | undefined> {
+    if (!network.heads.header()) await network.heads.poll()
+    return network.heads.header()
+  }
+
   async function tickOnce(): Promise<void> {
-    const head = await rpc<RpcBlock>('eth_getBlockByNumber', ['latest', false])
+    const head = await newestHead()
+    if (!head) throw new Error('no head known yet')
     if (head.baseFeePerGas === undefined) {
       status = 'no-base-fee'
       return
@@ -204,20 +219,34 @@ export function createFeeIndexer(options: FeeIndexerOptions): FeeIndexer {
   }
 
   function tick(): Promise<void> {
-    running ??= tickOnce().finally(() => {
+    if (running) {
+      again = true
+      return running
+    }
+    running = (async () => {
+      do {
+        again = false
+        await tickOnce()
+      } while (again && !stopped)
+    })().finally(() => {
       running = undefined
     })
     return running
   }
 
-  function schedule(): void {
-    if (stopped) return
-    timer = setTimeout(() => {
-      tick()
-        .catch((err) => log.warn({ err, chainId }, 'fee history update failed; retrying'))
-        .finally(schedule)
-    }, options.pollMs)
-    timer.unref()
+  /** A pass; one that fails is tried again after pollMs, unless a new head starts one first. */
+  function pass(): void {
+    clearTimeout(retryTimer)
+    tick().catch((err) => {
+      log.warn({ err, chainId }, 'fee history update failed; retrying')
+      if (stopped) return
+      retryTimer = setTimeout(pass, options.pollMs)
+      retryTimer.unref()
+    })
+  }
+
+  function onHead(event: HeadEvent): void {
+    if (event.kind === 'head') pass()
   }
 
   return {
@@ -227,13 +256,15 @@ export function createFeeIndexer(options: FeeIndexerOptions): FeeIndexer {
     window: () => window,
     tick,
     start() {
-      tick()
-        .catch((err) => log.warn({ err, chainId }, 'fee history update failed; retrying'))
-        .finally(schedule)
+      stopped = false
+      stopHeads ??= network.heads.subscribe(onHead)
+      pass()
     },
     async stop() {
       stopped = true
-      clearTimeout(timer)
+      stopHeads?.()
+      stopHeads = undefined
+      clearTimeout(retryTimer)
       await running?.catch(() => undefined)
     },
   }

@@ -1,52 +1,229 @@
+import { type Logger, pino } from 'pino'
+import { systemTimers, type Timers } from '../failsafe/Timers.ts'
+import { callUpstream } from '../upstreams/callUpstream.ts'
 import type { PoolMember, UpstreamPool } from '../upstreams/createUpstreamPool.ts'
+import { createUpstreamSocket, type UpstreamSocket } from '../upstreams/createUpstreamSocket.ts'
+import { createHeadChain, type HeadEvent, type Header } from './createHeadChain.ts'
 
 export type Head = { number: bigint; gasLimit: bigint }
 
 export type HeadTracker = {
-  /** The highest head seen across upstreams, or undefined before the first successful poll. */
+  /** The highest head seen across upstreams, or undefined before the first one. */
   latest(): Head | undefined
   /** The network's finalized block number, or undefined while unknown. */
   finalized(): bigint | undefined
-  /** Polls every upstream now; resolves when done (failures open the member's breaker). */
+  /** The newest block of the network's chain of heads (undefined before the first one). */
+  header(): Header | undefined
+  /**
+   * The network's heads, gap-free, in order, reorgs announced (HeadEvent). The first listener starts
+   * the chain at the newest head known (unannounced); the last one stops it.
+   */
+  subscribe(listener: (event: HeadEvent) => void): () => void
+  /** Asks every upstream for its head now; resolves when done (failures open the member's breaker). */
   poll(): Promise<void>
   close(): void
 }
 
-export type HeadTrackerOptions = { pollMs: number; timeoutMs: number; onError?: (err: unknown) => void }
+export type HeadTrackerOptions = {
+  /** Each pool member's WebSocket URL (same order as the members), or undefined: that one is polled. */
+  wsUrls: readonly (string | undefined)[]
+  /** How often members without a live newHeads subscription (or not well) are asked for their head. */
+  pollMs: number
+  /** One head request's wait. */
+  timeoutMs: number
+  /** Members further behind the network's head than this do not lead the chain of heads. */
+  maxLagBlocks: number
+  /** How long a request on an upstream WebSocket may wait before that connection is dropped. */
+  requestTimeoutMs: number
+  log?: Logger
+  now?: () => number
+  timers?: Timers
+  /** Opens a member's WebSocket (tests give a fake). */
+  openSocket?: (url: string) => UpstreamSocket
+}
 
-const blockBody = (tag: string) =>
-  JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params: [tag, false] })
-const latestBlockBody = blockBody('latest')
-const finalizedBlockBody = blockBody('finalized')
+/** What the tracker knows of one member's head and how it hears of it. */
+type Follower = {
+  member: PoolMember
+  /** Its newHeads subscription; undefined when it has no WebSocket (then it is polled). */
+  socket: UpstreamSocket | undefined
+  /** The newest head it gave (a notification, or a poll's answer). */
+  header: Header | undefined
+  /** When its last notification came. */
+  heardAt: number | undefined
+  /** Moving average of the time between its notifications: how long a silence is normal. */
+  blockMs: number | undefined
+}
 
-type BlockSummary = { number: string; gasLimit: string }
+const latestBlockBody = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'eth_getBlockByNumber',
+  params: ['latest', false],
+})
+const finalizedBlockBody = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'eth_getBlockByNumber',
+  params: ['finalized', false],
+})
+
+/** A subscribed member silent for this many of its usual block intervals is asked for its head. */
+const silentBlocks = 3
+const blockMsWeight = 0.2
 
 /**
- * Follows each upstream's head in the background: the pool's health and lag ranking (a member that
- * answers is healthy again, one that does not is kept off), the finalized block for the cache, and
- * the latest block's gas limit for the eth_call / eth_estimateGas gas cap. Requests only read what
- * it found.
+ * The one loop per network that asks upstreams for their head. It follows every member: over its
+ * WebSocket's newHeads where it has one, by polling otherwise, and also polls a subscribed member
+ * while its subscription is down or silent, or while the member is out of use or put behind (a poll
+ * is its health check: an answer brings it back, a failure opens its breaker). From what it hears:
+ * each member's head for the pool's lag ranking, the latest block's gas limit (the gas cap), the
+ * finalized block (the cache), and the network's gap-free, reorg-aware chain of heads (HeadEvent),
+ * led by the best member, for subscriptions, the cache's head-scoped answers and the fee indexer.
  */
 export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOptions): HeadTracker {
+  const { pollMs } = options
+  const log = options.log ?? pino({ level: 'silent' })
+  const now = options.now ?? (() => performance.now())
+  const timers = options.timers ?? systemTimers
+  const maxLagBlocks = BigInt(options.maxLagBlocks)
+  const openSocket =
+    options.openSocket ??
+    ((url: string) =>
+      createUpstreamSocket({
+        urls: [url],
+        requestTimeoutMs: options.requestTimeoutMs,
+        onError: (err, label) =>
+          log.warn({ err: (err as Error).message, upstream: label }, 'upstream WebSocket error'),
+      }))
+  const listeners = new Set<(event: HeadEvent) => void>()
   let latest: Head | undefined
   let finalized: bigint | undefined
+  /** The pool's head when finalized was last asked for, and when. */
+  let finalizedAsked: { head: bigint; at: number } | undefined
   let polling: Promise<void> | undefined
+  let finalizing: Promise<void> | undefined
+  let timer: unknown
+  let closed = false
+  /** The fields of the upstreams' own newHeads objects, in their order, once one has come. */
+  let headerFields: string[] | undefined
+  /** The last head given to the chain. */
+  let fed: Header | undefined
 
-  /** The block, or null when the node answered without one; throws when it did not answer (HTTP, JSON). */
+  const chain = createHeadChain({
+    fetchBlock: async (method, id) => {
+      const block = await callUpstream<Header | null>(pool, method, [id, false])
+      if (!block) throw new Error(`${method} ${id}: no such block`)
+      return toHeader(block, headerFields)
+    },
+    emit(event) {
+      for (const listener of listeners) {
+        try {
+          listener(event)
+        } catch (err) {
+          log.error({ err }, 'head listener failed')
+        }
+      }
+    },
+    onError: (err) => log.warn({ err }, 'could not follow a new head; waiting for the next one'),
+  })
+
+  const followers: Follower[] = pool.members.map((member, index) => {
+    const url = options.wsUrls[index]
+    const follower: Follower = {
+      member,
+      socket: undefined,
+      header: undefined,
+      heardAt: undefined,
+      blockMs: undefined,
+    }
+    if (url !== undefined) {
+      follower.socket = openSocket(url)
+      // after a reconnect, its latest block fills what was missed even if no new block comes soon
+      follower.socket.subscribe(
+        ['newHeads'],
+        (result) => hearNotification(follower, result),
+        () => void pollMember(follower),
+      )
+    }
+    return follower
+  })
+
+  function hearNotification(follower: Follower, result: unknown): void {
+    if (!isBlock(result) || !isHeader(result)) return
+    const at = now()
+    if (follower.heardAt !== undefined) {
+      const intervalMs = at - follower.heardAt
+      follower.blockMs =
+        follower.blockMs === undefined
+          ? intervalMs
+          : follower.blockMs + blockMsWeight * (intervalMs - follower.blockMs)
+    }
+    follower.heardAt = at
+    headerFields = Object.keys(result)
+    pool.noteNotifiedHead(follower.member, BigInt(result.number))
+    observe(follower, result)
+    void askFinalized(false)
+  }
+
+  /** A head from a member: the network's latest, and the member's own (the chain's when it leads). */
+  function observe(follower: Follower, block: BlockSummary): void {
+    const number = BigInt(block.number)
+    if (typeof block.gasLimit === 'string' && (latest === undefined || number >= latest.number)) {
+      latest = { number, gasLimit: BigInt(block.gasLimit) }
+    }
+    if (!isHeader(block)) return
+    follower.header = toHeader(block, headerFields)
+    feedChain()
+  }
+
+  /**
+   * The member the chain follows: the first in config order that is in use and within maxLagBlocks
+   * of the network's head, so the chain does not flap between members that see blocks at different
+   * moments; else the one with the highest head.
+   */
+  function leader(): Follower | undefined {
+    const top = pool.head()
+    let highest: Follower | undefined
+    for (const follower of followers) {
+      const { member, header } = follower
+      if (!header) continue
+      if (
+        member.breaker.state === 'closed' &&
+        member.head !== undefined &&
+        (top === undefined || member.head + maxLagBlocks >= top)
+      ) {
+        return follower
+      }
+      if (!highest?.header || BigInt(header.number) > BigInt(highest.header.number)) highest = follower
+    }
+    return highest
+  }
+
+  function feedChain(): void {
+    if (listeners.size === 0) return
+    const header = leader()?.header
+    if (!header || header === fed) return
+    fed = header
+    chain.accept(header)
+  }
+
+  /** The member's block, or null when it answered without one; throws when it did not answer. */
   async function fetchBlock(member: PoolMember, body: string): Promise<BlockSummary | null> {
     const response = await member.upstream.post(body, { timeoutMs: options.timeoutMs })
     if (response.status < 200 || response.status >= 300) throw new Error(`HTTP ${response.status}`)
-    let answer: { result?: BlockSummary | null }
+    let answer: { result?: unknown }
     try {
       answer = JSON.parse(response.body.toString())
     } catch {
       throw new Error('an answer that is not JSON')
     }
-    const block = answer.result
-    return block && typeof block.number === 'string' && typeof block.gasLimit === 'string' ? block : null
+    return isBlock(answer.result) ? answer.result : null
   }
 
-  async function pollMember(member: PoolMember): Promise<void> {
+  /** One health check: the member's latest block over HTTP. */
+  async function pollMember(follower: Follower): Promise<void> {
+    const { member } = follower
     let block: BlockSummary | null
     try {
       block = await fetchBlock(member, latestBlockBody)
@@ -55,37 +232,119 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
       return
     }
     // a node that answers without a block is alive, but says nothing of its head
-    if (!block) return
-    const head = { number: BigInt(block.number), gasLimit: BigInt(block.gasLimit) }
-    pool.noteHead(member, head.number)
-    if (latest === undefined || head.number >= latest.number) latest = head
+    if (!block || closed) return
+    pool.noteHead(member, BigInt(block.number))
+    observe(follower, block)
   }
 
-  /** Finalized from the best member at the head; it only ever moves forward. */
-  async function pollFinalized(): Promise<void> {
+  /** A member to poll this round: no live subscription, silent too long, or not well. */
+  function needsPoll(follower: Follower): boolean {
+    const { member, socket, heardAt, blockMs } = follower
+    if (!socket?.connected() || heardAt === undefined) return true
+    if (member.breaker.state !== 'closed' || member.lastError !== undefined || member.errorRate > 0.5)
+      return true
+    return now() - heardAt >= Math.max(pollMs, silentBlocks * (blockMs ?? 0))
+  }
+
+  /**
+   * Finalized from the best member at the head; it only ever moves forward. Asked when the network's
+   * head moved, at most once per pollMs (`force`: now).
+   */
+  function askFinalized(force: boolean): Promise<void> {
     const top = pool.head()
+    if (finalizing || top === undefined) return finalizing ?? Promise.resolve()
+    if (!force && finalizedAsked && (finalizedAsked.head === top || now() - finalizedAsked.at < pollMs))
+      return Promise.resolve()
     const member = pool.members.find((each) => each.breaker.state === 'closed' && each.head === top)
-    if (!member) return
-    try {
-      const block = await fetchBlock(member, finalizedBlockBody)
-      if (block && (finalized === undefined || BigInt(block.number) > finalized))
-        finalized = BigInt(block.number)
-    } catch {
-      // a node without the finalized tag: nothing is cached by number
-    }
+    if (!member) return Promise.resolve()
+    finalizedAsked = { head: top, at: now() }
+    finalizing = fetchBlock(member, finalizedBlockBody)
+      .then(
+        (block) => {
+          if (block && (finalized === undefined || BigInt(block.number) > finalized))
+            finalized = BigInt(block.number)
+        },
+        // a node without the finalized tag: nothing is cached by number
+        () => undefined,
+      )
+      .finally(() => {
+        finalizing = undefined
+      })
+    return finalizing
   }
 
-  function poll(): Promise<void> {
-    polling ??= Promise.all(pool.members.map(pollMember))
-      .then(pollFinalized)
+  function pollEach(due: Follower[], force: boolean): Promise<void> {
+    polling ??= Promise.all(due.map(pollMember))
+      .then(() => askFinalized(force))
       .finally(() => {
         polling = undefined
       })
     return polling
   }
 
-  const timer = setInterval(() => poll().catch((err) => options.onError?.(err)), options.pollMs)
-  timer.unref()
+  function schedule(): void {
+    if (closed) return
+    timer = timers.setTimeout(() => {
+      pollEach(followers.filter(needsPoll), false)
+        .catch((err) => log.error({ err }, 'head poll failed'))
+        .finally(schedule)
+    }, pollMs)
+    ;(timer as { unref?: () => void }).unref?.()
+  }
+  schedule()
 
-  return { latest: () => latest, finalized: () => finalized, poll, close: () => clearInterval(timer) }
+  return {
+    latest: () => latest,
+    finalized: () => finalized,
+    header: () => chain.tip() ?? leader()?.header,
+    subscribe(listener) {
+      listeners.add(listener)
+      if (listeners.size === 1) feedChain()
+      return () => {
+        if (!listeners.delete(listener) || listeners.size > 0) return
+        chain.reset()
+        fed = undefined
+      }
+    },
+    // a poll under way may have begun before the caller's reason to ask: a fresh one after it
+    poll: () => (polling ?? Promise.resolve()).then(() => pollEach(followers, true)),
+    close() {
+      closed = true
+      timers.clearTimeout(timer)
+      listeners.clear()
+      chain.reset()
+      for (const follower of followers) follower.socket?.close()
+    },
+  }
+}
+
+/** A block as nodes answer it, with at least its number (a hex quantity). */
+type BlockSummary = Record<string, unknown> & { number: string; gasLimit?: unknown; hash?: unknown }
+
+function isBlock(value: unknown): value is BlockSummary {
+  const block = value as { number?: unknown } | null
+  return (
+    typeof block === 'object' &&
+    block !== null &&
+    typeof block.number === 'string' &&
+    /^0x[0-9a-f]{1,64}$/i.test(block.number)
+  )
+}
+
+/** A block the chain of heads can take: it names its hash (and, as every node's do, its parent's). */
+function isHeader(block: BlockSummary): block is Header {
+  return typeof block.hash === 'string'
+}
+
+/**
+ * A fetched block (eth_getBlockBy*, transaction hashes only) shaped like the node's own newHeads objects:
+ * the fields they carry, in their order (geth's carry no `transactions`, `uncles` or `size`; anvil's
+ * carry every field of the block). With no upstream subscription to learn from (polling, or before
+ * the first notification) the block goes out as the node returned it.
+ */
+function toHeader(block: Header, fields: readonly string[] | undefined): Header {
+  if (!fields) return block
+  const header: Record<string, unknown> = {}
+  for (const field of fields) if (field in block) header[field] = block[field]
+  return header as Header
 }

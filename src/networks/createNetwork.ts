@@ -1,3 +1,4 @@
+import type { Logger } from 'pino'
 import { createRpcCache, type RpcCache } from '../cache/createRpcCache.ts'
 import {
   type Config,
@@ -35,7 +36,9 @@ export type Network = {
 
 export type CreateNetworkOptions = Pick<Config, 'upstreams' | 'cache'> & {
   failoverMethods: ReadonlySet<string>
-  onError?: (err: unknown) => void
+  /** How often upstreams are asked for their head (upstreams.headPollMs merged with the deprecated keys). */
+  headPollMs?: number
+  log?: Logger
 }
 
 export function createNetwork(config: NetworkConfig, options: CreateNetworkOptions): Network {
@@ -62,9 +65,12 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
   const pool = poolOf(config.upstreams)
   const partners = config.partners.length > 0 ? poolOf(config.partners) : undefined
   const heads = createHeadTracker(pool, {
-    pollMs: settings.headPollMs,
+    wsUrls: config.upstreams.map((upstream) => upstream.ws),
+    pollMs: options.headPollMs ?? settings.headPollMs,
     timeoutMs: Math.min(settings.timeoutMs, 5_000),
-    ...(options.onError ? { onError: options.onError } : {}),
+    maxLagBlocks: settings.maxLagBlocks,
+    requestTimeoutMs: settings.attemptTimeoutMs,
+    ...(options.log ? { log: options.log.child({ network: config.name }) } : {}),
   })
   return {
     name: config.name,

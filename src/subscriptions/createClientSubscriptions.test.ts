@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import type { HeadEvent } from '../networks/createHeadChain.ts'
 import { createClientSubscriptions } from './createClientSubscriptions.ts'
-import type { HeadEvent } from './createHeadFeed.ts'
 import type { LogsEvent, SubscriptionHub } from './createSubscriptionHub.ts'
 
 /** A hub whose events the test emits by hand. */

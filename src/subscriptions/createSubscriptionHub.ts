@@ -1,8 +1,8 @@
 import type { Logger } from 'pino'
+import type { HeadEvent, Header } from '../networks/createHeadChain.ts'
 import type { Network } from '../networks/createNetwork.ts'
 import { callUpstream } from '../upstreams/callUpstream.ts'
 import { createUpstreamSocket, type UpstreamSocket } from '../upstreams/createUpstreamSocket.ts'
-import { createHeadFeed, type HeadEvent, type Header } from './createHeadFeed.ts'
 import type { Log } from './matchLog.ts'
 
 /** A block's logs, in order with the heads: new ones, or those of a block a reorg dropped (removed: true). */
@@ -18,8 +18,8 @@ export type SubscriptionHub = {
 
 export type SubscriptionHubOptions = {
   network: Network
+  /** The network's upstream WebSocket URLs, for newPendingTransactions (tried in turn). */
   wsUrls: string[]
-  pollMs: number
   /** How long a request on the upstream WebSocket may wait for its answer. */
   requestTimeoutMs: number
   log: Logger
@@ -29,22 +29,14 @@ export type SubscriptionHubOptions = {
 const rememberedBlocks = 128
 
 /**
- * What one network's WebSocket clients share: one head feed (one upstream newHeads subscription, or
- * polling), one eth_getLogs per new block for every log subscription, one upstream
- * newPendingTransactions subscription. Started by the first listener, stopped with the last.
+ * What one network's WebSocket clients share: the network's head tracker's chain of heads (no head
+ * subscription or poll of its own), one eth_getLogs per new block for every log subscription, one
+ * upstream newPendingTransactions subscription (its WebSocket is opened by the first listener and
+ * closed with the last). Started by the first listener, stopped with the last.
  */
 export function createSubscriptionHub(options: SubscriptionHubOptions): SubscriptionHub {
   const { network, log } = options
-  const socket: UpstreamSocket | undefined =
-    options.wsUrls.length > 0
-      ? createUpstreamSocket({
-          urls: options.wsUrls,
-          requestTimeoutMs: options.requestTimeoutMs,
-          onError: (err, label) =>
-            log.warn({ err: (err as Error).message, upstream: label }, 'upstream WebSocket error'),
-        })
-      : undefined
-  const heads = createHeadFeed({ pool: network.pool, socket, pollMs: options.pollMs, log })
+  const heads = network.heads
 
   const logListeners = new Set<(event: LogsEvent) => void>()
   const recentLogs = new Map<string, Log[]>()
@@ -79,7 +71,7 @@ export function createSubscriptionHub(options: SubscriptionHubOptions): Subscrip
   }
 
   const pendingListeners = new Set<(hash: unknown) => void>()
-  let stopPending: (() => void) | undefined
+  let pendingSocket: UpstreamSocket | undefined
 
   return {
     onHead: (listener) => heads.subscribe(listener),
@@ -95,21 +87,29 @@ export function createSubscriptionHub(options: SubscriptionHubOptions): Subscrip
       }
     },
     onPendingTransaction(listener) {
-      if (!socket) throw new Error('no upstream WebSocket')
+      if (options.wsUrls.length === 0) throw new Error('no upstream WebSocket')
       pendingListeners.add(listener)
-      if (pendingListeners.size === 1) {
-        stopPending = socket.subscribe(['newPendingTransactions'], (hash) => {
+      if (!pendingSocket) {
+        pendingSocket = createUpstreamSocket({
+          urls: options.wsUrls,
+          requestTimeoutMs: options.requestTimeoutMs,
+          onError: (err, label) =>
+            log.warn({ err: (err as Error).message, upstream: label }, 'upstream WebSocket error'),
+        })
+        pendingSocket.subscribe(['newPendingTransactions'], (hash) => {
           for (const each of pendingListeners) each(hash)
         })
       }
       return () => {
-        pendingListeners.delete(listener)
-        if (pendingListeners.size === 0) stopPending?.()
+        if (!pendingListeners.delete(listener) || pendingListeners.size > 0) return
+        pendingSocket?.close()
+        pendingSocket = undefined
       }
     },
     close() {
-      heads.close()
-      socket?.close()
+      stopLogs?.()
+      pendingSocket?.close()
+      pendingSocket = undefined
     },
   }
 }

@@ -73,8 +73,13 @@ export type UpstreamPool = {
   send(body: string, options?: SendOptions): Promise<Buffer>
   /** The highest head among members in use (undefined before any is known). */
   head(): bigint | undefined
-  /** The head tracker's findings: a member's head, or that it failed to answer a health check. */
+  /**
+   * The head tracker's findings: a member's head from a health check it answered (it is well again),
+   * or that it failed to answer one.
+   */
   noteHead(member: PoolMember, head: bigint): void
+  /** A member's head from its newHeads subscription: its lag, not its health (that is its HTTP endpoint's). */
+  noteNotifiedHead(member: PoolMember, head: bigint): void
   noteProbeFailure(member: PoolMember, reason: string): void
   isReachable(): boolean
   close(): Promise<void>
@@ -356,6 +361,11 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
       const wasDegraded = member.errorRate > 0.5
       member.errorRate *= 1 - errorWeight
       if (wasDegraded !== member.errorRate > 0.5) ranking.invalidate()
+    },
+    noteNotifiedHead(member, head) {
+      if (member.head === head) return
+      member.head = head
+      ranking.invalidate()
     },
     noteProbeFailure(member, reason) {
       member.lastError = reason

@@ -17,6 +17,8 @@ export type UpstreamSocket = {
     onNotification: (result: unknown) => void,
     onResubscribed?: () => void,
   ): () => void
+  /** Whether the socket is connected now (its subscriptions are live or being made again). */
+  connected(): boolean
   close(): void
 }
 
@@ -166,6 +168,7 @@ export function createUpstreamSocket(options: UpstreamSocketOptions): UpstreamSo
         }
       }
     },
+    connected: () => open,
     close() {
       closed = true
       socket?.close()
