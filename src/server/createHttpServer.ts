@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { AdminRequest, AdminResponse } from '../admin/handleAdmin.ts'
+import type { DashboardRequest, DashboardResponse } from '../admin/handleDashboard.ts'
 import { toAddressGroup } from '../auth/toAddressGroup.ts'
 import {
   HttpMethodNotAllowedError,
@@ -28,6 +29,8 @@ export type HttpHandlers = {
   metrics: ((request: MetricsRequest) => Promise<MetricsResponse>) | undefined
   gas(request: GasRequest): Promise<GasResponse>
   admin(request: AdminRequest): Promise<AdminResponse>
+  /** Undefined when the dashboard is off: /dashboard is then not found. */
+  dashboard?: ((request: DashboardRequest) => Promise<DashboardResponse>) | undefined
 }
 
 export type HttpServerOptions = {
@@ -95,11 +98,12 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
     status: number,
     body: string | Buffer,
     headers?: Record<string, string>,
+    contentType = 'application/json',
   ): void {
     if (res.destroyed) return
     const encoding = chooseEncoding(req.headers['accept-encoding'], body.length, compression)
     // a flat [name, value, ...] list (CORS headers set earlier with setHeader are merged by Node)
-    const raw: string[] = ['content-type', 'application/json']
+    const raw: string[] = ['content-type', contentType]
     if (headers !== undefined) for (const name in headers) raw.push(name, headers[name] as string)
     if (encoding === undefined) {
       res.writeHead(status, raw)
@@ -178,6 +182,24 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
           body,
         })
         return send(req, res, answer.status, JSON.stringify(answer.body))
+      }
+      case 'dashboard': {
+        if (!handlers.dashboard) throw new RouteNotFoundError()
+        const body = await readBody(req, adminMaxBodyBytes)
+        const {
+          status,
+          body: answer,
+          headers,
+          contentType,
+        } = await handlers.dashboard({
+          method: req.method ?? 'GET',
+          url: req.url ?? '/',
+          headers: req.headers,
+          body,
+          clientAddress: req.socket.remoteAddress,
+          secure: 'encrypted' in req.socket,
+        })
+        return send(req, res, status, answer, headers, contentType)
       }
       case 'gas': {
         if (handleCors(req, res)) return

@@ -23,6 +23,8 @@ describe('parseRoute', () => {
         { kind: 'gas', pathKey: 'abc', chainId: '1', endpoint: 'busyThreshold' },
       ],
       ['/admin/keys', { kind: 'admin' }],
+      ['/dashboard', { kind: 'dashboard' }],
+      ['/dashboard/assets/app-ABC123.js', { kind: 'dashboard' }],
       ['/healthz', { kind: 'healthz' }],
       ['/readyz', { kind: 'readyz' }],
       ['/metrics', { kind: 'metrics' }],

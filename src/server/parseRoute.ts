@@ -6,11 +6,12 @@ export type Route =
   | { kind: 'readyz' }
   | { kind: 'metrics' }
   | { kind: 'admin' }
+  | { kind: 'dashboard' }
   | { kind: 'gas'; pathKey: string | undefined; chainId: string; endpoint: string }
   | { kind: 'notFound' }
 
 /**
- * `/v3/{KEY}`, `/{network}/v3/{KEY}` (a trailing slash is fine), `/healthz`, `/readyz`, `/metrics`, `/admin/...`,
+ * `/v3/{KEY}`, `/{network}/v3/{KEY}` (a trailing slash is fine), `/healthz`, `/readyz`, `/metrics`, `/admin/...`, `/dashboard/...`,
  * and the gas API: `/networks/{chainId}/{endpoint}` and `/v3/{KEY}/networks/{chainId}/{endpoint}`.
  * `/v3` and `/v3/` are JSON-RPC routes with an empty key, answered 401.
  */
@@ -21,6 +22,7 @@ export function parseRoute(url: string): Route {
   if (path === '/readyz') return { kind: 'readyz' }
   if (path === '/metrics') return { kind: 'metrics' }
   if (path === '/admin' || path.startsWith('/admin/')) return { kind: 'admin' }
+  if (path === '/dashboard' || path.startsWith('/dashboard/')) return { kind: 'dashboard' }
   const parts = path.split('/')
   if (parts[parts.length - 1] === '' && parts.length > 2) parts.pop()
   if (parts[1] === 'networks' && parts.length === 4) {

@@ -1,0 +1,44 @@
+import { createAuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
+import type { FeeIndexer } from '../gas/createFeeIndexer.ts'
+import type { Network } from '../networks/createNetwork.ts'
+import { createDashboardSessions } from './createDashboardSessions.ts'
+import type { DashboardStats } from './createDashboardStats.ts'
+import type { AdminRequest, AdminResponse } from './handleAdmin.ts'
+import { type DashboardRequest, type DashboardResponse, handleDashboard } from './handleDashboard.ts'
+import { loadDashboardAssets } from './loadDashboardAssets.ts'
+
+export type DashboardOptions = {
+  token: string
+  admin: (request: AdminRequest) => Promise<AdminResponse>
+  stats: DashboardStats
+  networks: readonly Network[]
+  indexers: ReadonlyMap<number, FeeIndexer>
+  now: () => number
+}
+
+/** How long a sign-in lasts. */
+const sessionTtlMs = 12 * 3_600_000
+/** Wrong admin tokens a client address may try at once, and how many more per minute after that. */
+const signInBurst = 10
+const signInsPerMinute = 10
+
+/** The /dashboard handler: sessions, the sign-in limiter and the built pages, made once. */
+export function createDashboard(
+  options: DashboardOptions,
+): (request: DashboardRequest) => Promise<DashboardResponse> {
+  const { stats, networks } = options
+  const deps = {
+    admin: options.admin,
+    token: options.token,
+    sessions: createDashboardSessions({ token: options.token, ttlMs: sessionTtlMs, now: options.now }),
+    signInFailures: createAuthFailureLimiter({
+      burst: signInBurst,
+      perMinute: signInsPerMinute,
+      now: options.now,
+    }),
+    overview: () => stats.snapshot(networks),
+    indexers: options.indexers,
+    assets: loadDashboardAssets(),
+  }
+  return (request) => handleDashboard(deps, request)
+}

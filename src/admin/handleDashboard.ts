@@ -1,0 +1,218 @@
+import type { AuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
+import {
+  AdminRequestError,
+  AdminTokenRequiredError,
+  AuthRateLimitError,
+  HttpMethodNotAllowedError,
+  RouteNotFoundError,
+} from '../errors/errors.ts'
+import { toWireError } from '../errors/toWireError.ts'
+import type { FeeIndexer } from '../gas/createFeeIndexer.ts'
+import type { DashboardSessions } from './createDashboardSessions.ts'
+import type { AdminRequest, AdminResponse } from './handleAdmin.ts'
+import type { DashboardAssets } from './loadDashboardAssets.ts'
+import { toGasView } from './toGasView.ts'
+
+export type DashboardRequest = {
+  method: string
+  url: string
+  headers: Readonly<Record<string, string | string[] | undefined>>
+  body: string
+  clientAddress: string | undefined
+  /** The connection is TLS: the session cookie is then `Secure`. */
+  secure: boolean
+}
+
+export type DashboardResponse = {
+  status: number
+  contentType: string
+  body: string | Buffer
+  headers: Record<string, string>
+}
+
+export type DashboardDeps = {
+  /** The admin token's answers: the key and usage operations go through the admin API itself. */
+  admin: (request: AdminRequest) => Promise<AdminResponse>
+  token: string
+  sessions: DashboardSessions
+  /** Wrong tokens at sign-in, counted per client address (and against one shared "key", 0). */
+  signInFailures: AuthFailureLimiter
+  /** The overview page's figures: the last hour per minute, upstreams and caches now. */
+  overview: () => unknown
+  indexers: ReadonlyMap<number, FeeIndexer>
+  /** Undefined when the dashboard was not built: its pages then say so. */
+  assets: DashboardAssets | undefined
+}
+
+const cookieName = 'tollgate_session'
+const csrfHeader = 'x-csrf-token'
+const signInKeyId = 0
+
+/** Every dashboard answer: no framing, no sniffing, no referrer, scripts and styles from here only. */
+const securityHeaders = {
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+}
+
+/**
+ * /dashboard: the pages (one HTML page and its hashed assets) and their JSON under /dashboard/api.
+ * Sign-in with the admin token gives an HttpOnly, SameSite=Strict session cookie; every request
+ * that changes state must also come from this origin (Origin) and carry the session's CSRF token.
+ * Key and usage requests are the admin API's own (/dashboard/api/admin/... is /admin/...), so the
+ * dashboard has the CLI's validation and messages and shows only what the admin API shows.
+ */
+export async function handleDashboard(
+  deps: DashboardDeps,
+  request: DashboardRequest,
+): Promise<DashboardResponse> {
+  try {
+    return await route(deps, request)
+  } catch (err) {
+    const { httpStatus, body, headers } = toWireError(err, 'admin')
+    return json(httpStatus, body, headers)
+  }
+}
+
+async function route(deps: DashboardDeps, request: DashboardRequest): Promise<DashboardResponse> {
+  const url = new URL(request.url, 'http://dashboard')
+  const path = url.pathname.replace(/\/+$/, '')
+  const { method } = request
+
+  if (path === '/dashboard') {
+    if (method !== 'GET' && method !== 'HEAD') throw new HttpMethodNotAllowedError('GET')
+    if (!deps.assets) return page(503, 'The dashboard is not built: run `npm run build`.')
+    return {
+      status: 200,
+      contentType: 'text/html; charset=utf-8',
+      body: deps.assets.index,
+      headers: { ...securityHeaders, 'cache-control': 'no-cache' },
+    }
+  }
+  if (path.startsWith('/dashboard/assets/')) {
+    const asset = deps.assets?.assets.get(path.slice('/dashboard/assets/'.length))
+    if (!asset) throw new RouteNotFoundError()
+    return {
+      status: 200,
+      contentType: asset.contentType,
+      body: asset.body,
+      headers: { ...securityHeaders, 'cache-control': 'public, max-age=31536000, immutable' },
+    }
+  }
+  if (!path.startsWith('/dashboard/api/')) throw new RouteNotFoundError()
+  const api = path.slice('/dashboard/api/'.length)
+  const cookie = readCookie(request.headers.cookie, cookieName)
+  const changesState = method !== 'GET' && method !== 'HEAD'
+  if (changesState && !isSameOrigin(request)) throw new AdminRequestError('cross-origin request refused')
+
+  if (api === 'session') {
+    if (method === 'POST') return signIn(deps, request)
+    const session = deps.sessions.verify(cookie)
+    if (method === 'DELETE') {
+      if (session && header(request, csrfHeader) === session.csrfToken) deps.sessions.signOut(cookie)
+      return json(200, { signedIn: false }, { 'set-cookie': sessionCookie(request, '', 0) })
+    }
+    if (!session) throw new AdminTokenRequiredError()
+    return json(200, { signedIn: true, csrfToken: session.csrfToken, expiresAt: session.expiresAtMs })
+  }
+
+  const session = deps.sessions.verify(cookie)
+  if (!session) throw new AdminTokenRequiredError()
+  if (changesState && header(request, csrfHeader) !== session.csrfToken) {
+    throw new AdminRequestError('missing or wrong CSRF token: reload the page')
+  }
+  if (api === 'overview' && method === 'GET') return json(200, deps.overview())
+  if (api === 'gas' && method === 'GET') return json(200, [...deps.indexers.values()].map(toGasView))
+  if (api === 'admin' || api.startsWith('admin/')) {
+    const answer = await deps.admin({
+      method,
+      url: `/${api}${url.search}`,
+      authorization: `Bearer ${deps.token}`,
+      body: request.body,
+    })
+    return json(answer.status, answer.body)
+  }
+  throw new RouteNotFoundError()
+}
+
+function signIn(deps: DashboardDeps, request: DashboardRequest): DashboardResponse {
+  const waitMs = deps.signInFailures.retryAfterMs(signInKeyId, request.clientAddress)
+  if (waitMs > 0) throw new AuthRateLimitError(waitMs)
+  let token: unknown
+  try {
+    token = (JSON.parse(request.body) as { token?: unknown }).token
+  } catch {
+    throw new AdminRequestError('the body is not JSON')
+  }
+  const signedIn = typeof token === 'string' ? deps.sessions.signIn(token) : undefined
+  if (!signedIn) {
+    deps.signInFailures.recordFailure(signInKeyId, request.clientAddress)
+    throw new AdminTokenRequiredError()
+  }
+  const { cookie, session } = signedIn
+  return json(
+    200,
+    { signedIn: true, csrfToken: session.csrfToken, expiresAt: session.expiresAtMs },
+    { 'set-cookie': sessionCookie(request, cookie, Math.floor(deps.sessions.ttlMs / 1000)) },
+  )
+}
+
+/** HttpOnly (no script reads it), SameSite=Strict (no other site sends it), Secure over TLS. */
+function sessionCookie(request: DashboardRequest, value: string, maxAgeSeconds: number): string {
+  const secure = request.secure || header(request, 'x-forwarded-proto') === 'https'
+  return [
+    `${cookieName}=${value}`,
+    'Path=/dashboard',
+    `Max-Age=${maxAgeSeconds}`,
+    'HttpOnly',
+    'SameSite=Strict',
+    ...(secure ? ['Secure'] : []),
+  ].join('; ')
+}
+
+/** A browser sends Origin with every POST, PATCH and DELETE: it must be this host. */
+function isSameOrigin(request: DashboardRequest): boolean {
+  const origin = header(request, 'origin')
+  const host = header(request, 'host')
+  if (origin === undefined || host === undefined) return false
+  try {
+    return new URL(origin).host === host.toLowerCase()
+  } catch {
+    return false
+  }
+}
+
+function header(request: DashboardRequest, name: string): string | undefined {
+  const value = request.headers[name]
+  return Array.isArray(value) ? value[0] : value
+}
+
+function readCookie(header: string | string[] | undefined, name: string): string | undefined {
+  const text = Array.isArray(header) ? header.join('; ') : header
+  if (text === undefined) return undefined
+  for (const part of text.split(';')) {
+    const at = part.indexOf('=')
+    if (at !== -1 && part.slice(0, at).trim() === name) return part.slice(at + 1).trim()
+  }
+  return undefined
+}
+
+function json(status: number, body: unknown, headers: Record<string, string> = {}): DashboardResponse {
+  return {
+    status,
+    contentType: 'application/json',
+    body: JSON.stringify(body),
+    headers: { ...securityHeaders, 'cache-control': 'no-store', ...headers },
+  }
+}
+
+function page(status: number, text: string): DashboardResponse {
+  return {
+    status,
+    contentType: 'text/plain; charset=utf-8',
+    body: text,
+    headers: { ...securityHeaders, 'cache-control': 'no-store' },
+  }
+}

@@ -1,0 +1,42 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { extname } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export type DashboardAsset = { body: Buffer; contentType: string }
+export type DashboardAssets = { index: Buffer; assets: ReadonlyMap<string, DashboardAsset> }
+
+const contentTypes: Record<string, string> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.map': 'application/json',
+}
+
+/**
+ * The built dashboard (`npm run build` writes dist/dashboard/: index.html and assets/ with hashed
+ * names), read once. From dist/admin/ it is ../dashboard; from src/admin/ (tests) ../../dist/dashboard.
+ * Undefined when it was not built.
+ */
+export function loadDashboardAssets(
+  candidates: readonly URL[] = [
+    new URL('../dashboard/', import.meta.url),
+    new URL('../../dist/dashboard/', import.meta.url),
+  ],
+): DashboardAssets | undefined {
+  const dir = candidates.find((candidate) => existsSync(new URL('index.html', candidate)))
+  if (!dir) return undefined
+  const assetsDir = new URL('assets/', dir)
+  const names = existsSync(assetsDir) ? readdirSync(fileURLToPath(assetsDir)) : []
+  return {
+    index: readFileSync(new URL('index.html', dir)),
+    assets: new Map(
+      names.map((name) => [
+        name,
+        {
+          body: readFileSync(new URL(name, assetsDir)),
+          contentType: contentTypes[extname(name)] ?? 'application/octet-stream',
+        },
+      ]),
+    ),
+  }
+}

@@ -1,0 +1,164 @@
+import { api } from '../api.ts'
+import { Chart } from '../Chart.tsx'
+import { formatDecimal, formatInteger, formatPercent } from '../format.ts'
+import { SortableTable } from '../SortableTable.tsx'
+import { usePolling } from '../usePolling.ts'
+
+type Upstream = {
+  name: string
+  role: 'primary' | 'partner'
+  head: number | null
+  lagBlocks: number | null
+  latencyMs: number | null
+  errorRate: number
+  breaker: 'open' | 'closed'
+  requests: number
+  failures: number
+}
+
+type NetworkOverview = {
+  name: string
+  chainId: number
+  head: number | null
+  finalized: number | null
+  callsPerSecond: number[]
+  creditsPerMinute: number[]
+  cache: { hits: number; misses: number; hitRatio: number | null; entries: number } | null
+  upstreams: Upstream[]
+}
+
+export type Overview = { minutes: number[]; statuses: Record<string, number>; networks: NetworkOverview[] }
+
+const refreshMs = 5_000
+
+export function OverviewPage() {
+  const { data, error } = usePolling(() => api<Overview>('overview'), refreshMs)
+  if (!data) return <p role="status">{error ?? 'Loading…'}</p>
+  const x = data.minutes.map((ms) => ms / 1000)
+  const answers = Object.entries(data.statuses)
+  const total = answers.reduce((sum, [, count]) => sum + count, 0)
+  const share = (test: (status: number) => boolean) =>
+    total === 0
+      ? null
+      : answers.filter(([status]) => test(Number(status))).reduce((sum, [, count]) => sum + count, 0) / total
+
+  return (
+    <section aria-labelledby="overview-title">
+      <h1 id="overview-title">Overview</h1>
+      {error && <p class="error">{error}</p>}
+      <p class="hint">The last hour, per minute, of this instance; refreshed every {refreshMs / 1000} s.</p>
+      <div class="cards">
+        <div class="card">
+          <h2>JSON-RPC answers (last hour)</h2>
+          <dl class="figures">
+            <dt>answers</dt>
+            <dd data-testid="answers-total">{formatInteger(total)}</dd>
+            <dt>refused (4xx)</dt>
+            <dd>{formatPercent(share((status) => status >= 400 && status < 500))}</dd>
+            <dt>errors (5xx)</dt>
+            <dd>{formatPercent(share((status) => status >= 500))}</dd>
+          </dl>
+          <table class="compact">
+            <caption>Answers by HTTP status</caption>
+            <thead>
+              <tr>
+                <th scope="col">status</th>
+                <th scope="col" class="numeric">
+                  answers
+                </th>
+                <th scope="col" class="numeric">
+                  share
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {answers.map(([status, count]) => (
+                <tr key={status}>
+                  <td>{status}</td>
+                  <td class="numeric">{formatInteger(count)}</td>
+                  <td class="numeric">{formatPercent(count / total)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </div>
+      {data.networks.map((network) => (
+        <article key={network.name} class="network" aria-labelledby={`network-${network.name}`}>
+          <h2 id={`network-${network.name}`}>
+            {network.name} <span class="muted">chain {network.chainId}</span>
+          </h2>
+          <dl class="figures">
+            <dt>head</dt>
+            <dd>{network.head ?? '–'}</dd>
+            <dt>finalized</dt>
+            <dd>{network.finalized ?? '–'}</dd>
+            <dt>calls/s now</dt>
+            <dd>{formatDecimal(network.callsPerSecond[network.callsPerSecond.length - 1] ?? 0)}</dd>
+            <dt>cache hit ratio</dt>
+            <dd>{network.cache ? formatPercent(network.cache.hitRatio) : 'cache off'}</dd>
+          </dl>
+          <Chart
+            label={`${network.name}: calls per second and credits per minute over the last hour`}
+            x={x}
+            leftUnit="calls/s"
+            rightUnit="credits/min"
+            series={[
+              { label: 'calls/s', values: network.callsPerSecond, color: '#2563eb' },
+              { label: 'credits/min', values: network.creditsPerMinute, color: '#d97706', right: true },
+            ]}
+          />
+          <SortableTable
+            caption={`${network.name} upstreams`}
+            rowKey={(row) => `${row.role}:${row.name}`}
+            rows={network.upstreams}
+            columns={[
+              { key: 'name', label: 'upstream', value: (row) => row.name },
+              { key: 'role', label: 'role', value: (row) => row.role },
+              {
+                key: 'breaker',
+                label: 'breaker',
+                value: (row) => row.breaker,
+                render: (row) => (
+                  <span class={row.breaker === 'open' ? 'bad' : 'good'}>
+                    {row.breaker === 'open' ? 'open (kept off)' : 'closed (in use)'}
+                  </span>
+                ),
+              },
+              {
+                key: 'head',
+                label: 'head',
+                value: (row) => row.head ?? -1,
+                render: (row) => row.head ?? '–',
+                numeric: true,
+              },
+              {
+                key: 'lag',
+                label: 'lag (blocks)',
+                value: (row) => row.lagBlocks ?? -1,
+                render: (row) => row.lagBlocks ?? '–',
+                numeric: true,
+              },
+              {
+                key: 'latency',
+                label: 'latency (ms)',
+                value: (row) => row.latencyMs ?? -1,
+                render: (row) => row.latencyMs ?? '–',
+                numeric: true,
+              },
+              {
+                key: 'errorRate',
+                label: 'error rate',
+                value: (row) => row.errorRate,
+                render: (row) => formatPercent(row.errorRate),
+                numeric: true,
+              },
+              { key: 'requests', label: 'calls', value: (row) => row.requests, numeric: true },
+              { key: 'failures', label: 'failures', value: (row) => row.failures, numeric: true },
+            ]}
+          />
+        </article>
+      ))}
+    </section>
+  )
+}
