@@ -9,7 +9,7 @@ describe('parseRpcRequest', () => {
   it('parses a single call, with params defaulting to []', () => {
     assert.deepEqual(parseRpcRequest('{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}', options), {
       isBatch: false,
-      entry: { call: { id: 1, method: 'eth_chainId', params: [], isNotification: false } },
+      entry: { call: { id: 1, method: 'eth_chainId', params: [], isNotification: false, text: undefined } },
     })
   })
 
@@ -99,5 +99,35 @@ describe('parseRpcRequest', () => {
       const request = parseRpcRequest(JSON.stringify(body), options)
       assert.ok(!request.isBatch && 'error' in request.entry, JSON.stringify(body))
     }
+  })
+
+  it('keeps the text of a single call a node reads as JSON.parse does, to forward it as written', () => {
+    const text = '{"jsonrpc":"2.0","id":42,"method":"eth_getBalance","params":["0x01", "latest"]}'
+    const request = parseRpcRequest(text, options)
+    assert.ok(!request.isBatch && 'call' in request.entry)
+    assert.equal(request.entry.call.text, text)
+    const textOf = (body: string) => {
+      const parsed = parseRpcRequest(body, options)
+      return !parsed.isBatch && 'call' in parsed.entry ? parsed.entry.call.text : 'not a call'
+    }
+    // a member repeated inside the params (JSON.parse keeps the last, a node may keep the first)
+    assert.equal(
+      textOf('{"jsonrpc":"2.0","id":1,"method":"eth_call","params":[{"to":"0x01","to":"0x02"}]}'),
+      undefined,
+    )
+    assert.equal(
+      textOf('{"jsonrpc":"2.0","id":1,"method":"m","params":[],"method":"eth_sendTransaction"}'),
+      undefined,
+    )
+    // an id written otherwise than serialising it writes it (the node gets the parsed id, as before)
+    assert.equal(textOf('{"jsonrpc":"2.0","id":"\\u0041","method":"m","params":[]}'), undefined)
+    // notifications and batches are always written anew
+    assert.equal(textOf('{"jsonrpc":"2.0","method":"m","params":[]}'), undefined)
+    const batch = parseRpcRequest(`[${text}]`, options)
+    assert.ok(batch.isBatch && 'call' in (batch.entries[0] ?? {}))
+    assert.equal(
+      batch.isBatch && batch.entries[0] && 'call' in batch.entries[0] && batch.entries[0].call.text,
+      undefined,
+    )
   })
 })

@@ -1,6 +1,7 @@
 import { InvalidRequestError, ParseError } from '../errors/errors.ts'
 import { isJsonDeeperThan } from './isJsonDeeperThan.ts'
-import type { RpcEntry, RpcId, RpcRequest } from './types.ts'
+import { readCallText } from './readCallText.ts'
+import type { RpcCall, RpcEntry, RpcId, RpcRequest } from './types.ts'
 
 export type ParseRpcRequestOptions = {
   maxBatchSize: number
@@ -12,7 +13,8 @@ export type ParseRpcRequestOptions = {
  * Turns a request body into calls. Throws for what stops the whole request (nested deeper than
  * `maxJsonDepth`, checked before parsing; body not JSON; empty batch); an element that is not a
  * JSON-RPC call becomes an entry carrying its error, so the rest of a batch still runs. A batch over
- * the limit answers as one error element.
+ * the limit answers as one error element. A single call that any node reads as JSON.parse read it
+ * keeps its text (`text`), to be forwarded as the client wrote it.
  */
 export function parseRpcRequest(
   body: string,
@@ -27,7 +29,13 @@ export function parseRpcRequest(
   } catch (cause) {
     throw new ParseError({ cause })
   }
-  if (!Array.isArray(value)) return { isBatch: false, entry: toRpcEntry(value) }
+  if (!Array.isArray(value)) {
+    const entry = toRpcEntry(value)
+    if ('call' in entry && !entry.call.isNotification && isForwardableAsWritten(body, entry.call)) {
+      entry.call.text = body
+    }
+    return { isBatch: false, entry }
+  }
   if (value.length === 0) throw new InvalidRequestError('empty batch')
   if (value.length > maxBatchSize) {
     return { isBatch: true, entries: [{ id: null, error: new InvalidRequestError('batch too large') }] }
@@ -49,9 +57,38 @@ function toRpcEntry(value: unknown): RpcEntry {
   }
   const params = message.params ?? []
   if (!Array.isArray(params)) return { id: validId, error: new InvalidRequestError() }
-  return { call: { id: validId, method: message.method, params, isNotification: !hasId } }
+  return { call: { id: validId, method: message.method, params, isNotification: !hasId, text: undefined } }
 }
 
 function isRpcId(value: unknown): value is RpcId {
   return value === null || typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value))
+}
+
+/**
+ * Whether a node reading the call's text gets what JSON.parse got: readCallText's checks on the
+ * envelope, the id written as serialising it writes it, and no member repeated at any depth.
+ */
+function isForwardableAsWritten(body: string, call: RpcCall): boolean {
+  const text = readCallText(body)
+  return (
+    text !== undefined &&
+    text.idText === JSON.stringify(call.id) &&
+    text.members === envelopeMembers + countMembers(call.params)
+  )
+}
+
+/** jsonrpc, id, method, params. */
+const envelopeMembers = 4
+
+/** Object members in a parsed value, at every depth: fewer than written means a name was repeated. */
+function countMembers(value: unknown): number {
+  if (typeof value !== 'object' || value === null) return 0
+  let count = 0
+  if (Array.isArray(value)) {
+    for (const item of value) count += countMembers(item)
+    return count
+  }
+  const object = value as Record<string, unknown>
+  for (const key of Object.keys(object)) count += 1 + countMembers(object[key])
+  return count
 }

@@ -8,6 +8,11 @@ export type RpcCall = {
   method: string
   params: unknown[]
   isNotification: boolean
+  /**
+   * The client's own text of the call, when it may be forwarded as written (a single call with an
+   * id, no repeated member, numbers and id written as serialising them would write them).
+   */
+  text: string | undefined
 }
 
 /** One element of a request: a call, or the envelope error that stopped it before it could run. */

@@ -140,6 +140,17 @@ describe('parseParams', () => {
     ])
   })
 
+  it('answers the very values it was given when nothing needed a change (the call then goes as written)', () => {
+    const { params: proofSpecs } = getMethodSpec('eth_getProof')
+    const keys = [`0x${'00'.repeat(32)}`]
+    const sent = [addr, keys, 'latest']
+    const parsed = parseParams(proofSpecs, sent)
+    assert.equal(parsed[1], keys, 'the storage keys array itself')
+    // a short storage key is padded to 32 bytes: a new array, and the call is written anew
+    const padded = parseParams(proofSpecs, [addr, ['0x1'], 'latest'])
+    assert.deepEqual(padded[1], [`0x${'0'.repeat(63)}1`])
+  })
+
   it('keeps the arguments geth requires required', () => {
     for (const [method, params] of [
       ['eth_getBalance', [addr]],

@@ -150,12 +150,16 @@ export const blockCount: ParamParser = (value, index) => {
   throw invalidArgument(index, 'expected a block count as a hex quantity or a decimal integer')
 }
 
-/** An array whose items each pass `parse`; the items come back in their normal form. */
+/**
+ * An array whose items each pass `parse`; the items come back in their normal form (the same array
+ * when every item already was: the call can then be forwarded as the client wrote it).
+ */
 export function arrayOf(parse: ParamParser, what: string): ParamParser {
   return (value, index) => {
     if (!Array.isArray(value))
       throw invalidArgument(index, `expected an array of ${what}, got ${describe(value)}`)
-    return value.map((item) => parse(item, index))
+    const items = value.map((item) => parse(item, index))
+    return items.every((item, at) => item === value[at]) ? value : items
   }
 }
 

@@ -4,7 +4,7 @@ import { keyRef } from '../auth/keyRef.ts'
 import type { TollgateError } from '../errors/errors.ts'
 import type { Cancellation } from '../failsafe/Cancellation.ts'
 import { parseRpcRequest } from '../jsonrpc/parseRpcRequest.ts'
-import type { RpcEntry, RpcId, RpcPayload, RpcRequest } from '../jsonrpc/types.ts'
+import type { RpcId, RpcPayload, RpcRequest } from '../jsonrpc/types.ts'
 import type { Meter } from '../metering/createMeter.ts'
 import { authorizeKeyRequest, type KeyRequest, type KeyRequestDeps } from './authorizeKeyRequest.ts'
 import { chargeRefusal } from './chargeRefusal.ts'
@@ -34,31 +34,24 @@ export type HttpRpcDeps = KeyRequestDeps & {
  * allowlists, then every call. Whole-request refusals cost 5 credits, except 401s (nobody to charge).
  */
 export async function handleHttpRpc(deps: HttpRpcDeps, request: HttpRpcRequest): Promise<HttpRpcResponse> {
-  let parsed: RpcRequest | undefined
-  let refusal: unknown = request.body
-  if (typeof request.body === 'string') {
-    try {
-      parsed = parseRpcRequest(request.body, {
-        maxBatchSize: deps.maxBatchSize,
-        maxJsonDepth: deps.maxJsonDepth,
-      })
-    } catch (err) {
-      refusal = err
-    }
-  }
-  const requestId = parsed && !parsed.isBatch ? idOf(parsed.entry) : null
-
+  // the key first: the body is parsed once the request is known to be someone's to run, and only
+  // for the id of the error otherwise
   const access = await authorizeKeyRequest(deps, request)
-  if (!access.ok && !access.key) return unpaid(deps, requestId, access.error)
+  if (!access.ok && !access.key) return unpaid(deps, requestIdOf(deps, request.body), access.error)
   const key = access.key as KeyEntry
   let outcome: RpcOutcome
-  if (!access.ok) outcome = await refuse(deps, key, access.networkName, requestId, access.error)
-  else if (parsed === undefined) outcome = await refuse(deps, key, access.network.name, requestId, refusal)
-  else {
-    const { network, guard, failover } = access
-    const { cancellation } = request
-    const ctx = { network, key, guard, failover, meter: deps.meter, cancellation, log: deps.log }
-    outcome = await runRpcRequest(ctx, parsed)
+  if (!access.ok) {
+    const id = requestIdOf(deps, request.body)
+    outcome = await refuse(deps, key, access.networkName, id, access.error)
+  } else {
+    const parsed = parse(deps, request.body)
+    if (!parsed.ok) outcome = await refuse(deps, key, access.network.name, null, parsed.refusal)
+    else {
+      const { network, guard, failover } = access
+      const { cancellation } = request
+      const ctx = { network, key, guard, failover, meter: deps.meter, cancellation, log: deps.log }
+      outcome = await runRpcRequest(ctx, parsed.request)
+    }
   }
   if (deps.log.isLevelEnabled('debug')) {
     deps.log.debug(
@@ -114,6 +107,23 @@ function creditHeaders(meter: Meter, key: KeyEntry, outcome: RpcOutcome): Record
   return headers
 }
 
-function idOf(entry: RpcEntry): RpcId {
+/** The body's calls, or what refuses it whole: the transport's refusal (413, 415) or the parser's. */
+function parse(
+  deps: HttpRpcDeps,
+  body: string | TollgateError,
+): { ok: true; request: RpcRequest } | { ok: false; refusal: unknown } {
+  if (typeof body !== 'string') return { ok: false, refusal: body }
+  try {
+    return { ok: true, request: parseRpcRequest(body, deps) }
+  } catch (refusal) {
+    return { ok: false, refusal }
+  }
+}
+
+/** The id a whole-request refusal answers with: a single call's, when the body can be read. */
+function requestIdOf(deps: HttpRpcDeps, body: string | TollgateError): RpcId {
+  const parsed = parse(deps, body)
+  if (!parsed.ok || parsed.request.isBatch) return null
+  const { entry } = parsed.request
   return 'call' in entry ? entry.call.id : entry.id
 }

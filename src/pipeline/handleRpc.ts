@@ -60,7 +60,11 @@ export async function handleRpc(ctx: RpcContext, prepared: PreparedCall & { ok: 
   }
   let answer: CallAnswer
   if (!cache || scope === 'never') {
-    const body = JSON.stringify({ jsonrpc: '2.0', id: call.id, method: call.method, params })
+    // the client's own text when nothing in it changed (the id kept as written); else written anew
+    const body =
+      prepared.text !== undefined && params === prepared.params
+        ? prepared.text
+        : JSON.stringify({ jsonrpc: '2.0', id: call.id, method: call.method, params })
     const fetched = await forward(ctx, spec, body, route, ctx.cancellation)
     answer = { payload: fetched.body, partner: fetched.partner }
   } else {

@@ -9,7 +9,15 @@ import type { RpcContext } from './rpcContext.ts'
 const invalidMethodLabel = '(invalid)'
 
 export type PreparedCall =
-  | { ok: true; call: RpcCall; spec: MethodSpec; params: unknown[]; costCredits: number }
+  | {
+      ok: true
+      call: RpcCall
+      spec: MethodSpec
+      params: unknown[]
+      costCredits: number
+      /** The client's text of the call, when its params needed no change: forwarded as written. */
+      text: string | undefined
+    }
   | {
       ok: false
       id: RpcId
@@ -33,7 +41,8 @@ export function prepareCall(ctx: RpcContext, entry: RpcEntry): PreparedCall {
     if (spec.subscriptionOnly && !ctx.subscriptions) throw new NotificationsNotSupportedError()
     const params = parseParams(spec.params, call.params)
     if (ctx.guard) authorizeCall(ctx.guard, spec.name, spec.addressesOf, params)
-    return { ok: true, call, spec, params, costCredits: spec.costCredits }
+    const text = call.text !== undefined && isUnchanged(params, call.params) ? call.text : undefined
+    return { ok: true, call, spec, params, costCredits: spec.costCredits, text }
   } catch (err) {
     return refused(call.id, call.isNotification, label, err as TollgateError)
   }
@@ -41,4 +50,11 @@ export function prepareCall(ctx: RpcContext, entry: RpcEntry): PreparedCall {
 
 function refused(id: RpcId, isNotification: boolean, method: string, error: TollgateError): PreparedCall {
   return { ok: false, id, isNotification, method, error, costCredits: credits.refusedInput }
+}
+
+/** Whether normalising the params changed nothing (no default added, no value rewritten). */
+function isUnchanged(params: unknown[], sent: unknown[]): boolean {
+  if (params.length !== sent.length) return false
+  for (let index = 0; index < params.length; index++) if (params[index] !== sent[index]) return false
+  return true
 }

@@ -1,0 +1,116 @@
+import assert from 'node:assert/strict'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { after, before, beforeEach, describe, it } from 'node:test'
+import { postJson } from './helpers/postJson.ts'
+import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
+import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
+
+/**
+ * A real node behind a relay that keeps the exact text of every body it passes on: what tollgate
+ * sends upstream, byte for byte (the gateway's own head polls included; tests pick their calls out).
+ */
+async function startRecordingRelay(
+  target: string,
+): Promise<{ url: string; texts: string[]; server: Server }> {
+  const texts: string[] = []
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (chunk: Buffer) => chunks.push(chunk))
+    req.on('end', async () => {
+      const text = Buffer.concat(chunks).toString()
+      texts.push(text)
+      const answer = await fetch(target, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: text,
+      })
+      res.writeHead(answer.status, { 'content-type': 'application/json' }).end(await answer.text())
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, texts, server }
+}
+
+describe('forwarding a call as the client wrote it', () => {
+  let node: TestNode
+  let relay: Awaited<ReturnType<typeof startRecordingRelay>>
+  let gateway: TestGateway
+  const address = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266'
+
+  before(async () => {
+    node = await startTestNode()
+    relay = await startRecordingRelay(node.url)
+    gateway = await startTestGateway({ upstreams: [relay.url], config: { cache: { enabled: false } } })
+  })
+  after(async () => {
+    await gateway.close()
+    await new Promise((resolve) => relay.server.close(resolve))
+    await node.stop()
+  })
+  beforeEach(() => {
+    relay.texts.length = 0
+  })
+
+  /** The bodies tollgate sent for calls of `method` (head polls and other calls left out). */
+  const sentFor = (method: string) =>
+    relay.texts.filter((text) => (JSON.parse(text) as { method: string }).method === method)
+
+  it('a call whose params needed no change reaches the node as the client sent it, its id kept', async () => {
+    const text = ` {"id": 90071992547409, "params": ["${address}" , "latest"], "method": "eth_getBalance", "jsonrpc": "2.0"}`
+    const answer = await postJson(gateway.endpoint, text)
+    assert.equal(answer.status, 200)
+    assert.deepEqual(sentFor('eth_getBalance'), [text])
+    const direct = await postJson(node.url, text)
+    assert.deepEqual(answer.json, direct.json)
+    assert.equal((answer.json as { id: unknown }).id, 90071992547409)
+  })
+
+  it('a call whose params were normalised is written anew with them', async () => {
+    // eth_call without its block: sent with `latest`, as geth reads it
+    const text = `{"jsonrpc":"2.0","id":"a","method":"eth_call","params":[{"to":"${address}"}]}`
+    await postJson(gateway.endpoint, text)
+    assert.deepEqual(
+      sentFor('eth_call').map((sent) => JSON.parse(sent)),
+      [{ jsonrpc: '2.0', id: 'a', method: 'eth_call', params: [{ to: address }, 'latest'] }],
+    )
+  })
+
+  it('a body with a member twice reaches the node as tollgate read it (the last), never as written', async () => {
+    // the first method is one tollgate never forwards; JSON.parse keeps the last, and so must the node
+    const twice = `{"jsonrpc":"2.0","id":3,"method":"eth_sendTransaction","params":[],"method":"eth_getBalance","params":["${address}","latest"]}`
+    const answer = await postJson(gateway.endpoint, twice)
+    assert.equal(answer.status, 200)
+    assert.equal((answer.json as { id: unknown }).id, 3)
+    assert.ok('result' in (answer.json as object))
+    assert.deepEqual(sentFor('eth_sendTransaction'), [])
+    const sent = sentFor('eth_getBalance')
+    assert.deepEqual(
+      sent.map((text) => JSON.parse(text)),
+      [{ jsonrpc: '2.0', id: 3, method: 'eth_getBalance', params: [address, 'latest'] }],
+    )
+    assert.equal(sent[0]?.split('"method"').length, 2, 'one method member')
+
+    // inside the params too: the call object's `to`, which the contract allowlist reads
+    relay.texts.length = 0
+    const to = '0x5fbdb2315678afecb367f032d93f642f64180aa3'
+    const call = `{"jsonrpc":"2.0","id":4,"method":"eth_call","params":[{"to":"${address}","to":"${to}"},"latest"]}`
+    await postJson(gateway.endpoint, call)
+    const [callSent] = sentFor('eth_call')
+    assert.ok(callSent !== undefined)
+    assert.equal(callSent.split('"to"').length, 2, 'one to member')
+    assert.deepEqual((JSON.parse(callSent) as { params: unknown[] }).params, [{ to }, 'latest'])
+  })
+
+  it('an id or number written otherwise than JSON writes it reaches the node in its parsed form', async () => {
+    await postJson(
+      gateway.endpoint,
+      `{"jsonrpc":"2.0","id":7.0,"method":"eth_getBalance","params":["${address}","latest"]}`,
+    )
+    assert.deepEqual(
+      sentFor('eth_getBalance').map((text) => JSON.parse(text).id),
+      [7],
+    )
+    assert.match(sentFor('eth_getBalance')[0] ?? '', /"id":7,/)
+  })
+})
