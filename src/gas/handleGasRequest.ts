@@ -1,11 +1,8 @@
 import type { Logger } from 'pino'
-import { type AuthenticateDeps, authenticate } from '../auth/authenticate.ts'
-import { authorizeRequest } from '../auth/authorize.ts'
-import type { KeyEntry, KeyRegistry } from '../auth/createKeyRegistry.ts'
+import type { KeyEntry } from '../auth/createKeyRegistry.ts'
 import { parseBasicAuth } from '../auth/parseBasicAuth.ts'
 import {
   FeeHistoryLoadingError,
-  InvalidKeyError,
   MissingGasApiKeyError,
   NoBaseFeeError,
   TollgateError,
@@ -15,6 +12,7 @@ import {
 import { toWireError } from '../errors/toWireError.ts'
 import type { Meter } from '../metering/createMeter.ts'
 import { credits } from '../methods/methodTable.ts'
+import { authorizeKeyRequest, type KeyRequest, type KeyRequestDeps } from '../pipeline/authorizeKeyRequest.ts'
 import { chargeRefusal } from '../pipeline/chargeRefusal.ts'
 import { baseFeeHistory, baseFeePercentile, suggestedGasFees } from './computeGasFees.ts'
 import type { FeeIndexer, FeeWindow } from './createFeeIndexer.ts'
@@ -34,15 +32,16 @@ export type GasRequest = {
 
 export type GasResponse = { status: number; body: unknown; headers: Record<string, string> | undefined }
 
-export type GasDeps = AuthenticateDeps & {
-  keys: KeyRegistry
+export type GasDeps = KeyRequestDeps & {
   meter: Meter
   indexers: ReadonlyMap<number, FeeIndexer>
   historyBlocks: number
   log: Logger
 }
 
-const endpoints: Record<string, (window: FeeWindow, historyBlocks: number) => unknown> = {
+type Endpoint = (window: FeeWindow, historyBlocks: number) => unknown
+
+const endpoints: Record<string, Endpoint> = {
   baseFeePercentile: (window) => ({ baseFeePercentile: formatGwei(baseFeePercentile(window.blocks, 0.5)) }),
   busyThreshold: (window) => ({ busyThreshold: formatGwei(baseFeePercentile(window.blocks, 0.9)) }),
   baseFeeHistory: (window, historyBlocks) => baseFeeHistory(window.blocks, historyBlocks),
@@ -53,32 +52,43 @@ const endpoints: Record<string, (window: FeeWindow, historyBlocks: number) => un
 const answers = new WeakMap<FeeWindow, Map<string, unknown>>()
 
 /**
- * The Gas REST API (docs/compatibility.md §5): HTTP Basic `KEY:SECRET` or the key in the path, the key's network
- * and origin rules, 80 credits from the balance, answers from the indexer's stored window only.
- * Errors are `{"statusCode", "message"}` (plus `event` and `details` for 402 and 429).
+ * The Gas REST API (docs/compatibility.md §5): HTTP Basic `KEY:SECRET` or the key in the path, checked
+ * as every keyed request is (authorizeKeyRequest, with the chain id's network), 80 credits from the
+ * balance (the method table's `credits`), answers from the indexer's stored window only. Errors are
+ * `{"statusCode", "message"}` (plus `event` and `details` for 402 and 429).
  */
 export async function handleGasRequest(deps: GasDeps, request: GasRequest): Promise<GasResponse> {
   const basic = parseBasicAuth(request.authorization)
   const keyValue = request.pathKey ?? basic?.user ?? ''
   if (keyValue === '') return fail(new MissingGasApiKeyError())
-  const key = deps.keys.findActiveKey(keyValue)
-  if (!key) return fail(new InvalidKeyError())
-
+  const compute = endpoints[request.endpoint]
+  const indexer = /^\d+$/.test(request.chainId) ? deps.indexers.get(Number(request.chainId)) : undefined
+  const access = await authorizeKeyRequest(deps, keyRequest(keyValue, request), {
+    network: indexer?.network,
+    refusal: !compute
+      ? new UnknownGasEndpointError(request.endpoint)
+      : !indexer
+        ? new UnsupportedChainIdError(request.chainId)
+        : undefined,
+  })
+  if (!access.ok) {
+    if (!access.entry) return fail(access.error)
+    if (!access.key) return refused(deps, access.entry, access.error, 0)
+    const { error, settlement } = await chargeRefusal(
+      deps.meter,
+      access.key.subject,
+      access.networkName,
+      access.error,
+    )
+    return refused(deps, access.entry, error, settlement?.chargedCredits ?? 0)
+  }
+  const { key, network } = access
+  const ready = indexer as FeeIndexer
   let charged = 0
   try {
-    const auth = await authenticate(key, request, deps)
-    const compute = endpoints[request.endpoint]
-    if (!compute) throw new UnknownGasEndpointError(request.endpoint)
-    const indexer = /^\d+$/.test(request.chainId) ? deps.indexers.get(Number(request.chainId)) : undefined
-    if (!indexer) throw new UnsupportedChainIdError(request.chainId)
-    authorizeRequest(key, auth, {
-      networkName: indexer.network.name,
-      origin: request.origin,
-      userAgent: request.userAgent,
-    })
-    if (indexer.status() === 'no-base-fee') throw new NoBaseFeeError(indexer.chainId)
-    const window = indexer.window()
-    if (!window) throw new FeeHistoryLoadingError(indexer.chainId)
+    if (ready.status() === 'no-base-fee') throw new NoBaseFeeError(ready.chainId)
+    const window = ready.window()
+    if (!window) throw new FeeHistoryLoadingError(ready.chainId)
 
     const admission = await deps.meter.admit(key.subject, credits.gasEndpoint)
     let cached = answers.get(window)
@@ -88,30 +98,47 @@ export async function handleGasRequest(deps: GasDeps, request: GasRequest): Prom
     }
     let body = cached.get(request.endpoint)
     if (body === undefined) {
-      body = compute(window, deps.historyBlocks)
+      body = (compute as Endpoint)(window, deps.historyBlocks)
       cached.set(request.endpoint, body)
     }
     const settlement = deps.meter.settle(admission, [
-      { method: `gas:${request.endpoint}`, network: indexer.network.name, credits: credits.gasEndpoint },
+      { method: `gas:${request.endpoint}`, network: network.name, credits: credits.gasEndpoint },
     ])
     charged = settlement.chargedCredits
     return { status: 200, body, headers: headers(deps, key, charged) }
   } catch (err) {
     const status = err instanceof TollgateError ? err.httpStatus : 500
-    // refused input costs 5 credits; 401s, 402/429 and our own failures cost nothing
+    // refused input costs 5 credits; 402/429 and our own failures cost nothing
     let answer = err
-    if (status >= 400 && status < 500 && status !== 401 && status !== 402 && status !== 429) {
-      const network =
-        (/^\d+$/.test(request.chainId) && deps.indexers.get(Number(request.chainId))?.network.name) || '(gas)'
-      const { error, settlement } = await chargeRefusal(deps.meter, key.subject, network, err)
+    if (status >= 400 && status < 500 && status !== 402 && status !== 429) {
+      const { error, settlement } = await chargeRefusal(deps.meter, key.subject, network.name, err)
       answer = error
       charged = settlement?.chargedCredits ?? 0
     }
     if (status >= 500) deps.log.warn({ err }, 'gas API request failed')
-    const failed = fail(answer)
-    // a 402 or 429 says when the call would be admitted (its retry-after)
-    return { ...failed, headers: { ...headers(deps, key, charged), ...failed.headers } }
+    return refused(deps, key, answer, charged)
   }
+}
+
+/** What authorizeKeyRequest reads of a Gas API request: its key and credentials, no path network. */
+function keyRequest(key: string, request: GasRequest): KeyRequest {
+  return {
+    key,
+    // the label a refusal is recorded under when the chain id names no network
+    networkName: '(gas)',
+    host: undefined,
+    authorization: request.authorization,
+    clientAddress: request.clientAddress,
+    origin: request.origin,
+    userAgent: request.userAgent,
+    enableFailover: undefined,
+  }
+}
+
+/** A refusal for a known key: the credit headers, and a 402's or 429's Retry-After. */
+function refused(deps: GasDeps, key: KeyEntry, err: unknown, charged: number): GasResponse {
+  const failed = fail(err)
+  return { ...failed, headers: { ...headers(deps, key, charged), ...failed.headers } }
 }
 
 function fail(err: unknown): GasResponse {

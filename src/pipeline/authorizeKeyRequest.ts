@@ -31,30 +31,49 @@ export type KeyRequestDeps = AuthenticateDeps & { keys: KeyRegistry; networks: N
 
 export type KeyRequestAccess =
   | { ok: true; key: KeyEntry; network: Network; guard: CallGuard | undefined; failover: boolean }
-  /** `key` is set when the refusal can be charged to it (docs/compatibility.md §2: refused input costs 5, 401s nothing). */
-  | { ok: false; error: unknown; key: KeyEntry | undefined; networkName: string }
+  | {
+      ok: false
+      error: unknown
+      /** Set when the refusal can be charged to it (docs/compatibility.md §2: refused input costs 5, 401s nothing). */
+      key: KeyEntry | undefined
+      /** The active key the request named, charged or not (undefined: no key, or an unknown one). */
+      entry: KeyEntry | undefined
+      networkName: string
+    }
+
+/**
+ * Where a request goes: its network, if known, and what refuses it once the client has proved it
+ * holds the key, when it cannot go there. JSON-RPC and WebSocket upgrades name the network by path
+ * or host (lookUpNetwork); the Gas API by chain id and endpoint.
+ */
+export type RequestTarget = { network: Network | undefined; refusal: TollgateError | undefined }
 
 /** What a request without an Authorization header proves. */
 const anonymous: Authentication = { secretVerified: false, claims: undefined }
 
 /**
  * The checks every keyed request passes before its calls run: the key, what the request proves
- * (secret, JWT), the network, and the key's network, origin and user-agent rules.
+ * (secret, JWT), where it goes (`target`: by default the network of its path or host), and the
+ * key's network, origin and user-agent rules.
  */
 export async function authorizeKeyRequest(
   deps: KeyRequestDeps,
   request: KeyRequest,
+  target: RequestTarget = lookUpNetwork(deps, request),
 ): Promise<KeyRequestAccess> {
   const networkName = request.networkName ?? '(unknown)'
-  if (request.key === '') return { ok: false, error: new MissingKeyError(), key: undefined, networkName }
+  if (request.key === '') {
+    return { ok: false, error: new MissingKeyError(), key: undefined, entry: undefined, networkName }
+  }
   const key = deps.keys.findActiveKey(request.key)
-  if (!key) return { ok: false, error: new InvalidKeyError(), key: undefined, networkName }
-  const network = deps.networks.resolve(request.networkName, request.host)
+  if (!key) return { ok: false, error: new InvalidKeyError(), key: undefined, entry: undefined, networkName }
+  const { network } = target
   try {
     const auth =
       request.authorization === undefined && !key.access.requireSecret && !key.access.jwt.required
         ? anonymous
         : await authenticate(key, request, deps)
+    if (target.refusal) throw target.refusal
     if (!network) throw new UnknownNetworkError()
     const guard = authorizeRequest(key, auth, {
       networkName: network.name,
@@ -70,6 +89,18 @@ export async function authorizeKeyRequest(
     // a client that has not proved it holds the key pays nothing: 401s, and the 429 of failed authentications
     const chargeable =
       error instanceof TollgateError && error.httpStatus !== 401 && !(error instanceof AuthRateLimitError)
-    return { ok: false, error, key: chargeable ? key : undefined, networkName: network?.name ?? networkName }
+    return {
+      ok: false,
+      error,
+      key: chargeable ? key : undefined,
+      entry: key,
+      networkName: network?.name ?? networkName,
+    }
   }
+}
+
+/** The network of a request's path prefix or Host header. */
+function lookUpNetwork(deps: KeyRequestDeps, request: KeyRequest): RequestTarget {
+  const network = deps.networks.resolve(request.networkName, request.host)
+  return { network, refusal: network ? undefined : new UnknownNetworkError() }
 }
