@@ -4,25 +4,59 @@ import { createFakeTimers } from '../../test/helpers/createFakeTimers.ts'
 import { withTimeout } from './withTimeout.ts'
 
 describe('withTimeout', () => {
-  it("settles with the work's outcome in time, and clears its timer", async () => {
+  it("settles with the work's value in time, and clears its timer", async () => {
     const timers = createFakeTimers()
-    const outcome = withTimeout(Promise.resolve('done'), 100, () => 'late', timers)
+    let settle: (value: string) => void = () => {}
+    const outcome = withTimeout<string>(
+      (done) => {
+        settle = done
+      },
+      100,
+      () => 'late',
+      timers,
+    )
+    assert.equal(timers.pending(), 1)
+    await timers.advance(99)
+    settle('done')
+    settle('twice')
     assert.equal(await outcome, 'done')
     assert.equal(timers.pending(), 0)
-    await assert.rejects(
-      withTimeout(Promise.reject(new Error('boom')), 100, () => 'late', timers),
-      /boom/,
-    )
   })
 
-  it("past the timeout, onTimeout's value, onTimeout called once; the work's late outcome is ignored", async () => {
+  it('work that settles at once sets no timer; work that throws rejects', async () => {
+    const timers = createFakeTimers()
+    assert.equal(
+      await withTimeout(
+        (done) => done('at once'),
+        100,
+        () => 'late',
+        timers,
+      ),
+      'at once',
+    )
+    assert.equal(timers.pending(), 0)
+    await assert.rejects(
+      withTimeout(
+        () => {
+          throw new Error('boom')
+        },
+        100,
+        () => 'late',
+        timers,
+      ),
+      /boom/,
+    )
+    assert.equal(timers.pending(), 0)
+  })
+
+  it("past the timeout, onTimeout's value, onTimeout called once; the work's late value is ignored", async () => {
     const timers = createFakeTimers()
     let finish: (value: string) => void = () => {}
     let calls = 0
-    const outcome = withTimeout(
-      new Promise<string>((resolve) => {
-        finish = resolve
-      }),
+    const outcome = withTimeout<string>(
+      (settle) => {
+        finish = settle
+      },
       100,
       () => `timed out after ${++calls}`,
       timers,

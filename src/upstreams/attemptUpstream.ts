@@ -15,9 +15,10 @@ export type AttemptStops = {
 /**
  * One call to one upstream, bounded by `timeoutMs`, the client's cancellation and the call's own
  * (a hedge won), judged. A stopped attempt aborts its request, and ends even if the request never
- * started (still queued for a connection, it has no abort yet).
+ * started (still queued for a connection, it has no abort yet). One promise per attempt (withTimeout's):
+ * the request reports through a callback.
  */
-export async function attemptUpstream(
+export function attemptUpstream(
   upstream: Upstream,
   body: string,
   timeoutMs: number,
@@ -25,38 +26,42 @@ export async function attemptUpstream(
 ): Promise<Verdict> {
   let abort: ((reason: Error) => void) | undefined
   let stoppedFor: string | undefined
-  const stop = (result: AttemptResult): AttemptResult => {
-    if (stoppedFor === undefined) {
-      stoppedFor = (judgeAttempt(result) as AttemptFailure).reason
-      abort?.(new Error(stoppedFor))
-    }
-    return result
-  }
   let unsubscribeClient: (() => void) | undefined
   let unsubscribeCall: (() => void) | undefined
-  const request = new Promise<AttemptResult>((resolve) => {
-    unsubscribeClient = stops.cancellation?.onCancel(() => resolve(stop({ clientGone: true })))
-    unsubscribeCall = stops.superseded?.onCancel(() => resolve(stop({ superseded: true })))
-    if (stoppedFor !== undefined) return
-    upstream
-      .post(body, {
-        onStart(abortRequest) {
-          abort = abortRequest
-          if (stoppedFor !== undefined) abortRequest(new Error(stoppedFor))
+  const judge = (result: AttemptResult): Verdict => {
+    unsubscribeClient?.()
+    unsubscribeCall?.()
+    return judgeAttempt(result)
+  }
+  const stop = (result: AttemptResult): Verdict => {
+    const verdict = judge(result)
+    if (stoppedFor === undefined) {
+      stoppedFor = (verdict as AttemptFailure).reason
+      abort?.(new Error(stoppedFor))
+    }
+    return verdict
+  }
+  return withTimeout<Verdict>(
+    (settle) => {
+      unsubscribeClient = stops.cancellation?.onCancel(() => settle(stop({ clientGone: true })))
+      if (stoppedFor !== undefined) return
+      unsubscribeCall = stops.superseded?.onCancel(() => settle(stop({ superseded: true })))
+      if (stoppedFor !== undefined) return
+      upstream.dispatch(
+        body,
+        {
+          onStart(abortRequest) {
+            abort = abortRequest
+            if (stoppedFor !== undefined) abortRequest(new Error(stoppedFor))
+          },
         },
-      })
-      .then(
-        (response) => resolve({ response }),
-        (error: Error & { code?: string }) => resolve({ error }),
+        (result) => {
+          if (stoppedFor === undefined) settle(judge(result))
+        },
       )
-  })
-  const result = await withTimeout(
-    request,
+    },
     timeoutMs,
     () => stop({ timedOutMs: timeoutMs }),
     stops.timers ?? systemTimers,
   )
-  unsubscribeClient?.()
-  unsubscribeCall?.()
-  return judgeAttempt(result)
 }

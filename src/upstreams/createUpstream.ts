@@ -11,11 +11,16 @@ export type PostOptions = {
   timeoutMs?: number
 }
 
+/** How one request ended: the whole answer, or the connection error or abort that stopped it. */
+export type PostResult = { response: UpstreamResponse } | { error: Error & { code?: string } }
+
 export type Upstream = {
   /** Printable name: the configured name, or the redacted URL. Never the credentials. */
   label: string
   /** POSTs one JSON-RPC body and collects the answer; rejects on connection errors and aborts. */
   post(body: string, options?: PostOptions): Promise<UpstreamResponse>
+  /** The same without a promise, for the request path: `done` is called once, with how it ended. */
+  dispatch(body: string, options: PostOptions, done: (result: PostResult) => void): void
   close(): Promise<void>
 }
 
@@ -42,17 +47,29 @@ export function createUpstream(config: UpstreamConfig, options: CreateUpstreamOp
     bodyTimeout: 0,
   })
 
+  function dispatch(
+    body: string,
+    { onStart, timeoutMs = 0 }: PostOptions,
+    done: (result: PostResult) => void,
+  ) {
+    const handler = new CollectingHandler(done, options.maxResponseBytes, onStart)
+    pool.dispatch(
+      { path, method: 'POST', headers, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs },
+      handler,
+    )
+  }
+
   return {
     label: config.name ?? redactUrl(config.url),
-    post(body, { onStart, timeoutMs = 0 } = {}) {
+    post(body, postOptions = {}) {
       return new Promise((resolve, reject) => {
-        const handler = new CollectingHandler(resolve, reject, options.maxResponseBytes, onStart)
-        pool.dispatch(
-          { path, method: 'POST', headers, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs },
-          handler,
-        )
+        dispatch(body, postOptions, (result) => {
+          if ('response' in result) resolve(result.response)
+          else reject(result.error)
+        })
       })
     },
+    dispatch,
     close: () => pool.close(),
   }
 }
@@ -64,8 +81,7 @@ class CollectingHandler implements Dispatcher.DispatchHandler {
   #chunks: Buffer[] = []
 
   constructor(
-    private readonly resolve: (response: UpstreamResponse) => void,
-    private readonly reject: (err: Error) => void,
+    private readonly done: (result: PostResult) => void,
     private readonly maxBytes: number,
     private readonly onStart: PostOptions['onStart'],
   ) {}
@@ -89,13 +105,15 @@ class CollectingHandler implements Dispatcher.DispatchHandler {
 
   onResponseEnd(): void {
     const chunks = this.#chunks
-    this.resolve({
-      status: this.#status,
-      body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks),
+    this.done({
+      response: {
+        status: this.#status,
+        body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, this.#size),
+      },
     })
   }
 
-  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
-    this.reject(err)
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.done({ error })
   }
 }

@@ -107,6 +107,12 @@ function stubUpstream(label: string, behaviour: Behaviour = 'answer'): StubUpstr
         )
       })
     },
+    dispatch(body, options, done) {
+      stub.post(body, options).then(
+        (response) => done({ response }),
+        (error: Error) => done({ error }),
+      )
+    },
     async close() {
       stub.closed = true
     },
