@@ -1,15 +1,9 @@
 import assert from 'node:assert/strict'
-import { describe, it } from 'node:test'
+import { after, describe, it } from 'node:test'
+import { storeBackends, type TestDatabase } from '../../test/helpers/storeBackends.ts'
 import { DailyLimitError, type RateLimitError } from '../errors/errors.ts'
-import { openSqlite } from '../store/openSqlite.ts'
 import { createMeter, type MeterSubject } from './createMeter.ts'
-import { createSqliteUsageStore } from './createSqliteUsageStore.ts'
 import type { UsageStore } from './usageStore.ts'
-
-/** Every UsageStore implementation runs the same meter tests. */
-const implementations: [string, () => UsageStore][] = [
-  ['sqlite', () => createSqliteUsageStore(openSqlite(':memory:'))],
-]
 
 const day1 = Date.parse('2026-11-22T10:00:00Z')
 
@@ -32,11 +26,19 @@ const subject = (limits: Partial<MeterSubject> = {}): MeterSubject => ({
 
 const usage = (credits: number, method = 'eth_call') => ({ method, network: 'devnet', credits })
 
-for (const [name, makeStore] of implementations) {
-  describe(`meter on ${name}`, () => {
+/** Every UsageStore implementation runs the same meter tests, each test on a database of its own. */
+for (const backend of storeBackends) {
+  describe(`meter on ${backend.name}`, () => {
+    const databases: TestDatabase[] = []
+    after(() => Promise.all(databases.map((database) => database.remove())))
+    const makeStore = async (): Promise<UsageStore> => {
+      const database = await backend.createDatabase()
+      databases.push(database)
+      return (await database.open()).usage
+    }
     it('holds, charges and releases; never overdraws the daily balance', async () => {
       const clock = fakeClock()
-      const meter = await createMeter({ store: makeStore(), clock, flushMs: 60_000 })
+      const meter = await createMeter({ store: await makeStore(), clock, flushMs: 60_000 })
       const payer = subject()
       const first = meter.admit(payer, 600)
       assert.throws(() => meter.admit(payer, 401), DailyLimitError, 'held credits count')
@@ -52,7 +54,7 @@ for (const [name, makeStore] of implementations) {
 
     it('resets at 00:00 UTC', async () => {
       const clock = fakeClock(Date.parse('2026-11-22T23:59:59Z'))
-      const meter = await createMeter({ store: makeStore(), clock, flushMs: 60_000 })
+      const meter = await createMeter({ store: await makeStore(), clock, flushMs: 60_000 })
       const payer = subject()
       meter.settle(meter.admit(payer, 1_000), [usage(1_000)])
       assert.throws(
@@ -69,7 +71,7 @@ for (const [name, makeStore] of implementations) {
 
     it('tells the three 429s apart', async () => {
       const clock = fakeClock()
-      const meter = await createMeter({ store: makeStore(), clock, flushMs: 60_000 })
+      const meter = await createMeter({ store: await makeStore(), clock, flushMs: 60_000 })
       const plan = subject({ accountCreditsPerSecond: 100, accountDailyCredits: 1e9 })
       meter.settle(meter.admit(plan, 80), [usage(80)])
       // 20 credits left of 100 per second: 60 more in 600 ms, sent as a whole second
@@ -99,7 +101,7 @@ for (const [name, makeStore] of implementations) {
 
     it('a refused admission takes nothing; refunds go back to the buckets', async () => {
       const clock = fakeClock()
-      const meter = await createMeter({ store: makeStore(), clock, flushMs: 60_000 })
+      const meter = await createMeter({ store: await makeStore(), clock, flushMs: 60_000 })
       const payer = subject({ accountCreditsPerSecond: 100, keyCreditsPerSecond: 100 })
       const held = meter.admit(payer, 100)
       meter.settle(held, [usage(0)])
@@ -109,7 +111,7 @@ for (const [name, makeStore] of implementations) {
     })
 
     it('persists usage and reads it back after a restart, with the history per method and hour', async () => {
-      const store = makeStore()
+      const store = await makeStore()
       const clock = fakeClock()
       const meter = await createMeter({ store, clock, flushMs: 60_000 })
       const payer = subject()
@@ -129,7 +131,7 @@ for (const [name, makeStore] of implementations) {
     })
 
     it('keeps usage a failed write could not store, for the next flush', async () => {
-      const store = makeStore()
+      const store = await makeStore()
       let failNext = true
       const flaky: UsageStore = {
         ...store,
