@@ -1,88 +1,88 @@
 import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
+import { storeBackends } from '../../test/helpers/storeBackends.ts'
 import { loadConfig } from '../config/loadConfig.ts'
-import { openSqlite } from '../store/openSqlite.ts'
 import { createKeyRegistry, type KeyChange } from './createKeyRegistry.ts'
-import { createSqliteKeyStore } from './createSqliteKeyStore.ts'
 import { createKeyAdmin } from './keyAdmin.ts'
 
-describe('createKeyRegistry', async () => {
-  const db = openSqlite(':memory:')
-  const store = createSqliteKeyStore(db)
-  const { plans } = loadConfig(undefined)
-  const admin = createKeyAdmin(store, plans)
-  // a timer that never fires within a test: every reload here is an explicit refresh
-  const registry = await createKeyRegistry(store, plans, { refreshMs: 3_600_000 })
-  const changes: KeyChange[] = []
-  registry.onChange((change) => changes.push(change))
-  after(() => {
-    registry.close()
-    db.close()
-  })
-
-  it('keeps the entry of an unchanged key, and announces changed and removed keys', async () => {
-    const { key: first } = await admin.create({ plan: 'developer', name: 'first' })
-    const { key: second } = await admin.create({ plan: 'developer', name: 'second' })
-    const { key: third } = await admin.create({ plan: 'developer', name: 'third' })
-    await registry.refresh()
-    assert.deepEqual(changes, [], 'created keys are no change to anyone holding a key')
-    const before = [first, second, third].map((key) => registry.findActiveKey(key.key))
-    assert.ok(before.every((entry) => entry !== undefined))
-
-    await admin.addAllowlistEntries(second.key, 'methods', ['eth_chainId'])
-    await admin.revoke(third.key)
-    await registry.refresh()
-
-    assert.equal(registry.findActiveKey(first.key), before[0], 'unchanged: the same object')
-    const changedEntry = registry.findActiveKey(second.key)
-    assert.notEqual(changedEntry, before[1])
-    assert.deepEqual([...(changedEntry?.access.methods ?? [])], ['eth_chainId'])
-    assert.equal(registry.findActiveKey(third.key), undefined)
-    assert.deepEqual(
-      changes.map(({ changed, removed }) => ({ changed: [...changed], removed: [...removed] })),
-      [{ changed: [second.key], removed: [third.key] }],
-    )
-  })
-
-  it('refreshes asked for at once run one after another, and nothing changed is no announcement', async () => {
-    const { key } = await admin.create({ plan: 'developer', name: 'limits' })
-    await registry.refresh()
-    changes.length = 0
-    await admin.setLimits(key.key, { creditsPerSecond: 7 })
-    await Promise.all([registry.refresh(), registry.refresh(), registry.refresh()])
-    assert.equal(changes.length, 1)
-    assert.equal(registry.findActiveKey(key.key)?.subject.keyCreditsPerSecond, 7)
-    await registry.refresh()
-    assert.equal(changes.length, 1)
-  })
-
-  it('a listener that throws is reported and does not stop the others', async () => {
-    const errors: unknown[] = []
-    const local = await createKeyRegistry(store, plans, {
-      refreshMs: 3_600_000,
-      onError: (err) => errors.push(err),
+for (const backend of storeBackends)
+  describe(`createKeyRegistry on ${backend.name}`, async () => {
+    const database = await backend.createDatabase()
+    const store = (await database.open()).keys
+    const { plans } = loadConfig(undefined)
+    const admin = createKeyAdmin(store, plans)
+    // a timer that never fires within a test: every reload here is an explicit refresh
+    const registry = await createKeyRegistry(store, plans, { refreshMs: 3_600_000 })
+    const changes: KeyChange[] = []
+    registry.onChange((change) => changes.push(change))
+    after(() => {
+      registry.close()
+      return database.remove()
     })
-    const heard: KeyChange[] = []
-    local.onChange(() => {
-      throw new Error('listener failed')
+
+    it('keeps the entry of an unchanged key, and announces changed and removed keys', async () => {
+      const { key: first } = await admin.create({ plan: 'developer', name: 'first' })
+      const { key: second } = await admin.create({ plan: 'developer', name: 'second' })
+      const { key: third } = await admin.create({ plan: 'developer', name: 'third' })
+      await registry.refresh()
+      assert.deepEqual(changes, [], 'created keys are no change to anyone holding a key')
+      const before = [first, second, third].map((key) => registry.findActiveKey(key.key))
+      assert.ok(before.every((entry) => entry !== undefined))
+
+      await admin.addAllowlistEntries(second.key, 'methods', ['eth_chainId'])
+      await admin.revoke(third.key)
+      await registry.refresh()
+
+      assert.equal(registry.findActiveKey(first.key), before[0], 'unchanged: the same object')
+      const changedEntry = registry.findActiveKey(second.key)
+      assert.notEqual(changedEntry, before[1])
+      assert.deepEqual([...(changedEntry?.access.methods ?? [])], ['eth_chainId'])
+      assert.equal(registry.findActiveKey(third.key), undefined)
+      assert.deepEqual(
+        changes.map(({ changed, removed }) => ({ changed: [...changed], removed: [...removed] })),
+        [{ changed: [second.key], removed: [third.key] }],
+      )
     })
-    const stop = local.onChange((change) => heard.push(change))
-    try {
-      const { key: revoked } = await admin.create({ plan: 'developer', name: 'listeners' })
-      const { key: kept } = await admin.create({ plan: 'developer', name: 'after' })
-      await local.refresh()
-      await admin.revoke(revoked.key)
-      await local.refresh()
-      assert.equal(heard.length, 1)
-      assert.equal(errors.length, 1)
-      stop()
-      await admin.setLimits(kept.key, { dailyCredits: 1 })
-      await local.refresh()
-      assert.equal(local.findActiveKey(kept.key)?.subject.keyDailyCredits, 1)
-      assert.equal(heard.length, 1, 'a stopped listener hears nothing more')
-      assert.equal(errors.length, 2, 'the throwing one still runs')
-    } finally {
-      local.close()
-    }
+
+    it('refreshes asked for at once run one after another, and nothing changed is no announcement', async () => {
+      const { key } = await admin.create({ plan: 'developer', name: 'limits' })
+      await registry.refresh()
+      changes.length = 0
+      await admin.setLimits(key.key, { creditsPerSecond: 7 })
+      await Promise.all([registry.refresh(), registry.refresh(), registry.refresh()])
+      assert.equal(changes.length, 1)
+      assert.equal(registry.findActiveKey(key.key)?.subject.keyCreditsPerSecond, 7)
+      await registry.refresh()
+      assert.equal(changes.length, 1)
+    })
+
+    it('a listener that throws is reported and does not stop the others', async () => {
+      const errors: unknown[] = []
+      const local = await createKeyRegistry(store, plans, {
+        refreshMs: 3_600_000,
+        onError: (err) => errors.push(err),
+      })
+      const heard: KeyChange[] = []
+      local.onChange(() => {
+        throw new Error('listener failed')
+      })
+      const stop = local.onChange((change) => heard.push(change))
+      try {
+        const { key: revoked } = await admin.create({ plan: 'developer', name: 'listeners' })
+        const { key: kept } = await admin.create({ plan: 'developer', name: 'after' })
+        await local.refresh()
+        await admin.revoke(revoked.key)
+        await local.refresh()
+        assert.equal(heard.length, 1)
+        assert.equal(errors.length, 1)
+        stop()
+        await admin.setLimits(kept.key, { dailyCredits: 1 })
+        await local.refresh()
+        assert.equal(local.findActiveKey(kept.key)?.subject.keyDailyCredits, 1)
+        assert.equal(heard.length, 1, 'a stopped listener hears nothing more')
+        assert.equal(errors.length, 2, 'the throwing one still runs')
+      } finally {
+        local.close()
+      }
+    })
   })
-})

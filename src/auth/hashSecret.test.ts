@@ -1,10 +1,6 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { describe, it } from 'node:test'
-import { openSqlite } from '../store/openSqlite.ts'
-import { createSqliteKeyStore } from './createSqliteKeyStore.ts'
+import { storeBackends } from '../../test/helpers/storeBackends.ts'
 import { generateSecret, getSecretHashKey, hashSecret, matchesSecretHash } from './hashSecret.ts'
 
 const hashKey = Buffer.alloc(32, 7)
@@ -36,24 +32,21 @@ describe('hashSecret', () => {
     assert.equal(matchesSecretHash(secret, 'hmac-sha256$', hashKey), false)
   })
 
-  it('the hash key is made once per database: processes on the same file agree', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'tollgate-hash-key-'))
-    const file = join(dir, 'tollgate.db')
-    const first = openSqlite(file)
-    const second = openSqlite(file)
-    try {
-      const storeA = createSqliteKeyStore(first)
-      const storeB = createSqliteKeyStore(second)
-      const [a, b] = await Promise.all([getSecretHashKey(storeA), getSecretHashKey(storeB)])
-      assert.equal(a.length, 32)
-      assert.deepEqual(b, a)
-      assert.deepEqual(await getSecretHashKey(storeA), a)
-      assert.equal(await storeB.ensureMeta('some_name', 'one'), 'one')
-      assert.equal(await storeA.ensureMeta('some_name', 'two'), 'one', 'the first value stays')
-    } finally {
-      first.close()
-      second.close()
-      rmSync(dir, { recursive: true, force: true })
-    }
-  })
+  for (const backend of storeBackends) {
+    it(`the hash key is made once per database: processes on one ${backend.name} database agree`, async () => {
+      const database = await backend.createDatabase()
+      try {
+        const storeA = (await database.open()).keys
+        const storeB = (await database.open()).keys
+        const [a, b] = await Promise.all([getSecretHashKey(storeA), getSecretHashKey(storeB)])
+        assert.equal(a.length, 32)
+        assert.deepEqual(b, a)
+        assert.deepEqual(await getSecretHashKey(storeA), a)
+        assert.equal(await storeB.ensureMeta('some_name', 'one'), 'one')
+        assert.equal(await storeA.ensureMeta('some_name', 'two'), 'one', 'the first value stays')
+      } finally {
+        await database.remove()
+      }
+    })
+  }
 })
