@@ -79,6 +79,8 @@ export function createFeeIndexer(options: FeeIndexerOptions): FeeIndexer {
     const known = [...(await store.getHeadHashes(chainId))].sort((a, b) => b[0] - a[0])
     const [top] = known
     if (!top) return false
+    // the usual case: the new head's parent is the stored head (the tracker's chain is linked)
+    if (top[0] === headNumber - 1 && top[1] === head.parentHash) return false
     const topAtNode =
       top[0] === headNumber ? head.hash : top[0] > headNumber ? undefined : await nodeHash(top[0])
     if (topAtNode === top[1]) return false

@@ -68,6 +68,8 @@ const finalizedBlockBody = JSON.stringify({
   params: ['finalized', false],
 })
 
+/** The finalized block is asked for at most once per this many pollMs (it moves slowly). */
+const finalizedEveryPolls = 2
 /** A subscribed member silent for this many of its usual block intervals is asked for its head. */
 const silentBlocks = 3
 const blockMsWeight = 0.2
@@ -248,12 +250,16 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
 
   /**
    * Finalized from the best member at the head; it only ever moves forward. Asked when the network's
-   * head moved, at most once per pollMs (`force`: now).
+   * head moved, at most once per finalizedEveryPolls × pollMs (`force`: now).
    */
   function askFinalized(force: boolean): Promise<void> {
     const top = pool.head()
     if (finalizing || top === undefined) return finalizing ?? Promise.resolve()
-    if (!force && finalizedAsked && (finalizedAsked.head === top || now() - finalizedAsked.at < pollMs))
+    if (
+      !force &&
+      finalizedAsked &&
+      (finalizedAsked.head === top || now() - finalizedAsked.at < finalizedEveryPolls * pollMs)
+    )
       return Promise.resolve()
     const member = pool.members.find((each) => each.breaker.state === 'closed' && each.head === top)
     if (!member) return Promise.resolve()
