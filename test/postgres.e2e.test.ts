@@ -8,10 +8,9 @@ import { after, before, describe, it } from 'node:test'
 import { promisify } from 'node:util'
 import { stringify } from 'yaml'
 import { createTestSchema, type TestSchema, testPostgresUrl } from './helpers/createTestSchema.ts'
-import { bin } from './helpers/gatewayProcess.ts'
+import { bin, exited, type GatewayProcess, startGatewayProcess } from './helpers/gatewayProcess.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
 import { startTcpProxy, type TcpProxy } from './helpers/startTcpProxy.ts'
-import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
 import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
 import { until } from './helpers/until.ts'
 
@@ -41,7 +40,7 @@ describe('tollgate on PostgreSQL: every CLI command, the gateway beside it, read
   let node: TestNode
   let schema: TestSchema
   let proxy: TcpProxy
-  let gateway: TestGateway | undefined
+  let gateway: GatewayProcess | undefined
   let configFile: string
   let config: string[]
 
@@ -61,7 +60,10 @@ describe('tollgate on PostgreSQL: every CLI command, the gateway beside it, read
     config = ['--config', configFile]
   })
   after(async () => {
-    await gateway?.close()
+    if (gateway) {
+      gateway.child.kill('SIGTERM')
+      await exited(gateway.child)
+    }
     await proxy?.close()
     await schema?.drop()
     await node?.stop()
@@ -89,13 +91,21 @@ describe('tollgate on PostgreSQL: every CLI command, the gateway beside it, read
   })
 
   it('keys create, list, show, limits, security, secret, allowlists, networks, JWT, usage, revoke: the gateway follows', async () => {
-    // the gateway reaches the same schema through the proxy (the readiness test cuts it)
+    // `tollgate start` on the same schema, reaching it through the proxy (the readiness test cuts it)
     const viaProxy = new URL(schema.url)
     viaProxy.host = `127.0.0.1:${proxy.port}`
-    gateway = await startTestGateway({
-      upstreams: [node.url],
-      config: { storage: { postgres: viaProxy.toString() } },
-    })
+    const gatewayConfig = join(dir, 'gateway.yaml')
+    writeFileSync(
+      gatewayConfig,
+      stringify({
+        server: { host: '127.0.0.1', port: 0 },
+        storage: { postgres: viaProxy.toString() },
+        networks: [{ name: 'devnet', chainId: 31337, upstreams: [{ url: node.url }] }],
+        log: { level: 'warn' },
+        gas: { enabled: false },
+      }),
+    )
+    gateway = await startGatewayProcess(['start', '--config', gatewayConfig])
 
     const created = JSON.parse(
       (await tollgate(['keys', 'create', '--name', 'ci', '--account', 'acme', '--json', ...config])).stdout,
@@ -125,7 +135,7 @@ describe('tollgate on PostgreSQL: every CLI command, the gateway beside it, read
     const listed = JSON.parse((await tollgate(['keys', 'list', '--json', ...config])).stdout)
     assert.deepEqual(
       listed.map((key: { key: string }) => key.key),
-      [gateway.key, created.key],
+      [created.key],
     )
     assert.match(
       (await tollgate(['keys', 'list', ...config])).stdout,
@@ -289,8 +299,17 @@ describe('tollgate on PostgreSQL: every CLI command, the gateway beside it, read
 
   it('/readyz follows Postgres going away and coming back; keys already loaded keep serving', async () => {
     assert.ok(gateway, 'the gateway of the CLI test')
+    const { url } = gateway
+    const { key } = JSON.parse(
+      (await tollgate(['keys', 'create', '--name', 'ready', '--json', ...config])).stdout,
+    )
+    const endpoint = `${url}/v3/${key}`
+    await until(
+      async () => (await postJson(endpoint, rpcBody('eth_chainId'))).status === 200,
+      'the key served',
+    )
     const readiness = async () => {
-      const response = await fetch(`${gateway?.url}/readyz`)
+      const response = await fetch(`${url}/readyz`)
       return { status: response.status, body: (await response.json()) as { database: string } }
     }
     await until(async () => (await readiness()).status === 200, 'ready')
@@ -299,12 +318,12 @@ describe('tollgate on PostgreSQL: every CLI command, the gateway beside it, read
       const { status, body } = await readiness()
       return status === 503 && body.database === 'unavailable'
     }, 'not ready while the database is away')
-    const served = await postJson(gateway.endpoint, rpcBody('eth_chainId'))
-    assert.equal(served.status, 200)
+    assert.equal((await postJson(endpoint, rpcBody('eth_chainId'))).status, 200)
     proxy.restore()
     await until(async () => {
       const { status, body } = await readiness()
       return status === 200 && body.database === 'open'
     }, 'ready again')
+    assert.equal(gateway.child.exitCode, null, gateway.output())
   })
 })
