@@ -40,7 +40,24 @@ export function Chart(props: ChartProps) {
     const options: uPlot.Options = {
       width,
       height: props.height ?? 220,
-      scales: { x: { time: !props.blockAxis }, right: {} },
+      // times as UTC, like the tables; bars get half a period of room at each end
+      ...(props.blockAxis
+        ? {}
+        : { tzDate: (seconds: number) => uPlot.tzDate(new Date(seconds * 1000), 'Etc/UTC') }),
+      scales: {
+        x: {
+          time: !props.blockAxis,
+          ...(props.bars
+            ? {
+                range: (_plot: uPlot, min: number, max: number): uPlot.Range.MinMax => {
+                  const half = ((props.x[1] ?? min + 1) - (props.x[0] ?? min)) / 2
+                  return [min - half, max + half]
+                },
+              }
+            : {}),
+        },
+        right: {},
+      },
       axes: [
         props.blockAxis ? { label: 'block' } : {},
         { label: props.leftUnit, size: 60 },

@@ -70,6 +70,24 @@ export function KeysPage() {
         initialSort={{ key: 'created', descending: true }}
         empty="No keys yet."
         columns={[
+          {
+            key: 'status',
+            label: 'status',
+            value: (key) => key.status,
+            render: (key) =>
+              key.status === 'active' ? (
+                <button
+                  type="button"
+                  aria-pressed={selected === key.key}
+                  aria-label={`Manage key ${key.name || key.key}`}
+                  onClick={() => setSelected(selected === key.key ? undefined : key.key)}
+                >
+                  Manage
+                </button>
+              ) : (
+                'revoked'
+              ),
+          },
           { key: 'key', label: 'key', value: (key) => key.key, render: (key) => <code>{key.key}</code> },
           { key: 'name', label: 'name', value: (key) => key.name || '–' },
           { key: 'account', label: 'account', value: (key) => key.account },
@@ -95,27 +113,14 @@ export function KeysPage() {
               key.accountCreditsPerSecond ??
               0,
           },
-          { key: 'switches', label: 'switches', value: (key) => switches(key) || '–' },
+          {
+            key: 'switches',
+            label: 'switches',
+            value: (key) => switches(key) || '–',
+            render: (key) => <span class="wrap">{switches(key) || '–'}</span>,
+          },
           { key: 'lastUsed', label: 'last used (UTC)', value: (key) => data.lastUsed.get(key.key) ?? '–' },
           { key: 'created', label: 'created', value: (key) => key.createdAt.slice(0, 10) },
-          {
-            key: 'status',
-            label: 'status',
-            value: (key) => key.status,
-            render: (key) =>
-              key.status === 'active' ? (
-                <button
-                  type="button"
-                  aria-pressed={selected === key.key}
-                  aria-label={`Manage key ${key.name || key.key}`}
-                  onClick={() => setSelected(selected === key.key ? undefined : key.key)}
-                >
-                  Manage
-                </button>
-              ) : (
-                'revoked'
-              ),
-          },
         ]}
       />
       {editing && (

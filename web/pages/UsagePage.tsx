@@ -63,7 +63,11 @@ export function UsagePage() {
       <form class="filters" onSubmit={(event) => event.preventDefault()}>
         <label>
           Period
-          <select value={range} onChange={(event) => setRange(event.currentTarget.value as Range)}>
+          <select
+            aria-label="Period"
+            value={range}
+            onChange={(event) => setRange(event.currentTarget.value as Range)}
+          >
             {Object.entries(ranges).map(([value, { label }]) => (
               <option key={value} value={value}>
                 {label}
@@ -73,7 +77,7 @@ export function UsagePage() {
         </label>
         <label>
           Key
-          <select value={key} onChange={(event) => setKey(event.currentTarget.value)}>
+          <select aria-label="Key" value={key} onChange={(event) => setKey(event.currentTarget.value)}>
             <option value="">every key</option>
             {keys.map((each) => (
               <option key={each} value={each}>
@@ -84,7 +88,11 @@ export function UsagePage() {
         </label>
         <label>
           Network
-          <select value={network} onChange={(event) => setNetwork(event.currentTarget.value)}>
+          <select
+            aria-label="Network"
+            value={network}
+            onChange={(event) => setNetwork(event.currentTarget.value)}
+          >
             <option value="">every network</option>
             {networks.map((each) => (
               <option key={each} value={each}>
