@@ -7,6 +7,7 @@ import { type App, createApp } from '../../src/app/createApp.ts'
 import type { CreateKeyOptions } from '../../src/auth/keyAdmin.ts'
 import { loadConfig } from '../../src/config/loadConfig.ts'
 import type { Clock } from '../../src/metering/clock.ts'
+import { createTestSchema } from './createTestSchema.ts'
 
 export type TestGateway = {
   app: App
@@ -39,12 +40,20 @@ export const unlimitedKey: CreateKeyOptions = {
   creditsPerSecond: 1_000_000_000,
 }
 
-/** Boots the whole gateway from a YAML config file in a temp dir, on a free port, with one key. */
+/**
+ * Boots the whole gateway from a YAML config file in a temp dir, on a free port, with one key. With
+ * TOLLGATE_TEST_STORAGE=postgres, a gateway whose config names no storage gets a Postgres schema of
+ * its own (dropped on close) instead of an SQLite file: the e2e tests then run on Postgres.
+ */
 export async function startTestGateway(options: TestGatewayOptions = {}): Promise<TestGateway> {
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-test-'))
+  const schema =
+    process.env.TOLLGATE_TEST_STORAGE === 'postgres' && options.config?.storage === undefined
+      ? await createTestSchema()
+      : undefined
   const config = {
     server: { host: '127.0.0.1', port: 0 },
-    storage: { sqlite: join(dir, 'tollgate.db') },
+    storage: schema ? { postgres: schema.url } : { sqlite: join(dir, 'tollgate.db') },
     networks: [
       { name: 'devnet', chainId: 31337, upstreams: (options.upstreams ?? []).map((url) => ({ url })) },
     ],
@@ -81,6 +90,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     },
     async close() {
       await gateway.app.close()
+      await schema?.drop()
       rmSync(dir, { recursive: true, force: true })
     },
   }
