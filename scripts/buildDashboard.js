@@ -39,6 +39,7 @@ writeFileSync(
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>tollgate dashboard</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/dashboard/assets/${style}">
 <script type="module" src="/dashboard/assets/${script}"></script>
 </head>

@@ -93,6 +93,7 @@ describe('dashboard: sessions, CSRF, assets (HTTP)', () => {
 
   it('signs in with the admin token only: an HttpOnly, SameSite=Strict cookie with an expiry', async () => {
     assert.equal((await call('GET', '/dashboard/api/overview')).status, 401)
+    assert.deepEqual((await call('GET', '/dashboard/api/session')).json, { signedIn: false })
     assert.equal(
       (await call('POST', '/dashboard/api/session', { body: { token: 'wrong-token' } })).status,
       401,
@@ -202,6 +203,7 @@ describe('dashboard: sessions, CSRF, assets (HTTP)', () => {
     const out = await call('DELETE', '/dashboard/api/session', { cookie, csrf })
     assert.match(out.headers.get('set-cookie') ?? '', /^tollgate_session=; Path=\/dashboard; Max-Age=0;/)
     assert.equal((await call('GET', '/dashboard/api/overview', { cookie })).status, 401)
+    assert.deepEqual((await call('GET', '/dashboard/api/session', { cookie })).json, { signedIn: false })
   })
 
   it('is not found without an admin token', async () => {

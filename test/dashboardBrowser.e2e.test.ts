@@ -34,6 +34,8 @@ describe('dashboard in a real browser (Chromium)', () => {
   let browser: Browser
   let context: BrowserContext
   let page: Page
+  const pageErrors: string[] = []
+  const failedRequests: string[] = []
 
   before(async () => {
     ensureDashboardBuilt()
@@ -53,6 +55,19 @@ describe('dashboard in a real browser (Chromium)', () => {
     browser = await launchChromium()
     context = await browser.newContext({ viewport: desktop })
     page = await context.newPage()
+    // a script error or a refused script, style or request (CSP) shows here
+    page.on('pageerror', (err) => pageErrors.push(err.message))
+    page.on('console', (message) => {
+      // failed requests are checked below, by their URL
+      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource'))
+        pageErrors.push(message.text())
+    })
+    page.on('response', (response) => {
+      if (response.status() >= 400)
+        failedRequests.push(
+          `${response.status()} ${response.request().method()} ${new URL(response.url()).pathname}`,
+        )
+    })
   })
   after(async () => {
     await browser?.close()
@@ -260,5 +275,14 @@ describe('dashboard in a real browser (Chromium)', () => {
     await gateway.app.keys.refresh()
     const refused = await postJson(`${gateway.url}/v3/${key}`, rpcBody('eth_chainId'))
     assert.equal(refused.status, 401)
+  })
+
+  it('ran without a script error or a content-security-policy refusal; refused only what it should', () => {
+    assert.deepEqual(pageErrors, [])
+    // the wrong token, and the origin that is not one
+    assert.deepEqual(failedRequests, [
+      '401 POST /dashboard/api/session',
+      `400 POST /dashboard/api/admin/keys/${key}/allowlists/origins`,
+    ])
   })
 })

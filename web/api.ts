@@ -35,21 +35,18 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
   return body as T
 }
 
-type Session = { signedIn: true; csrfToken: string; expiresAt: number }
+type Session = { signedIn: true; csrfToken: string; expiresAt: number } | { signedIn: false }
 
 /** True when the browser holds a live session (and its CSRF token is now known). */
 export async function loadSession(): Promise<boolean> {
-  try {
-    csrfToken = (await api<Session>('session')).csrfToken
-    return true
-  } catch (err) {
-    if (err instanceof ApiError && err.status === 401) return false
-    throw err
-  }
+  const session = await api<Session>('session')
+  csrfToken = session.signedIn ? session.csrfToken : ''
+  return session.signedIn
 }
 
 export async function signIn(token: string): Promise<void> {
-  csrfToken = (await api<Session>('session', { method: 'POST', body: { token } })).csrfToken
+  const session = await api<Session>('session', { method: 'POST', body: { token } })
+  csrfToken = session.signedIn ? session.csrfToken : ''
 }
 
 export async function signOut(): Promise<void> {

@@ -114,7 +114,8 @@ async function route(deps: DashboardDeps, request: DashboardRequest): Promise<Da
       if (session && header(request, csrfHeader) === session.csrfToken) deps.sessions.signOut(cookie)
       return json(200, { signedIn: false }, { 'set-cookie': sessionCookie(request, '', 0) })
     }
-    if (!session) throw new AdminTokenRequiredError()
+    // asked by every page load: not signed in is an answer, not an error
+    if (!session) return json(200, { signedIn: false })
     return json(200, { signedIn: true, csrfToken: session.csrfToken, expiresAt: session.expiresAtMs })
   }
 
