@@ -297,17 +297,20 @@ describe('tollgate on PostgreSQL: every CLI command, the gateway beside it, read
     }
   })
 
-  it('/readyz follows Postgres going away and coming back; keys already loaded keep serving', async () => {
+  it('/readyz follows Postgres going away and coming back; loaded keys keep serving, their usage is held and written after', async () => {
     assert.ok(gateway, 'the gateway of the CLI test')
-    const { url } = gateway
+    const { url, output } = gateway
     const { key } = JSON.parse(
       (await tollgate(['keys', 'create', '--name', 'ready', '--json', ...config])).stdout,
     )
     const endpoint = `${url}/v3/${key}`
-    await until(
-      async () => (await postJson(endpoint, rpcBody('eth_chainId'))).status === 200,
-      'the key served',
-    )
+    let charged = 0
+    const call = async () => {
+      const response = await postJson(endpoint, rpcBody('eth_chainId'))
+      if (response.status === 200) charged += Number(response.headers.get('x-credits-charged'))
+      return response.status
+    }
+    await until(async () => (await call()) === 200, 'the key served')
     const readiness = async () => {
       const response = await fetch(`${url}/readyz`)
       return { status: response.status, body: (await response.json()) as { database: string } }
@@ -318,12 +321,20 @@ describe('tollgate on PostgreSQL: every CLI command, the gateway beside it, read
       const { status, body } = await readiness()
       return status === 503 && body.database === 'unavailable'
     }, 'not ready while the database is away')
-    assert.equal((await postJson(endpoint, rpcBody('eth_chainId'))).status, 200)
+    for (let i = 0; i < 5; i++) assert.equal(await call(), 200)
+    await until(() => output().includes('usage flush failed'), 'a flush failing while the database is away')
     proxy.restore()
     await until(async () => {
       const { status, body } = await readiness()
       return status === 200 && body.database === 'open'
     }, 'ready again')
-    assert.equal(gateway.child.exitCode, null, gateway.output())
+    // nothing served during the outage is lost from the ledger
+    await until(async () => {
+      const usage: { credits: number }[] = JSON.parse(
+        (await tollgate(['usage', '--key', key, '--json', ...config])).stdout,
+      )
+      return usage.reduce((sum, row) => sum + row.credits, 0) === charged
+    }, `${charged} credits in the ledger`)
+    assert.equal(gateway.child.exitCode, null, output())
   })
 })
