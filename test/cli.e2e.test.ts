@@ -143,6 +143,30 @@ describe('tollgate keys', () => {
     assert.doesNotMatch(plans, /COMPAT\.md/)
   })
 
+  it('migrate on an SQLite file: applies each migration once, then there is nothing to apply', async () => {
+    const file = join(gateway.dir, 'fresh.db')
+    const configFile = join(gateway.dir, 'fresh.yaml')
+    writeFileSync(configFile, `storage:\n  sqlite: ${file}\n`)
+    const first = (await tollgate(['migrate', '--config', configFile])).stdout
+    assert.equal(
+      first,
+      [
+        'applied migration 1: keys',
+        'applied migration 2: accounts and usage ledger',
+        'applied migration 3: fee history',
+        `sqlite ${file} is at schema version 3`,
+        '',
+      ].join('\n'),
+    )
+    assert.equal(
+      (await tollgate(['migrate', '--config', configFile])).stdout,
+      `sqlite ${file} is at schema version 3 (nothing to apply)\n`,
+    )
+    // the running gateway's file is up to date already, and migrate does not need its lock
+    const running = JSON.parse((await tollgate(['migrate', '--json', '--config', gateway.configFile])).stdout)
+    assert.deepEqual(running.applied, [])
+  })
+
   it('a bad config file stops the command with the file, the path and what was expected', async () => {
     const file = join(gateway.dir, 'bad.yaml')
     writeFileSync(file, 'networks: [{ name: x, chainId: -1, upstreams: [] }]\n')
