@@ -166,6 +166,17 @@ describe('dashboard in a real browser (Chromium)', () => {
       name: new RegExp(`hourly.*for key ${key}.*: ${calls} calls, ${credits} credits`),
     })
     await chart.locator('canvas').waitFor()
+    const blockNumberCredits = hourly
+      .filter((row) => row.method === 'eth_blockNumber')
+      .reduce((sum, row) => sum + row.credits, 0)
+    await page
+      .getByRole('img', {
+        name: new RegExp(
+          `Credits hourly, last 48 hours by method: .*eth_blockNumber ${blockNumberCredits}\\b`,
+        ),
+      })
+      .locator('canvas')
+      .waitFor()
     const toCells = (row: UsageRow, period: string) =>
       [period, row.key, row.network, row.method, row.calls, row.credits, row.failoverCalls].map(String)
     const sorted = (rows: string[][]) => rows.map((row) => row.join('|')).sort()

@@ -32,6 +32,7 @@ export function UsagePage() {
   const [key, setKey] = useState('')
   const [network, setNetwork] = useState('')
   const [totals, setTotals] = useState(false)
+  const [by, setBy] = useState<Dimension>('method')
   const { data, error } = usePolling(
     async () =>
       (await api<UsageRow[]>(`admin/usage?${ranges[range].query}`)).map(
@@ -49,6 +50,7 @@ export function UsagePage() {
   )
   const shown = useMemo(() => (totals ? toTotals(filtered) : filtered), [filtered, totals])
   const chart = useMemo(() => toSeries(filtered, range), [filtered, range])
+  const breakdown = useMemo(() => toBreakdown(filtered, range, by), [filtered, range, by])
   const sum = filtered.reduce(
     (total, row) => ({ calls: total.calls + row.calls, credits: total.credits + row.credits }),
     {
@@ -128,6 +130,26 @@ export function UsagePage() {
           { label: 'credits', values: chart.credits, color: '#d97706', right: true, dash: [4, 2] },
         ]}
       />
+      <div class="filters">
+        <label>
+          Credits by
+          <select
+            aria-label="Credits by"
+            value={by}
+            onChange={(event) => setBy(event.currentTarget.value as Dimension)}
+          >
+            <option value="method">method</option>
+            <option value="key">key</option>
+            <option value="network">network</option>
+          </select>
+        </label>
+      </div>
+      <Chart
+        label={`Credits ${ranges[range].label} by ${by}: ${breakdown.series.map((series) => `${series.label} ${series.total}`).join(', ') || 'none'}`}
+        x={breakdown.x}
+        leftUnit="credits"
+        series={breakdown.series}
+      />
       <SortableTable
         caption={totals ? 'Usage totals' : `Usage ${ranges[range].label}`}
         rows={shown}
@@ -183,6 +205,34 @@ function toSeries(rows: Row[], range: Range) {
     calls: starts.map((start) => calls.get(start) ?? 0),
     credits: starts.map((start) => credits.get(start) ?? 0),
   }
+}
+
+type Dimension = 'method' | 'key' | 'network'
+const palette = ['#2563eb', '#d97706', '#16a34a', '#dc2626', '#7c3aed', '#0891b2', '#6b7280']
+/** Lines drawn at most: the groups with the most credits, the rest summed as `other`. */
+const maxLines = 6
+
+/** Credits per period of each method, key or network (the largest few; the rest as `other`). */
+function toBreakdown(rows: Row[], range: Range, by: Dimension) {
+  const { x } = toSeries([], range)
+  const totals = new Map<string, number>()
+  for (const row of rows) totals.set(row[by], (totals.get(row[by]) ?? 0) + row.credits)
+  const ranked = [...totals].sort((a, b) => b[1] - a[1])
+  const shown = new Set(
+    ranked.slice(0, ranked.length > maxLines + 1 ? maxLines : maxLines + 1).map(([name]) => name),
+  )
+  const groups = [...shown, ...(ranked.length > shown.size ? ['other'] : [])]
+  const series = groups.map((group, index) => {
+    const members = rows.filter((row) => (group === 'other' ? !shown.has(row[by]) : row[by] === group))
+    const perPeriod = toSeries(members, range).credits
+    return {
+      label: by === 'key' && group !== 'other' ? `${group.slice(0, 8)}…` : group,
+      values: perPeriod,
+      color: palette[index % palette.length] as string,
+      total: perPeriod.reduce((sum, value) => sum + value, 0),
+    }
+  })
+  return { x, series }
 }
 
 function downloadCsv(rows: Row[], range: Range, totals: boolean) {
