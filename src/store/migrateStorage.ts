@@ -1,8 +1,9 @@
 import type { Config } from '../config/configSchema.ts'
 import { createPostgresPool } from './createPostgresPool.ts'
 import { migratePostgres } from './migratePostgres.ts'
+import { migrateSqlite } from './migrateSqlite.ts'
 import type { AppliedMigration } from './migration.ts'
-import { migrateSqlite, openSqlite } from './openSqlite.ts'
+import { openSqlite } from './openSqlite.ts'
 import { postgresMigrations } from './postgresMigrations.ts'
 import { sqliteMigrations } from './sqliteMigrations.ts'
 
