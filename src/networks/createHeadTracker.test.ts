@@ -155,6 +155,19 @@ describe('createHeadTracker', () => {
     tracker.close()
   })
 
+  it('notifications that are not blocks are ignored, never thrown', async () => {
+    const { timers, sockets, tracker, heads } = setUp([{ ws: true }])
+    const { state } = node(sockets, 0)
+    await tracker.poll()
+    for (const garbage of [null, 7, 'x', {}, { number: 'abc', hash: hash(2) }, { number: '0x' }])
+      state.notify(garbage)
+    state.notify({ ...gethHeader(2), gasLimit: '0xzz' })
+    await timers.advance(0)
+    assert.deepEqual(heads(), [{ ...gethHeader(2), gasLimit: '0xzz' }])
+    assert.deepEqual(tracker.latest(), { number: 1n, gasLimit: 0x1c9c380n }, 'a bad gas limit is not taken')
+    tracker.close()
+  })
+
   it('a subscribed member is polled while its socket is down, and once after it subscribed again', async () => {
     const { timers, nodes, sockets, tracker, heads } = setUp([{ ws: true }])
     const { node: http, headPolls } = node(nodes, 0)

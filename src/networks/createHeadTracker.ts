@@ -114,8 +114,9 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
 
   const chain = createHeadChain({
     fetchBlock: async (method, id) => {
-      const block = await callUpstream<Header | null>(pool, method, [id, false])
-      if (!block) throw new Error(`${method} ${id}: no such block`)
+      const block = await callUpstream<unknown>(pool, method, [id, false])
+      if (!isBlock(block) || !isHeader(block) || typeof block.parentHash !== 'string')
+        throw new Error(`${method} ${id}: no such block`)
       return toHeader(block, headerFields)
     },
     emit(event) {
@@ -171,7 +172,7 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
   /** A head from a member: the network's latest, and the member's own (the chain's when it leads). */
   function observe(follower: Follower, block: BlockSummary): void {
     const number = BigInt(block.number)
-    if (typeof block.gasLimit === 'string' && (latest === undefined || number >= latest.number)) {
+    if (isQuantity(block.gasLimit) && (latest === undefined || number >= latest.number)) {
       latest = { number, gasLimit: BigInt(block.gasLimit) }
     }
     if (!isHeader(block)) return
@@ -328,13 +329,12 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
 type BlockSummary = Record<string, unknown> & { number: string; gasLimit?: unknown; hash?: unknown }
 
 function isBlock(value: unknown): value is BlockSummary {
-  const block = value as { number?: unknown } | null
-  return (
-    typeof block === 'object' &&
-    block !== null &&
-    typeof block.number === 'string' &&
-    /^0x[0-9a-f]{1,64}$/i.test(block.number)
-  )
+  return typeof value === 'object' && value !== null && isQuantity((value as { number?: unknown }).number)
+}
+
+/** A hex quantity a node sends (what BigInt() takes without throwing). */
+function isQuantity(value: unknown): value is string {
+  return typeof value === 'string' && /^0x[0-9a-f]{1,64}$/i.test(value)
 }
 
 /** A block the chain of heads can take: it names its hash (and, as every node's do, its parent's). */
