@@ -197,6 +197,30 @@ describe('createStores on PostgreSQL', () => {
     )
   })
 
+  it('a pooled connection the server ends (pg_terminate_backend) is replaced, without a crash', async () => {
+    const { url, schema } = await freshSchema()
+    // a name only this test's pool carries: the connections ended are this test's own
+    const named = new URL(url)
+    named.searchParams.set('application_name', schema)
+    const stores = await createStores({ postgres: named.toString() }, { exclusive: true })
+    try {
+      await stores.keys.setMeta('before', 'the end')
+      const ended = await onTestDatabase(async (client) => {
+        const found = await client.query<{ pid: number }>(
+          'SELECT pid FROM pg_stat_activity WHERE application_name = $1',
+          [schema],
+        )
+        for (const { pid } of found.rows) await client.query('SELECT pg_terminate_backend($1)', [pid])
+        return found.rowCount ?? 0
+      })
+      assert.ok(ended >= 1, 'the pool had a connection to end')
+      await until(() => stores.ping(), 'a new connection')
+      assert.equal(await stores.keys.getMeta('before'), 'the end')
+    } finally {
+      await stores.close()
+    }
+  })
+
   it('ping follows the server going away and coming back', async () => {
     const { url } = await freshSchema()
     const proxy = await startTcpProxy(Number(new URL(testPostgresUrl).port || 5432))
