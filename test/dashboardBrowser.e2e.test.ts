@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { promisify } from 'node:util'
@@ -36,6 +36,8 @@ describe('dashboard in a real browser (Chromium)', () => {
   let page: Page
   const pageErrors: string[] = []
   const failedRequests: string[] = []
+  /** Requests to anywhere but tollgate: the pages must need none. */
+  const elsewhere: string[] = []
 
   before(async () => {
     ensureDashboardBuilt()
@@ -61,6 +63,10 @@ describe('dashboard in a real browser (Chromium)', () => {
       // failed requests are checked below, by their URL
       if (message.type() === 'error' && !message.text().startsWith('Failed to load resource'))
         pageErrors.push(message.text())
+    })
+    page.on('request', (request) => {
+      const url = new URL(request.url())
+      if (url.protocol.startsWith('http') && url.origin !== gateway.url) elsewhere.push(request.url())
     })
     page.on('response', (response) => {
       if (response.status() >= 400)
@@ -207,6 +213,17 @@ describe('dashboard in a real browser (Chromium)', () => {
       'the daily table to equal `tollgate usage`',
     )
 
+    // the CSV export holds the same rows
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Export CSV' }).click(),
+    ])
+    const csv = readFileSync((await download.path()) ?? assert.fail('no download'), 'utf8')
+      .trim()
+      .split('\n')
+    assert.equal(csv[0], 'period,key,network,method,calls,credits,failoverCalls')
+    assert.deepEqual(csv.slice(1).sort(), fromCli.map((row) => toCells(row, row.day).join(',')).sort())
+
     // the table sorts from the keyboard: its header buttons
     await page.getByRole('button', { name: 'calls', exact: true }).focus()
     await page.keyboard.press('Enter')
@@ -290,6 +307,7 @@ describe('dashboard in a real browser (Chromium)', () => {
 
   it('ran without a script error or a content-security-policy refusal; refused only what it should', () => {
     assert.deepEqual(pageErrors, [])
+    assert.deepEqual(elsewhere, [])
     // the wrong token, and the origin that is not one
     assert.deepEqual(failedRequests, [
       '401 POST /dashboard/api/session',
