@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
+import pg from 'pg'
 import { createTestSchema, onTestDatabase, testPostgresUrl } from '../../test/helpers/createTestSchema.ts'
 import { startTcpProxy } from '../../test/helpers/startTcpProxy.ts'
 import { until } from '../../test/helpers/until.ts'
@@ -101,6 +103,33 @@ describe('createStores on PostgreSQL', () => {
     await stores.close()
     await stores.close()
     assert.equal(await stores.ping(), false)
+  })
+
+  it("without ?schema= the tables go where the search path says (public, in a database of the test's own)", async () => {
+    const database = `tollgate_test_${randomBytes(6).toString('hex')}`
+    await onTestDatabase((client) => client.query(`CREATE DATABASE ${database}`))
+    try {
+      const url = new URL(testPostgresUrl)
+      url.pathname = `/${database}`
+      const stores = await createStores({ postgres: url.toString() }, { exclusive: true })
+      await stores.keys.setMeta('where', 'public')
+      await stores.close()
+      const report = await migrateStorage({ postgres: url.toString() })
+      assert.equal(report.database, `postgres 127.0.0.1:5432/${database}`)
+      assert.deepEqual(report.applied, [])
+      const checker = new URL(testPostgresUrl)
+      checker.pathname = `/${database}`
+      const client = new pg.Client({ connectionString: checker.toString() })
+      await client.connect()
+      try {
+        const { rows } = await client.query('SELECT value FROM public.meta WHERE name = $1', ['where'])
+        assert.deepEqual(rows, [{ value: 'public' }])
+      } finally {
+        await client.end()
+      }
+    } finally {
+      await onTestDatabase((client) => client.query(`DROP DATABASE ${database} WITH (FORCE)`))
+    }
   })
 
   it('creates a schema that is missing', async () => {
