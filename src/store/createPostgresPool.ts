@@ -41,6 +41,8 @@ export function createPostgresPool(url: string): PostgresTarget {
     ...(options ? { options } : {}),
     // an application_name in the URL wins
     application_name: 'tollgate',
+    // per process: the request path never waits on the database (keys and balances are in memory)
+    max: 10,
     // a database that does not answer is down for readiness, not a hang
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
