@@ -277,7 +277,14 @@ describe('dashboard in a real browser (Chromium)', () => {
       for (const name of ['Overview', 'Usage', 'Keys', 'Gas']) {
         await nav(name).click()
         await page.getByRole('heading', { level: 1, name }).waitFor()
-        if (name === 'Overview') await page.getByRole('table', { name: 'devnet upstreams' }).waitFor()
+        if (name === 'Overview') {
+          await page.getByRole('table', { name: 'devnet upstreams' }).waitFor()
+          // the HTTP answers of this test on devnet: six calls and the allowed origin's, and the refused origin's
+          assert.deepEqual(await tableRows('devnet: answers by HTTP status'), [
+            ['200', '7', '87.5%'],
+            ['403', '1', '12.5%'],
+          ])
+        }
         if (name === 'Usage' || name === 'Overview') await page.locator('figure canvas').first().waitFor()
         if (name === 'Gas')
           await page

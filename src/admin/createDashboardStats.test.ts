@@ -19,11 +19,11 @@ describe('createDashboardStats', () => {
     let nowMs = 1_000 * minute
     const stats = createDashboardStats({ now: () => nowMs })
     stats.recordUsage({ daily: [], hourly: [row('mainnet', 120, 600), row('base', 6, 30)] })
-    stats.noteAnswer(200)
-    stats.noteAnswer(429)
+    stats.noteAnswer('mainnet', 200)
+    stats.noteAnswer('base', 429)
     nowMs += minute + 30_000 // half a minute into the next minute
     stats.recordUsage({ daily: [], hourly: [row('mainnet', 15, 75)] })
-    stats.noteAnswer(200)
+    stats.noteAnswer('mainnet', 200)
 
     const snapshot = stats.snapshot([])
     assert.equal(snapshot.minutes.length, 60)
@@ -45,9 +45,10 @@ describe('createDashboardStats', () => {
     assert.deepEqual(mainnet.creditsPerMinute.slice(-2), [600, 75])
     assert.equal(mainnet.head, 10)
     assert.equal(mainnet.finalized, 8)
+    assert.deepEqual(mainnet.statuses, { 200: 2 })
 
     nowMs += 60 * minute // an hour later the old minutes are gone
-    stats.noteAnswer(500)
+    stats.noteAnswer('(none)', 500)
     assert.deepEqual(stats.snapshot([]).statuses, { 500: 1 })
   })
 })

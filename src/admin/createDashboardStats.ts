@@ -9,8 +9,8 @@ const keptMinutes = 60
 type MinuteBucket = {
   calls: Map<string, number>
   credits: Map<string, number>
-  /** HTTP JSON-RPC answers by status code. */
-  statuses: Map<number, number>
+  /** HTTP JSON-RPC answers by network (`(none)` when none was named or found) and status code. */
+  statuses: Map<string, Map<number, number>>
 }
 
 export type DashboardStats = ReturnType<typeof createDashboardStats>
@@ -50,9 +50,15 @@ export function createDashboardStats(options: DashboardStatsOptions) {
       }
     },
 
-    /** One HTTP JSON-RPC answer's status. */
-    noteAnswer(status: number): void {
-      add(bucket().statuses, status, 1)
+    /** One HTTP JSON-RPC answer's status, on the network the request named (or `(none)`). */
+    noteAnswer(network: string, status: number): void {
+      const { statuses } = bucket()
+      let counts = statuses.get(network)
+      if (!counts) {
+        counts = new Map()
+        statuses.set(network, counts)
+      }
+      add(counts, status, 1)
     },
 
     /** The last hour per minute (oldest first), and the state of every network and upstream now. */
@@ -62,13 +68,23 @@ export function createDashboardStats(options: DashboardStatsOptions) {
       const elapsedSeconds = Math.max(1, (nowMs - current * minuteMs) / 1000)
       const series = Array.from({ length: keptMinutes }, (_, index) => current - keptMinutes + 1 + index)
       const statuses = new Map<number, number>()
-      for (const [minute, { statuses: counted }] of minutes) {
-        if (minute > current - keptMinutes)
-          for (const [status, count] of counted) add(statuses, status, count)
+      const byNetwork = new Map<string, Map<number, number>>()
+      for (const [minute, bucketed] of minutes) {
+        if (minute <= current - keptMinutes) continue
+        for (const [network, counted] of bucketed.statuses) {
+          const own = byNetwork.get(network) ?? new Map<number, number>()
+          byNetwork.set(network, own)
+          for (const [status, count] of counted) {
+            add(statuses, status, count)
+            add(own, status, count)
+          }
+        }
       }
+      const toObject = (counts: Map<number, number> | undefined) =>
+        Object.fromEntries([...(counts ?? [])].sort(([a], [b]) => a - b))
       return {
         minutes: series.map((minute) => minute * minuteMs),
-        statuses: Object.fromEntries([...statuses].sort(([a], [b]) => a - b)),
+        statuses: toObject(statuses),
         networks: networks.map((network) => {
           const head = network.pool.head()
           const stats = network.cache?.stats
@@ -83,6 +99,7 @@ export function createDashboardStats(options: DashboardStatsOptions) {
               (minute) => (minutes.get(minute)?.calls.get(network.name) ?? 0) / seconds(minute),
             ),
             creditsPerMinute: series.map((minute) => minutes.get(minute)?.credits.get(network.name) ?? 0),
+            statuses: toObject(byNetwork.get(network.name)),
             cache: stats
               ? {
                   hits: stats.hits,

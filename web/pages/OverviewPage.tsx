@@ -23,6 +23,7 @@ type NetworkOverview = {
   finalized: number | null
   callsPerSecond: number[]
   creditsPerMinute: number[]
+  statuses: Record<string, number>
   cache: { hits: number; misses: number; hitRatio: number | null; entries: number } | null
   upstreams: Upstream[]
 }
@@ -35,13 +36,6 @@ export function OverviewPage() {
   const { data, error } = usePolling(() => api<Overview>('overview'), refreshMs)
   if (!data) return <p role="status">{error ?? 'Loading…'}</p>
   const x = data.minutes.map((ms) => ms / 1000)
-  const answers = Object.entries(data.statuses)
-  const total = answers.reduce((sum, [, count]) => sum + count, 0)
-  const share = (test: (status: number) => boolean) =>
-    total === 0
-      ? null
-      : answers.filter(([status]) => test(Number(status))).reduce((sum, [, count]) => sum + count, 0) / total
-
   return (
     <section aria-labelledby="overview-title">
       <h1 id="overview-title">Overview</h1>
@@ -50,37 +44,11 @@ export function OverviewPage() {
       <div class="cards">
         <div class="card">
           <h2>JSON-RPC answers (last hour)</h2>
-          <dl class="figures">
-            <dt>answers</dt>
-            <dd data-testid="answers-total">{formatInteger(total)}</dd>
-            <dt>refused (4xx)</dt>
-            <dd>{formatPercent(share((status) => status >= 400 && status < 500))}</dd>
-            <dt>errors (5xx)</dt>
-            <dd>{formatPercent(share((status) => status >= 500))}</dd>
-          </dl>
-          <table class="compact">
-            <caption>Answers by HTTP status</caption>
-            <thead>
-              <tr>
-                <th scope="col">status</th>
-                <th scope="col" class="numeric">
-                  answers
-                </th>
-                <th scope="col" class="numeric">
-                  share
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {answers.map(([status, count]) => (
-                <tr key={status}>
-                  <td>{status}</td>
-                  <td class="numeric">{formatInteger(count)}</td>
-                  <td class="numeric">{formatPercent(count / total)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <Answers
+            statuses={data.statuses}
+            caption="Answers by HTTP status, every network"
+            testId="answers-total"
+          />
         </div>
       </div>
       {data.networks.map((network) => (
@@ -108,6 +76,7 @@ export function OverviewPage() {
               { label: 'credits/min', values: network.creditsPerMinute, color: '#d97706', right: true },
             ]}
           />
+          <Answers statuses={network.statuses} caption={`${network.name}: answers by HTTP status`} />
           <SortableTable
             caption={`${network.name} upstreams`}
             rowKey={(row) => `${row.role}:${row.name}`}
@@ -160,5 +129,52 @@ export function OverviewPage() {
         </article>
       ))}
     </section>
+  )
+}
+
+/** JSON-RPC answers of the last hour by status: the refused (4xx) and failed (5xx) shares, and each status. */
+function Answers(props: { statuses: Record<string, number>; caption: string; testId?: string }) {
+  const answers = Object.entries(props.statuses)
+  const total = answers.reduce((sum, [, count]) => sum + count, 0)
+  const share = (test: (status: number) => boolean) =>
+    total === 0
+      ? null
+      : answers.filter(([status]) => test(Number(status))).reduce((sum, [, count]) => sum + count, 0) / total
+  return (
+    <>
+      <dl class="figures">
+        <dt>answers</dt>
+        <dd data-testid={props.testId}>{formatInteger(total)}</dd>
+        <dt>refused (4xx)</dt>
+        <dd>{formatPercent(share((status) => status >= 400 && status < 500))}</dd>
+        <dt>errors (5xx)</dt>
+        <dd>{formatPercent(share((status) => status >= 500))}</dd>
+      </dl>
+      {total > 0 && (
+        <table class="compact">
+          <caption>{props.caption}</caption>
+          <thead>
+            <tr>
+              <th scope="col">status</th>
+              <th scope="col" class="numeric">
+                answers
+              </th>
+              <th scope="col" class="numeric">
+                share
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {answers.map(([status, count]) => (
+              <tr key={status}>
+                <td>{status}</td>
+                <td class="numeric">{formatInteger(count)}</td>
+                <td class="numeric">{formatPercent(count / total)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </>
   )
 }
