@@ -186,12 +186,24 @@ export function splitAnswer(answer: Buffer): { result: CachedValue } | { answer:
     while (start < resultEnd && isBlank(answer[start] as number)) start++
     while (resultEnd > start && isBlank(answer[resultEnd - 1] as number)) resultEnd--
     const result = answer.subarray(start, resultEnd)
-    return { result: result.length <= stringBytes ? result.toString() : Buffer.from(result) }
+    return { result: result.length <= stringBytes ? result.toString() : detached(result) }
   }
   const parsed = JSON.parse(answer.toString()) as { result?: unknown }
   if (!('result' in parsed) || 'error' in parsed) return { answer }
   const text = JSON.stringify(parsed.result)
   return { result: text.length <= stringBytes ? text : Buffer.from(text) }
+}
+
+/** Bytes of a view that keeping it would hold on to, beyond its own: up to this, the view is kept. */
+const pinnedSlackBytes = 1024
+
+/**
+ * A large result to keep: the view itself when the memory under it is the answer's own (a collected
+ * answer of several chunks), a copy when it is a small part of something larger (one chunk of a
+ * socket read, which would hold the whole read buffer). No copy that keeping it does not need.
+ */
+function detached(result: Buffer): Buffer {
+  return result.buffer.byteLength - result.length <= pinnedSlackBytes ? result : Buffer.from(result)
 }
 
 /** A whole answer for `id` around a kept result. */

@@ -54,25 +54,38 @@ const anonymous: Authentication = { secretVerified: false, claims: undefined }
 /**
  * The checks every keyed request passes before its calls run: the key, what the request proves
  * (secret, JWT), where it goes (`target`: by default the network of its path or host), and the
- * key's network, origin and user-agent rules.
+ * key's network, origin and user-agent rules. Answers at once (no promise) when the request carries
+ * no credentials to verify and the key asks for none: the common case waits for nothing.
  */
-export async function authorizeKeyRequest(
+export function authorizeKeyRequest(
   deps: KeyRequestDeps,
   request: KeyRequest,
   target: RequestTarget = lookUpNetwork(deps, request),
-): Promise<KeyRequestAccess> {
+): KeyRequestAccess | Promise<KeyRequestAccess> {
   const networkName = request.networkName ?? '(unknown)'
   if (request.key === '') {
     return { ok: false, error: new MissingKeyError(), key: undefined, entry: undefined, networkName }
   }
   const key = deps.keys.findActiveKey(request.key)
   if (!key) return { ok: false, error: new InvalidKeyError(), key: undefined, entry: undefined, networkName }
+  if (request.authorization === undefined && !key.access.requireSecret && !key.access.jwt.required) {
+    return authorize(key, anonymous, request, target)
+  }
+  return authenticate(key, request, deps).then(
+    (auth) => authorize(key, auth, request, target),
+    (error: unknown) => refused(key, error, request, target),
+  )
+}
+
+/** What the key allows a request that has proved `auth`, going to `target`. */
+function authorize(
+  key: KeyEntry,
+  auth: Authentication,
+  request: KeyRequest,
+  target: RequestTarget,
+): KeyRequestAccess {
   const { network } = target
   try {
-    const auth =
-      request.authorization === undefined && !key.access.requireSecret && !key.access.jwt.required
-        ? anonymous
-        : await authenticate(key, request, deps)
     if (target.refusal) throw target.refusal
     if (!network) throw new UnknownNetworkError()
     const guard = authorizeRequest(key, auth, {
@@ -86,16 +99,25 @@ export async function authorizeKeyRequest(
       (key.apiKey.settings.failover || request.enableFailover?.toLowerCase() === 'true')
     return { ok: true, key, network, guard, failover }
   } catch (error) {
-    // a client that has not proved it holds the key pays nothing: 401s, and the 429 of failed authentications
-    const chargeable =
-      error instanceof TollgateError && error.httpStatus !== 401 && !(error instanceof AuthRateLimitError)
-    return {
-      ok: false,
-      error,
-      key: chargeable ? key : undefined,
-      entry: key,
-      networkName: network?.name ?? networkName,
-    }
+    return refused(key, error, request, target)
+  }
+}
+
+function refused(
+  key: KeyEntry,
+  error: unknown,
+  request: KeyRequest,
+  target: RequestTarget,
+): KeyRequestAccess {
+  // a client that has not proved it holds the key pays nothing: 401s, and the 429 of failed authentications
+  const chargeable =
+    error instanceof TollgateError && error.httpStatus !== 401 && !(error instanceof AuthRateLimitError)
+  return {
+    ok: false,
+    error,
+    key: chargeable ? key : undefined,
+    entry: key,
+    networkName: target.network?.name ?? request.networkName ?? '(unknown)',
   }
 }
 

@@ -36,7 +36,8 @@ export type HttpRpcDeps = KeyRequestDeps & {
 export async function handleHttpRpc(deps: HttpRpcDeps, request: HttpRpcRequest): Promise<HttpRpcResponse> {
   // the key first: the body is parsed once the request is known to be someone's to run, and only
   // for the id of the error otherwise
-  const access = await authorizeKeyRequest(deps, request)
+  const pending = authorizeKeyRequest(deps, request)
+  const access = pending instanceof Promise ? await pending : pending
   if (!access.ok && !access.key) return unpaid(deps, requestIdOf(deps, request.body), access.error)
   const key = access.key as KeyEntry
   let outcome: RpcOutcome

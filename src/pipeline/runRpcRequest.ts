@@ -47,7 +47,9 @@ export async function runRpcRequest(ctx: RpcContext, request: RpcRequest): Promi
 
   let admission: Admission
   try {
-    admission = await ctx.meter.admit(ctx.key.subject, estimate)
+    // an in-process balance admits at once: no promise to wait for
+    const admitted = ctx.meter.admit(ctx.key.subject, estimate)
+    admission = admitted instanceof Promise ? await admitted : admitted
   } catch (err) {
     const { payload, httpStatus, headers } = errorOutcome(ctx, firstId, err)
     return { status: httpStatus, body: payload, settlement: undefined, partner: false, errorHeaders: headers }
