@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
+import { generateKeyPairSync } from 'node:crypto'
 import { mkdirSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { after, before, describe, it } from 'node:test'
@@ -268,6 +269,82 @@ describe('dashboard in a real browser (Chromium)', () => {
     assert.equal((await call('https://other.example')).status, 403)
   })
 
+  it("sets limits, security, networks and JWT keys, and rotates the secret, with the CLI's checks", async () => {
+    const part = (title: string) =>
+      page.locator('.action', { has: page.getByRole('heading', { level: 3, name: title, exact: true }) })
+    const show = async () =>
+      (await admin(`/keys/${key}`)) as Record<string, unknown> & { jwt: { required: boolean } }
+    const cli = (...args: string[]) =>
+      run(process.execPath, [
+        resolve('bin/tollgate.js'),
+        'keys',
+        ...args,
+        '--config',
+        gateway.configFile,
+      ]).then(
+        () => assert.fail(`the CLI took ${args.join(' ')}`),
+        (err: { stderr: string }) => err.stderr.trim(),
+      )
+
+    const limits = part('Limits')
+    await limits.getByLabel("Daily credits (0: the plan's)").fill('1000000000000')
+    await limits.getByRole('button', { name: 'Save limits' }).click()
+    assert.equal(
+      await textOf(limits.getByRole('alert')),
+      await cli('set-limits', key, '--daily-credits', '1000000000000'),
+    )
+    await limits.getByLabel("Daily credits (0: the plan's)").fill('1000')
+    await limits.getByRole('button', { name: 'Save limits' }).click()
+    await limits.getByRole('status').filter({ hasText: 'Saved.' }).waitFor()
+    assert.equal((await show()).dailyCredits, 1000)
+
+    const security = part('Security')
+    await security.getByLabel('Require a JWT').check()
+    await security.getByRole('button', { name: 'Save security' }).click()
+    assert.equal(await textOf(security.getByRole('alert')), await cli('security', key, '--require-jwt'))
+
+    const jwt = part('JWT public keys')
+    const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+    await jwt.getByLabel('Key id (kid)').fill('k1')
+    await jwt
+      .getByLabel('PEM public key (RS256 or ES256)')
+      .fill(publicKey.export({ type: 'spki', format: 'pem' }) as string)
+    await jwt.getByRole('button', { name: 'Add JWT key' }).click()
+    await jwt.getByRole('listitem').filter({ hasText: 'k1 (ES256)' }).waitFor()
+    await security.getByRole('button', { name: 'Save security' }).click()
+    await security.getByRole('status').filter({ hasText: 'Saved.' }).waitFor()
+    assert.equal((await show()).jwt.required, true)
+    // the last JWT key of a key that requires JWTs stays
+    await jwt.getByRole('button', { name: 'Remove JWT key k1' }).click()
+    assert.equal(await textOf(jwt.getByRole('alert')), await cli('jwt', 'remove', key, '--kid', 'k1'))
+    await security.getByLabel('Require a JWT').uncheck()
+    await security.getByRole('button', { name: 'Save security' }).click()
+    await security.getByRole('status').filter({ hasText: 'Saved.' }).waitFor()
+    await jwt.getByRole('button', { name: 'Remove JWT key k1' }).click()
+    await jwt.getByRole('listitem').filter({ hasText: 'none' }).waitFor()
+
+    const networks = part('Networks')
+    await networks.getByLabel('devnet').check()
+    await networks.getByRole('button', { name: 'Save networks' }).click()
+    await networks.getByRole('status').filter({ hasText: 'Saved.' }).waitFor()
+    assert.deepEqual((await show()).networks, ['devnet'])
+
+    await part('Secret').getByRole('button', { name: 'Rotate the secret' }).click()
+    const rotated = await textOf(part('Secret').getByTestId('created-secret'))
+    assert.match(rotated, /^[0-9a-f]{32}$/)
+    assert.notEqual(rotated, secret)
+    await gateway.app.keys.refresh()
+    const withSecret = (value: string) =>
+      postJson(`${gateway.url}/v3/${key}`, rpcBody('eth_chainId'), {
+        'content-type': 'application/json',
+        origin: 'https://app.example',
+        authorization: `Basic ${Buffer.from(`:${value}`).toString('base64')}`,
+      })
+    assert.equal((await withSecret(rotated)).status, 200)
+    assert.equal((await withSecret(secret)).status, 401)
+    await part('Secret').getByRole('button', { name: 'Done' }).click()
+  })
+
   it('writes screenshots of every page at desktop and phone width', async () => {
     for (const [width, viewport] of [
       ['desktop', desktop],
@@ -279,10 +356,12 @@ describe('dashboard in a real browser (Chromium)', () => {
         await page.getByRole('heading', { level: 1, name }).waitFor()
         if (name === 'Overview') {
           await page.getByRole('table', { name: 'devnet upstreams' }).waitFor()
-          // the HTTP answers of this test on devnet: six calls and the allowed origin's, and the refused origin's
+          // this test's HTTP answers on devnet: the six calls, the allowed origin's and the new secret's;
+          // the refused origin's; the old secret's
           assert.deepEqual(await tableRows('devnet: answers by HTTP status'), [
-            ['200', '7', '87.5%'],
-            ['403', '1', '12.5%'],
+            ['200', '8', '80%'],
+            ['401', '1', '10%'],
+            ['403', '1', '10%'],
           ])
         }
         if (name === 'Usage' || name === 'Overview') await page.locator('figure canvas').first().waitFor()
@@ -315,10 +394,14 @@ describe('dashboard in a real browser (Chromium)', () => {
   it('ran without a script error or a content-security-policy refusal; refused only what it should', () => {
     assert.deepEqual(pageErrors, [])
     assert.deepEqual(elsewhere, [])
-    // the wrong token, and the origin that is not one
+    // the wrong token, then the refusals the test asked for: an origin that is not one, daily credits
+    // above the plan's, JWTs required without a JWT key, the last JWT key of a key that requires them
     assert.deepEqual(failedRequests, [
       '401 POST /dashboard/api/session',
       `400 POST /dashboard/api/admin/keys/${key}/allowlists/origins`,
+      `400 PATCH /dashboard/api/admin/keys/${key}`,
+      `400 PATCH /dashboard/api/admin/keys/${key}`,
+      `400 DELETE /dashboard/api/admin/keys/${key}/jwt-keys/k1`,
     ])
   })
 })
