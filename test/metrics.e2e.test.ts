@@ -75,15 +75,11 @@ describe('/metrics', () => {
             partners: [{ url: node.url, name: partner }],
           },
         ],
-        // the head feed's first poll (when the cache subscribes, at start) is its only one here
-        websocket: { headPollMs: 600_000 },
+        // the head tracker's poll at start is its only one here (head polls are not upstream requests)
+        upstreams: { headPollMs: 600_000 },
       },
     })
-    const primary = `tollgate_upstream_requests_total{network="devnet",upstream="${upstream}",role="primary"}`
-    await until(
-      async () => (parseExposition((await scrape(gateway.url)).text).get(primary) ?? 0) > 0,
-      'the head feed to poll',
-    )
+    await until(() => gateway.app.networks.all[0]?.heads.finalized() !== undefined, 'the first head poll')
   })
   after(async () => {
     await gateway?.close()
