@@ -370,7 +370,11 @@ describe('dashboard in a real browser (Chromium)', () => {
             .getByRole('img', { name: /base fee in Gwei/ })
             .locator('canvas')
             .waitFor()
-        if (name === 'Keys') await page.getByRole('table', { name: 'API keys' }).waitFor()
+        if (name === 'Keys') {
+          await page.getByRole('table', { name: 'API keys' }).waitFor()
+          await page.getByRole('button', { name: 'Manage key browser-app' }).click()
+          await page.getByRole('heading', { level: 2, name: /^Key / }).waitFor()
+        }
         // nothing wider than the screen but what scrolls inside its own box (tables)
         const overflow = await page.evaluate('document.documentElement.scrollWidth - window.innerWidth')
         assert.ok(Number(overflow) <= 0, `${name} at ${width} width overflows by ${overflow} px`)

@@ -182,9 +182,7 @@ export function KeyEditor({ apiKey, networks, onChanged, onClose }: EditorProps)
                 <div key={kind} class="allowlist">
                   <h4 id={`allowlist-${kind}`}>{kindLabel}</h4>
                   <ul aria-labelledby={`allowlist-${kind}`}>
-                    {entries.length === 0 && (
-                      <li class="muted">empty: every {kindLabel.toLowerCase()} allowed</li>
-                    )}
+                    {entries.length === 0 && <li class="muted">empty: no restriction</li>}
                     {entries.map((entry) => (
                       <li key={entry}>
                         <code>{entry}</code>{' '}
