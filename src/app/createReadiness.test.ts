@@ -46,4 +46,18 @@ describe('createReadiness', () => {
     await new Promise((resolve) => setImmediate(resolve))
     assert.equal(ready().ok, false)
   })
+
+  it('a database that answers at once, then asynchronously, is shown as its last answer in between', async () => {
+    let answer: boolean | Promise<boolean> = true
+    const ready = createReadiness({ networks, pingDatabase: () => answer })
+    assert.equal(ready().ok, true)
+    let resolve: (up: boolean) => void = () => {}
+    answer = new Promise<boolean>((settle) => {
+      resolve = settle
+    })
+    assert.equal(ready().ok, true, 'the last answer while the ping is out')
+    resolve(false)
+    await new Promise((settle) => setImmediate(settle))
+    assert.equal(ready().ok, false)
+  })
 })

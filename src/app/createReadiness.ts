@@ -12,7 +12,8 @@ export type ReadinessDeps = {
 /**
  * GET /readyz: ready when the database answers and every network has a reachable upstream; the
  * body shows each upstream's and partner's health. A database that answers asynchronously is shown
- * as its last completed ping (one ping at a time; unavailable until the first one answers).
+ * as its last completed ping, at once or not (one ping at a time; unavailable until the first one
+ * answers).
  */
 export function createReadiness(deps: ReadinessDeps): () => Readiness {
   let lastPing = false
@@ -25,7 +26,10 @@ export function createReadiness(deps: ReadinessDeps): () => Readiness {
     } catch {
       return false
     }
-    if (typeof answer === 'boolean') return answer
+    if (typeof answer === 'boolean') {
+      lastPing = answer
+      return answer
+    }
     pinging = answer
       .then(
         (up) => {

@@ -5,6 +5,9 @@ import { createPostgresPool } from './createPostgresPool.ts'
 import type { Stores } from './createStores.ts'
 import { migratePostgres } from './migratePostgres.ts'
 
+/** How long a successful ping stands for the database being up. */
+const pingFreshMs = 1_000
+
 /**
  * The stores on one PostgreSQL database (and schema, `?schema=`), migrated first. Any number of
  * gateways and CLIs share it at once: nothing here is exclusive.
@@ -19,17 +22,24 @@ export async function createPostgresStores(url: string): Promise<Stores> {
     throw new Error(`cannot open ${target.label}: ${(err as Error).message}`, { cause: err })
   }
   let closed: Promise<void> | undefined
+  // the migration has just been answered
+  let answeredAtMs = Date.now()
   return {
     keys: createPostgresKeyStore(pool),
     usage: createPostgresUsageStore(pool),
     feeHistory: createPostgresFeeHistoryStore(pool),
-    async ping() {
-      try {
-        await pool.query('SELECT 1')
-        return true
-      } catch {
-        return false
-      }
+    ping() {
+      if (closed) return false
+      // an answer this fresh stands: readiness probes need not each ask (and the first, right after
+      // start, is answered at once)
+      if (Date.now() - answeredAtMs < pingFreshMs) return true
+      return pool.query('SELECT 1').then(
+        () => {
+          answeredAtMs = Date.now()
+          return true
+        },
+        () => false,
+      )
     },
     close() {
       closed ??= pool.end()
