@@ -1,5 +1,7 @@
 import { type Logger, pino } from 'pino'
-import { handleAdmin } from '../admin/handleAdmin.ts'
+import { createDashboard } from '../admin/createDashboard.ts'
+import { createDashboardStats, withUsageTap } from '../admin/createDashboardStats.ts'
+import { type AdminRequest, handleAdmin } from '../admin/handleAdmin.ts'
 import type { ApiKey } from '../auth/apiKey.ts'
 import { createAuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
 import { createJwtVerifier } from '../auth/createJwtVerifier.ts'
@@ -24,6 +26,7 @@ import { createMetrics } from '../metrics/createMetrics.ts'
 import { handleMetrics } from '../metrics/handleMetrics.ts'
 import { createNetwork } from '../networks/createNetwork.ts'
 import { createNetworkRegistry, type NetworkRegistry } from '../networks/createNetworkRegistry.ts'
+import { getHeadPollMs } from '../networks/getHeadPollMs.ts'
 import { type HttpRpcDeps, handleHttpRpc } from '../pipeline/handleHttpRpc.ts'
 import { handleSocketUpgrade } from '../pipeline/handleSocketUpgrade.ts'
 import { assertPortFree } from '../server/assertPortFree.ts'
@@ -78,8 +81,11 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     })
     cleanups.push(() => keys.close())
     const clock = options.clock ?? systemClock
+    const dashboardOn = config.admin.token !== undefined
+    const dashboardStats = createDashboardStats({ now: () => clock.now() })
     const meter = await createMeter({
-      store: stores.usage,
+      // the dashboard's live figures count the usage the meter writes
+      store: dashboardOn ? withUsageTap(stores.usage, dashboardStats.recordUsage) : stores.usage,
       clock,
       flushMs: config.metering.flushMs,
       onError: (err) => log.error({ err }, 'usage flush failed; retrying with the next flush'),
@@ -107,13 +113,16 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     }
 
     const failoverMethods = new Set(config.failover.methods ?? getFailoverMethods())
+    // one head tracker per network: the pool, the cache, subscriptions and the fee indexer read it
+    const headPollMs = getHeadPollMs(config)
     const networks = createNetworkRegistry(
       networkConfigs.map((network) =>
         createNetwork(network, {
           upstreams: config.upstreams,
           cache: config.cache,
           failoverMethods,
-          onError: (err) => log.error({ err, network: network.name }, 'head poll failed'),
+          headPollMs,
+          log,
         }),
       ),
     )
@@ -128,7 +137,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
           store: stores.feeHistory,
           windowBlocks: config.gas.windowBlocks,
           chunkBlocks: config.gas.chunkBlocks,
-          pollMs: config.gas.pollMs,
+          pollMs: headPollMs,
           log,
         })
         indexers.set(network.chainId, indexer)
@@ -167,15 +176,35 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       flushUsage: () => meter.flush(),
       now: () => clock.now(),
     }
+    const admin = (request: AdminRequest) => handleAdmin(adminDeps, request)
+    const dashboard =
+      config.admin.token === undefined
+        ? undefined
+        : createDashboard({
+            token: config.admin.token,
+            admin,
+            stats: dashboardStats,
+            networks: networks.all,
+            indexers,
+            now: () => clock.now(),
+          })
     const metrics = config.metrics.enabled ? createMetrics({ networks: networks.all }) : undefined
     const metricsDeps = metrics && { metrics, token: config.metrics.token }
     const server: HttpServer = createHttpServer(
       {
-        rpc: (request) => handleHttpRpc(rpcDeps, request),
+        rpc: async (request) => {
+          const answer = await handleHttpRpc(rpcDeps, request)
+          if (dashboardOn) {
+            const network = networks.resolve(request.networkName, request.host)?.name ?? '(none)'
+            dashboardStats.noteAnswer(network, answer.status)
+          }
+          return answer
+        },
         ready: createReadiness({ networks, pingDatabase: () => stores.ping() }),
         metrics: metricsDeps && ((request) => handleMetrics(metricsDeps, request)),
         gas: (request) => handleGasRequest(gasDeps, request),
-        admin: (request) => handleAdmin(adminDeps, request),
+        admin,
+        dashboard,
       },
       {
         maxBodyBytes: config.server.maxBodyBytes,
@@ -200,7 +229,6 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
           createSubscriptionHub({
             network,
             wsUrls,
-            pollMs: config.websocket.headPollMs,
             requestTimeoutMs: config.upstreams.attemptTimeoutMs,
             log,
           }),
@@ -210,10 +238,10 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     cleanups.push(() => {
       for (const hub of hubs.values()) hub.close()
     })
-    // the cache's head-scoped answers last until the next head (or reorg) the head feed announces
+    // the cache's head-scoped answers last until the next head (or reorg) the head tracker announces
     for (const network of networks.all) {
       const { cache } = network
-      if (cache) hubs.get(network.name)?.onHead(() => cache.newHead())
+      if (cache) network.heads.subscribe(() => cache.newHead())
     }
     const upgradeDeps = {
       ...rpcDeps,
