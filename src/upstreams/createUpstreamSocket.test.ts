@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import type { AddressInfo } from 'node:net'
 import { after, describe, it } from 'node:test'
 import { WebSocketServer } from 'ws'
+import { until } from '../../test/helpers/until.ts'
 import { UpstreamTimeoutError } from '../errors/errors.ts'
 import { createUpstreamSocket } from './createUpstreamSocket.ts'
 
@@ -42,6 +43,8 @@ async function startNode(answer: (call: Call) => unknown) {
       })
       for (const client of server.clients) client.send(message)
     },
+    /** The connections the node holds now. */
+    clients: () => [...server.clients],
     close: () =>
       new Promise<void>((resolve) => {
         for (const client of server.clients) client.terminate()
@@ -91,5 +94,20 @@ describe('createUpstreamSocket', () => {
     socket.subscribe(['newHeads'], () => undefined)
     await hung.called('eth_subscribe')
     await assert.rejects(socket.request('eth_blockNumber', []), UpstreamTimeoutError)
+  })
+
+  it('connected() tells whether the socket is up: false while the node is gone, true once it is back', async () => {
+    const node = await startNode((call) => (call.method === 'eth_subscribe' ? '0xabc' : '0x1'))
+    closers.push(node.close)
+    // the first reconnect waits 500 ms: long enough to see the socket down
+    const socket = createUpstreamSocket({ urls: [node.url], reconnectMs: 500 })
+    closers.push(() => socket.close())
+    assert.equal(socket.connected(), false)
+    socket.subscribe(['newHeads'], () => undefined)
+    await node.called('eth_subscribe')
+    assert.equal(socket.connected(), true)
+    for (const client of node.clients()) client.terminate()
+    await until(() => !socket.connected(), 'the socket to see the node go')
+    await until(() => socket.connected(), 'the socket to connect again')
   })
 })
