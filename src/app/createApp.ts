@@ -20,6 +20,7 @@ import type { FeeHistoryStore } from '../gas/feeHistoryStore.ts'
 import { handleGasRequest } from '../gas/handleGasRequest.ts'
 import { type Clock, systemClock } from '../metering/clock.ts'
 import { createMeter, type Meter } from '../metering/createMeter.ts'
+import { createRedisBank } from '../metering/createRedisBank.ts'
 import type { UsageStore } from '../metering/usageStore.ts'
 import { getFailoverMethods } from '../methods/methodTable.ts'
 import { createMetrics } from '../metrics/createMetrics.ts'
@@ -83,12 +84,23 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     const clock = options.clock ?? systemClock
     const dashboardOn = config.admin.token !== undefined
     const dashboardStats = createDashboardStats({ now: () => clock.now() })
+    // with Redis, the credit balances and rate limits are shared by every instance (leases)
+    const bank =
+      config.redis &&
+      (await createRedisBank({
+        url: config.redis.url,
+        keyPrefix: config.redis.keyPrefix,
+        onError: (err) => log.warn({ err }, 'redis connection error'),
+      }))
+    if (bank) cleanups.push(() => bank.close())
     const meter = await createMeter({
       // the dashboard's live figures count the usage the meter writes
       store: dashboardOn ? withUsageTap(stores.usage, dashboardStats.recordUsage) : stores.usage,
       clock,
       flushMs: config.metering.flushMs,
-      onError: (err) => log.error({ err }, 'usage flush failed; retrying with the next flush'),
+      bank,
+      onBankDown: config.metering.onRedisDown,
+      onError: (err) => log.error({ err }, 'usage flush or credit report failed; retrying with the next'),
     })
     cleanups.push(() => meter.close())
 

@@ -46,6 +46,7 @@ const samples: Record<string, unknown[][]> = {
   UnknownNetworkError: [[]],
   UpstreamUnavailableError: [[]],
   UpstreamTimeoutError: [[]],
+  BalanceUnavailableError: [[]],
   InternalError: [[]],
   UnknownGasEndpointError: [['x']],
   UnsupportedChainIdError: [['6001']],

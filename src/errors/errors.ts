@@ -275,6 +275,14 @@ export class UpstreamTimeoutError extends TollgateError {
   }
 }
 
+/** The shared credit balance (Redis) cannot be reached and `metering.onRedisDown` is `closed`. */
+export class BalanceUnavailableError extends TollgateError {
+  override name = 'BalanceUnavailableError'
+  constructor(options?: ErrorOptions) {
+    super(-32603, 503, 'credit balance unavailable, try again later', options)
+  }
+}
+
 export class InternalError extends TollgateError {
   override name = 'InternalError'
   constructor(options?: ErrorOptions) {

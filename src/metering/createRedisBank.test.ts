@@ -1,0 +1,279 @@
+import assert from 'node:assert/strict'
+import { after, describe, it } from 'node:test'
+import { setImmediate as nextTurn } from 'node:timers/promises'
+import { startTcpProxy } from '../../test/helpers/startTcpProxy.ts'
+import { createTestPrefix, startRedisServer } from '../../test/helpers/testRedis.ts'
+import { until } from '../../test/helpers/until.ts'
+import { BalanceUnavailableError, DailyLimitError, RateLimitError } from '../errors/errors.ts'
+import { openSqlite } from '../store/openSqlite.ts'
+import { systemClock } from './clock.ts'
+import { type Admission, createMeter, type Meter, type MeterSubject } from './createMeter.ts'
+import { createRedisBank } from './createRedisBank.ts'
+import { createSqliteUsageStore } from './createSqliteUsageStore.ts'
+import type { UsageStore } from './usageStore.ts'
+
+const subject = (limits: Partial<MeterSubject> = {}): MeterSubject => ({
+  accountId: 1,
+  keyId: 10,
+  accountCounter: 'account:1',
+  keyCounter: 'key:10',
+  accountDailyCredits: 80_000,
+  accountCreditsPerSecond: 1_000_000,
+  keyDailyCredits: undefined,
+  keyCreditsPerSecond: undefined,
+  ...limits,
+})
+
+const call = (credits = 80) => [{ method: 'eth_blockNumber', network: 'devnet', credits }]
+const today = () => new Date().toISOString().slice(0, 10)
+
+type Instance = { meter: Meter; bank: Awaited<ReturnType<typeof createRedisBank>>; store: UsageStore }
+
+/** One gateway instance's metering: its own usage store (an SQLite of its own) and its bank client. */
+async function startInstance(
+  url: string,
+  keyPrefix: string,
+  options: { leaseTtlMs?: number; onBankDown?: 'open' | 'closed'; store?: UsageStore } = {},
+): Promise<Instance> {
+  const bank = await createRedisBank({
+    url,
+    keyPrefix,
+    leaseTtlMs: options.leaseTtlMs ?? 15_000,
+    commandTimeoutMs: 500,
+  })
+  const store = options.store ?? createSqliteUsageStore(openSqlite(':memory:'))
+  const meter = await createMeter({
+    store,
+    clock: systemClock,
+    flushMs: 50,
+    bank,
+    onBankDown: options.onBankDown ?? 'open',
+  })
+  return { meter, bank, store }
+}
+
+async function stopInstance({ meter, bank }: Instance): Promise<void> {
+  await meter.close()
+  await bank.close()
+}
+
+/** Admits and settles one call; the refusal when there is one. */
+async function spend(meter: Meter, payer: MeterSubject, credits = 80): Promise<'served' | unknown> {
+  let admission: Admission
+  try {
+    admission = await meter.admit(payer, credits)
+  } catch (err) {
+    return err
+  }
+  await nextTurn()
+  meter.settle(admission, call(credits))
+  return 'served'
+}
+
+async function dayState(redis: import('ioredis').Redis, keyPrefix: string, subjectId: string) {
+  return redis.hgetall(`${keyPrefix}credits:${subjectId}:${today()}`)
+}
+
+describe('meters sharing one balance on Redis', () => {
+  const prefix = createTestPrefix()
+  after(() => prefix.remove())
+
+  it('three instances spend 80,000 credits in calls of 80: exactly 1,000 served, none overdrawn', async () => {
+    const keyPrefix = `${prefix.keyPrefix}exact:`
+    const instances = await Promise.all(
+      [1, 2, 3].map(() => startInstance('redis://127.0.0.1:6379', keyPrefix)),
+    )
+    const payer = subject()
+    const results = await Promise.all(
+      Array.from({ length: 3_000 }, (_, index) => spend((instances[index % 3] as Instance).meter, payer)),
+    )
+    const served = results.filter((result) => result === 'served').length
+    const refusals = results.filter((result) => result !== 'served')
+    assert.equal(served, 1_000)
+    assert.equal(refusals.length, 2_000)
+    assert.ok(refusals.every((err) => err instanceof DailyLimitError))
+    for (const { meter } of instances) assert.equal(meter.remainingCredits(payer), 0)
+    await Promise.all(instances.map(stopInstance))
+    // every instance's ledger together: exactly the calls served
+    let calls = 0
+    let credits = 0
+    for (const { store } of instances) {
+      for (const row of await store.queryUsage({ fromDay: today() })) {
+        calls += row.calls
+        credits += row.credits
+      }
+    }
+    assert.deepEqual({ calls, credits }, { calls: 1_000, credits: 80_000 })
+    const state = await dayState(prefix.redis, keyPrefix, 'account:1')
+    assert.equal(state.granted, '80000')
+  })
+
+  it("a key's own daily limit is shared too, and refused with its own 429", async () => {
+    const keyPrefix = `${prefix.keyPrefix}keyday:`
+    const instances = await Promise.all(
+      [1, 2, 3].map(() => startInstance('redis://127.0.0.1:6379', keyPrefix)),
+    )
+    const payer = subject({ keyDailyCredits: 40_000 })
+    const results = await Promise.all(
+      Array.from({ length: 1_500 }, (_, index) => spend((instances[index % 3] as Instance).meter, payer)),
+    )
+    assert.equal(results.filter((result) => result === 'served').length, 500)
+    const refusals = results.filter((result) => result !== 'served') as RateLimitError[]
+    assert.ok(refusals.every((err) => err instanceof RateLimitError && err.wireFields?.event === -33400))
+    await Promise.all(instances.map(stopInstance))
+    assert.equal((await dayState(prefix.redis, keyPrefix, 'key:10')).granted, '40000')
+    assert.equal((await dayState(prefix.redis, keyPrefix, 'account:1')).granted, '40000')
+  })
+
+  it('a closed instance gives its unspent lease back at once', async () => {
+    const keyPrefix = `${prefix.keyPrefix}close:`
+    const first = await startInstance('redis://127.0.0.1:6379', keyPrefix)
+    const payer = subject()
+    assert.equal(await spend(first.meter, payer), 'served')
+    const held = await dayState(prefix.redis, keyPrefix, 'account:1')
+    assert.ok(Number(held.granted) > 80, 'the first call leased more than itself')
+    await stopInstance(first)
+    assert.equal((await dayState(prefix.redis, keyPrefix, 'account:1')).granted, '80')
+    const second = await startInstance('redis://127.0.0.1:6379', keyPrefix)
+    assert.equal(await spend(second.meter, payer, 80_000 - 80), 'served')
+    assert.ok((await spend(second.meter, payer, 1)) instanceof DailyLimitError)
+    await stopInstance(second)
+  })
+
+  it("a killed instance's lease returns to the pool when it expires, less what it reported spent", async () => {
+    const keyPrefix = `${prefix.keyPrefix}expiry:`
+    const killed = await startInstance('redis://127.0.0.1:6379', keyPrefix, { leaseTtlMs: 300 })
+    const payer = subject()
+    assert.equal(await spend(killed.meter, payer), 'served')
+    await until(async () => {
+      const s = await dayState(prefix.redis, keyPrefix, 'account:1')
+      return s[`u:${killed.bank.instanceId}`] === '80'
+    }, 'the spend to be reported')
+    // SIGKILL, as far as Redis can tell: no more reports, no lease given back
+    await killed.bank.close()
+    const other = await startInstance('redis://127.0.0.1:6379', keyPrefix)
+    assert.ok(
+      (await spend(other.meter, payer, 80_000 - 80)) instanceof DailyLimitError,
+      'the lease is still held',
+    )
+    await until(
+      async () => (await spend(other.meter, payer, 80_000 - 80)) === 'served',
+      'the lease to expire',
+    )
+    assert.ok((await spend(other.meter, payer, 1)) instanceof DailyLimitError)
+    await stopInstance(other)
+    assert.equal((await dayState(prefix.redis, keyPrefix, 'account:1')).granted, '80000')
+  })
+
+  it('per-second limits are one bucket across instances, not one each', async () => {
+    const keyPrefix = `${prefix.keyPrefix}rate:`
+    const instances = await Promise.all(
+      [1, 2, 3].map(() => startInstance('redis://127.0.0.1:6379', keyPrefix)),
+    )
+    const payer = subject({ accountCreditsPerSecond: 800, accountDailyCredits: 1e9 })
+    const startedMs = Date.now()
+    const results = await Promise.all(
+      Array.from({ length: 90 }, (_, index) => spend((instances[index % 3] as Instance).meter, payer)),
+    )
+    const elapsedSeconds = (Date.now() - startedMs) / 1000
+    const served = results.filter((result) => result === 'served').length
+    // a full bucket (10 calls) and what refills while the burst runs; three buckets would serve 30
+    assert.ok(served >= 10, `served ${served}`)
+    assert.ok(served <= 10 + Math.ceil(elapsedSeconds * 10), `served ${served} in ${elapsedSeconds} s`)
+    const refusals = results.filter((result) => result !== 'served') as RateLimitError[]
+    assert.ok(refusals.every((err) => err instanceof RateLimitError && err.wireFields?.event === -33200))
+    await Promise.all(instances.map(stopInstance))
+  })
+})
+
+describe('meters when Redis goes away', () => {
+  const prefix = createTestPrefix()
+  after(() => prefix.remove())
+
+  it('open: serves on from the last known balance, then reconciles when Redis is back', async () => {
+    const keyPrefix = `${prefix.keyPrefix}open:`
+    const proxy = await startTcpProxy(6379)
+    const instance = await startInstance(`redis://127.0.0.1:${proxy.port}`, keyPrefix)
+    const other = await startInstance('redis://127.0.0.1:6379', keyPrefix)
+    const payer = subject({ accountDailyCredits: 8_000 })
+    for (let i = 0; i < 10; i++) assert.equal(await spend(instance.meter, payer), 'served')
+    for (let i = 0; i < 10; i++) assert.equal(await spend(other.meter, payer), 'served')
+    // the instance learns of the other's lease with its next report
+    await until(() => instance.meter.remainingCredits(payer) <= 8_000 - 20 * 80, "the other's lease to show")
+    const believed = instance.meter.remainingCredits(payer)
+    proxy.cut()
+    // cut off, it serves what it believed was left, and no more
+    const cutOff = []
+    for (let i = 0; i < 100; i++) cutOff.push(await spend(instance.meter, payer))
+    const servedCutOff = cutOff.filter((result) => result === 'served').length
+    assert.equal(servedCutOff, Math.floor(believed / 80))
+    assert.ok(servedCutOff < 90)
+    assert.ok(cutOff.filter((result) => result !== 'served').every((err) => err instanceof DailyLimitError))
+    proxy.restore()
+    // reconciled: Redis counts every credit the cut-off instance charged
+    await until(async () => {
+      const state = await dayState(prefix.redis, keyPrefix, 'account:1')
+      return state[`u:${instance.bank.instanceId}`] === String((10 + servedCutOff) * 80)
+    }, 'the cut-off spending to be reported')
+    await Promise.all([stopInstance(instance), stopInstance(other)])
+    const state = await dayState(prefix.redis, keyPrefix, 'account:1')
+    assert.equal(Number(state.granted), (20 + servedCutOff) * 80)
+    await proxy.close()
+  })
+
+  it('closed: refuses what the lease cannot pay with a 503, serves again when Redis is back', async () => {
+    const keyPrefix = `${prefix.keyPrefix}closed:`
+    const proxy = await startTcpProxy(6379)
+    const instance = await startInstance(`redis://127.0.0.1:${proxy.port}`, keyPrefix, {
+      onBankDown: 'closed',
+    })
+    const payer = subject({ accountDailyCredits: 8_000 })
+    assert.equal(await spend(instance.meter, payer), 'served')
+    const leased = Number((await dayState(prefix.redis, keyPrefix, 'account:1')).granted)
+    proxy.cut()
+    const results = []
+    for (let i = 0; i < 100; i++) results.push(await spend(instance.meter, payer))
+    const served = results.filter((result) => result === 'served').length
+    // what is left of the lease, and nothing more
+    assert.equal(served, (leased - 80) / 80)
+    assert.ok(served < 99)
+    assert.ok(results.slice(served).every((err) => err instanceof BalanceUnavailableError))
+    proxy.restore()
+    await until(async () => (await spend(instance.meter, payer)) === 'served', 'Redis to be back')
+    await stopInstance(instance)
+    await proxy.close()
+  })
+
+  it('Redis restarted empty: the day is seeded again from the usage store, and the balance holds', async () => {
+    const server = await startRedisServer()
+    try {
+      const store = createSqliteUsageStore(openSqlite(':memory:'))
+      const keyPrefix = 'tollgate-test:'
+      const instances = await Promise.all([1, 2].map(() => startInstance(server.url, keyPrefix, { store })))
+      const payer = subject({ accountDailyCredits: 8_000 })
+      const before = await Promise.all(
+        Array.from({ length: 50 }, (_, index) => spend((instances[index % 2] as Instance).meter, payer)),
+      )
+      assert.equal(before.filter((result) => result === 'served').length, 50)
+      await Promise.all(instances.map(({ meter }) => meter.flush()))
+      await server.stop()
+      await server.start()
+      // in open mode an instance that has not reconnected yet would count alone: wait for both
+      await until(() => instances.every(({ bank }) => bank.isConnected()), 'the instances to reconnect')
+      const results = await Promise.all(
+        Array.from({ length: 200 }, (_, index) => spend((instances[index % 2] as Instance).meter, payer)),
+      )
+      // the 50 calls before the restart are in the store; the leases the instances held count again,
+      // as far as they fit
+      assert.equal(results.filter((result) => result === 'served').length, 50)
+      await Promise.all(instances.map(stopInstance))
+      const usage = await store.queryUsage({ fromDay: today() })
+      assert.equal(
+        usage.reduce((total, row) => total + row.credits, 0),
+        8_000,
+      )
+    } finally {
+      await server.stop()
+    }
+  })
+})

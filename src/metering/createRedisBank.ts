@@ -1,0 +1,103 @@
+import { randomUUID } from 'node:crypto'
+import { Redis } from 'ioredis'
+import type { BankReply, BankRequest, CreditBank } from './creditBank.ts'
+import { creditScript } from './creditScript.ts'
+
+export type RedisBankOptions = {
+  url: string
+  /** Every key the bank writes starts with it (`tollgate:` by default). */
+  keyPrefix: string
+  /**
+   * How long a lease outlives its last exchange: an instance that stops (SIGKILL, lost network)
+   * gives its held credits back to the pool this long after it last spoke to Redis.
+   */
+  leaseTtlMs?: number
+  /** Longest wait for one exchange; a slower Redis counts as down. */
+  commandTimeoutMs?: number
+  /** The first Redis error of an outage (connection lost, refused); the bank reconnects by itself. */
+  onError?: (err: unknown) => void
+}
+
+type ScriptRedis = Redis & {
+  tollgateCredits(keyCount: number, ...args: (string | number)[]): Promise<number[]>
+}
+
+/**
+ * The credit bank on Redis: one atomic Lua script per exchange (creditScript.ts). Connects before it
+ * answers (or not, if Redis is down: it goes on trying). Commands fail at
+ * once while Redis is unreachable (no offline queue), so a meter can fall back to its
+ * `onRedisDown` mode instead of waiting; ioredis keeps reconnecting in the background.
+ */
+export async function createRedisBank({
+  url,
+  keyPrefix,
+  leaseTtlMs = 15_000,
+  commandTimeoutMs = 1_000,
+  onError,
+}: RedisBankOptions): Promise<CreditBank & { instanceId: string; isConnected(): boolean }> {
+  const instanceId = randomUUID()
+  const redis = new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: commandTimeoutMs,
+    enableAutoPipelining: true,
+    retryStrategy: (attempt) => Math.min(attempt * 100, 1_000),
+    lazyConnect: true,
+  }) as ScriptRedis
+  // one report per outage, not one per reconnection attempt
+  let reported = false
+  redis.on('error', (err) => {
+    if (!reported) onError?.(err)
+    reported = true
+  })
+  redis.on('ready', () => {
+    reported = false
+  })
+  redis.defineCommand('tollgateCredits', { lua: creditScript })
+  // a Redis down at start is a Redis down: the meter's onRedisDown mode applies until it is back
+  await redis.connect().catch(() => undefined)
+
+  async function exchange({ subjects }: BankRequest): Promise<BankReply> {
+    const keys: string[] = []
+    const args: (string | number)[] = [instanceId, leaseTtlMs, subjects.length]
+    for (const each of subjects) {
+      keys.push(`${keyPrefix}credits:${each.subject}:${each.day}`, `${keyPrefix}rate:${each.subject}`)
+      args.push(
+        each.dailyLimit,
+        each.usedCredits,
+        each.heldCredits,
+        each.flushedCredits,
+        each.seedCredits ?? '',
+        each.leaseCredits,
+        each.leaseMinCredits,
+        each.maxLeaseCredits,
+        each.creditsPerSecond,
+        each.rateCredits,
+        each.rateMinCredits,
+        each.rateSliceCredits,
+      )
+    }
+    const reply = await redis.tollgateCredits(keys.length, ...keys, ...args)
+    if (reply[0] === -1) return { needsSeed: true }
+    return {
+      needsSeed: false,
+      subjects: subjects.map((_, index) => ({
+        leasedCredits: reply[index * 5] ?? 0,
+        grantedCredits: reply[index * 5 + 1] ?? 0,
+        rateGrantedCredits: reply[index * 5 + 2] ?? 0,
+        rateWaitMs: reply[index * 5 + 3] ?? 0,
+        heldCredits: reply[index * 5 + 4] ?? 0,
+      })),
+    }
+  }
+
+  return {
+    instanceId,
+    leaseTtlMs,
+    isConnected: () => redis.status === 'ready',
+    exchange,
+    async close() {
+      redis.disconnect()
+    },
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * Where a meter that shares its balances with other gateway instances gets its credits: a bank
+ * (Redis) that hands out leases of the daily balances and slices of the per-second budgets, and to
+ * which each instance reports, with absolute figures, what it has spent and what it still holds.
+ */
+export type CreditBank = {
+  /**
+   * One atomic exchange for one or two subjects (an account, and a key with its own limits): reports
+   * what this instance spent and holds, then grants what it asks for. Rejects when the bank cannot
+   * be reached; answers `needsSeed` when the day's state is absent and no seed was sent.
+   */
+  exchange(request: BankRequest): Promise<BankReply>
+  close(): Promise<void>
+  /** How long a lease outlives its holder's last exchange (then it goes back to the pool). */
+  leaseTtlMs: number
+}
+
+export type BankSubjectRequest = {
+  /** `account:<id>` or `key:<id>`. */
+  subject: string
+  /** UTC day, `2026-11-22`. */
+  day: string
+  dailyLimit: number
+  /** Credits this instance charged the subject today, all of them (absolute: resending is harmless). */
+  usedCredits: number
+  /** Credits leased (or borrowed) and not yet charged: held for admitted calls or still to spend. */
+  heldCredits: number
+  /** Of `usedCredits`, what this instance has written to the usage store (seeds count it already). */
+  flushedCredits: number
+  /** The day's usage from the store, sent when the bank asked for it (its state for the day was absent). */
+  seedCredits: number | undefined
+  /** More daily credits wanted, and the least that helps (0: none wanted). */
+  leaseCredits: number
+  leaseMinCredits: number
+  /** The largest lease worth handing out (the bank shrinks it as the balance nears its end). */
+  maxLeaseCredits: number
+  /** Per-second budget (0: no per-second limit asked for). */
+  creditsPerSecond: number
+  /** Per-second tokens wanted, the least that helps, and the slice worth taking at once. */
+  rateCredits: number
+  rateMinCredits: number
+  rateSliceCredits: number
+}
+
+export type BankRequest = { subjects: BankSubjectRequest[] }
+
+export type BankSubjectReply = {
+  /** Daily credits granted now. */
+  leasedCredits: number
+  /** Credits of the subject's day handed out in leases or spent, by every instance, after this exchange. */
+  grantedCredits: number
+  /** Per-second tokens granted now. */
+  rateGrantedCredits: number
+  /** When the per-second budget could not give `rateMinCredits`: how long until it can. */
+  rateWaitMs: number
+  /**
+   * Of `heldCredits`, what the bank counts as held: all of it, unless it had no record of them (Redis
+   * lost its data, or the lease expired unreported) and they no longer fit under the limit.
+   */
+  heldCredits: number
+}
+
+export type BankReply = { needsSeed: false; subjects: BankSubjectReply[] } | { needsSeed: true }

@@ -1,0 +1,122 @@
+/**
+ * The bank's one Lua script (runs atomically in Redis). Per subject and UTC day, one hash:
+ *
+ * - `granted`: credits of the day spent or held in leases, by every instance (the limit caps it);
+ * - `u:<instance>`: credits that instance has reported spent today (absolute);
+ * - `o:<instance>`: credits it holds (leased, not yet spent);
+ * - `e:<instance>`: when its lease expires (Redis time, ms); renewed by every exchange.
+ *
+ * An exchange first reaps the leases of instances that stopped renewing them (their held credits go
+ * back to the pool), then takes the caller's report (absolute figures, so a resent one changes
+ * nothing), then grants a lease of at most `maxLease`, shrinking with what is left: a quarter of the
+ * remainder per live instance, never less than the least asked for (one call), never past the limit. Per subject there is
+ * also a token bucket (`t`, `ts`) for the per-second limit, from which slices are taken.
+ *
+ * KEYS: per subject, its day hash and its bucket. ARGV: instance id, lease ttl (ms), subject count,
+ * then per subject the 12 numbers of a BankSubjectRequest (creditBank.ts; a daily limit of -1: the
+ * subject has no daily balance, only a per-second one). Answers `{-1}` when a day hash is absent and
+ * no seed was sent; otherwise per subject: leased, granted, rate granted, rate wait (ms), and held
+ * (what the bank accepts of the credits the instance holds: less when it had no record of them and
+ * they no longer fit).
+ */
+export const creditScript = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local me = ARGV[1]
+local ttl = tonumber(ARGV[2])
+local n = tonumber(ARGV[3])
+local per = 12
+
+for i = 1, n do
+  local day = KEYS[2 * i - 1]
+  if tonumber(ARGV[3 + (i - 1) * per + 1]) >= 0 and redis.call('EXISTS', day) == 0 then
+    local seed = ARGV[3 + (i - 1) * per + 5]
+    if seed == '' then return {-1} end
+    redis.call('HSET', day, 'granted', seed)
+  end
+end
+
+local out = {}
+for i = 1, n do
+  local day = KEYS[2 * i - 1]
+  local bucket = KEYS[2 * i]
+  local a = 3 + (i - 1) * per
+  local limit = tonumber(ARGV[a + 1])
+  local used = tonumber(ARGV[a + 2])
+  local held = tonumber(ARGV[a + 3])
+  local flushed = tonumber(ARGV[a + 4])
+  local want = tonumber(ARGV[a + 6])
+  local wantMin = tonumber(ARGV[a + 7])
+  local maxLease = tonumber(ARGV[a + 8])
+  local rate = tonumber(ARGV[a + 9])
+  local rateWant = tonumber(ARGV[a + 10])
+  local rateMin = tonumber(ARGV[a + 11])
+  local rateSlice = tonumber(ARGV[a + 12])
+
+  local leased, granted, kept = 0, 0, 0
+  if limit >= 0 then
+    local fields = redis.call('HGETALL', day)
+    local expiries, holding, spent = {}, {}, {}
+    for j = 1, #fields, 2 do
+      local name, value = fields[j], tonumber(fields[j + 1])
+      local kind, who = string.sub(name, 1, 2), string.sub(name, 3)
+      if name == 'granted' then granted = value
+      elseif kind == 'e:' then expiries[who] = value
+      elseif kind == 'o:' then holding[who] = value
+      elseif kind == 'u:' then spent[who] = value end
+    end
+    local live = 1
+    for who, expiry in pairs(expiries) do
+      if who ~= me then
+        if expiry <= now then
+          granted = granted - (holding[who] or 0)
+          redis.call('HDEL', day, 'e:' .. who, 'o:' .. who, 'u:' .. who)
+        elseif (holding[who] or 0) > 0 then
+          live = live + 1
+        end
+      end
+    end
+
+    granted = granted + (used - (spent[me] or flushed))
+    if holding[me] == nil then
+      -- no record of this instance's lease (Redis lost its data, or the lease expired while this
+      -- instance could not report): it keeps only what still fits under the limit
+      held = math.max(0, math.min(held, limit - granted))
+      granted = granted + held
+    else
+      granted = granted + held - holding[me]
+    end
+    local left = limit - granted
+    if want > 0 and left >= wantMin then
+      local size = math.max(wantMin, math.min(maxLease, math.floor(left / (4 * live))))
+      leased = math.min(size, left)
+    end
+    granted = granted + leased
+    redis.call('HSET', day, 'granted', granted, 'u:' .. me, used, 'o:' .. me, held + leased, 'e:' .. me, now + ttl)
+    redis.call('PEXPIRE', day, 172800000)
+    kept = held
+  end
+
+  local rateGranted, rateWait = 0, 0
+  if rate > 0 and rateWant > 0 then
+    local state = redis.call('HMGET', bucket, 't', 'ts')
+    local tokens = tonumber(state[1]) or rate
+    local since = tonumber(state[2]) or now
+    tokens = math.min(rate, tokens + math.max(0, now - since) * rate / 1000)
+    if tokens >= rateMin then
+      rateGranted = math.floor(math.min(tokens, math.max(rateWant, rateSlice)))
+      tokens = tokens - rateGranted
+    else
+      rateWait = math.ceil((rateMin - tokens) * 1000 / rate)
+    end
+    redis.call('HSET', bucket, 't', tostring(tokens), 'ts', now)
+    redis.call('PEXPIRE', bucket, 60000)
+  end
+  out[#out + 1] = leased
+  out[#out + 1] = granted
+  out[#out + 1] = rateGranted
+  out[#out + 1] = rateWait
+  out[#out + 1] = kept
+end
+return out
+`
