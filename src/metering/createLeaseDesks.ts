@@ -1,0 +1,352 @@
+import { BalanceUnavailableError, RateLimitError, type TollgateError } from '../errors/errors.ts'
+import type { Admission, MeterSubject } from './createMeter.ts'
+import type { BankReply, BankSubjectRequest, CreditBank } from './creditBank.ts'
+import type { RateSlice } from './RateSlice.ts'
+import { TokenBucket } from './TokenBucket.ts'
+import type { UsageStore } from './usageStore.ts'
+
+/** One subject's (`account:<id>`, `key:<id>`) counts for one UTC day in this process. */
+export type DayCounter = {
+  day: string
+  /** Without a bank: the day's charges (read back from the store at start). With one: this instance's. */
+  used: number
+  reserved: number
+  /** With a bank: credits this instance got for the day (leases and borrowing), spent ones included. */
+  leased: number
+  /** Of `used`, what the store holds. */
+  flushed: number
+  /** The day's credits granted to every instance, as last seen (from the store until the bank answers). */
+  granted: number
+  /** Credits borrowed (bank down, or a notification) since the last exchange was sent. */
+  unsent: number
+  /** `used` as the bank last acknowledged it. */
+  reportedUsed: number
+  lastUseMs: number
+}
+
+/** The first check a call fails in this process now, and the error that refuses it. */
+export type Refusal = { check: 'account' | 'key' | 'keyRate' | 'accountRate'; error: TollgateError }
+
+/** What the desks need of the meter's local accounting (createMeter.ts). */
+export type LocalLedger = {
+  /** The time, with the meter's day and hour moved on to it. */
+  now(): number
+  day(): string
+  counters: ReadonlyMap<string, DayCounter>
+  counter(subject: string): DayCounter
+  slice(subject: string, creditsPerSecond: number, nowMs: number): RateSlice
+  available(found: DayCounter, limit: number, nowMs: number): number
+  left(found: DayCounter, limit: number, nowMs: number): number
+  refusalOf(subject: MeterSubject, costCredits: number, nowMs: number): Refusal | undefined
+  hold(subject: MeterSubject, costCredits: number, nowMs: number): Admission
+}
+
+export type LeaseDesksOptions = {
+  bank: CreditBank
+  store: UsageStore
+  onBankDown: 'open' | 'closed'
+  /** A lease or per-second slice is at most this many seconds of the subject's per-second limit. */
+  leaseSeconds: number
+  /** A lease unused for this long goes back to the bank. */
+  idleMs: number
+  onError: ((err: unknown) => void) | undefined
+}
+
+export type LeaseDesks = {
+  /** Admits a call this process's lease could not: after one exchange with the bank (batched per account). */
+  wait(subject: MeterSubject, costCredits: number): Promise<Admission>
+  /** Takes credits from the balance as last seen, without the bank; false when they are not there. */
+  borrow(found: DayCounter, limit: number, credits: number): boolean
+  /** Reports the subject's account (and its keys) soon. */
+  report(subject: MeterSubject): void
+  /** Reports every account that holds a lease or spent since its last report (renewing leases). */
+  reportAll(): void
+  /** Whether this process may still spend its leases (in closed mode, not once they expired). */
+  leaseValid(nowMs: number): boolean
+  /** Whether the bank answered last time. */
+  isUp(): boolean
+  /** Gives every lease back, and waits for it. */
+  close(): Promise<void>
+}
+
+type Waiter = {
+  subject: MeterSubject
+  costCredits: number
+  rounds: number
+  resolve: (admission: Admission) => void
+  reject: (err: unknown) => void
+}
+/** One exchange with the bank at a time per account (its keys included), so reports never cross. */
+type Desk = { waiters: Waiter[]; sync: boolean; running: Promise<void> | undefined }
+type Entry = { subject: string; counter: DayCounter; sentUnsent: number; slice: RateSlice | undefined }
+
+/**
+ * The bank side of a shared meter: one desk per account queues the calls its lease could not admit
+ * and runs one exchange at a time (leases for the waiting calls, reports of what was spent and is
+ * held); without Redis, serves by `onBankDown` (docs/operations.md, Credits across instances).
+ */
+export function createLeaseDesks(
+  ledger: LocalLedger,
+  { bank, store, onBankDown, leaseSeconds, idleMs, onError }: LeaseDesksOptions,
+): LeaseDesks {
+  const desks = new Map<string, Desk>()
+  const keysOfAccount = new Map<string, Map<string, MeterSubject>>()
+  const fallbackBuckets = new Map<string, TokenBucket>()
+  let bankUp = true
+  let lastBankOkMs = ledger.now()
+  let closing = false
+
+  function enqueue(subject: MeterSubject, waiter: Waiter | undefined): void {
+    let keys = keysOfAccount.get(subject.accountCounter)
+    if (keys === undefined) {
+      keys = new Map()
+      keysOfAccount.set(subject.accountCounter, keys)
+    }
+    keys.set(subject.keyCounter, subject)
+    let desk = desks.get(subject.accountCounter)
+    if (desk === undefined) {
+      desk = { waiters: [], sync: false, running: undefined }
+      desks.set(subject.accountCounter, desk)
+    }
+    if (waiter) desk.waiters.push(waiter)
+    else desk.sync = true
+    if (desk.running === undefined) desk.running = runDesk(subject.accountCounter, desk)
+  }
+
+  /** Serves the desk until nothing waits; marks it idle in the same step that finds it empty. */
+  async function runDesk(accountCounter: string, desk: Desk): Promise<void> {
+    try {
+      while (desk.waiters.length > 0 || desk.sync) {
+        const waiters = desk.waiters
+        desk.waiters = []
+        desk.sync = false
+        try {
+          desk.waiters.unshift(...(await serve(accountCounter, waiters)))
+        } catch (err) {
+          for (const waiter of waiters) waiter.reject(err)
+        }
+      }
+    } finally {
+      desk.running = undefined
+    }
+  }
+
+  /** One exchange for an account, its keys and the calls waiting; answers the calls still waiting. */
+  async function serve(accountCounter: string, waiters: Waiter[]): Promise<Waiter[]> {
+    const nowMs = ledger.now()
+    const requests: BankSubjectRequest[] = []
+    const entries: Entry[] = []
+    const account = waiters[0]?.subject ?? keysOfAccount.get(accountCounter)?.values().next().value
+    if (account === undefined) return waiters
+    const subjects: [string, MeterSubject, boolean][] = [[accountCounter, account, true]]
+    for (const subject of keysOfAccount.get(accountCounter)?.values() ?? []) {
+      if (subject.keyDailyCredits !== undefined || subject.keyCreditsPerSecond !== undefined) {
+        subjects.push([subject.keyCounter, subject, false])
+      }
+    }
+    for (const [subjectId, subject, isAccount] of subjects) {
+      const found = ledger.counter(subjectId)
+      const waiting = isAccount ? waiters : waiters.filter((each) => each.subject.keyCounter === subjectId)
+      const dailyLimit = isAccount ? subject.accountDailyCredits : (subject.keyDailyCredits ?? -1)
+      const perSecond = isAccount ? subject.accountCreditsPerSecond : (subject.keyCreditsPerSecond ?? 0)
+      if (closing || (waiting.length === 0 && nowMs - found.lastUseMs > idleMs)) {
+        found.leased = found.used + found.reserved // idle, or closing: the lease goes back
+      }
+      const free = dailyLimit < 0 ? 0 : ledger.available(found, dailyLimit, nowMs)
+      const costs = waiting.map((each) => each.costCredits)
+      const leaseCredits = dailyLimit < 0 ? 0 : Math.max(0, sum(costs) - free)
+      const slice = perSecond > 0 ? ledger.slice(subjectId, perSecond, nowMs) : undefined
+      const tokens = slice?.tokens(nowMs) ?? 0
+      const needs = slice ? costs.map((cost) => slice.needOf(cost)) : []
+      const rateCredits = Math.max(0, sum(needs) - tokens)
+      const leaseLimit = subject.keyCreditsPerSecond ?? subject.accountCreditsPerSecond
+      requests.push({
+        subject: subjectId,
+        day: found.day,
+        dailyLimit,
+        usedCredits: found.used,
+        heldCredits: found.leased - found.used,
+        flushedCredits: found.flushed,
+        seedCredits: undefined,
+        leaseCredits,
+        leaseMinCredits: leaseCredits > 0 ? Math.max(0, Math.min(...costs) - free) : 0,
+        maxLeaseCredits: Math.max(leaseCredits, Math.floor(leaseLimit * leaseSeconds)),
+        creditsPerSecond: perSecond,
+        rateCredits,
+        rateMinCredits: rateCredits > 0 ? Math.max(1, Math.min(...needs) - tokens) : 0,
+        rateSliceCredits: Math.ceil(perSecond * leaseSeconds),
+      })
+      entries.push({ subject: subjectId, counter: found, sentUnsent: found.unsent, slice })
+    }
+
+    let reply: BankReply
+    try {
+      reply = await bank.exchange({ subjects: requests })
+      if (reply.needsSeed) {
+        const seeds = await store.loadDailyUsage(requests[0]?.day ?? ledger.day())
+        for (const request of requests) request.seedCredits = seeds.get(request.subject) ?? 0
+        reply = await bank.exchange({ subjects: requests })
+      }
+      if (reply.needsSeed) throw new Error('the credit bank asked for a seed twice')
+    } catch (err) {
+      bankDown(err)
+      for (const waiter of waiters) serveWithoutBank(waiter)
+      return []
+    }
+    const answeredMs = ledger.now()
+    bankIsUp(answeredMs)
+    const bySubject = new Map<string, { waitMs: number; found: DayCounter }>()
+    reply.subjects.forEach((answer, index) => {
+      const entry = entries[index] as Entry
+      const request = requests[index] as BankSubjectRequest
+      // held credits the bank no longer counts (it lost them, and they no longer fit) are dropped
+      const dropped = Math.min(
+        request.heldCredits - answer.heldCredits,
+        entry.counter.leased - entry.counter.used - entry.counter.reserved,
+      )
+      if (dropped > 0 && request.dailyLimit >= 0) entry.counter.leased -= dropped
+      entry.counter.leased += answer.leasedCredits
+      entry.counter.granted = answer.grantedCredits
+      entry.counter.unsent -= entry.sentUnsent
+      entry.counter.reportedUsed = request.usedCredits
+      entry.slice?.add(answer.rateGrantedCredits, answeredMs)
+      bySubject.set(entry.subject, { waitMs: answer.rateWaitMs, found: entry.counter })
+    })
+
+    const kept: Waiter[] = []
+    for (const waiter of waiters) {
+      const nowMs = ledger.now()
+      const { subject, costCredits } = waiter
+      const refusal = ledger.refusalOf(subject, costCredits, nowMs)
+      if (refusal === undefined) {
+        waiter.resolve(ledger.hold(subject, costCredits, nowMs))
+        continue
+      }
+      const onKey = refusal.check === 'key' || refusal.check === 'keyRate'
+      const answer = bySubject.get(onKey ? subject.keyCounter : subject.accountCounter)
+      let final: TollgateError | undefined
+      if (refusal.check === 'account' || refusal.check === 'key') {
+        const limit = refusal.check === 'key' ? (subject.keyDailyCredits ?? 0) : subject.accountDailyCredits
+        // it fits in neither this lease nor what the bank has left: refused
+        if (answer === undefined || ledger.left(answer.found, limit, nowMs) < costCredits)
+          final = refusal.error
+      } else if (answer !== undefined && answer.waitMs > 0) {
+        const kind = refusal.check === 'keyRate' ? 'keyCreditsPerSecond' : 'planCreditsPerSecond'
+        final = new RateLimitError(kind, answer.waitMs)
+      }
+      if (final) waiter.reject(final)
+      else kept.push(waiter)
+    }
+    // each exchange serves or refuses someone; should one not, the calls do not wait for ever
+    if (kept.length === waiters.length) {
+      for (const waiter of kept) waiter.rounds++
+      const stuck = kept.filter((waiter) => waiter.rounds > 4)
+      for (const waiter of stuck)
+        waiter.reject(ledger.refusalOf(waiter.subject, waiter.costCredits, ledger.now())?.error)
+      return kept.filter((waiter) => waiter.rounds <= 4)
+    }
+    return kept
+  }
+
+  /**
+   * Redis cannot be reached: `closed` refuses what the lease cannot pay; `open` counts on locally.
+   * Per-second limits hold per instance meanwhile, in both modes.
+   */
+  function serveWithoutBank(waiter: Waiter): void {
+    const { subject, costCredits } = waiter
+    for (let attempt = 0; attempt < 4; attempt++) {
+      const nowMs = ledger.now()
+      const refusal = ledger.refusalOf(subject, costCredits, nowMs)
+      if (refusal === undefined) {
+        waiter.resolve(ledger.hold(subject, costCredits, nowMs))
+        return
+      }
+      const daily = refusal.check === 'account' || refusal.check === 'key'
+      const refused = daily && onBankDown === 'closed' ? new BalanceUnavailableError() : undefined
+      if (refused || !borrowFor(subject, refusal, costCredits, nowMs)) {
+        waiter.reject(refused ?? refusal.error)
+        return
+      }
+    }
+    waiter.reject(new BalanceUnavailableError())
+  }
+
+  /**
+   * Without the bank, takes what one check lacks from the balance as last seen (daily), or from a
+   * per-second bucket of this instance alone; reported, and so reconciled, with the next exchange.
+   */
+  function borrowFor(subject: MeterSubject, refusal: Refusal, costCredits: number, nowMs: number): boolean {
+    if (refusal.check === 'account' || refusal.check === 'key') {
+      const onKey = refusal.check === 'key'
+      const found = ledger.counter(onKey ? subject.keyCounter : subject.accountCounter)
+      const limit = onKey ? (subject.keyDailyCredits ?? 0) : subject.accountDailyCredits
+      return borrow(found, limit, costCredits - ledger.available(found, limit, nowMs))
+    }
+    const subjectId = refusal.check === 'keyRate' ? subject.keyCounter : subject.accountCounter
+    const perSecond =
+      refusal.check === 'keyRate' ? (subject.keyCreditsPerSecond ?? 0) : subject.accountCreditsPerSecond
+    let fallback = fallbackBuckets.get(subjectId)
+    if (fallback === undefined) {
+      fallback = new TokenBucket(perSecond, nowMs)
+      fallbackBuckets.set(subjectId, fallback)
+    }
+    fallback.ratePerSecond = perSecond
+    if (!fallback.canTake(costCredits, nowMs)) return false
+    fallback.take(costCredits, nowMs)
+    const slice = ledger.slice(subjectId, perSecond, nowMs)
+    slice.add(slice.needOf(costCredits) - slice.tokens(nowMs), nowMs)
+    return true
+  }
+
+  function borrow(found: DayCounter, limit: number, credits: number): boolean {
+    if (credits > limit - found.granted - found.unsent) return false
+    found.leased += credits
+    found.unsent += credits
+    return true
+  }
+
+  function bankDown(err: unknown): void {
+    if (bankUp)
+      onError?.(new Error(`credit bank unreachable; metering.onRedisDown is ${onBankDown}`, { cause: err }))
+    bankUp = false
+  }
+
+  function bankIsUp(nowMs: number): void {
+    bankUp = true
+    lastBankOkMs = nowMs
+  }
+
+  /** Reports every account that holds a lease or has spent since its last report (also renews leases). */
+  function reportAll(): void {
+    const day = ledger.day()
+    for (const [subjectId, found] of ledger.counters) {
+      if (!subjectId.startsWith('account:') || found.day !== day) continue
+      if (found.leased === found.used && found.used === found.reportedUsed && found.unsent === 0) continue
+      const account = keysOfAccount.get(subjectId)?.values().next().value
+      if (account) enqueue(account, undefined)
+    }
+  }
+
+  return {
+    wait: (subject, costCredits) =>
+      new Promise((resolve, reject) =>
+        enqueue(subject, { subject, costCredits, rounds: 0, resolve, reject }),
+      ),
+    borrow,
+    report: (subject) => enqueue(subject, undefined),
+    reportAll,
+    leaseValid: (nowMs) => onBankDown === 'open' || bankUp || nowMs - lastBankOkMs < bank.leaseTtlMs,
+    isUp: () => bankUp,
+    async close() {
+      closing = true
+      reportAll()
+      await Promise.all([...desks.values()].map((desk) => desk.running))
+    },
+  }
+}
+
+function sum(values: number[]): number {
+  let total = 0
+  for (const value of values) total += value
+  return total
+}
