@@ -78,7 +78,8 @@ describe('tollgate on PostgreSQL: every CLI command, the gateway beside it, read
         'applied migration 1: accounts and keys',
         'applied migration 2: usage ledger',
         'applied migration 3: fee history',
-        `postgres 127.0.0.1:5432/test schema ${schema.schema} is at schema version 3`,
+        'applied migration 4: key change notifications',
+        `postgres 127.0.0.1:5432/test schema ${schema.schema} is at schema version 4`,
         '',
       ].join('\n'),
     )
@@ -86,7 +87,7 @@ describe('tollgate on PostgreSQL: every CLI command, the gateway beside it, read
     assert.deepEqual(again, {
       database: `postgres 127.0.0.1:5432/test schema ${schema.schema}`,
       applied: [],
-      version: 3,
+      version: 4,
     })
   })
 

@@ -35,14 +35,24 @@ export type KeyRegistry = {
   close(): void
 }
 
-export type KeyRegistryOptions = { refreshMs?: number; onError?: (err: unknown, keyId?: number) => void }
+export type KeyRegistryOptions = {
+  refreshMs?: number
+  /**
+   * A cue that keys may have changed (the store's watchKeys: PostgreSQL notifications): each starts a
+   * version check at once, so changes made by other processes take effect without waiting for the
+   * interval, which stays as the fallback.
+   */
+  watch?: ((listener: () => void) => () => void) | undefined
+  onError?: (err: unknown, keyId?: number) => void
+}
 
 type Loaded = { entry: KeyEntry; fingerprint: string }
 
 /**
  * Keeps every active key in memory and reloads them when the store's key version changes, so a key
  * created, changed or revoked by the CLI or the admin API (another process, maybe) takes effect
- * within `refreshMs`. An unchanged key keeps its entry; changed and removed keys are announced.
+ * within `refreshMs`, or as soon as `watch` tells of it. An unchanged key keeps its entry; changed
+ * and removed keys are announced.
  */
 export async function createKeyRegistry(
   store: KeyStore,
@@ -53,6 +63,8 @@ export async function createKeyRegistry(
   let active = new Map<string, Loaded>()
   let loadedVersion: string | undefined
   let running: Promise<void> | undefined
+  /** A refresh asked for and not begun yet: later asks join it (it will see their changes too). */
+  let queued: Promise<void> | undefined
   const listeners = new Set<(change: KeyChange) => void>()
 
   async function toEntry(apiKey: ApiKey): Promise<KeyEntry | undefined> {
@@ -123,7 +135,12 @@ export async function createKeyRegistry(
 
   /** One reload at a time: a refresh asked for during one runs after it, so it sees the newest version. */
   function refresh(): Promise<void> {
-    const run = (running ?? Promise.resolve()).then(reload)
+    if (queued) return queued
+    const run = (running ?? Promise.resolve()).then(() => {
+      queued = undefined
+      return reload()
+    })
+    queued = run
     const settled = run.then(
       () => undefined,
       () => undefined,
@@ -140,6 +157,9 @@ export async function createKeyRegistry(
     if (running === undefined) refresh().catch((err) => onError?.(err))
   }, refreshMs)
   timer.unref()
+  const unwatch = options.watch?.(() => {
+    refresh().catch((err) => onError?.(err))
+  })
 
   return {
     findActiveKey: (key) => active.get(key)?.entry,
@@ -150,6 +170,9 @@ export async function createKeyRegistry(
         listeners.delete(listener)
       }
     },
-    close: () => clearInterval(timer),
+    close() {
+      clearInterval(timer)
+      unwatch?.()
+    },
   }
 }

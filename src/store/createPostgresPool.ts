@@ -9,6 +9,12 @@ export type PostgresTarget = {
   schema: string | undefined
   /** Where the pool connects, without credentials: for messages and logs. */
   label: string
+  /**
+   * A client of its own outside the pool (not yet connected), on the same database and schema as
+   * the pool's: for what holds a session (LISTEN, session advisory locks). `name` tells it apart in
+   * pg_stat_activity (`tollgate <name>`, unless the URL chose an application_name).
+   */
+  openClient(name: string): pg.Client
 }
 
 /** Unquoted lowercase identifiers only: the name goes into `search_path` and `CREATE SCHEMA` as it is. */
@@ -19,7 +25,7 @@ const schemaName = /^[a-z_][a-z0-9_]{0,62}$/
  * and reads in that schema (each connection starts with `search_path=<name>`), so that several
  * deployments or test runs share one database apart; the migration creates the schema when it is
  * missing. Every other URL parameter (sslmode, options, application_name, ...) goes to the driver.
- * Notifications (LISTEN) will open their client here too, on the same target.
+ * Sessions (LISTEN, advisory locks) open their own clients on the same target (openClient).
  */
 export function createPostgresPool(url: string): PostgresTarget {
   const parsed = new URL(url)
@@ -36,9 +42,9 @@ export function createPostgresPool(url: string): PostgresTarget {
   const options = [userOptions, schema === undefined ? '' : `-c search_path=${schema}`]
     .filter(Boolean)
     .join(' ')
+  const connection = { connectionString: parsed.toString(), ...(options ? { options } : {}) }
   const pool = new pg.Pool({
-    connectionString: parsed.toString(),
-    ...(options ? { options } : {}),
+    ...connection,
     // an application_name in the URL wins
     application_name: 'tollgate',
     // per process: the request path never waits on the database (keys and balances are in memory)
@@ -52,5 +58,18 @@ export function createPostgresPool(url: string): PostgresTarget {
   pool.on('error', () => {})
   const database = parsed.pathname.replace(/^\//, '') || '(default database)'
   const label = `postgres ${parsed.hostname}${parsed.port ? `:${parsed.port}` : ''}/${decodeURIComponent(database)}${schema === undefined ? '' : ` schema ${schema}`}`
-  return { pool, schema, label }
+  return {
+    pool,
+    schema,
+    label,
+    openClient: (name) =>
+      new pg.Client({
+        ...connection,
+        application_name: `tollgate ${name}`,
+        connectionTimeoutMillis: 5_000,
+        // a peer gone without a word (a cut network) is found out by the kernel, not after hours
+        keepAlive: true,
+        keepAliveInitialDelayMillis: 10_000,
+      }),
+  }
 }

@@ -1,18 +1,26 @@
 import { createPostgresKeyStore } from '../auth/createPostgresKeyStore.ts'
+import { createPostgresKeyWatch } from '../auth/createPostgresKeyWatch.ts'
 import { createPostgresFeeHistoryStore } from '../gas/createPostgresFeeHistoryStore.ts'
 import { createPostgresUsageStore } from '../metering/createPostgresUsageStore.ts'
+import { createPostgresLeases } from './createPostgresLeases.ts'
 import { createPostgresPool } from './createPostgresPool.ts'
-import type { Stores } from './createStores.ts'
+import type { CreateStoresOptions, Stores } from './createStores.ts'
 import { migratePostgres } from './migratePostgres.ts'
 
 /** How long a successful ping stands for the database being up. */
 const pingFreshMs = 1_000
 
+/** How often a lease held elsewhere is tried: a dead holder's work moves within about this long. */
+const leaseCheckMs = 1_000
+
 /**
  * The stores on one PostgreSQL database (and schema, `?schema=`), migrated first. Any number of
  * gateways and CLIs share it at once: nothing here is exclusive.
  */
-export async function createPostgresStores(url: string): Promise<Stores> {
+export async function createPostgresStores(
+  url: string,
+  options: Pick<CreateStoresOptions, 'onSessionError'> = {},
+): Promise<Stores> {
   const target = createPostgresPool(url)
   const { pool } = target
   try {
@@ -21,6 +29,10 @@ export async function createPostgresStores(url: string): Promise<Stores> {
     await pool.end()
     throw new Error(`cannot open ${target.label}: ${(err as Error).message}`, { cause: err })
   }
+  const onError = options.onSessionError ?? (() => {})
+  // each opens its connection when first used (the CLI uses neither)
+  const keyWatch = createPostgresKeyWatch(target, onError)
+  const leases = createPostgresLeases(target, { checkMs: leaseCheckMs, onError })
   let closed: Promise<void> | undefined
   // the migration has just been answered
   let answeredAtMs = Date.now()
@@ -28,6 +40,8 @@ export async function createPostgresStores(url: string): Promise<Stores> {
     keys: createPostgresKeyStore(pool),
     usage: createPostgresUsageStore(pool),
     feeHistory: createPostgresFeeHistoryStore(pool),
+    watchKeys: keyWatch.watch,
+    lead: leases.lead,
     ping() {
       if (closed) return false
       // an answer this fresh stands: readiness probes need not each ask (and the first, right after
@@ -42,7 +56,7 @@ export async function createPostgresStores(url: string): Promise<Stores> {
       )
     },
     close() {
-      closed ??= pool.end()
+      closed ??= Promise.all([keyWatch.close(), leases.close()]).then(() => pool.end())
       return closed
     },
   }

@@ -1,9 +1,12 @@
 import { createSqliteKeyStore } from '../auth/createSqliteKeyStore.ts'
 import { createSqliteFeeHistoryStore } from '../gas/createSqliteFeeHistoryStore.ts'
 import { createSqliteUsageStore } from '../metering/createSqliteUsageStore.ts'
-import type { CreateStoresOptions, Stores } from './createStores.ts'
+import type { CreateStoresOptions, Leadership, Stores } from './createStores.ts'
 import { lockDatabaseFile } from './lockDatabaseFile.ts'
 import { openSqlite } from './openSqlite.ts'
+
+/** One gateway per file: it leads everything. */
+const soleLeadership: Leadership = { held: () => true, onChange: () => () => {} }
 
 /** The stores on one SQLite file (`:memory:` for a throwaway database). */
 export function createSqliteStores(file: string, options: CreateStoresOptions): Stores {
@@ -19,6 +22,8 @@ export function createSqliteStores(file: string, options: CreateStoresOptions): 
     keys: createSqliteKeyStore(db),
     usage: createSqliteUsageStore(db),
     feeHistory: createSqliteFeeHistoryStore(db),
+    watchKeys: undefined,
+    lead: () => soleLeadership,
     ping() {
       try {
         db.prepare('SELECT 1').get()

@@ -10,10 +10,27 @@ export type Stores = {
   keys: KeyStore
   usage: UsageStore
   feeHistory: FeeHistoryStore
+  /**
+   * Key and account changes by other processes, as they commit (PostgreSQL: LISTEN/NOTIFY); undefined
+   * where only the key registry's interval check finds them (SQLite: one gateway per file).
+   */
+  watchKeys: ((listener: () => void) => () => void) | undefined
+  /**
+   * The right to do `name`'s work alone among every gateway on this database (PostgreSQL: a session
+   * advisory lock; SQLite: this process, always).
+   */
+  lead(name: string): Leadership
   /** Whether the database answers now; readiness asks it. A network database may answer later. */
   ping(): boolean | Promise<boolean>
   /** Closes the connection and lets go of the database (an SQLite file's lock). */
   close(): Promise<void>
+}
+
+/** Held by one process at a time; the others wait and take it when the holder goes. */
+export type Leadership = {
+  held(): boolean
+  /** Called each time this process takes or loses it. */
+  onChange(listener: (held: boolean) => void): () => void
 }
 
 export type CreateStoresOptions = {
@@ -23,6 +40,8 @@ export type CreateStoresOptions = {
    * PostgreSQL is shared by any number of gateways: nothing is locked there.
    */
   exclusive: boolean
+  /** A connection kept for notifications or leases failed (it is reopened). */
+  onSessionError?: (err: unknown) => void
 }
 
 /** Opens the configured database (bringing its schema up to date) and builds the stores on it. */
@@ -31,5 +50,5 @@ export async function createStores(
   options: CreateStoresOptions,
 ): Promise<Stores> {
   if ('sqlite' in storage) return createSqliteStores(storage.sqlite, options)
-  return createPostgresStores(storage.postgres)
+  return createPostgresStores(storage.postgres, options)
 }

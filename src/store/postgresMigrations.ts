@@ -105,4 +105,29 @@ export const postgresMigrations: readonly Migration[] = [
     );
     `,
   },
+  {
+    name: 'key change notifications',
+    sql: `
+    -- the channel every change of a key or an account is announced on, one per schema: its name is
+    -- fixed here from the schema the tables are in (a channel name is at most 63 bytes)
+    DO $do$
+    BEGIN
+      EXECUTE format(
+        'CREATE FUNCTION keys_channel() RETURNS text LANGUAGE sql IMMUTABLE AS %L',
+        format('SELECT %L::text', 'tollgate_keys_' || left(md5(current_schema()), 16)));
+    END
+    $do$;
+
+    -- the version bump also notifies the channel; the notification goes out when the change commits
+    -- (one per transaction: identical notifications in one transaction are folded into one)
+    CREATE OR REPLACE FUNCTION bump_keys_version() RETURNS trigger LANGUAGE plpgsql
+    SET search_path FROM CURRENT AS $$
+    BEGIN
+      UPDATE meta SET value = (value::bigint + 1)::text WHERE name = 'keys_version';
+      PERFORM pg_notify(keys_channel(), '');
+      RETURN NULL;
+    END
+    $$;
+    `,
+  },
 ]

@@ -1,0 +1,161 @@
+import assert from 'node:assert/strict'
+import { after, describe, it } from 'node:test'
+import { pino } from 'pino'
+import { until } from '../../test/helpers/until.ts'
+import type { HeadEvent, Header } from '../networks/createHeadChain.ts'
+import type { Network } from '../networks/createNetwork.ts'
+import type { Leadership } from '../store/createStores.ts'
+import { createStores } from '../store/createStores.ts'
+import type { UpstreamPool } from '../upstreams/createUpstreamPool.ts'
+import { createFeeIndexer } from './createFeeIndexer.ts'
+import { createSharedFeeIndexer } from './createSharedFeeIndexer.ts'
+import type { FeeHistoryStore } from './feeHistoryStore.ts'
+
+const chainId = 1
+const hash = (number: number) => `0x${number.toString(16).padStart(64, '0')}`
+const header = (number: number): Header => ({
+  number: `0x${number.toString(16)}`,
+  hash: hash(number),
+  parentHash: hash(number - 1),
+  baseFeePerGas: `0x${(1_000 + number).toString(16)}`,
+})
+const log = pino({ level: 'silent' })
+
+/** One process's view of a chain whose node answers eth_feeHistory; the test drives its head tracker. */
+function fakeNetwork() {
+  const feeHistoryCalls: string[] = []
+  const listeners = new Set<(event: HeadEvent) => void>()
+  let newest = header(10)
+  const pool = {
+    async send(body: string) {
+      const { method, params } = JSON.parse(body) as { method: string; params: unknown[] }
+      let result: unknown = null
+      if (method === 'eth_feeHistory') {
+        feeHistoryCalls.push(String(params[1]))
+        const count = Number(params[0])
+        const last = Number(params[1])
+        const numbers = Array.from({ length: count }, (_, index) => last - count + 1 + index)
+        result = {
+          oldestBlock: `0x${(last - count + 1).toString(16)}`,
+          baseFeePerGas: [...numbers, last + 1].map((number) => `0x${(1_000 + number).toString(16)}`),
+          gasUsedRatio: numbers.map(() => 0.5),
+          reward: numbers.map(() => ['0x1', '0x2', '0x3', '0x4', '0x5']),
+        }
+      } else if (method === 'eth_getBlockByNumber') {
+        result = header(Number(params[0]))
+      }
+      return Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, result }))
+    },
+  } as unknown as UpstreamPool
+  const heads = {
+    header: () => newest,
+    subscribe(listener: (event: HeadEvent) => void) {
+      listeners.add(listener)
+      return () => listeners.delete(listener)
+    },
+    poll: async () => undefined,
+  }
+  const network = { chainId, name: 'test', pool, heads } as unknown as Network
+  const announce = (number: number) => {
+    newest = header(number)
+    for (const listener of listeners) listener({ kind: 'head', header: newest })
+  }
+  return { network, feeHistoryCalls, announce }
+}
+
+/** A leadership the test hands over. */
+function fakeLeadership(initially: boolean) {
+  let held = initially
+  const listeners = new Set<(held: boolean) => void>()
+  const leadership: Leadership = {
+    held: () => held,
+    onChange(listener) {
+      listeners.add(listener)
+      return () => listeners.delete(listener)
+    },
+  }
+  const set = (value: boolean) => {
+    held = value
+    for (const listener of listeners) listener(value)
+  }
+  return { leadership, set }
+}
+
+function instance(store: FeeHistoryStore, leads: boolean) {
+  const chain = fakeNetwork()
+  const lease = fakeLeadership(leads)
+  const indexer = createSharedFeeIndexer({
+    network: chain.network,
+    createIndexer: () =>
+      createFeeIndexer({
+        network: chain.network,
+        store,
+        windowBlocks: 8,
+        chunkBlocks: 1024,
+        pollMs: 60_000,
+        log,
+      }),
+    leadership: lease.leadership,
+    store,
+    windowBlocks: 8,
+    followMs: 20,
+    log,
+  })
+  return { ...chain, ...lease, indexer }
+}
+
+describe('createSharedFeeIndexer', async () => {
+  const stores = await createStores({ sqlite: ':memory:' }, { exclusive: false })
+  after(() => stores.close())
+
+  it('the leader indexes, a follower serves the same window from the store; the lead moves and so does the indexing', async () => {
+    const a = instance(stores.feeHistory, true)
+    const b = instance(stores.feeHistory, false)
+    a.indexer.start()
+    b.indexer.start()
+    await until(() => a.indexer.window()?.head === 10, "the leader's first pass")
+    await until(() => b.indexer.window()?.head === 10, 'the follower reading it')
+    for (const number of [11, 12, 13]) {
+      a.announce(number)
+      b.announce(number)
+    }
+    await until(() => b.indexer.window()?.head === 13, 'the follower at the new head')
+    assert.equal(b.indexer.status(), 'ready')
+    const leaderWindow = a.indexer.window()
+    assert.equal(leaderWindow?.head, 13)
+    assert.deepEqual(b.indexer.window(), leaderWindow)
+    assert.deepEqual(
+      b.indexer.window()?.blocks.map((block) => block.number),
+      [6, 7, 8, 9, 10, 11, 12, 13],
+    )
+    assert.deepEqual(b.feeHistoryCalls, [], 'a follower asks no node for fee history')
+
+    // the lead moves to b: it indexes what comes next, a follows it from the store
+    a.set(false)
+    b.set(true)
+    const aCalls = a.feeHistoryCalls.length
+    a.announce(14)
+    b.announce(14)
+    await until(() => b.indexer.window()?.head === 14, 'the new leader indexing')
+    await until(() => a.indexer.window()?.head === 14, 'the old leader following')
+    assert.equal(a.feeHistoryCalls.length, aCalls, 'the old leader indexes no more')
+    assert.deepEqual(a.indexer.window()?.blocks, b.indexer.window()?.blocks)
+    assert.equal(a.indexer.window()?.nextBaseFee, 1_015n)
+    await a.indexer.stop()
+    await b.indexer.stop()
+  })
+
+  it('a follower whose own head is ahead of the store keeps looking until the leader catches up', async () => {
+    const follower = instance(stores.feeHistory, false)
+    const leader = instance(stores.feeHistory, true)
+    // the follower hears of head 20 first; the leader only later
+    follower.announce(20)
+    follower.indexer.start()
+    leader.indexer.start()
+    await until(() => leader.indexer.window() !== undefined, 'the leader loaded')
+    leader.announce(20)
+    await until(() => follower.indexer.window()?.head === 20, 'the follower at head 20 without another head')
+    await follower.indexer.stop()
+    await leader.indexer.stop()
+  })
+})

@@ -1,0 +1,180 @@
+import type { Logger } from 'pino'
+import type { HeadEvent } from '../networks/createHeadChain.ts'
+import type { Network } from '../networks/createNetwork.ts'
+import type { Leadership } from '../store/createStores.ts'
+import type { FeeIndexer, FeeIndexerStatus, FeeWindow } from './createFeeIndexer.ts'
+import type { FeeBlock, FeeHistoryStore } from './feeHistoryStore.ts'
+import { getNodePriorityFee } from './getNodePriorityFee.ts'
+
+export type SharedFeeIndexerOptions = {
+  network: Network
+  /** This process's indexer for the chain, made (not started) each time this process takes the lead. */
+  createIndexer(): FeeIndexer
+  /** One process at a time indexes the chain: the holder of this. */
+  leadership: Leadership
+  store: FeeHistoryStore
+  windowBlocks: number
+  /** While following: how soon the store is read again when the indexed head is behind the network's. */
+  followMs?: number
+  log: Logger
+}
+
+/**
+ * One chain's fee history, indexed by one process among all on the database and read by the rest.
+ * The process that holds the leadership runs the indexer; the others read the window it stores
+ * (fee_history, its head hashes, the next base fee) on each head their own tracker announces, until
+ * it has caught up with that head. The gas API asks `window()` the same way on either: a new
+ * window (a new object) per indexed head. Taking or losing the lead switches between the two; the
+ * last window stays served until the other side has one.
+ */
+export function createSharedFeeIndexer(options: SharedFeeIndexerOptions): FeeIndexer {
+  const { network, leadership, store, windowBlocks, followMs = 250, log } = options
+  const { chainId } = network
+  let leading: FeeIndexer | undefined
+  let followed: FeeWindow | undefined
+  /** The hash of the followed window's head, to tell whether new blocks extend it. */
+  let followedHash: string | undefined
+  let followStatus: FeeIndexerStatus = 'loading'
+  let reading: Promise<void> | undefined
+  let again = false
+  let retryTimer: NodeJS.Timeout | undefined
+  let stopHeads: (() => void) | undefined
+  let stopLeadership: (() => void) | undefined
+  let stopped = true
+
+  /** Reads the indexed window from the store; answers whether the indexer is behind our head. */
+  async function readOnce(): Promise<boolean> {
+    const header = network.heads.header()
+    if (header && header.baseFeePerGas === undefined) {
+      followStatus = 'no-base-fee'
+      return false
+    }
+    const hashes = await store.getHeadHashes(chainId)
+    let head = -1
+    for (const number of hashes.keys()) if (number > head) head = number
+    const hash = hashes.get(head)
+    const next = await store.getNextBaseFee(chainId)
+    // nothing indexed yet, or the indexer is between its writes for a head: look again soon
+    if (hash === undefined || next?.head !== head) return true
+    const previous = followed
+    if (previous?.head !== head || followedHash !== hash || previous.nextBaseFee !== next.baseFee) {
+      let blocks: FeeBlock[] | undefined
+      const added = head - (previous?.head ?? head)
+      // the usual case: a few blocks on top of the window read before
+      if (previous && added > 0 && added < windowBlocks && hashes.get(previous.head) === followedHash) {
+        const fresh = await store.latest(chainId, head, added)
+        if (fresh.length === added && fresh[0]?.number === previous.head + 1)
+          blocks = [...previous.blocks, ...fresh].slice(-windowBlocks)
+      }
+      blocks ??= await store.latest(chainId, head, windowBlocks)
+      if (blocks.length === 0) return true
+      followed = {
+        head,
+        blocks,
+        nextBaseFee: next.baseFee,
+        nodePriorityFee: await getNodePriorityFee(network, blocks, log),
+      }
+      followedHash = hash
+      followStatus = 'ready'
+    }
+    return header !== undefined && head < Number(header.number)
+  }
+
+  /** A read of the store; reads never overlap, and one asked for during another follows it. */
+  function read(): Promise<void> {
+    if (reading) {
+      again = true
+      return reading
+    }
+    clearTimeout(retryTimer)
+    reading = (async () => {
+      let behind = false
+      do {
+        again = false
+        behind = await readOnce()
+      } while (again && !stopped && !leading)
+      if (behind) later()
+    })()
+      .catch((err) => {
+        log.warn({ err, chainId }, 'reading the shared fee history failed; retrying')
+        later()
+      })
+      .finally(() => {
+        reading = undefined
+      })
+    return reading
+  }
+
+  function later(): void {
+    if (stopped || leading) return
+    clearTimeout(retryTimer)
+    retryTimer = setTimeout(() => void read(), followMs)
+    retryTimer.unref()
+  }
+
+  function onHead(event: HeadEvent): void {
+    if (event.kind === 'head') void read()
+  }
+
+  function follow(): void {
+    stopHeads ??= network.heads.subscribe(onHead)
+    void read()
+  }
+
+  function lead(): void {
+    stopHeads?.()
+    stopHeads = undefined
+    clearTimeout(retryTimer)
+    log.info({ chainId, network: network.name }, 'this instance indexes the fee history of the chain')
+    leading = options.createIndexer()
+    leading.start()
+  }
+
+  function onLeadership(held: boolean): void {
+    if (stopped) return
+    if (held) {
+      if (!leading) lead()
+      return
+    }
+    const lost = leading
+    if (!lost) return
+    leading = undefined
+    log.warn(
+      { chainId, network: network.name },
+      'this instance no longer indexes the fee history; following it',
+    )
+    // served on until the store gives a window of its own
+    if (!followed) followed = lost.window()
+    void lost.stop()
+    follow()
+  }
+
+  return {
+    chainId,
+    network,
+    status() {
+      const own = leading?.status()
+      if (own === 'ready' || own === 'no-base-fee') return own
+      return followed && followStatus === 'loading' ? 'ready' : followStatus
+    },
+    window: () => leading?.window() ?? followed,
+    tick: () => (leading ? leading.tick() : read()),
+    start() {
+      if (!stopped) return
+      stopped = false
+      stopLeadership = leadership.onChange(onLeadership)
+      if (leadership.held()) lead()
+      else follow()
+    },
+    async stop() {
+      stopped = true
+      stopLeadership?.()
+      stopHeads?.()
+      stopHeads = undefined
+      clearTimeout(retryTimer)
+      const own = leading
+      leading = undefined
+      await Promise.all([own?.stop(), reading])
+    },
+  }
+}
