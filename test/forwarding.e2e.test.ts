@@ -2,9 +2,9 @@ import assert from 'node:assert/strict'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, beforeEach, describe, it } from 'node:test'
-import { postJson } from './helpers/postJson.ts'
+import { postJson, rpcBody } from './helpers/postJson.ts'
 import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
-import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
+import { nodeRpc, startTestNode, type TestNode } from './helpers/startTestNode.ts'
 
 /**
  * A real node behind a relay that keeps the exact text of every body it passes on: what tollgate
@@ -112,5 +112,53 @@ describe('forwarding a call as the client wrote it', () => {
       [7],
     )
     assert.match(sentFor('eth_getBalance')[0] ?? '', /"id":7,/)
+  })
+})
+
+describe('a large cached answer is written out in parts', () => {
+  let node: TestNode
+  let gateway: TestGateway
+
+  before(async () => {
+    node = await startTestNode()
+    gateway = await startTestGateway({ upstreams: [node.url] })
+  })
+  after(async () => {
+    await gateway.close()
+    await node.stop()
+  })
+
+  it('a hit on a kept result of several KiB is the whole answer, its length declared, compressed or not', async () => {
+    // the seeded block with the most transactions, asked for by hash with full transactions (immutable)
+    const head = Number(await nodeRpc(node, 'eth_blockNumber'))
+    let largest = { hash: '', bytes: 0 }
+    for (let number = 1; number <= head; number++) {
+      const block = await postJson(
+        node.url,
+        rpcBody('eth_getBlockByNumber', [`0x${number.toString(16)}`, true]),
+      )
+      const { hash } = (block.json as { result: { hash: string } }).result
+      if (block.text.length > largest.bytes) largest = { hash, bytes: block.text.length }
+    }
+    // results over 4 KiB are kept as bytes, and served in parts
+    assert.ok(largest.bytes > 4200, `a block of ${largest.bytes} bytes`)
+    const body = rpcBody('eth_getBlockByHash', [largest.hash, true], 'x')
+    const expected = (await postJson(node.url, body)).json
+    for (let round = 0; round < 3; round++) {
+      // the first round fills the cache; the others are hits
+      const plain = await fetch(gateway.endpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'accept-encoding': 'identity' },
+        body: JSON.stringify(body),
+      })
+      const text = await plain.text()
+      assert.equal(plain.headers.get('content-length'), String(Buffer.byteLength(text)))
+      assert.equal(plain.headers.get('transfer-encoding'), null)
+      assert.deepEqual(JSON.parse(text), expected)
+      // fetch asks for gzip, deflate, br and decodes it
+      const compressed = await postJson(gateway.endpoint, body)
+      assert.ok(compressed.headers.get('content-encoding'), 'compressed')
+      assert.deepEqual(compressed.json, expected)
+    }
   })
 })

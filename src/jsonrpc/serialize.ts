@@ -1,3 +1,4 @@
+import { AnswerParts } from './AnswerParts.ts'
 import type { RpcId, RpcPayload } from './types.ts'
 
 export function serializeResult(id: RpcId, result: unknown): string {
@@ -9,7 +10,9 @@ export function serializeBatch(payloads: RpcPayload[]): Buffer {
   const parts: Buffer[] = [Buffer.from('[')]
   payloads.forEach((payload, index) => {
     if (index > 0) parts.push(Buffer.from(','))
-    parts.push(typeof payload === 'string' ? Buffer.from(payload) : payload)
+    if (typeof payload === 'string') parts.push(Buffer.from(payload))
+    else if (payload instanceof AnswerParts) parts.push(...payload.parts)
+    else parts.push(payload)
   })
   parts.push(Buffer.from(']'))
   return Buffer.concat(parts)

@@ -1,4 +1,5 @@
 import type { TollgateError } from '../errors/errors.ts'
+import type { AnswerParts } from './AnswerParts.ts'
 
 export type RpcId = string | number | null
 
@@ -20,5 +21,8 @@ export type RpcEntry = { call: RpcCall } | { error: TollgateError; id: RpcId }
 
 export type RpcRequest = { isBatch: false; entry: RpcEntry } | { isBatch: true; entries: RpcEntry[] }
 
-/** The serialised JSON text of one response object, or the bytes an upstream sent for it. */
-export type RpcPayload = string | Buffer
+/**
+ * The serialised JSON text of one response object, the bytes an upstream sent for it, or such bytes
+ * in parts (a kept result around which its caller's id is written).
+ */
+export type RpcPayload = string | Buffer | AnswerParts

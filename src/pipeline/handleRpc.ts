@@ -2,6 +2,7 @@ import { cacheScope } from '../cache/cacheScope.ts'
 import { type FetchedAnswer, resultAnswer } from '../cache/createRpcCache.ts'
 import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/errors.ts'
 import type { Cancellation } from '../failsafe/Cancellation.ts'
+import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import { serializeResult } from '../jsonrpc/serialize.ts'
 import type { RpcId, RpcPayload } from '../jsonrpc/types.ts'
 import type { MethodSpec } from '../methods/methodTable.ts'
@@ -91,7 +92,8 @@ export async function handleRpc(ctx: RpcContext, prepared: PreparedCall & { ok: 
   }
 
   const { payload } = answer
-  if (spec.nullWhenNotFound) {
+  // a kept result in parts is a result, never an error
+  if (spec.nullWhenNotFound && !(payload instanceof AnswerParts)) {
     const error = readNodeError(payload)
     if (error && isNotFoundError(error)) return local(call.id, null, answer.partner)
   }

@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream'
 import { type WebSocket, WebSocketServer } from 'ws'
 import { RouteNotFoundError } from '../errors/errors.ts'
 import { toWireError, type WireErrorAnswer } from '../errors/toWireError.ts'
+import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import type { SocketUpgrade, SocketUpgradeRequest } from '../pipeline/handleSocketUpgrade.ts'
 import { keyRequestOf } from './keyRequestOf.ts'
 import { parseRoute } from './parseRoute.ts'
@@ -49,7 +50,9 @@ export function attachWebSockets(
           ws.on('pong', () => alive.set(ws, true))
           const session = answer.open({
             // JSON-RPC over WebSocket is text: relayed node bytes go out as text frames too
-            send: (payload) => ws.send(payload, { binary: false }),
+            // (a frame is one buffer: a kept result in parts is joined here)
+            send: (payload) =>
+              ws.send(payload instanceof AnswerParts ? payload.toBuffer() : payload, { binary: false }),
             close: (code, reason) => ws.close(code, toCloseReason(reason)),
             bufferedBytes: () => ws.bufferedAmount,
           })

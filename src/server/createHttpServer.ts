@@ -13,6 +13,7 @@ import {
 import { toWireError } from '../errors/toWireError.ts'
 import { Cancellation } from '../failsafe/Cancellation.ts'
 import type { GasRequest, GasResponse } from '../gas/handleGasRequest.ts'
+import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import type { RpcAnswerCounts } from '../metrics/createMetrics.ts'
 import type { MetricsRequest, MetricsResponse } from '../metrics/handleMetrics.ts'
 import type { HttpRpcRequest, HttpRpcResponse } from '../pipeline/handleHttpRpc.ts'
@@ -96,16 +97,28 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
     req: IncomingMessage,
     res: ServerResponse,
     status: number,
-    body: string | Buffer,
+    body: string | Buffer | AnswerParts,
     headers?: Record<string, string>,
     contentType = 'application/json',
   ): void {
     if (res.destroyed) return
-    const encoding = chooseEncoding(req.headers['accept-encoding'], body.length, compression)
+    const parts = body instanceof AnswerParts ? body : undefined
+    const length = parts ? parts.byteLength : (body as string | Buffer).length
+    const encoding = chooseEncoding(req.headers['accept-encoding'], length, compression)
     // a flat [name, value, ...] list (CORS headers set earlier with setHeader are merged by Node)
     const raw: string[] = ['content-type', contentType]
     if (headers !== undefined) for (const name in headers) raw.push(name, headers[name] as string)
     if (encoding === undefined) {
+      if (parts) {
+        // the parts as they are, headers and all in one write once uncorked; no joined copy
+        raw.push('content-length', String(length))
+        res.writeHead(status, raw)
+        res.cork()
+        for (const part of parts.parts) res.write(part)
+        res.end()
+        res.uncork()
+        return
+      }
       res.writeHead(status, raw)
       res.end(body)
       return
@@ -117,7 +130,10 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
     compressor.on('error', () => res.destroy())
     res.once('close', () => compressor.destroy())
     compressor.pipe(res)
-    compressor.end(body)
+    if (parts) {
+      for (const part of parts.parts) compressor.write(part)
+      compressor.end()
+    } else compressor.end(body)
   }
 
   /**
