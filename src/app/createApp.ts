@@ -11,6 +11,7 @@ import { ensureDemoKey } from '../auth/ensureDemoKey.ts'
 import { getSecretHashKey } from '../auth/hashSecret.ts'
 import { createKeyAdmin, type KeyAdmin } from '../auth/keyAdmin.ts'
 import type { KeyStore } from '../auth/keyStore.ts'
+import { createSharedCache } from '../cache/createSharedCache.ts'
 import type { Config, NetworkConfig } from '../config/configSchema.ts'
 import { type DevnetFixtures, seedDevnet } from '../devnet/seedDevnet.ts'
 import { setIntervalMining } from '../devnet/setIntervalMining.ts'
@@ -127,6 +128,19 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     const failoverMethods = new Set(config.failover.methods ?? getFailoverMethods())
     // one head tracker per network: the pool, the cache, subscriptions and the fee indexer read it
     const headPollMs = getHeadPollMs(config)
+    // with Redis, immutable answers and the highest head shown are shared by every instance
+    const sharedCache =
+      config.redis && config.cache.shared.enabled
+        ? await createSharedCache({
+            url: config.redis.url,
+            keyPrefix: config.redis.keyPrefix,
+            ttlSeconds: config.cache.shared.ttlSeconds,
+            maxBytes: config.cache.shared.maxBytes,
+            waitMs: config.cache.shared.waitMs,
+            log,
+          })
+        : undefined
+    if (sharedCache) cleanups.push(() => sharedCache.close())
     const networks = createNetworkRegistry(
       networkConfigs.map((network) =>
         createNetwork(network, {
@@ -135,6 +149,8 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
           failoverMethods,
           headPollMs,
           log,
+          // the embedded devnet is each instance's own chain: nothing of it is shared
+          shared: network.name === 'devnet' && devnet ? undefined : sharedCache?.forNetwork(network.chainId),
         }),
       ),
     )

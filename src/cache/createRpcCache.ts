@@ -1,4 +1,5 @@
 import type { RpcId, RpcPayload } from '../jsonrpc/types.ts'
+import type { SharedStore } from './createSharedCache.ts'
 
 /** What a load fetched: the upstream's answer, and whether a partner provider gave it (docs/compatibility.md §7). */
 export type FetchedAnswer = { body: Buffer; partner: boolean }
@@ -20,6 +21,8 @@ export type CacheStats = {
   evictions: number
   entries: number
   bytes: number
+  /** Misses answered by the shared cache (Redis) instead of an upstream. */
+  sharedHits: number
 }
 
 export type RpcCache = {
@@ -47,6 +50,11 @@ export type RpcCacheOptions = {
   maxBytes: number
   /** Results larger than this are not kept. */
   maxEntryBytes: number
+  /**
+   * The cache shared by every instance (Redis): an immutable miss asks it before the upstream, and
+   * an immutable result fetched here is kept there too. Its failures are misses.
+   */
+  shared?: SharedStore | undefined
 }
 
 type Entry = { value: CachedValue; size: number }
@@ -69,7 +77,16 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
   let generation = 0
   const inFlightImmutable = new Map<string, Promise<LoadedAnswer>>()
   let inFlightHead = new Map<string, Promise<LoadedAnswer>>()
-  const stats: CacheStats = { hits: 0, misses: 0, coalesced: 0, evictions: 0, entries: 0, bytes: 0 }
+  const { shared } = options
+  const stats: CacheStats = {
+    hits: 0,
+    misses: 0,
+    coalesced: 0,
+    evictions: 0,
+    entries: 0,
+    bytes: 0,
+    sharedHits: 0,
+  }
 
   function updateTotals(): void {
     stats.entries = immutable.size + head.size
@@ -114,6 +131,20 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
     updateTotals()
   }
 
+  /** A result the shared cache kept is kept in memory too; a miss there (or a failure) asks the upstream. */
+  async function fromShared(
+    key: string,
+    from: SharedStore,
+    fetch: () => Promise<LoadedAnswer>,
+  ): Promise<LoadedAnswer> {
+    const kept = await from.get(key)
+    if (kept === undefined) return fetch()
+    const result = kept.length <= stringBytes ? kept.toString() : detached(kept)
+    stats.sharedHits++
+    store(key, 'immutable', result)
+    return { result }
+  }
+
   return {
     stats,
     get(key, scope, id) {
@@ -142,22 +173,26 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
         return pending
       }
       const startedAt = generation
-      const promise = load()
-        .then(({ body, partner }): LoadedAnswer => {
-          const loaded = splitAnswer(body)
-          if (partner) return { ...loaded, partner }
-          if (
-            'result' in loaded &&
-            loaded.result !== 'null' &&
-            (scope === 'immutable' || startedAt === generation)
-          ) {
-            store(key, scope, loaded.result)
-          }
-          return loaded
-        })
-        .finally(() => {
+      const fetch = async (): Promise<LoadedAnswer> => {
+        const { body, partner } = await load()
+        const loaded = splitAnswer(body)
+        if (partner) return { ...loaded, partner }
+        if (
+          'result' in loaded &&
+          loaded.result !== 'null' &&
+          (scope === 'immutable' || startedAt === generation)
+        ) {
+          store(key, scope, loaded.result)
+          if (scope === 'immutable') shared?.put(key, loaded.result)
+        }
+        return loaded
+      }
+      // memory first (the caller's get), then the shared cache, then the upstream
+      const promise = (scope === 'immutable' && shared ? fromShared(key, shared, fetch) : fetch()).finally(
+        () => {
           if (inFlight.get(flightKey) === promise) inFlight.delete(flightKey)
-        })
+        },
+      )
       inFlight.set(flightKey, promise)
       return promise
     },

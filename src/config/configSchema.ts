@@ -235,6 +235,28 @@ export const configSchema = z.strictObject({
         .int()
         .positive()
         .default(8 * 1024 * 1024),
+      /**
+       * Immutable answers kept in Redis too, for every instance, and the highest block number shown
+       * shared; only when `redis` is set (never for the embedded devnet: each instance has its own).
+       */
+      shared: z
+        .strictObject({
+          enabled: z.boolean().default(true),
+          /** How long an answer stays in Redis; 0 is refused (it would keep answers forever). */
+          ttlSeconds: z
+            .int()
+            .positive()
+            .max(30 * 24 * 3600)
+            .default(24 * 3600),
+          /** Longest wait for a Redis lookup: a slower (or absent) Redis is a miss, and is not asked for 1 s. */
+          waitMs: z.int().positive().max(10_000).default(50),
+          /** Redis memory for one chain's answers (the soonest-expiring go first when full). */
+          maxBytes: z
+            .int()
+            .positive()
+            .default(64 * 1024 * 1024),
+        })
+        .prefault({}),
     })
     .prefault({}),
   /** The embedded anvil devnet, started as network `devnet` (chain id 31337). On when the config has no `networks` key. */

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino'
 import { createRpcCache, type RpcCache } from '../cache/createRpcCache.ts'
+import type { SharedHead, SharedStore } from '../cache/createSharedCache.ts'
 import {
   type Config,
   logsLimitDefaults,
@@ -39,6 +40,8 @@ export type CreateNetworkOptions = Pick<Config, 'upstreams' | 'cache'> & {
   /** How often upstreams are asked for their head (upstreams.headPollMs merged with the deprecated keys). */
   headPollMs?: number
   log?: Logger
+  /** What instances share through Redis: immutable answers and the highest block number shown. */
+  shared?: { store: SharedStore; head: SharedHead } | undefined
 }
 
 export function createNetwork(config: NetworkConfig, options: CreateNetworkOptions): Network {
@@ -72,6 +75,8 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
     requestTimeoutMs: settings.attemptTimeoutMs,
     ...(options.log ? { log: options.log.child({ network: config.name }) } : {}),
   })
+  const sharedHead = options.shared?.head
+  let shownHead = 0n
   return {
     name: config.name,
     chainId: config.chainId,
@@ -81,11 +86,21 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
     failoverMethods: options.failoverMethods,
     heads,
     cache: options.cache.enabled
-      ? createRpcCache({ maxBytes: options.cache.maxBytes, maxEntryBytes: options.cache.maxEntryBytes })
+      ? createRpcCache({
+          maxBytes: options.cache.maxBytes,
+          maxEntryBytes: options.cache.maxEntryBytes,
+          shared: options.shared?.store,
+        })
       : undefined,
     timeoutMs: settings.timeoutMs,
     partnerReserveMs: Math.min(settings.attemptTimeoutMs, settings.timeoutMs / 2),
-    shownHead: 0n,
+    get shownHead() {
+      return sharedHead ? sharedHead.shown : shownHead
+    },
+    set shownHead(number) {
+      if (sharedHead) sharedHead.show(number)
+      else shownHead = number
+    },
     maxLogsBlockRange: config.maxLogsBlockRange ?? logsLimitDefaults.maxLogsBlockRange,
     maxLogsResults: config.maxLogsResults ?? logsLimitDefaults.maxLogsResults,
     async close() {

@@ -1,0 +1,308 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import type { Redis } from 'ioredis'
+import { postJson, rpcBody } from './helpers/postJson.ts'
+import { type FakeUpstream, startFakeUpstream } from './helpers/startFakeUpstream.ts'
+import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
+import { mineIncrement, startTestNode, type TestNode } from './helpers/startTestNode.ts'
+import { createTestPrefix, type RedisServer, startRedisServer, type TestPrefix } from './helpers/testRedis.ts'
+import { until } from './helpers/until.ts'
+
+/** Calls the gateways made for clients, without their head polls. */
+const clientCalls = (fake: FakeUpstream, method: string) =>
+  fake.requests.filter((request) => request.method === method).length
+
+const result = async (url: string, method: string, params: unknown[] = []) => {
+  const answer = await postJson(url, rpcBody(method, params))
+  assert.equal(answer.status, 200, answer.text)
+  return (answer.json as { result: unknown }).result
+}
+
+const budgetBytes = 12_000
+
+describe('the shared cache: two instances on one Redis, in front of one node', () => {
+  let node: TestNode
+  let counting: FakeUpstream
+  let prefix: TestPrefix
+  let first: TestGateway
+  let second: TestGateway
+  let hashes: string[]
+  const unhandled: unknown[] = []
+  const onUnhandled = (reason: unknown) => unhandled.push(reason)
+
+  before(async () => {
+    process.on('unhandledRejection', onUnhandled)
+    node = await startTestNode({ loadBlocks: 30 })
+    counting = await startFakeUpstream({ kind: 'proxy', target: node.url })
+    prefix = createTestPrefix()
+    const config = {
+      redis: { url: 'redis://127.0.0.1:6379', keyPrefix: prefix.keyPrefix },
+      // a roomy wait: these tests are about what is shared, and a busy machine can be slow
+      cache: { shared: { maxBytes: budgetBytes, waitMs: 2_000 } },
+    }
+    first = await startTestGateway({ upstreams: [counting.url], config })
+    second = await startTestGateway({ upstreams: [counting.url], config })
+    const head = Number(await result(node.url, 'eth_blockNumber'))
+    hashes = await Promise.all(
+      Array.from(
+        { length: head },
+        async (_, number) =>
+          (
+            (await result(node.url, 'eth_getBlockByNumber', [`0x${number.toString(16)}`, false])) as {
+              hash: string
+            }
+          ).hash,
+      ),
+    )
+  })
+  after(async () => {
+    process.off('unhandledRejection', onUnhandled)
+    await first?.close()
+    await second?.close()
+    await counting?.close()
+    await node?.stop()
+    await prefix?.remove()
+  })
+
+  const books = (field: string) => `${prefix.keyPrefix}cache:31337:~${field}`
+  const entry = (key: string) => `${prefix.keyPrefix}cache:31337:${key}`
+
+  it('a block fetched through one instance is answered by the other without an upstream call', async () => {
+    const hash = hashes[3] as string
+    const direct = await result(node.url, 'eth_getBlockByHash', [hash, true])
+    const before = clientCalls(counting, 'eth_getBlockByHash')
+    assert.deepEqual(await result(first.endpoint, 'eth_getBlockByHash', [hash, true]), direct)
+    assert.equal(clientCalls(counting, 'eth_getBlockByHash') - before, 1)
+    // kept in Redis in the background (a long key: under its hash)
+    await until(
+      async () => (await prefix.redis.zcard(books('index'))) >= 1,
+      'the answer to reach the shared cache',
+    )
+
+    const secondCache = second.app.networks.all[0]?.cache
+    assert.ok(secondCache)
+    assert.deepEqual(await result(second.endpoint, 'eth_getBlockByHash', [hash, true]), direct)
+    assert.equal(clientCalls(counting, 'eth_getBlockByHash') - before, 1, 'no upstream call from the second')
+    assert.equal(secondCache.stats.sharedHits, 1)
+    // the Redis hit filled the second's memory: asked again, it is a memory hit
+    const hits = secondCache.stats.hits
+    assert.deepEqual(await result(second.endpoint, 'eth_getBlockByHash', [hash, true]), direct)
+    assert.equal(secondCache.stats.hits, hits + 1)
+    assert.equal(secondCache.stats.sharedHits, 1)
+  })
+
+  it('head-scoped answers, nulls and errors are not shared', async () => {
+    const address = node.fixtures.accounts[0] as string
+    const index = await prefix.redis.zcard(books('index'))
+    const balances = clientCalls(counting, 'eth_getBalance')
+    assert.equal(
+      await result(first.endpoint, 'eth_getBalance', [address, 'latest']),
+      await result(node.url, 'eth_getBalance', [address, 'latest']),
+    )
+    await result(second.endpoint, 'eth_getBalance', [address, 'latest'])
+    assert.equal(clientCalls(counting, 'eth_getBalance') - balances, 2, 'each instance asked the node')
+
+    const unknown = `0x${'cd'.repeat(32)}`
+    const byHash = clientCalls(counting, 'eth_getBlockByHash')
+    assert.equal(await result(first.endpoint, 'eth_getBlockByHash', [unknown, false]), null)
+    assert.equal(await result(second.endpoint, 'eth_getBlockByHash', [unknown, false]), null)
+    assert.equal(clientCalls(counting, 'eth_getBlockByHash') - byHash, 2)
+
+    // an immutable call after them: once it is in Redis, anything written before it would be too
+    const hash = hashes[4] as string
+    await result(first.endpoint, 'eth_getBlockByHash', [hash, false])
+    await until(
+      async () => (await prefix.redis.exists(entry(`eth_getBlockByHash["${hash}",false]`))) === 1,
+      'the immutable answer to reach the shared cache',
+    )
+    assert.equal(await prefix.redis.zcard(books('index')), index + 1, 'only the immutable answer was kept')
+  })
+
+  it('the byte budget holds: the soonest-expiring answers go, the books add up', async () => {
+    const picked = hashes.slice(5, 25)
+    const byHash = clientCalls(counting, 'eth_getBlockByHash')
+    for (const hash of picked) await result(first.endpoint, 'eth_getBlockByHash', [hash, false])
+    assert.equal(clientCalls(counting, 'eth_getBlockByHash') - byHash, picked.length)
+    const last = entry(`eth_getBlockByHash["${picked.at(-1)}",false]`)
+    // one connection writes them in order: the last one kept means every one before was handled
+    await until(async () => (await prefix.redis.exists(last)) === 1, 'the last answer in the shared cache')
+
+    const redis: Redis = prefix.redis
+    const total = Number(await redis.get(books('bytes')))
+    const sizes = (await redis.hvals(books('sizes'))).map((size) => Number(size))
+    const members = await redis.zrange(books('index'), '0', '-1')
+    assert.ok(total <= budgetBytes, `${total} bytes counted, budget ${budgetBytes}`)
+    assert.equal(
+      sizes.reduce((sum, size) => sum + size, 0),
+      total,
+    )
+    assert.equal(sizes.length, members.length)
+    assert.ok(members.length < picked.length + 2, 'some answers were evicted')
+    let stored = 0
+    for (const member of members) {
+      const length = await redis.strlen(member)
+      assert.ok(length > 0, `${member} is in the books and in Redis`)
+      stored += length
+    }
+    assert.ok(stored <= budgetBytes)
+    // what Redis no longer has is fetched again, right
+    const evicted = picked[0] as string
+    assert.equal(await redis.exists(entry(`eth_getBlockByHash["${evicted}",false]`)), 0)
+    assert.deepEqual(
+      await result(second.endpoint, 'eth_getBlockByHash', [evicted, false]),
+      await result(node.url, 'eth_getBlockByHash', [evicted, false]),
+    )
+  })
+
+  it('nothing went unhandled', () => {
+    assert.deepEqual(unhandled, [])
+  })
+})
+
+describe('the highest head shown is shared: eth_blockNumber never goes backwards across instances', () => {
+  let node: TestNode
+  let lagging: FakeUpstream
+  let prefix: TestPrefix
+  let ahead: TestGateway
+  let behind: TestGateway
+
+  before(async () => {
+    node = await startTestNode({ loadBlocks: 3 })
+    // the second instance's node answers eth_blockNumber from far behind
+    lagging = await startFakeUpstream({
+      kind: 'rewrite',
+      target: node.url,
+      respond: (request) => (request.method === 'eth_blockNumber' ? '0x1' : undefined),
+    })
+    prefix = createTestPrefix()
+    const config = { redis: { url: 'redis://127.0.0.1:6379', keyPrefix: prefix.keyPrefix } }
+    ahead = await startTestGateway({ upstreams: [node.url], config })
+    behind = await startTestGateway({ upstreams: [lagging.url], config })
+  })
+  after(async () => {
+    await ahead?.close()
+    await behind?.close()
+    await lagging?.close()
+    await node?.stop()
+    await prefix?.remove()
+  })
+
+  it('a client bouncing between the two is never told a lower number', async () => {
+    let highest = 0
+    for (let round = 0; round < 5; round++) {
+      await mineIncrement(node)
+      for (const gateway of [ahead, behind, ahead, behind]) {
+        const number = Number(await result(gateway.endpoint, 'eth_blockNumber'))
+        assert.ok(number >= highest, `${number} after ${highest} (round ${round})`)
+        highest = number
+      }
+    }
+    // the lagging node says 0x1: the second instance answered higher only from the shared head
+    assert.ok(highest > 1)
+  })
+})
+
+describe('the shared cache while Redis is away: misses, never errors', () => {
+  let node: TestNode
+  let counting: FakeUpstream
+  let server: RedisServer
+  let first: TestGateway
+  let second: TestGateway
+  let hashes: string[]
+  let looker: TestPrefix
+  const unhandled: unknown[] = []
+  const onUnhandled = (reason: unknown) => unhandled.push(reason)
+
+  before(async () => {
+    process.on('unhandledRejection', onUnhandled)
+    node = await startTestNode({ loadBlocks: 12 })
+    counting = await startFakeUpstream({ kind: 'proxy', target: node.url })
+    server = await startRedisServer()
+    looker = createTestPrefix(server.url)
+    // it reconnects by itself once the server is back
+    looker.redis.on('error', () => undefined)
+    const config = {
+      redis: { url: server.url, keyPrefix: looker.keyPrefix },
+      cache: { shared: { waitMs: 2_000 } },
+    }
+    first = await startTestGateway({ upstreams: [counting.url], config })
+    second = await startTestGateway({ upstreams: [counting.url], config })
+    hashes = await Promise.all(
+      Array.from(
+        { length: 10 },
+        async (_, number) =>
+          (
+            (await result(node.url, 'eth_getBlockByNumber', [`0x${number.toString(16)}`, false])) as {
+              hash: string
+            }
+          ).hash,
+      ),
+    )
+  })
+  after(async () => {
+    process.off('unhandledRejection', onUnhandled)
+    await first?.close()
+    await second?.close()
+    await counting?.close()
+    await node?.stop()
+    looker?.redis.disconnect()
+    await server?.stop()
+  })
+
+  const gets = async () => {
+    const stats = await looker.redis.info('commandstats')
+    return Number(/cmdstat_get:calls=(\d+)/.exec(stats)?.[1] ?? 0)
+  }
+  const block = (url: string, hash: string) => result(url, 'eth_getBlockByHash', [hash, false])
+
+  it('an answer served from memory does not touch Redis', async () => {
+    const hash = hashes[1] as string
+    await block(first.endpoint, hash)
+    const before = await gets()
+    for (let index = 0; index < 20; index++) await block(first.endpoint, hash)
+    assert.equal(await gets(), before)
+  })
+
+  it('Redis stopped: every answer right, from the upstream; back: shared again', async () => {
+    await server.stop()
+    const byHash = clientCalls(counting, 'eth_getBlockByHash')
+    for (const hash of hashes.slice(2, 6)) {
+      const direct = await block(node.url, hash)
+      assert.deepEqual(await block(first.endpoint, hash), direct)
+      assert.deepEqual(await block(second.endpoint, hash), direct)
+    }
+    assert.equal(clientCalls(counting, 'eth_getBlockByHash') - byHash, 8, 'each instance asked the node')
+    assert.ok(Number(await result(second.endpoint, 'eth_blockNumber')) > 0)
+
+    await server.start()
+    // the instances reconnect by themselves; then a block fetched by one is the other's again
+    await until(async () => {
+      const clients = (await looker.redis.client('LIST').catch(() => '')) as string
+      return clients.split('\n').filter((line) => line.includes('name=tollgate-cache ')).length === 2
+    }, 'both instances to reconnect')
+    const fresh = hashes.slice(6)
+    let hash = ''
+    await until(async () => {
+      hash = fresh.shift() ?? assert.fail('no block left to try')
+      await block(first.endpoint, hash)
+      return until(
+        async () =>
+          (await looker.redis.exists(
+            `${looker.keyPrefix}cache:31337:eth_getBlockByHash["${hash}",false]`,
+          )) === 1,
+        'the answer in Redis',
+        1_000,
+      ).then(
+        () => true,
+        () => false,
+      )
+    }, 'the first instance to write to Redis again')
+    const before = clientCalls(counting, 'eth_getBlockByHash')
+    assert.deepEqual(await block(second.endpoint, hash), await block(node.url, hash))
+    assert.equal(clientCalls(counting, 'eth_getBlockByHash'), before)
+  })
+
+  it('nothing went unhandled', () => {
+    assert.deepEqual(unhandled, [])
+  })
+})
