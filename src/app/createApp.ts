@@ -17,6 +17,7 @@ import { type DevnetFixtures, seedDevnet } from '../devnet/seedDevnet.ts'
 import { setIntervalMining } from '../devnet/setIntervalMining.ts'
 import { type Anvil, startAnvil } from '../devnet/startAnvil.ts'
 import { createFeeIndexer, type FeeIndexer } from '../gas/createFeeIndexer.ts'
+import { createSharedFeeIndexer } from '../gas/createSharedFeeIndexer.ts'
 import type { FeeHistoryStore } from '../gas/feeHistoryStore.ts'
 import { handleGasRequest } from '../gas/handleGasRequest.ts'
 import { type Clock, systemClock } from '../metering/clock.ts'
@@ -75,10 +76,15 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
   try {
     // a second start must fail before it seeds a devnet or writes to a database in use
     await assertPortFree(config.server.port, config.server.host)
-    const stores = await createStores(config.storage, { exclusive: true })
+    const stores = await createStores(config.storage, {
+      exclusive: true,
+      onSessionError: (err) =>
+        log.warn({ err }, 'a database session for key changes or leases failed; reopening'),
+    })
     cleanups.push(() => stores.close())
     const keyAdmin = createKeyAdmin(stores.keys, config.plans)
     const keys = await createKeyRegistry(stores.keys, config.plans, {
+      watch: stores.watchKeys,
       onError: (err, keyId) => log.error({ err, keyId }, 'key reload failed'),
     })
     cleanups.push(() => keys.close())
@@ -160,12 +166,21 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     const indexers = new Map<number, FeeIndexer>()
     if (config.gas.enabled) {
       for (const network of networks.all) {
-        const indexer = createFeeIndexer({
+        // one instance on the database indexes each chain; the others read what it stores
+        const indexer = createSharedFeeIndexer({
           network,
+          createIndexer: () =>
+            createFeeIndexer({
+              network,
+              store: stores.feeHistory,
+              windowBlocks: config.gas.windowBlocks,
+              chunkBlocks: config.gas.chunkBlocks,
+              pollMs: headPollMs,
+              log,
+            }),
+          leadership: stores.lead(`fee-indexer:${network.chainId}`),
           store: stores.feeHistory,
           windowBlocks: config.gas.windowBlocks,
-          chunkBlocks: config.gas.chunkBlocks,
-          pollMs: headPollMs,
           log,
         })
         indexers.set(network.chainId, indexer)

@@ -50,6 +50,8 @@ export function createPostgresKeyWatch(target: PostgresTarget, onError: (err: un
       session ??= createPostgresSession(target, {
         name: 'key changes',
         onConnect: listen,
+        // a connection that died without a word would otherwise go unnoticed (it only receives)
+        pingMs: 10_000,
         onLost: () => {},
         onError,
       })

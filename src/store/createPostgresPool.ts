@@ -67,6 +67,8 @@ export function createPostgresPool(url: string): PostgresTarget {
         ...connection,
         application_name: `tollgate ${name}`,
         connectionTimeoutMillis: 5_000,
+        // a query unanswered this long means the session is lost (its holder drops it)
+        query_timeout: 5_000,
         // a peer gone without a word (a cut network) is found out by the kernel, not after hours
         keepAlive: true,
         keepAliveInitialDelayMillis: 10_000,

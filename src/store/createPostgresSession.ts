@@ -17,6 +17,8 @@ export type PostgresSessionOptions = {
   /** The session ended: whatever it held (locks, LISTEN) is gone with it. */
   onLost(): void
   onError(err: unknown): void
+  /** Checks this often that the connection answers (for sessions that run no queries of their own). */
+  pingMs?: number
   /** The first wait before reconnecting, doubled on each failure up to maxBackoffMs. */
   minBackoffMs?: number
   maxBackoffMs?: number
@@ -50,6 +52,11 @@ export function createPostgresSession(
     client.on('end', () => lose(new Error('connection ended')))
     try {
       await client.connect()
+      // the server finds a vanished client within about 25 s (and frees what its session held),
+      // whatever its own TCP keepalive settings
+      await client.query(
+        'SET tcp_keepalives_idle = 10; SET tcp_keepalives_interval = 5; SET tcp_keepalives_count = 3',
+      )
       await options.onConnect(client)
       if (ended !== undefined) throw ended
     } catch (err) {
@@ -88,6 +95,14 @@ export function createPostgresSession(
   }
 
   void connect()
+  const pinger =
+    options.pingMs === undefined
+      ? undefined
+      : setInterval(() => {
+          const client = current
+          client?.query('SELECT 1').catch((err: unknown) => drop(client, err))
+        }, options.pingMs)
+  pinger?.unref()
 
   return {
     client: () => current,
@@ -95,6 +110,7 @@ export function createPostgresSession(
     async close() {
       closed = true
       clearTimeout(timer)
+      clearInterval(pinger)
       const client = current
       current = undefined
       if (client) {

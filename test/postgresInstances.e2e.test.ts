@@ -1,0 +1,164 @@
+import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import WebSocket from 'ws'
+import { stringify } from 'yaml'
+import { formatGwei } from '../src/gas/formatGwei.ts'
+import { createTestSchema, type TestSchema } from './helpers/createTestSchema.ts'
+import { exited, type GatewayProcess, startGatewayProcess } from './helpers/gatewayProcess.ts'
+import { postJson, rpcBody } from './helpers/postJson.ts'
+import { nodeRpc, startTestNode, type TestNode } from './helpers/startTestNode.ts'
+import { until } from './helpers/until.ts'
+
+const token = 'instances-admin-token'
+const chainId = 31337
+/** What the gateway logs when it takes the lead of a chain's fee indexing. */
+const leads = /"msg":"this instance indexes the fee history of the chain"/
+
+/** Looks every 5 ms (finer than until(), to measure): ms from `since` until `check()` holds, or throws after `timeoutMs`. */
+async function msUntil(since: number, check: () => Promise<boolean>, what: string, timeoutMs: number) {
+  while (!(await check())) {
+    if (Date.now() - since > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+  return Date.now() - since
+}
+
+describe('many gateway processes on one Postgres schema', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-instances-'))
+  let node: TestNode
+  let schema: TestSchema
+  const instances: GatewayProcess[] = []
+
+  before(async () => {
+    node = await startTestNode({ loadBlocks: 1 })
+    schema = await createTestSchema({ create: false })
+    const configFile = join(dir, 'gateway.yaml')
+    writeFileSync(
+      configFile,
+      stringify({
+        server: { host: '127.0.0.1', port: 0 },
+        storage: { postgres: schema.url },
+        networks: [{ name: 'devnet', chainId, upstreams: [{ url: node.url }] }],
+        upstreams: { headPollMs: 100 },
+        // one window short of the chain's length: baseFeeHistory's length tells the head it ends at
+        gas: { windowBlocks: 1024, historyBlocks: 1024 },
+        admin: { token },
+        log: { level: 'info' },
+      }),
+    )
+    // one after the other: the first migrates, both then share the schema
+    for (let i = 0; i < 2; i++) instances.push(await startGatewayProcess(['start', '--config', configFile]))
+  })
+  after(async () => {
+    for (const { child } of instances) {
+      child.kill('SIGTERM')
+      await exited(child)
+    }
+    await schema?.drop()
+    await node?.stop()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  const admin = async (instance: GatewayProcess, method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${instance.url}/admin${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    })
+    return { status: response.status, json: (await response.json()) as { key: string } }
+  }
+  const statusOf = async (instance: GatewayProcess, key: string) =>
+    (await postJson(`${instance.url}/v3/${key}`, rpcBody('eth_chainId'))).status
+
+  it('a key created and revoked through instance 1 reaches instance 2 within a second; its socket there is closed with 1008', async (t) => {
+    const [one, two] = instances as [GatewayProcess, GatewayProcess]
+    const created = await admin(one, 'POST', '/keys', { plan: 'developer', name: 'shared' })
+    assert.equal(created.status, 201)
+    const createdAt = Date.now()
+    const { key } = created.json
+    const createdMs = await msUntil(
+      createdAt,
+      async () => (await statusOf(two, key)) === 200,
+      'created',
+      1_000,
+    )
+
+    const socket = new WebSocket(`${two.url.replace('http', 'ws')}/ws/v3/${key}`)
+    const closed = new Promise<{ code: number; reason: string; atMs: number }>((resolve) =>
+      socket.once('close', (code, reason) => resolve({ code, reason: reason.toString(), atMs: Date.now() })),
+    )
+    await new Promise<void>((resolve, reject) => {
+      socket.once('open', () => resolve())
+      socket.once('error', reject)
+    })
+    const answered = new Promise<unknown>((resolve) =>
+      socket.once('message', (data) => resolve(JSON.parse(data.toString()))),
+    )
+    socket.send(JSON.stringify(rpcBody('eth_chainId', [], 1)))
+    assert.deepEqual(await answered, { jsonrpc: '2.0', id: 1, result: '0x7a69' })
+
+    const revokedAt = Date.now()
+    assert.equal((await admin(one, 'DELETE', `/keys/${key}`)).status, 200)
+    const refusedMs = await msUntil(
+      revokedAt,
+      async () => (await statusOf(two, key)) === 401,
+      'refused',
+      1_000,
+    )
+    const close = await closed
+    assert.deepEqual({ code: close.code, reason: close.reason }, { code: 1008, reason: 'key revoked' })
+    // the requirement is one second, measured from the revocation's request to what instance 2 does
+    assert.ok(close.atMs - revokedAt < 1_000, `socket closed after ${close.atMs - revokedAt} ms`)
+    t.diagnostic(
+      `created → served by instance 2: ${createdMs} ms; revoked → refused: ${refusedMs} ms, socket closed: ${close.atMs - revokedAt} ms`,
+    )
+  })
+
+  it('one instance indexes fees, the other serves the Gas API from the store; SIGKILL the indexer and the survivor takes over', async (t) => {
+    const { key } = (await admin(instances[0] as GatewayProcess, 'POST', '/keys', { plan: 'developer' })).json
+    await until(async () => (await statusOf(instances[1] as GatewayProcess, key)) === 200, 'the key on both')
+    await until(() => instances.some((instance) => leads.test(instance.output())), 'a leader')
+    const leaders = instances.filter((instance) => leads.test(instance.output()))
+    assert.equal(leaders.length, 1, 'exactly one instance indexes')
+    const leader = leaders[0] as GatewayProcess
+    const survivor = instances.find((instance) => instance !== leader) as GatewayProcess
+
+    const history = async (instance: GatewayProcess) => {
+      const response = await fetch(`${instance.url}/networks/${chainId}/baseFeeHistory`, {
+        headers: { authorization: `Basic ${Buffer.from(`${key}:`).toString('base64')}` },
+      })
+      return response.status === 200 ? ((await response.json()) as string[]) : undefined
+    }
+    /** The node's head and the base fee history the Gas API gives at it (the window is the whole chain). */
+    const expected = async () => {
+      const head = (await nodeRpc(node, 'eth_getBlockByNumber', ['latest', false])) as {
+        number: string
+        baseFeePerGas: string
+      }
+      return { length: Number(head.number) + 1, last: formatGwei(BigInt(head.baseFeePerGas)) }
+    }
+    const atHead = async (instance: GatewayProcess) => {
+      const [answer, want] = [await history(instance), await expected()]
+      return answer?.length === want.length && answer[answer.length - 1] === want.last
+    }
+
+    await nodeRpc(node, 'evm_mine')
+    await until(() => atHead(leader), "the leader's window at the new head")
+    // the follower indexes nothing; its answer comes from what the leader stored
+    await until(() => atHead(survivor), "the follower's window at the new head")
+    assert.deepEqual(await history(survivor), await history(leader))
+    assert.doesNotMatch(survivor.output(), leads)
+
+    const killedAt = Date.now()
+    leader.child.kill('SIGKILL')
+    await exited(leader.child)
+    await nodeRpc(node, 'evm_mine')
+    await nodeRpc(node, 'evm_mine')
+    const takeoverMs = await msUntil(killedAt, () => atHead(survivor), 'the survivor at the new head', 10_000)
+    assert.match(survivor.output(), leads)
+    t.diagnostic(`SIGKILL of the indexer → the survivor's Gas API at the new head: ${takeoverMs} ms`)
+  })
+})
