@@ -84,6 +84,8 @@ describe('the shared cache: two instances on one Redis, in front of one node', (
     assert.deepEqual(await result(second.endpoint, 'eth_getBlockByHash', [hash, true]), direct)
     assert.equal(clientCalls(counting, 'eth_getBlockByHash') - before, 1, 'no upstream call from the second')
     assert.equal(secondCache.stats.sharedHits, 1)
+    const metrics = await (await fetch(`${second.url}/metrics`)).text()
+    assert.match(metrics, /^tollgate_cache_shared_hits_total\{network="devnet"\} 1$/m)
     // the Redis hit filled the second's memory: asked again, it is a memory hit
     const hits = secondCache.stats.hits
     assert.deepEqual(await result(second.endpoint, 'eth_getBlockByHash', [hash, true]), direct)

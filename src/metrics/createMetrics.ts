@@ -80,6 +80,12 @@ export function createMetrics(options: MetricsOptions): Metrics {
     () => cached.map(({ labels, cache }) => [labels, cache.stats.coalesced]),
   )
   total(
+    'tollgate_cache_shared_hits_total',
+    'Cacheable calls not in memory answered by the shared cache (Redis) instead of an upstream.',
+    networkLabel,
+    () => cached.map(({ labels, cache }) => [labels, cache.stats.sharedHits]),
+  )
+  total(
     'tollgate_cache_evictions_total',
     'Cache entries evicted to stay within maxBytes.',
     networkLabel,
