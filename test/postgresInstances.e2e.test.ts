@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
+import { promisify } from 'node:util'
 import WebSocket from 'ws'
 import { stringify } from 'yaml'
 import { formatGwei } from '../src/gas/formatGwei.ts'
 import { createTestSchema, type TestSchema } from './helpers/createTestSchema.ts'
-import { exited, type GatewayProcess, startGatewayProcess } from './helpers/gatewayProcess.ts'
+import { bin, exited, type GatewayProcess, startGatewayProcess } from './helpers/gatewayProcess.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
 import { nodeRpc, startTestNode, type TestNode } from './helpers/startTestNode.ts'
 import { until } from './helpers/until.ts'
@@ -16,6 +18,8 @@ const token = 'instances-admin-token'
 const chainId = 31337
 /** What the gateway logs when it takes the lead of a chain's fee indexing. */
 const leads = /"msg":"this instance indexes the fee history of the chain"/
+
+const run = promisify(execFile)
 
 /** Looks every 5 ms (finer than until(), to measure): ms from `since` until `check()` holds, or throws after `timeoutMs`. */
 async function msUntil(since: number, check: () => Promise<boolean>, what: string, timeoutMs: number) {
@@ -26,16 +30,42 @@ async function msUntil(since: number, check: () => Promise<boolean>, what: strin
   return Date.now() - since
 }
 
+/** A WebSocket on `key` that has been answered once, and how it ends (`closed`, with when). */
+async function openSocket(instance: GatewayProcess, key: string) {
+  const socket = new WebSocket(`${instance.url.replace('http', 'ws')}/ws/v3/${key}`)
+  const closed = new Promise<{ code: number; reason: string; atMs: number }>((resolve) =>
+    socket.once('close', (code, reason) => resolve({ code, reason: reason.toString(), atMs: Date.now() })),
+  )
+  await new Promise<void>((resolve, reject) => {
+    socket.once('open', () => resolve())
+    socket.once('error', reject)
+  })
+  const answered = new Promise<unknown>((resolve) =>
+    socket.once('message', (data) => resolve(JSON.parse(data.toString()))),
+  )
+  socket.send(JSON.stringify(rpcBody('eth_chainId', [], 1)))
+  assert.deepEqual(await answered, { jsonrpc: '2.0', id: 1, result: '0x7a69' })
+  return { closed }
+}
+
 describe('many gateway processes on one Postgres schema', () => {
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-instances-'))
   let node: TestNode
   let schema: TestSchema
+  let configFile: string
   const instances: GatewayProcess[] = []
+  /** The `tollgate` CLI, as its own process, on the gateways' config. */
+  const tollgate = async (args: string[]) => {
+    const env = { ...process.env }
+    delete env.TOLLGATE_CONFIG
+    delete env.TOLLGATE_POSTGRES_URL
+    return (await run(process.execPath, [bin, ...args, '--config', configFile], { env })).stdout
+  }
 
   before(async () => {
     node = await startTestNode({ loadBlocks: 1 })
     schema = await createTestSchema({ create: false })
-    const configFile = join(dir, 'gateway.yaml')
+    configFile = join(dir, 'gateway.yaml')
     writeFileSync(
       configFile,
       stringify({
@@ -86,19 +116,7 @@ describe('many gateway processes on one Postgres schema', () => {
       1_000,
     )
 
-    const socket = new WebSocket(`${two.url.replace('http', 'ws')}/ws/v3/${key}`)
-    const closed = new Promise<{ code: number; reason: string; atMs: number }>((resolve) =>
-      socket.once('close', (code, reason) => resolve({ code, reason: reason.toString(), atMs: Date.now() })),
-    )
-    await new Promise<void>((resolve, reject) => {
-      socket.once('open', () => resolve())
-      socket.once('error', reject)
-    })
-    const answered = new Promise<unknown>((resolve) =>
-      socket.once('message', (data) => resolve(JSON.parse(data.toString()))),
-    )
-    socket.send(JSON.stringify(rpcBody('eth_chainId', [], 1)))
-    assert.deepEqual(await answered, { jsonrpc: '2.0', id: 1, result: '0x7a69' })
+    const { closed } = await openSocket(two, key)
 
     const revokedAt = Date.now()
     assert.equal((await admin(one, 'DELETE', `/keys/${key}`)).status, 200)
@@ -115,6 +133,31 @@ describe('many gateway processes on one Postgres schema', () => {
     t.diagnostic(
       `created → served by instance 2: ${createdMs} ms; revoked → refused: ${refusedMs} ms, socket closed: ${close.atMs - revokedAt} ms`,
     )
+  })
+
+  it('a key revoked by the CLI (a process of its own) is refused by both instances within a second; its socket is closed', async (t) => {
+    const [one, two] = instances as [GatewayProcess, GatewayProcess]
+    const { key } = JSON.parse(await tollgate(['keys', 'create', '--name', 'by-cli', '--json']))
+    await until(
+      async () => (await statusOf(one, key)) === 200 && (await statusOf(two, key)) === 200,
+      'served',
+    )
+    const { closed } = await openSocket(one, key)
+    assert.equal(await tollgate(['keys', 'revoke', key]), 'revoked\n')
+    const revokedAt = Date.now()
+    const refusedMs = await msUntil(
+      revokedAt,
+      async () => (await statusOf(one, key)) === 401 && (await statusOf(two, key)) === 401,
+      'refused by both',
+      1_000,
+    )
+    const close = await closed
+    assert.deepEqual({ code: close.code, reason: close.reason }, { code: 1008, reason: 'key revoked' })
+    assert.ok(
+      close.atMs - revokedAt < 1_000,
+      `socket closed ${close.atMs - revokedAt} ms after the CLI exited`,
+    )
+    t.diagnostic(`CLI revoke exited → refused by both: ${refusedMs} ms`)
   })
 
   it('one instance indexes fees, the other serves the Gas API from the store; SIGKILL the indexer and the survivor takes over', async (t) => {
