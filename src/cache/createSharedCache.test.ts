@@ -203,4 +203,48 @@ describe('createSharedCache while Redis fails', () => {
     head.show(6n)
     assert.equal(head.shown, 6n)
   })
+
+  it('an instance started while Redis is down serves on, and shares once Redis is up', async () => {
+    await server.stop()
+    const open = () =>
+      createSharedCache({
+        url: server.url,
+        keyPrefix: 'tollgate-test-late:',
+        ttlSeconds: 60,
+        maxBytes: 1 << 20,
+        waitMs: 2_000,
+      })
+    const [one, two] = [await open(), await open()]
+    try {
+      const { store, head } = one.forNetwork(3)
+      assert.equal(await store.get('anything'), undefined)
+      store.put('anything', '"0x1"')
+      head.show(7n)
+      await server.start()
+      // both reconnect by themselves: what one keeps and shows then reaches the other
+      await until(async () => {
+        store.put('later', '"0x2"')
+        return (await two.forNetwork(3).store.get('later'))?.toString() === '"0x2"'
+      }, 'the shared store to work')
+      // both subscribed (the SUBSCRIBE waited for the connection): a raise reaches the other
+      const looker = createTestPrefix(server.url)
+      try {
+        await until(async () => {
+          const [, count] = (await looker.redis.pubsub('NUMSUB', 'tollgate-test-late:heads')) as [
+            string,
+            number,
+          ]
+          return Number(count) === 2
+        }, 'both instances to subscribe')
+      } finally {
+        looker.redis.disconnect()
+      }
+      const other = two.forNetwork(3).head
+      head.show(100n)
+      await until(() => other.shown === 100n, 'the head to be announced')
+    } finally {
+      await one.close()
+      await two.close()
+    }
+  })
 })

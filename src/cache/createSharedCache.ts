@@ -45,6 +45,8 @@ const maxKeyChars = 128
 const entryOverheadBytes = 160
 /** How long a chain's highest shown head stays in Redis after it was last raised. */
 const headTtlMs = 3_600_000
+/** How often the highest shown heads are read again, beside the announcements. */
+const headRereadMs = 5_000
 
 type ScriptRedis = Redis & {
   tollgateCachePut(
@@ -86,7 +88,9 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
   }) as ScriptRedis
   redis.defineCommand('tollgateCachePut', { numberOfKeys: 4, lua: putScript })
   redis.defineCommand('tollgateRaiseHead', { numberOfKeys: 1, lua: raiseHeadScript })
+  // its SUBSCRIBE waits for a connection however long Redis is away (and is renewed on reconnection)
   const subscriber = new Redis(options.url, {
+    maxRetriesPerRequest: null,
     retryStrategy: (attempt) => Math.min(attempt * 100, 1_000),
     lazyConnect: true,
   })
@@ -99,6 +103,7 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
   redis.on('ready', () => {
     if (down) log?.info('shared cache: Redis is back')
     down = false
+    readHeads()
   })
   subscriber.on('error', () => undefined)
 
@@ -113,18 +118,23 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
     if (head && number > head.shown) head.shown = number
   }
   async function readHead(chainId: number): Promise<void> {
-    const value = await subscriber.get(headKey(chainId)).catch(() => null)
+    if (redis.status !== 'ready') return
+    const value = await redis.get(headKey(chainId)).catch(() => null)
     if (value !== null && /^\d{1,20}$/.test(value)) hear(chainId, BigInt(value))
+  }
+  function readHeads(): void {
+    for (const chainId of heads.keys()) void readHead(chainId)
   }
   subscriber.on('message', (_channel: string, message: string) => {
     const [chain, number] = message.split(':')
     if (chain !== undefined && number !== undefined && /^\d{1,20}$/.test(number))
       hear(Number(chain), BigInt(number))
   })
-  // announcements missed while away: the numbers are read again on every (re)connection
-  subscriber.on('ready', () => {
-    for (const chainId of heads.keys()) void readHead(chainId)
-  })
+  // announcements missed while away: the numbers are read again on every (re)connection, and
+  // every few seconds in any case
+  subscriber.on('ready', readHeads)
+  const rereading = setInterval(readHeads, headRereadMs)
+  rereading.unref()
   await Promise.all([redis.connect().catch(() => undefined), subscriber.connect().catch(() => undefined)])
   subscriber.subscribe(headsChannel).catch(() => undefined)
 
@@ -207,6 +217,7 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
     forNetwork,
     stats,
     async close() {
+      clearInterval(rereading)
       redis.disconnect()
       subscriber.disconnect()
     },
