@@ -45,6 +45,8 @@ const maxKeyChars = 128
 const entryOverheadBytes = 160
 /** How long a chain's highest shown head stays in Redis after it was last raised. */
 const headTtlMs = 3_600_000
+/** Longest wait for a connection: a start with Redis unreachable waits no longer for it. */
+const connectTimeout = 2_000
 /** How often the highest shown heads are read again, beside the announcements. */
 const headRereadMs = 5_000
 
@@ -84,6 +86,7 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
     enableAutoPipelining: true,
     retryStrategy: (attempt) => Math.min(attempt * 100, 1_000),
     lazyConnect: true,
+    connectTimeout,
     connectionName: 'tollgate-cache',
   }) as ScriptRedis
   redis.defineCommand('tollgateCachePut', { numberOfKeys: 4, lua: putScript })
@@ -93,6 +96,7 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
     maxRetriesPerRequest: null,
     retryStrategy: (attempt) => Math.min(attempt * 100, 1_000),
     lazyConnect: true,
+    connectTimeout,
   })
   let down = false
   redis.on('error', (err) => {
