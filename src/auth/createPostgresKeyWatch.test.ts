@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { createTestSchema, onTestDatabase, type TestSchema } from '../../test/helpers/createTestSchema.ts'
+import {
+  createTestSchema,
+  onTestDatabase,
+  type TestSchema,
+  testPostgresUrl,
+} from '../../test/helpers/createTestSchema.ts'
+import { startTcpProxy } from '../../test/helpers/startTcpProxy.ts'
 import { until } from '../../test/helpers/until.ts'
 import { loadConfig } from '../config/loadConfig.ts'
 import { createStores, type Stores } from '../store/createStores.ts'
@@ -71,5 +77,32 @@ describe('key changes on PostgreSQL reach another process by LISTEN/NOTIFY', () 
     assert.ok(registry.findActiveKey(key.key), 'still active: nothing told the registry')
     assert.equal(await terminateListener(schema.schema), 1)
     await until(() => registry.findActiveKey(key.key) === undefined, 'the revoked key', 10_000)
+  })
+
+  it('the database away and back: a change made meanwhile is found once it answers again', async () => {
+    const proxy = await startTcpProxy(Number(new URL(testPostgresUrl).port || 5432))
+    const viaProxy = new URL(schema.url)
+    viaProxy.host = `127.0.0.1:${proxy.port}`
+    const errors: unknown[] = []
+    const away = await createStores(
+      { postgres: viaProxy.toString() },
+      { exclusive: true, onSessionError: (err) => errors.push(err) },
+    )
+    const watched = await createKeyRegistry(away.keys, plans, { refreshMs: 3_600_000, watch: away.watchKeys })
+    try {
+      const admin = createKeyAdmin(cli.keys, plans)
+      const { key } = await admin.create({ plan: 'developer', name: 'outage' })
+      await until(() => watched.findActiveKey(key.key) !== undefined, 'the created key', 5_000)
+      proxy.cut()
+      await until(() => errors.length > 0, 'the listening connection lost')
+      await admin.revoke(key.key)
+      assert.ok(watched.findActiveKey(key.key), 'still active while the database is away')
+      proxy.restore()
+      await until(() => watched.findActiveKey(key.key) === undefined, 'the revoked key', 15_000)
+    } finally {
+      watched.close()
+      await away.close()
+      await proxy.close()
+    }
   })
 })

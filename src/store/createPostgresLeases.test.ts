@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { createTestSchema, onTestDatabase, type TestSchema } from '../../test/helpers/createTestSchema.ts'
+import {
+  createTestSchema,
+  onTestDatabase,
+  type TestSchema,
+  testPostgresUrl,
+} from '../../test/helpers/createTestSchema.ts'
+import { startTcpProxy } from '../../test/helpers/startTcpProxy.ts'
 import { until } from '../../test/helpers/until.ts'
 import { createStores, type Stores } from './createStores.ts'
 
@@ -19,8 +25,8 @@ async function lockHolders(schema: string, name: string): Promise<number[]> {
 describe('leases on PostgreSQL (session advisory locks)', () => {
   let schema: TestSchema
   const opened: Stores[] = []
-  const open = async () => {
-    const stores = await createStores({ postgres: schema.url }, { exclusive: true })
+  const open = async (url = schema.url) => {
+    const stores = await createStores({ postgres: url }, { exclusive: true })
     opened.push(stores)
     return stores
   }
@@ -64,5 +70,33 @@ describe('leases on PostgreSQL (session advisory locks)', () => {
       async () => holders().length === 1 && (await lockHolders(schema.schema, name)).length === 1,
       'a holder again',
     )
+  })
+
+  it('a holder whose database goes away loses the lease at once and another takes it; back, it waits its turn', async () => {
+    const proxy = await startTcpProxy(Number(new URL(testPostgresUrl).port || 5432))
+    try {
+      const viaProxy = new URL(schema.url)
+      viaProxy.host = `127.0.0.1:${proxy.port}`
+      const name = `fee-indexer:${Math.floor(Math.random() * 1e9)}`
+      const far = (await open(viaProxy.toString())).lead(name)
+      await until(() => far.held(), 'the first holder')
+      const lost: boolean[] = []
+      far.onChange((held) => lost.push(held))
+      const nearStores = await open()
+      const near = nearStores.lead(name)
+      proxy.cut()
+      await until(() => lost.includes(false), 'the loss told')
+      assert.equal(far.held(), false)
+      await until(() => near.held(), 'the other holder')
+      proxy.restore()
+      // the first one reconnects and tries again: the lock stays where it is, until its holder goes
+      await until(async () => (await lockHolders(schema.schema, name)).length === 1, 'one lock')
+      assert.equal(far.held(), false)
+      await nearStores.close()
+      await until(() => far.held(), 'the first one holding again, reconnected')
+      assert.deepEqual(lost, [false, true])
+    } finally {
+      await proxy.close()
+    }
   })
 })
