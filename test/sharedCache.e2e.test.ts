@@ -93,7 +93,7 @@ describe('the shared cache: two instances on one Redis, in front of one node', (
     assert.equal(secondCache.stats.sharedHits, 1)
   })
 
-  it('head-scoped answers, nulls and errors are not shared', async () => {
+  it('head-scoped answers and nulls are not shared (errors: the unit test)', async () => {
     const address = node.fixtures.accounts[0] as string
     const index = await prefix.redis.zcard(books('index'))
     const balances = clientCalls(counting, 'eth_getBalance')
