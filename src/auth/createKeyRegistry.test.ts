@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
 import { storeBackends } from '../../test/helpers/storeBackends.ts'
+import { until } from '../../test/helpers/until.ts'
 import { loadConfig } from '../config/loadConfig.ts'
 import { createKeyRegistry, type KeyChange } from './createKeyRegistry.ts'
 import { createKeyAdmin } from './keyAdmin.ts'
@@ -54,6 +55,40 @@ for (const backend of storeBackends)
       assert.equal(registry.findActiveKey(key.key)?.subject.keyCreditsPerSecond, 7)
       await registry.refresh()
       assert.equal(changes.length, 1)
+    })
+
+    it('a watch cue starts a reload at once; cues during one are one more reload, not one each', async () => {
+      let cue: (() => void) | undefined
+      let versionChecks = 0
+      const counted = {
+        ...store,
+        getKeysVersion() {
+          versionChecks++
+          return store.getKeysVersion()
+        },
+      }
+      const watched = await createKeyRegistry(counted, plans, {
+        refreshMs: 3_600_000,
+        watch(listener) {
+          cue = listener
+          return () => {
+            cue = undefined
+          }
+        },
+      })
+      try {
+        const { key } = await admin.create({ plan: 'developer', name: 'cued' })
+        assert.equal(watched.findActiveKey(key.key), undefined)
+        const before = versionChecks
+        for (let i = 0; i < 5; i++) cue?.()
+        await until(() => watched.findActiveKey(key.key) !== undefined, 'the key after the cue')
+        await watched.refresh()
+        // the five cues: the first reload, then at most one queued behind it; then the refresh
+        assert.ok(versionChecks - before <= 3, `${versionChecks - before} version checks`)
+      } finally {
+        watched.close()
+      }
+      assert.equal(cue, undefined, 'close() stops watching')
     })
 
     it('a listener that throws is reported and does not stop the others', async () => {
