@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { Redis } from 'ioredis'
+import { type Anvil, startAnvil } from '../src/devnet/startAnvil.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
 import { type FakeUpstream, startFakeUpstream } from './helpers/startFakeUpstream.ts'
 import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
@@ -306,5 +307,65 @@ describe('the shared cache while Redis is away: misses, never errors', () => {
 
   it('nothing went unhandled', () => {
     assert.deepEqual(unhandled, [])
+  })
+})
+
+describe('the embedded devnet is never shared: each instance runs its own chain', () => {
+  let other: Anvil
+  let prefix: TestPrefix
+  let gateway: TestGateway
+
+  before(async () => {
+    other = await startAnvil({ chainId: 1337 })
+    prefix = createTestPrefix()
+    gateway = await startTestGateway({
+      config: {
+        redis: { url: 'redis://127.0.0.1:6379', keyPrefix: prefix.keyPrefix },
+        devnet: { seed: false, blockTimeSeconds: 0 },
+        networks: [{ name: 'other', chainId: 1337, upstreams: [{ url: other.url }] }],
+      },
+    })
+  })
+  after(async () => {
+    await gateway?.close()
+    await other?.stop()
+    await prefix?.remove()
+  })
+
+  it("the devnet's answers and head stay out of Redis; another network's go in", async () => {
+    const devnet = gateway.app.devnet?.anvil
+    assert.ok(devnet)
+    await result(devnet.url, 'anvil_mine', ['0x5'])
+    await result(other.url, 'anvil_mine', ['0x2'])
+    const through = (network: string) => `${gateway.url}/${network}/v3/${gateway.key}`
+    const blockOf = async (url: string) =>
+      ((await result(url, 'eth_getBlockByNumber', ['0x1', false])) as { hash: string }).hash
+
+    assert.equal(await result(through('devnet'), 'eth_blockNumber'), '0x5')
+    await result(through('devnet'), 'eth_getBlockByHash', [await blockOf(devnet.url), false])
+    // then the same through a network that is shared: one Redis connection writes in order, so once
+    // these are in Redis, anything the devnet's calls wrote before them would be too
+    assert.equal(await result(through('other'), 'eth_blockNumber'), '0x2')
+    await result(through('other'), 'eth_getBlockByHash', [await blockOf(other.url), false])
+    await until(
+      async () =>
+        (await prefix.redis.exists(`${prefix.keyPrefix}head:1337`)) === 1 &&
+        (await prefix.redis.zcard(`${prefix.keyPrefix}cache:1337:~index`)) === 1,
+      "the other network's head and block in Redis",
+    )
+    const devnetKeys: string[] = []
+    let cursor = '0'
+    do {
+      const [next, keys] = await prefix.redis.scan(
+        cursor,
+        'MATCH',
+        `${prefix.keyPrefix}*31337*`,
+        'COUNT',
+        1000,
+      )
+      devnetKeys.push(...keys)
+      cursor = next
+    } while (cursor !== '0')
+    assert.deepEqual(devnetKeys, [])
   })
 })
