@@ -35,9 +35,10 @@ import { handleSocketUpgrade } from '../pipeline/handleSocketUpgrade.ts'
 import { assertPortFree } from '../server/assertPortFree.ts'
 import { attachWebSockets } from '../server/attachWebSockets.ts'
 import { createHttpServer, type HttpServer } from '../server/createHttpServer.ts'
-import { createStores } from '../store/createStores.ts'
+import { createStores, type Leadership } from '../store/createStores.ts'
 import { createSubscriptionHub, type SubscriptionHub } from '../subscriptions/createSubscriptionHub.ts'
 import { createReadiness } from './createReadiness.ts'
+import type { WorkerRole } from './workerRole.ts'
 
 export type App = {
   url: string
@@ -63,7 +64,12 @@ export type CreateAppOptions = {
   log?: Logger
   /** Time for the daily reset and rate limits; tests move it. */
   clock?: Clock
+  /** Set in a worker of `tollgate start --workers N`: what the primary process holds for all. */
+  worker?: WorkerRole
 }
+
+/** A worker that does not index fee history: another worker of the same gateway does. */
+const neverLeads: Leadership = { held: () => false, onChange: () => () => {} }
 
 /** Wiring only: the one place that imports every area. */
 export async function createApp(config: Config, options: CreateAppOptions = {}): Promise<App> {
@@ -75,9 +81,11 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
 
   try {
     // a second start must fail before it seeds a devnet or writes to a database in use
-    await assertPortFree(config.server.port, config.server.host)
+    // workers share the port and the database file the primary checked and locked
+    const { worker } = options
+    if (!worker) await assertPortFree(config.server.port, config.server.host)
     const stores = await createStores(config.storage, {
-      exclusive: true,
+      exclusive: !worker,
       onSessionError: (err) =>
         log.warn({ err }, 'a database session for key changes or leases failed; reopening'),
     })
@@ -92,13 +100,14 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     const dashboardOn = config.admin.token !== undefined
     const dashboardStats = createDashboardStats({ now: () => clock.now() })
     // with Redis, the credit balances and rate limits are shared by every instance (leases)
-    const bank =
-      config.redis &&
-      (await createRedisBank({
-        url: config.redis.url,
-        keyPrefix: config.redis.keyPrefix,
-        onError: (err) => log.warn({ err }, 'redis connection error'),
-      }))
+    // (without Redis, a worker's balances are shared with the other workers through the primary's bank)
+    const bank = config.redis
+      ? await createRedisBank({
+          url: config.redis.url,
+          keyPrefix: config.redis.keyPrefix,
+          onError: (err) => log.warn({ err }, 'redis connection error'),
+        })
+      : worker?.bank
     if (bank) cleanups.push(() => bank.close())
     const meter = await createMeter({
       // the dashboard's live figures count the usage the meter writes
@@ -113,7 +122,17 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
 
     let devnet: App['devnet']
     const networkConfigs: NetworkConfig[] = [...config.networks]
-    if (config.devnet) {
+    if (config.devnet && worker?.devnet) {
+      // the primary started and seeded it, and made the demo key
+      const { url, wsUrl, chainId } = worker.devnet
+      networkConfigs.push({
+        name: 'devnet',
+        chainId,
+        upstreams: [{ url, ws: wsUrl, name: 'anvil' }],
+        partners: [],
+        hosts: [],
+      })
+    } else if (config.devnet) {
       const anvil = await startAnvil()
       cleanups.push(() => anvil.stop())
       const fixtures = config.devnet.seed ? await seedDevnet(anvil.url) : undefined
@@ -156,7 +175,8 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
           headPollMs,
           log,
           // the embedded devnet is each instance's own chain: nothing of it is shared
-          shared: network.name === 'devnet' && devnet ? undefined : sharedCache?.forNetwork(network.chainId),
+          shared:
+            network.name === 'devnet' && config.devnet ? undefined : sharedCache?.forNetwork(network.chainId),
         }),
       ),
     )
@@ -178,7 +198,8 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
               pollMs: headPollMs,
               log,
             }),
-          leadership: stores.lead(`fee-indexer:${network.chainId}`),
+          leadership:
+            worker && !worker.indexesFees ? neverLeads : stores.lead(`fee-indexer:${network.chainId}`),
           store: stores.feeHistory,
           windowBlocks: config.gas.windowBlocks,
           log,

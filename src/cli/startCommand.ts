@@ -1,10 +1,15 @@
+import cluster from 'node:cluster'
 import type { Command } from 'commander'
+import type { Logger } from 'pino'
 import type { App } from '../app/createApp.ts'
+import type { Config } from '../config/configSchema.ts'
+import type { DevnetFixtures } from '../devnet/seedDevnet.ts'
+import type { BankChannel } from '../metering/createClusterBank.ts'
 import { PortInUseError } from '../server/assertPortFree.ts'
 import { DatabaseInUseError } from '../store/lockDatabaseFile.ts'
 import { configOption, loadConfigOrExit } from './configOption.ts'
 
-type StartOptions = { config?: string; host?: string; port?: string }
+type StartOptions = { config?: string; host?: string; port?: string; workers?: string }
 
 export function addStartCommand(program: Command): void {
   program
@@ -15,24 +20,36 @@ export function addStartCommand(program: Command): void {
     .addOption(configOption())
     .option('--host <host>', 'listen address (default 127.0.0.1)')
     .option('--port <port>', 'listen port (default 8545)')
+    .option('--workers <n>', 'processes serving the port, sharing credits exactly (default 1)')
     .action(async (options: StartOptions) => {
       const config = await loadConfigOrExit(options.config)
       if (options.host !== undefined) config.server.host = options.host
       if (options.port !== undefined) config.server.port = Number(options.port)
+      if (options.workers !== undefined) {
+        const workers = Number(options.workers)
+        if (!Number.isInteger(workers) || workers < 1 || workers > 64) {
+          process.stderr.write('--workers must be a whole number from 1 to 64\n')
+          process.exit(2)
+        }
+        config.server.workers = workers
+      }
       // loaded on use: `--help` needs neither the logger nor the whole gateway
       const [{ pino }, { createApp }] = await Promise.all([import('pino'), import('../app/createApp.ts')])
       const log = pino({ level: config.log.level })
+      if (config.server.workers > 1 && cluster.isPrimary) return startPrimary(config, log)
+      const worker = config.server.workers > 1 ? await workerRole() : undefined
       let app: App
       try {
-        app = await createApp(config, { log })
+        app = await createApp(config, worker ? { log, worker } : { log })
       } catch (err) {
         // one plain line for the operator; the stack only where the log level asks for detail
         log.debug({ err }, 'tollgate could not start')
         process.stderr.write(`${startFailure(err)}\n`)
         process.exitCode = 1
+        // a worker's channel to the primary would keep it running
+        if (worker) process.exit(1)
         return
       }
-      process.stdout.write(banner(app))
       let stopping = false
       const stop = (signal: string) => {
         if (stopping) {
@@ -50,9 +67,83 @@ export function addStartCommand(program: Command): void {
           },
         )
       }
-      process.on('SIGINT', () => stop('SIGINT'))
-      process.on('SIGTERM', () => stop('SIGTERM'))
+      if (worker) {
+        process.send?.({ tollgate: 'listening', url: app.url, networks: app.networks.all.map(networkLine) })
+        // the primary decides when workers stop: a terminal's Ctrl-C reaches it (and it sends SIGTERM)
+        process.on('SIGINT', () => {})
+        process.on('SIGTERM', () => stop('SIGTERM'))
+        // the primary is gone (killed): no one is left to hand out connections or credits
+        process.on('disconnect', () => {
+          if (!stopping) stop('primary gone')
+        })
+      } else {
+        process.stdout.write(banner(app))
+        process.on('SIGINT', () => stop('SIGINT'))
+        process.on('SIGTERM', () => stop('SIGTERM'))
+      }
     })
+}
+
+/** `--workers N`: this process forks and watches the workers; they serve. */
+async function startPrimary(config: Config, log: Logger): Promise<void> {
+  const { runPrimary, WorkerStartError } = await import('./runPrimary.ts')
+  let primary: Awaited<ReturnType<typeof runPrimary>>
+  try {
+    primary = await runPrimary(config, log)
+  } catch (err) {
+    log.debug({ err }, 'tollgate could not start')
+    // a worker that failed has printed its reason already
+    if (!(err instanceof WorkerStartError)) process.stderr.write(`${startFailure(err)}\n`)
+    process.exitCode = 1
+    return
+  }
+  process.stdout.write(
+    bannerText({
+      url: primary.url,
+      networks: primary.networks,
+      devnet: primary.devnet,
+      workers: config.server.workers,
+    }),
+  )
+  let stopping = false
+  const stop = (signal: string) => {
+    if (stopping) {
+      log.warn('second signal: exiting now')
+      primary.kill()
+      process.exit(1)
+    }
+    stopping = true
+    log.info({ signal }, 'stopping the workers (they drain in-flight requests)')
+    primary.stop().then(
+      () => process.exit(0),
+      (err) => {
+        log.error({ err }, 'shutdown failed')
+        process.exit(1)
+      },
+    )
+  }
+  process.on('SIGINT', () => stop('SIGINT'))
+  process.on('SIGTERM', () => stop('SIGTERM'))
+}
+
+/** A worker's part, from the primary (runPrimary.ts). */
+async function workerRole() {
+  const { workerSpecVariable } = await import('./runPrimary.ts')
+  const { createClusterBank } = await import('../metering/createClusterBank.ts')
+  const spec = JSON.parse(process.env[workerSpecVariable] ?? '{}') as import('./runPrimary.ts').WorkerSpec
+  return {
+    devnet: spec.devnet,
+    bank:
+      spec.bankLeaseTtlMs === undefined
+        ? undefined
+        : createClusterBank({ channel: process as unknown as BankChannel, leaseTtlMs: spec.bankLeaseTtlMs }),
+    indexesFees: spec.slot === 0,
+  }
+}
+
+function networkLine(network: App['networks']['all'][number]): string {
+  const upstreams = network.pool.members.map((member) => member.upstream.label).join(', ')
+  return `  network ${network.name} (chain ${network.chainId}) -> ${upstreams}`
 }
 
 function startFailure(err: unknown): string {
@@ -64,11 +155,24 @@ function startFailure(err: unknown): string {
 }
 
 function banner(app: App): string {
-  const lines = [`tollgate is listening on ${app.url}`]
-  for (const network of app.networks.all) {
-    const upstreams = network.pool.members.map((member) => member.upstream.label).join(', ')
-    lines.push(`  network ${network.name} (chain ${network.chainId}) -> ${upstreams}`)
-  }
+  return bannerText({
+    url: app.url,
+    networks: app.networks.all.map(networkLine),
+    devnet: app.devnet,
+    workers: 1,
+  })
+}
+
+type BannerView = {
+  url: string
+  networks: string[]
+  devnet: { fixtures: DevnetFixtures | undefined; demoKey: { key: string } } | undefined
+  workers: number
+}
+
+function bannerText(app: BannerView): string {
+  const lines = [`tollgate is listening on ${app.url}${app.workers > 1 ? ` (${app.workers} workers)` : ''}`]
+  lines.push(...app.networks)
   const devnet = app.devnet
   if (devnet) {
     const endpoint = `${app.url}/v3/${devnet.demoKey.key}`

@@ -79,6 +79,11 @@ export const configSchema = z.strictObject({
     .strictObject({
       host: z.string().min(1).default('127.0.0.1'),
       port: z.int().min(0).max(65535).default(8545),
+      /**
+       * Processes serving the one port (node:cluster); credits stay exact across them (docs/operations.md).
+       * 1: this process serves alone.
+       */
+      workers: z.int().min(1).max(64).default(1),
       maxBodyBytes: z
         .int()
         .positive()

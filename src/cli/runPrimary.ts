@@ -1,0 +1,169 @@
+import cluster, { type Worker } from 'node:cluster'
+import type { Logger } from 'pino'
+import type { DevnetEndpoint } from '../app/workerRole.ts'
+import type { ApiKey } from '../auth/apiKey.ts'
+import { ensureDemoKey } from '../auth/ensureDemoKey.ts'
+import { createKeyAdmin } from '../auth/keyAdmin.ts'
+import type { Config } from '../config/configSchema.ts'
+import { type DevnetFixtures, seedDevnet } from '../devnet/seedDevnet.ts'
+import { setIntervalMining } from '../devnet/setIntervalMining.ts'
+import { type Anvil, startAnvil } from '../devnet/startAnvil.ts'
+import { createMemoryBank, type MemoryBank } from '../metering/createMemoryBank.ts'
+import { serveClusterBank } from '../metering/serveClusterBank.ts'
+import { assertPortFree } from '../server/assertPortFree.ts'
+import { createStores } from '../store/createStores.ts'
+import { type DatabaseLock, lockDatabaseFile } from '../store/lockDatabaseFile.ts'
+
+/** The environment variable that carries a worker's part (WorkerSpec) from the primary. */
+export const workerSpecVariable = 'TOLLGATE_WORKER'
+
+/** What a forked worker is told: its slot, the devnet, and where its credits come from. */
+export type WorkerSpec = {
+  slot: number
+  devnet: DevnetEndpoint | undefined
+  /** The primary's bank lease ttl when the primary is the bank (no Redis). */
+  bankLeaseTtlMs: number | undefined
+}
+
+/** A worker's message once it listens: what the banner shows. */
+export type ListeningMessage = { tollgate: 'listening'; url: string; networks: string[] }
+
+export type Primary = {
+  url: string
+  networks: string[]
+  devnet: { fixtures: DevnetFixtures | undefined; demoKey: ApiKey } | undefined
+  /** Stops the workers (they drain), then the devnet, and lets go of the database. */
+  stop(): Promise<void>
+  /** Kills everything now (a second signal). */
+  kill(): void
+}
+
+const restartDelayMs = 1_000
+
+/**
+ * The primary process of `tollgate start --workers N`: it checks the port, locks an SQLite file for
+ * the whole gateway, migrates, starts and seeds the embedded devnet, holds the credit bank when there
+ * is no Redis, and forks the workers that serve the port (node:cluster hands them the connections).
+ * A worker that dies is forked again in its slot; one that dies before the gateway is up fails the
+ * start. Worker slot 0 indexes fee history.
+ */
+export async function runPrimary(config: Config, log: Logger): Promise<Primary> {
+  const count = config.server.workers
+  await assertPortFree(config.server.port, config.server.host)
+  const lock: DatabaseLock | undefined =
+    'sqlite' in config.storage ? lockDatabaseFile(config.storage.sqlite) : undefined
+  let anvil: Anvil | undefined
+  let bank: MemoryBank | undefined
+  const release = async () => {
+    bank?.close()
+    await anvil?.stop()
+    lock?.release()
+  }
+  try {
+    // the schema is brought up to date here, once, before any worker opens the database
+    const stores = await createStores(config.storage, { exclusive: false })
+    let devnet: Primary['devnet']
+    let endpoint: DevnetEndpoint | undefined
+    try {
+      if (config.devnet) {
+        anvil = await startAnvil()
+        const fixtures = config.devnet.seed ? await seedDevnet(anvil.url) : undefined
+        if (config.devnet.blockTimeSeconds > 0)
+          await setIntervalMining(anvil.url, config.devnet.blockTimeSeconds)
+        const demoKey = await ensureDemoKey(stores.keys, createKeyAdmin(stores.keys, config.plans))
+        devnet = { fixtures, demoKey }
+        endpoint = { url: anvil.url, wsUrl: anvil.wsUrl, chainId: anvil.chainId }
+      }
+    } finally {
+      await stores.close()
+    }
+    if (!config.redis) bank = createMemoryBank()
+
+    const spec = (slot: number): WorkerSpec => ({ slot, devnet: endpoint, bankLeaseTtlMs: bank?.leaseTtlMs })
+    const slots = new Map<Worker, number>()
+    let up = false
+    let stopping = false
+    let failStart: (err: Error) => void = () => {}
+    const started = new Promise<ListeningMessage>((resolve, reject) => {
+      failStart = reject
+      let listening = 0
+      cluster.on('message', (_worker, message: unknown) => {
+        if ((message as ListeningMessage | undefined)?.tollgate !== 'listening') return
+        listening += 1
+        if (listening === count) resolve(message as ListeningMessage)
+      })
+    })
+
+    const fork = (slot: number) => {
+      const worker = cluster.fork({ [workerSpecVariable]: JSON.stringify(spec(slot)) })
+      slots.set(worker, slot)
+      // each worker process is its own instance in the bank: a dead one's lease expires there
+      if (bank) serveClusterBank(worker, bank.forInstance(`worker-${worker.id}`))
+      // a worker gone while a reply is on its way: the send's error, not a crash of the primary
+      worker.on('error', (err) => log.debug({ err, slot }, 'worker channel error'))
+    }
+    cluster.on('exit', (worker, code, signal) => {
+      const slot = slots.get(worker)
+      slots.delete(worker)
+      if (slot === undefined || stopping) return
+      if (!up) {
+        failStart(new WorkerStartError(`a worker could not start (exit code ${code ?? signal})`))
+        return
+      }
+      log.error({ slot, pid: worker.process.pid, code, signal }, 'a worker died; forking another')
+      setTimeout(() => {
+        if (!stopping) fork(slot)
+      }, restartDelayMs).unref()
+    })
+    for (let slot = 0; slot < count; slot++) fork(slot)
+
+    let listening: ListeningMessage
+    try {
+      listening = await started
+    } catch (err) {
+      stopping = true
+      await stopWorkers(slots, 0)
+      throw err
+    }
+    up = true
+
+    return {
+      url: listening.url,
+      networks: listening.networks,
+      devnet,
+      async stop() {
+        stopping = true
+        await stopWorkers(slots, config.server.shutdownGraceMs + 5_000)
+        await release()
+      },
+      kill() {
+        stopping = true
+        for (const worker of slots.keys()) worker.process.kill('SIGKILL')
+        anvil?.process.kill('SIGKILL')
+        lock?.release()
+      },
+    }
+  } catch (err) {
+    await release()
+    throw err
+  }
+}
+
+/** A worker failed before the gateway was up (its own output says why). */
+export class WorkerStartError extends Error {
+  override name = 'WorkerStartError'
+}
+
+/** SIGTERM to every worker (each drains its requests); SIGKILL to any still running after `graceMs`. */
+async function stopWorkers(slots: Map<Worker, number>, graceMs: number): Promise<void> {
+  const workers = [...slots.keys()].filter((worker) => !worker.isDead())
+  const exits = workers.map(
+    (worker) => new Promise<void>((resolve) => worker.process.once('exit', () => resolve())),
+  )
+  for (const worker of workers) worker.process.kill('SIGTERM')
+  const timer = setTimeout(() => {
+    for (const worker of workers) if (!worker.isDead()) worker.process.kill('SIGKILL')
+  }, graceMs)
+  await Promise.all(exits)
+  clearTimeout(timer)
+}

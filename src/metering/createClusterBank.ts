@@ -1,0 +1,85 @@
+import type { BankReply, BankRequest, CreditBank } from './creditBank.ts'
+
+/** A message on the cluster channel between a worker and the primary process. */
+export type BankMessage =
+  | { tollgate: 'bank'; id: number; request: BankRequest }
+  | { tollgate: 'bank'; id: number; reply: BankReply }
+  | { tollgate: 'bank'; id: number; error: string }
+
+/** The worker's end of the cluster channel (`process` in a worker). */
+export type BankChannel = {
+  send(message: BankMessage): unknown
+  on(event: 'message', listener: (message: unknown) => void): unknown
+  off(event: 'message', listener: (message: unknown) => void): unknown
+}
+
+export type ClusterBankOptions = {
+  channel: BankChannel
+  /** The primary's bank lease ttl, which the meter plans its renewals by. */
+  leaseTtlMs: number
+  /** Longest wait for one exchange; a slower (or gone) primary counts as the bank down. */
+  timeoutMs?: number
+}
+
+export function isBankMessage(message: unknown): message is BankMessage {
+  return (
+    typeof message === 'object' && message !== null && (message as { tollgate?: unknown }).tollgate === 'bank'
+  )
+}
+
+/**
+ * A worker's credit bank: each exchange is a request to the primary process, which holds the one
+ * in-memory bank of all workers (createMemoryBank.ts), answered by id on the cluster channel.
+ */
+export function createClusterBank({
+  channel,
+  leaseTtlMs,
+  timeoutMs = 1_000,
+}: ClusterBankOptions): CreditBank {
+  let nextId = 1
+  const pending = new Map<number, { resolve(reply: BankReply): void; reject(err: Error): void }>()
+  const onMessage = (message: unknown) => {
+    if (!isBankMessage(message) || 'request' in message) return
+    const waiter = pending.get(message.id)
+    if (!waiter) return
+    pending.delete(message.id)
+    if ('reply' in message) waiter.resolve(message.reply)
+    else waiter.reject(new Error(`the primary process's bank failed: ${message.error}`))
+  }
+  channel.on('message', onMessage)
+
+  return {
+    leaseTtlMs,
+    exchange(request) {
+      const id = nextId++
+      return new Promise<BankReply>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          pending.delete(id)
+          reject(new Error('the primary process did not answer a credit exchange in time'))
+        }, timeoutMs)
+        pending.set(id, {
+          resolve: (reply) => {
+            clearTimeout(timer)
+            resolve(reply)
+          },
+          reject: (err) => {
+            clearTimeout(timer)
+            reject(err)
+          },
+        })
+        try {
+          channel.send({ tollgate: 'bank', id, request })
+        } catch (err) {
+          pending.delete(id)
+          clearTimeout(timer)
+          reject(err instanceof Error ? err : new Error(String(err)))
+        }
+      })
+    },
+    async close() {
+      channel.off('message', onMessage)
+      for (const waiter of pending.values()) waiter.reject(new Error('the credit bank is closed'))
+      pending.clear()
+    },
+  }
+}
