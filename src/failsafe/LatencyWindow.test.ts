@@ -33,6 +33,10 @@ describe('LatencyWindow', () => {
       for (const q of [0, 0.5, 0.9, 1]) {
         assert.equal(window.quantile(q), sorted[Math.max(1, Math.ceil(q * sorted.length)) - 1])
       }
+      // every rank, so the whole sorted order is checked, not a few points of it
+      for (let rank = 1; rank <= sorted.length; rank++) {
+        assert.equal(window.quantile(rank / sorted.length), sorted[rank - 1], `rank ${rank}`)
+      }
     }
   })
 

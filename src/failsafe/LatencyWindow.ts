@@ -1,6 +1,7 @@
 /**
  * The last `size` latencies of something (a ring buffer), and their quantiles. The samples are also
- * kept sorted, one insertion per sample (the cost is in `add`), so that reading a quantile is a lookup.
+ * kept sorted, one insertion per sample (the cost is in `add`, no allocation), so that reading a quantile
+ * is a lookup.
  */
 export class LatencyWindow {
   readonly #samples: number[] = []
@@ -16,14 +17,28 @@ export class LatencyWindow {
   }
 
   add(ms: number): void {
-    if (this.#samples.length < this.size) this.#samples.push(ms)
-    else {
-      const evicted = this.#samples[this.#next] as number
-      this.#sorted.splice(this.#indexOf(evicted), 1)
-      this.#samples[this.#next] = ms
+    const samples = this.#samples
+    const sorted = this.#sorted
+    // the new sample takes the evicted one's place in the sorted samples (or a new place at the end),
+    // then moves to where it belongs: no array is allocated or spliced on the hot path
+    let at: number
+    if (samples.length < this.size) {
+      samples.push(ms)
+      at = sorted.push(ms) - 1
+    } else {
+      at = this.#indexOf(samples[this.#next] as number)
+      samples[this.#next] = ms
+      sorted[at] = ms
     }
     this.#next = (this.#next + 1) % this.size
-    this.#sorted.splice(this.#indexOf(ms), 0, ms)
+    while (at > 0 && (sorted[at - 1] as number) > ms) {
+      sorted[at] = sorted[at - 1] as number
+      sorted[--at] = ms
+    }
+    while (at < sorted.length - 1 && (sorted[at + 1] as number) < ms) {
+      sorted[at] = sorted[at + 1] as number
+      sorted[++at] = ms
+    }
   }
 
   /** The `q` quantile (0..1, nearest rank) of the samples in the window; undefined while it is empty. */
