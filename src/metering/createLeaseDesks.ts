@@ -13,8 +13,6 @@ export type DayCounter = {
   reserved: number
   /** With a bank: credits this instance got for the day (leases and borrowing), spent ones included. */
   leased: number
-  /** Of `used`, what the store holds. */
-  flushed: number
   /** The day's credits granted to every instance, as last seen (from the store until the bank answers). */
   granted: number
   /** Credits borrowed (bank down, or a notification) since the last exchange was sent. */
@@ -39,13 +37,20 @@ export type LocalLedger = {
   left(found: DayCounter, limit: number, nowMs: number): number
   refusalOf(subject: MeterSubject, costCredits: number, nowMs: number): Refusal | undefined
   hold(subject: MeterSubject, costCredits: number, nowMs: number): Admission
+  /** Of a subject's day, what this process has written to the store. */
+  flushedCredits(subject: string, day: string): number
+  /** Runs `work` while no usage flush runs (so the store and flushedCredits agree). */
+  exclusive<T>(work: () => Promise<T>): Promise<T>
 }
 
 export type LeaseDesksOptions = {
   bank: CreditBank
   store: UsageStore
   onBankDown: 'open' | 'closed'
-  /** A lease or per-second slice is at most this many seconds of the subject's per-second limit. */
+  /**
+   * A lease is at most this many seconds of the subject's per-second limit (it cannot be spent
+   * faster), a per-second slice a quarter of that.
+   */
   leaseSeconds: number
   /** A lease unused for this long goes back to the bank. */
   idleMs: number
@@ -79,6 +84,7 @@ type Waiter = {
 /** One exchange with the bank at a time per account (its keys included), so reports never cross. */
 type Desk = { waiters: Waiter[]; sync: boolean; running: Promise<void> | undefined }
 type Entry = { subject: string; counter: DayCounter; sentUnsent: number; slice: RateSlice | undefined }
+type Built = { requests: BankSubjectRequest[]; entries: Entry[] }
 
 /**
  * The bank side of a shared meter: one desk per account queues the calls its lease could not admit
@@ -132,12 +138,13 @@ export function createLeaseDesks(
   }
 
   /** One exchange for an account, its keys and the calls waiting; answers the calls still waiting. */
-  async function serve(accountCounter: string, waiters: Waiter[]): Promise<Waiter[]> {
+  /** What one exchange asks for and reports: the account, its keys with limits of their own. */
+  function build(accountCounter: string, waiters: Waiter[]): Built | undefined {
     const nowMs = ledger.now()
     const requests: BankSubjectRequest[] = []
     const entries: Entry[] = []
     const account = waiters[0]?.subject ?? keysOfAccount.get(accountCounter)?.values().next().value
-    if (account === undefined) return waiters
+    if (account === undefined) return undefined
     const subjects: [string, MeterSubject, boolean][] = [[accountCounter, account, true]]
     for (const subject of keysOfAccount.get(accountCounter)?.values() ?? []) {
       if (subject.keyDailyCredits !== undefined || subject.keyCreditsPerSecond !== undefined) {
@@ -166,7 +173,7 @@ export function createLeaseDesks(
         dailyLimit,
         usedCredits: found.used,
         heldCredits: found.leased - found.used,
-        flushedCredits: found.flushed,
+        flushedCredits: ledger.flushedCredits(subjectId, found.day),
         seedCredits: undefined,
         leaseCredits,
         leaseMinCredits: leaseCredits > 0 ? Math.max(0, Math.min(...costs) - free) : 0,
@@ -174,18 +181,28 @@ export function createLeaseDesks(
         creditsPerSecond: perSecond,
         rateCredits,
         rateMinCredits: rateCredits > 0 ? Math.max(1, Math.min(...needs) - tokens) : 0,
-        rateSliceCredits: Math.ceil(perSecond * leaseSeconds),
+        rateSliceCredits: Math.ceil((perSecond * leaseSeconds) / 4),
       })
       entries.push({ subject: subjectId, counter: found, sentUnsent: found.unsent, slice })
     }
+    return { requests, entries }
+  }
 
+  async function serve(accountCounter: string, waiters: Waiter[]): Promise<Waiter[]> {
+    let built = build(accountCounter, waiters)
+    if (built === undefined) return waiters
     let reply: BankReply
     try {
-      reply = await bank.exchange({ subjects: requests })
+      reply = await bank.exchange({ subjects: built.requests })
       if (reply.needsSeed) {
-        const seeds = await store.loadDailyUsage(requests[0]?.day ?? ledger.day())
-        for (const request of requests) request.seedCredits = seeds.get(request.subject) ?? 0
-        reply = await bank.exchange({ subjects: requests })
+        // the day's figure in the store and what this process wrote into it, read at one moment
+        built = await ledger.exclusive(async () => {
+          const seeds = await store.loadDailyUsage(ledger.day())
+          const again = build(accountCounter, waiters) as Built
+          for (const request of again.requests) request.seedCredits = seeds.get(request.subject) ?? 0
+          return again
+        })
+        reply = await bank.exchange({ subjects: built.requests })
       }
       if (reply.needsSeed) throw new Error('the credit bank asked for a seed twice')
     } catch (err) {
@@ -193,6 +210,7 @@ export function createLeaseDesks(
       for (const waiter of waiters) serveWithoutBank(waiter)
       return []
     }
+    const { requests, entries } = built
     const answeredMs = ledger.now()
     bankIsUp(answeredMs)
     const bySubject = new Map<string, { waitMs: number; found: DayCounter }>()

@@ -65,7 +65,7 @@ export type MeterOptions = {
   bank?: CreditBank | undefined
   /** What the meter does while the bank cannot be reached (`metering.onRedisDown`). */
   onBankDown?: 'open' | 'closed'
-  /** A lease or per-second slice is at most this many seconds of the subject's per-second limit. */
+  /** A lease is at most this many seconds of the subject's per-second limit; a slice of it, a quarter. */
   leaseSeconds?: number
   /** A lease this instance has not used for this long goes back to the bank. */
   idleMs?: number
@@ -94,7 +94,7 @@ export async function createMeter({
   onError,
   bank,
   onBankDown = 'open',
-  leaseSeconds = 0.1,
+  leaseSeconds = 1,
   idleMs = 5_000,
 }: MeterOptions): Promise<Meter> {
   const startDay = utcDay(clock.now())
@@ -127,7 +127,6 @@ export async function createMeter({
         used: bank ? 0 : stored,
         reserved: 0,
         leased: 0,
-        flushed: 0,
         granted: stored,
         unsent: 0,
         reportedUsed: 0,
@@ -237,6 +236,8 @@ export async function createMeter({
         left,
         refusalOf,
         hold,
+        flushedCredits: buffer.flushedCredits,
+        exclusive: buffer.exclusive,
       },
       { bank, store, onBankDown, leaseSeconds, idleMs, onError },
     )
@@ -310,12 +311,8 @@ export async function createMeter({
     return Math.max(0, Math.ceil((nextUtcMidnight(nowMs) - nowMs) / 1000))
   }
 
-  /** Writes pending usage; what the store now holds counts as flushed (a seed for the bank counts it). */
   async function flush(): Promise<void> {
-    for (const row of await buffer.flush()) {
-      const found = counters.get(row.subject)
-      if (found && found.day === row.day) found.flushed += row.credits
-    }
+    await buffer.flush()
   }
 
   const timer = setInterval(() => {

@@ -177,8 +177,9 @@ describe('meters sharing one balance on Redis', () => {
     )
     const elapsedSeconds = (Date.now() - startedMs) / 1000
     const served = results.filter((result) => result === 'served').length
-    // a full bucket (10 calls) and what refills while the burst runs; three buckets would serve 30
-    assert.ok(served >= 10, `served ${served}`)
+    // a full bucket (10 calls) and what refills while the burst runs, less what is stranded in the
+    // slices of the instances the bucket then refuses (under one call each); three buckets would serve 30
+    assert.ok(served >= 8, `served ${served}`)
     assert.ok(served <= 10 + Math.ceil(elapsedSeconds * 10), `served ${served} in ${elapsedSeconds} s`)
     const refusals = results.filter((result) => result !== 'served') as RateLimitError[]
     assert.ok(refusals.every((err) => err instanceof RateLimitError && err.wireFields?.event === -33200))

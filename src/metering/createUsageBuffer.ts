@@ -7,6 +7,10 @@ export type UsageBuffer = {
   addCredits(subject: string, day: string, credits: number): void
   /** Writes what is pending; answers the daily rows written. Flushes run one after another. */
   flush(): Promise<DailyUsage[]>
+  /** Credits of a subject's day written to the store so far (by this process). */
+  flushedCredits(subject: string, day: string): number
+  /** Runs `work` with no flush under way or starting meanwhile (the store and flushedCredits agree). */
+  exclusive<T>(work: () => Promise<T>): Promise<T>
 }
 
 /**
@@ -17,6 +21,7 @@ export type UsageBuffer = {
 export function createUsageBuffer(store: UsageStore): UsageBuffer {
   let pendingDaily = new Map<string, number>()
   let pendingHourly = new Map<string, HourlyUsage>()
+  const flushed = new Map<string, number>()
 
   async function flushOnce(): Promise<DailyUsage[]> {
     if (pendingDaily.size === 0 && pendingHourly.size === 0) return []
@@ -30,6 +35,7 @@ export function createUsageBuffer(store: UsageStore): UsageBuffer {
     })
     try {
       await store.addUsage({ daily: rows, hourly: [...hourly.values()] })
+      for (const [id, credits] of daily) flushed.set(id, (flushed.get(id) ?? 0) + credits)
       return rows
     } catch (err) {
       // keep what could not be written: it goes with the next flush
@@ -47,6 +53,11 @@ export function createUsageBuffer(store: UsageStore): UsageBuffer {
   }
 
   let flushing: Promise<unknown> = Promise.resolve()
+  function exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const next = flushing.then(work)
+    flushing = next.catch(() => undefined)
+    return next
+  }
   return {
     addCall({ keyId, network, method, hour, credits, failover }) {
       const id = `${keyId}|${network}|${method}|${hour}`
@@ -71,10 +82,8 @@ export function createUsageBuffer(store: UsageStore): UsageBuffer {
       const id = `${subject}|${day}`
       pendingDaily.set(id, (pendingDaily.get(id) ?? 0) + credits)
     },
-    flush() {
-      const next = flushing.then(flushOnce)
-      flushing = next.catch(() => undefined)
-      return next
-    },
+    flush: () => exclusive(flushOnce),
+    flushedCredits: (subject, day) => flushed.get(`${subject}|${day}`) ?? 0,
+    exclusive,
   }
 }
