@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import type { RpcPayload } from '../jsonrpc/types.ts'
 import {
   createRpcCache,
@@ -166,15 +167,21 @@ describe('createRpcCache', () => {
       fromNode(async () => answerOf('"0x1"')),
     )
 
+    // a large hit is the kept bytes themselves between the id's prefix and the closing brace: no copy
     const largeHit = cache.get('large', 'immutable', 'abc')
-    assert.ok(Buffer.isBuffer(largeHit))
+    assert.ok(largeHit instanceof AnswerParts)
     assert.deepEqual(parse(largeHit), { jsonrpc: '2.0', id: 'abc', result: JSON.parse(largeResult) })
     assert.ok(largeHit.toString().endsWith(`${largeResult}}`))
+    const again = cache.get('large', 'immutable', 7)
+    assert.ok(again instanceof AnswerParts)
+    assert.equal(again.parts[1], largeHit.parts[1], 'the same kept bytes, not a copy')
+    assert.equal(again.byteLength, Buffer.byteLength(again.toString()))
 
     const smallHit = cache.get('small', 'immutable', null)
     assert.equal(smallHit, '{"jsonrpc":"2.0","id":null,"result":"0x1"}')
 
     assert.equal(resultAnswer(5, Buffer.from('[1,2]')).toString(), '{"jsonrpc":"2.0","id":5,"result":[1,2]}')
+    assert.equal(resultAnswer(5, '[1,2]'), '{"jsonrpc":"2.0","id":5,"result":[1,2]}')
   })
 
   it('error answers come back as {answer} and are never stored', async () => {

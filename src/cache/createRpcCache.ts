@@ -1,3 +1,4 @@
+import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import type { RpcId, RpcPayload } from '../jsonrpc/types.ts'
 import type { SharedStore } from './createSharedCache.ts'
 
@@ -245,7 +246,8 @@ function detached(result: Buffer): Buffer {
 export function resultAnswer(id: RpcId, value: CachedValue): RpcPayload {
   const prefix = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`
   if (typeof value === 'string') return `${prefix}${value}}`
-  return Buffer.concat([Buffer.from(prefix), value, closingBrace])
+  // the kept bytes are written as they are, between the id's prefix and the closing brace
+  return new AnswerParts([Buffer.from(prefix), value, closingBrace])
 }
 
 const closingBrace = Buffer.from('}')
