@@ -245,6 +245,32 @@ describe('meters when Redis goes away', () => {
     await proxy.close()
   })
 
+  it("Redis down at start: the instance starts, serves from the store's figure (open), and reports once Redis is up", async () => {
+    const server = await startRedisServer()
+    try {
+      await server.stop()
+      const instance = await startInstance(server.url, 'tollgate-test:')
+      const payer = subject({ accountDailyCredits: 800 })
+      const results = []
+      for (let i = 0; i < 12; i++) results.push(await spend(instance.meter, payer))
+      assert.equal(results.filter((result) => result === 'served').length, 10)
+      assert.ok(results.slice(10).every((err) => err instanceof DailyLimitError))
+      await server.start()
+      const look = createTestPrefix(server.url)
+      await until(
+        async () =>
+          (await dayState(look.redis, 'tollgate-test:', 'account:1'))[`u:${instance.bank.instanceId}`] ===
+          '800',
+        'the spending to be reported',
+      )
+      assert.equal((await dayState(look.redis, 'tollgate-test:', 'account:1')).granted, '800')
+      look.redis.disconnect()
+      await stopInstance(instance)
+    } finally {
+      await server.stop()
+    }
+  })
+
   it('Redis restarted empty: the day is seeded again from the usage store, and the balance holds', async () => {
     const server = await startRedisServer()
     try {
