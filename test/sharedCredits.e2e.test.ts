@@ -11,7 +11,7 @@ import { createTestSchema, type TestSchema } from './helpers/createTestSchema.ts
 import { bin, exited, type GatewayProcess, startGatewayProcess } from './helpers/gatewayProcess.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
 import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
-import { createTestPrefix, type TestPrefix } from './helpers/testRedis.ts'
+import { createTestPrefix, startRedisServer, type TestPrefix } from './helpers/testRedis.ts'
 
 const run = promisify(execFile)
 
@@ -113,6 +113,94 @@ describe('three gateways, one balance', () => {
       assert.deepEqual({ calls, credits }, { calls: 1_000, credits: 80_000 })
     } finally {
       await stores.close()
+    }
+  })
+
+  it('Redis stopped and started empty mid-load (open): every answer a 200 or a 402, the ledger the calls served', async () => {
+    const redis = await startRedisServer()
+    try {
+      const file = join(dir, 'own-redis.yaml')
+      writeFileSync(
+        file,
+        stringify({
+          server: { port: 0 },
+          storage: { postgres: schema.url },
+          redis: { url: redis.url, keyPrefix: 'tollgate-test:' },
+          networks: [{ name: 'devnet', chainId: 31337, upstreams: [{ url: node.url }] }],
+          metering: { flushMs: 200 },
+          log: { level: 'warn' },
+        }),
+      )
+      const env = { ...process.env }
+      delete env.TOLLGATE_CONFIG
+      delete env.TOLLGATE_POSTGRES_URL
+      delete env.TOLLGATE_REDIS_URL
+      const { stdout } = await run(
+        process.execPath,
+        [
+          bin,
+          ...[
+            'keys',
+            'create',
+            '--plan',
+            'custom',
+            '--daily-credits',
+            '80000',
+            '--credits-per-second',
+            '100000000',
+          ],
+          ...['--json', '--config', file],
+        ],
+        { env },
+      )
+      const { key, id } = JSON.parse(stdout) as { key: string; id: number }
+      for (let i = 0; i < 3; i++) gateways.push(await startGatewayProcess(['start', '--config', file]))
+
+      const statuses: number[] = []
+      let next = 0
+      let restarting: Promise<void> | undefined
+      await Promise.all(
+        Array.from({ length: 60 }, async () => {
+          while (next < 2_000) {
+            const index = next++
+            // Redis goes away after 300 calls and comes back, empty, while the calls go on
+            if (index === 300)
+              restarting = redis
+                .stop()
+                .then(() => new Promise((resolve) => setTimeout(resolve, 500)))
+                .then(() => redis.start())
+            const gateway = gateways[index % 3] as GatewayProcess
+            const answer = await postJson(`${gateway.url}/v3/${key}`, rpcBody('eth_blockNumber', [], index))
+            statuses.push(answer.status)
+          }
+        }),
+      )
+      await restarting
+      const served = statuses.filter((status) => status === 200).length
+      assert.deepEqual(
+        statuses.filter((status) => status !== 200 && status !== 402),
+        [],
+        'nothing but served or refused for the balance',
+      )
+      assert.ok(served >= 900, `served ${served}`)
+
+      for (const gateway of gateways) gateway.child.kill('SIGTERM')
+      await Promise.all(gateways.map((gateway) => exited(gateway.child)))
+      gateways.length = 0
+      const stores = await createStores({ postgres: schema.url }, { exclusive: false })
+      try {
+        const rows = await stores.usage.queryUsage({
+          keyId: id,
+          fromDay: new Date().toISOString().slice(0, 10),
+        })
+        const calls = rows.reduce((total, row) => total + row.calls, 0)
+        const credits = rows.reduce((total, row) => total + row.credits, 0)
+        assert.deepEqual({ calls, credits }, { calls: served, credits: served * 80 })
+      } finally {
+        await stores.close()
+      }
+    } finally {
+      await redis.stop()
     }
   })
 })
