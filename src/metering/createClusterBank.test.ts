@@ -1,0 +1,94 @@
+import assert from 'node:assert/strict'
+import { EventEmitter } from 'node:events'
+import { describe, it } from 'node:test'
+import { type BankMessage, createClusterBank } from './createClusterBank.ts'
+import { createMemoryBank } from './createMemoryBank.ts'
+import type { BankRequest } from './creditBank.ts'
+import { serveClusterBank } from './serveClusterBank.ts'
+
+/** Both ends of a cluster channel in one process: what one sends, the other receives (a turn later). */
+function channelPair() {
+  const worker = new EventEmitter()
+  const primary = new EventEmitter()
+  const sent: BankMessage[] = []
+  return {
+    sent,
+    worker: Object.assign(worker, {
+      send: (message: BankMessage) => {
+        sent.push(message)
+        setImmediate(() => primary.emit('message', structuredClone(message)))
+      },
+    }),
+    primary: Object.assign(primary, {
+      send: (message: BankMessage) => setImmediate(() => worker.emit('message', structuredClone(message))),
+    }),
+  }
+}
+
+const request = (dailyLimit: number, subject = 'account:1'): BankRequest => ({
+  subjects: [
+    {
+      subject,
+      day: '2026-11-22',
+      dailyLimit,
+      usedCredits: 0,
+      heldCredits: 0,
+      flushedCredits: 0,
+      seedCredits: 0,
+      leaseCredits: 1_000_000,
+      leaseMinCredits: 80,
+      maxLeaseCredits: 1_000_000,
+      creditsPerSecond: 0,
+      rateCredits: 0,
+      rateMinCredits: 0,
+      rateSliceCredits: 0,
+    },
+  ],
+})
+
+describe('a worker exchanging with the primary over the cluster channel', () => {
+  it('gets each reply matched to its request by id, whatever the order of the answers', async () => {
+    const channels = channelPair()
+    const memory = createMemoryBank()
+    serveClusterBank(channels.primary, memory.forInstance('worker-1'))
+    const bank = createClusterBank({ channel: channels.worker, leaseTtlMs: memory.leaseTtlMs })
+    // two subjects' days, asked for at once: each reply carries its own request's limit
+    const [small, large] = await Promise.all([
+      bank.exchange(request(800, 'account:small')),
+      bank.exchange(request(80_000, 'account:large')),
+    ])
+    assert.deepEqual(
+      [small, large].map((reply) => (reply.needsSeed ? undefined : reply.subjects[0]?.leasedCredits)),
+      [200, 20_000],
+    )
+    assert.deepEqual(
+      channels.sent.map((message) => message.id),
+      [1, 2],
+    )
+    await bank.close()
+    memory.close()
+  })
+
+  it('rejects an exchange the primary does not answer in time, and every pending one on close', async () => {
+    const silent = Object.assign(new EventEmitter(), { send: () => true })
+    const bank = createClusterBank({ channel: silent, leaseTtlMs: 15_000, timeoutMs: 50 })
+    await assert.rejects(bank.exchange(request(800)), /did not answer a credit exchange in time/)
+    const pending = bank.exchange(request(800))
+    await bank.close()
+    await assert.rejects(pending, /closed/)
+  })
+
+  it("passes the primary bank's failure on as a rejection", async () => {
+    const channels = channelPair()
+    serveClusterBank(channels.primary, {
+      leaseTtlMs: 15_000,
+      exchange: async () => {
+        throw new Error('broken')
+      },
+      close: async () => {},
+    })
+    const bank = createClusterBank({ channel: channels.worker, leaseTtlMs: 15_000 })
+    await assert.rejects(bank.exchange(request(800)), /the primary process's bank failed: broken/)
+    await bank.close()
+  })
+})
