@@ -337,11 +337,19 @@ export function createLeaseDesks(
   /** Reports every account that holds a lease or has spent since its last report (also renews leases). */
   function reportAll(): void {
     const day = ledger.day()
-    for (const [subjectId, found] of ledger.counters) {
-      if (!subjectId.startsWith('account:') || found.day !== day) continue
-      if (found.leased === found.used && found.used === found.reportedUsed && found.unsent === 0) continue
-      const account = keysOfAccount.get(subjectId)?.values().next().value
-      if (account) enqueue(account, undefined)
+    const due = (subjectId: string) => {
+      const found = ledger.counters.get(subjectId)
+      if (found === undefined || found.day !== day) return false
+      return found.leased !== found.used || found.used !== found.reportedUsed || found.unsent !== 0
+    }
+    for (const keys of keysOfAccount.values()) {
+      const [first] = keys.values()
+      if (first === undefined) continue
+      // the account's exchange carries its keys that have balances of their own
+      const owned = [...keys.values()].filter((subject) => subject.keyDailyCredits !== undefined)
+      if ([first.accountCounter, ...owned.map((subject) => subject.keyCounter)].some(due)) {
+        enqueue(first, undefined)
+      }
     }
   }
 
