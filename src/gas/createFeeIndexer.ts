@@ -3,7 +3,8 @@ import type { HeadEvent, Header } from '../networks/createHeadChain.ts'
 import type { Network } from '../networks/createNetwork.ts'
 import { callUpstream, UpstreamRpcError } from '../upstreams/callUpstream.ts'
 import { type FeeHistory, feeHistoryFromBlocks } from './feeHistoryFromBlocks.ts'
-import { type FeeBlock, type FeeHistoryStore, hasTransactions, rewardPercentiles } from './feeHistoryStore.ts'
+import { type FeeBlock, type FeeHistoryStore, rewardPercentiles } from './feeHistoryStore.ts'
+import { getNodePriorityFee } from './getNodePriorityFee.ts'
 
 /** What the gas endpoints compute from: the stored window, oldest first, and the next block's base fee. */
 export type FeeWindow = {
@@ -97,23 +98,6 @@ export function createFeeIndexer(options: FeeIndexerOptions): FeeIndexer {
     return true
   }
 
-  /**
-   * The node's own tip suggestion for a window without transactions (the only time the answers use
-   * it, so chains with traffic spend no call on it). A node without the method gives undefined.
-   */
-  async function nodePriorityFee(blocks: readonly FeeBlock[]): Promise<bigint | undefined> {
-    if (blocks.some(hasTransactions)) return undefined
-    try {
-      const answer = await rpc<unknown>('eth_maxPriorityFeePerGas', [])
-      if (typeof answer === 'string' && /^0x[0-9a-f]+$/i.test(answer)) return BigInt(answer)
-      log.debug({ chainId, answer }, 'eth_maxPriorityFeePerGas gave no quantity; empty windows suggest 0')
-    } catch (err) {
-      if (!(err instanceof UpstreamRpcError)) throw err
-      log.debug({ chainId, err }, 'eth_maxPriorityFeePerGas refused; empty windows suggest 0')
-    }
-    return undefined
-  }
-
   /** Fetches and stores blocks from..to; returns them, and the next base fee when `to` is the newest. */
   async function fetchRange(
     from: number,
@@ -179,7 +163,7 @@ export function createFeeIndexer(options: FeeIndexerOptions): FeeIndexer {
         head: headNumber,
         blocks: kept,
         nextBaseFee: next ?? window.nextBaseFee,
-        nodePriorityFee: await nodePriorityFee(kept),
+        nodePriorityFee: await getNodePriorityFee(network, kept, log),
       }
       return
     }
@@ -213,7 +197,7 @@ export function createFeeIndexer(options: FeeIndexerOptions): FeeIndexer {
         head: headNumber,
         blocks,
         nextBaseFee: next.baseFee,
-        nodePriorityFee: await nodePriorityFee(blocks),
+        nodePriorityFee: await getNodePriorityFee(network, blocks, log),
       }
       status = 'ready'
       complete = !stopped && blocks.length === headNumber - from + 1
