@@ -76,7 +76,7 @@ describe('three gateways, one balance', () => {
       ],
       { env },
     )
-    const { key, id } = JSON.parse(stdout) as { key: string; id: number }
+    const { key } = JSON.parse(stdout) as { key: string }
     for (let i = 0; i < 3; i++) gateways.push(await startGatewayProcess(['start', '--config', configFile]))
 
     // 150 calls in flight at a time, spread over the three gateways in turn
@@ -105,7 +105,6 @@ describe('three gateways, one balance', () => {
     const stores = await createStores({ postgres: schema.url }, { exclusive: false })
     try {
       const rows = await stores.usage.queryUsage({
-        keyId: id,
         fromDay: new Date().toISOString().slice(0, 10),
       })
       const calls = rows.reduce((total, row) => total + row.calls, 0)
@@ -117,6 +116,8 @@ describe('three gateways, one balance', () => {
   })
 
   it('Redis stopped and started empty mid-load (open): every answer a 200 or a 402, the ledger the calls served', async () => {
+    // a schema of its own: the ledger below is this test's key alone
+    const ownSchema = await createTestSchema()
     const redis = await startRedisServer()
     try {
       const file = join(dir, 'own-redis.yaml')
@@ -124,7 +125,7 @@ describe('three gateways, one balance', () => {
         file,
         stringify({
           server: { port: 0 },
-          storage: { postgres: schema.url },
+          storage: { postgres: ownSchema.url },
           redis: { url: redis.url, keyPrefix: 'tollgate-test:' },
           networks: [{ name: 'devnet', chainId: 31337, upstreams: [{ url: node.url }] }],
           metering: { flushMs: 200 },
@@ -153,7 +154,7 @@ describe('three gateways, one balance', () => {
         ],
         { env },
       )
-      const { key, id } = JSON.parse(stdout) as { key: string; id: number }
+      const { key } = JSON.parse(stdout) as { key: string }
       for (let i = 0; i < 3; i++) gateways.push(await startGatewayProcess(['start', '--config', file]))
 
       const statuses: number[] = []
@@ -187,10 +188,9 @@ describe('three gateways, one balance', () => {
       for (const gateway of gateways) gateway.child.kill('SIGTERM')
       await Promise.all(gateways.map((gateway) => exited(gateway.child)))
       gateways.length = 0
-      const stores = await createStores({ postgres: schema.url }, { exclusive: false })
+      const stores = await createStores({ postgres: ownSchema.url }, { exclusive: false })
       try {
         const rows = await stores.usage.queryUsage({
-          keyId: id,
           fromDay: new Date().toISOString().slice(0, 10),
         })
         const calls = rows.reduce((total, row) => total + row.calls, 0)
@@ -201,6 +201,7 @@ describe('three gateways, one balance', () => {
       }
     } finally {
       await redis.stop()
+      await ownSchema.drop()
     }
   })
 })
