@@ -27,6 +27,7 @@ export function createDashboard(
   options: DashboardOptions,
 ): (request: DashboardRequest) => Promise<DashboardResponse> {
   const { stats, networks } = options
+  stats.follow(networks)
   const deps = {
     admin: options.admin,
     token: options.token,

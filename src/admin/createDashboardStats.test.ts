@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict'
-import { describe, it } from 'node:test'
+import { after, describe, it } from 'node:test'
+import { createTestPrefix } from '../../test/helpers/testRedis.ts'
 import type { HourlyUsage } from '../metering/usageStore.ts'
+import type { Network } from '../networks/createNetwork.ts'
 import { createDashboardStats } from './createDashboardStats.ts'
+import { createSharedDashboardFigures } from './createSharedDashboardFigures.ts'
 
 const row = (network: string, calls: number, credits: number): HourlyUsage => ({
   keyId: 1,
@@ -14,7 +17,7 @@ const row = (network: string, calls: number, credits: number): HourlyUsage => ({
 })
 
 describe('createDashboardStats', () => {
-  it('counts usage per network and minute over the last hour, and answers by status', () => {
+  it('counts usage per network and minute over the last hour, and answers by status', async () => {
     const minute = 60_000
     let nowMs = 1_000 * minute
     const stats = createDashboardStats({ now: () => nowMs })
@@ -25,7 +28,7 @@ describe('createDashboardStats', () => {
     stats.recordUsage({ daily: [], hourly: [row('mainnet', 15, 75)] })
     stats.noteAnswer('mainnet', 200)
 
-    const snapshot = stats.snapshot([])
+    const snapshot = await stats.snapshot([])
     assert.equal(snapshot.minutes.length, 60)
     assert.equal(snapshot.minutes.at(-1), 1_001 * minute)
     assert.deepEqual(snapshot.statuses, { 200: 2, 429: 1 })
@@ -38,8 +41,8 @@ describe('createDashboardStats', () => {
       partners: undefined,
       heads: { finalized: () => 8n },
       cache: undefined,
-    } as unknown as Parameters<typeof stats.snapshot>[0][number]
-    const [mainnet] = stats.snapshot([network]).networks
+    } as unknown as Network
+    const [mainnet] = (await stats.snapshot([network])).networks
     assert.ok(mainnet)
     assert.deepEqual(mainnet.callsPerSecond.slice(-2), [2, 0.5]) // 120 in a minute; 15 in the half passed
     assert.deepEqual(mainnet.creditsPerMinute.slice(-2), [600, 75])
@@ -49,6 +52,82 @@ describe('createDashboardStats', () => {
 
     nowMs += 60 * minute // an hour later the old minutes are gone
     stats.noteAnswer('(none)', 500)
-    assert.deepEqual(stats.snapshot([]).statuses, { 500: 1 })
+    assert.deepEqual((await stats.snapshot([])).statuses, { 500: 1 })
+  })
+
+  describe('shared through Redis', () => {
+    const prefix = createTestPrefix()
+    after(() => prefix.remove())
+    const minute = 60_000
+    const nowMs = 2_000 * minute + 45_000
+    /** A network with a cache whose counts the test sets. */
+    const withCache = (stats: { hits: number; misses: number }) =>
+      ({
+        name: 'mainnet',
+        chainId: 1,
+        pool: { head: () => 10n, members: [] },
+        partners: undefined,
+        heads: { finalized: () => undefined },
+        cache: { stats: { ...stats, entries: 3 } },
+      }) as unknown as Network
+    const sharedStats = async () =>
+      createDashboardStats({
+        now: () => nowMs,
+        shared: {
+          figures: await createSharedDashboardFigures({
+            url: 'redis://127.0.0.1:6379',
+            keyPrefix: prefix.keyPrefix,
+          }),
+          flushMs: 3_600_000,
+          onError: (err) => assert.fail(String(err)),
+        },
+      })
+
+    it("shows every instance's counts once they are sent, and only those", async () => {
+      const first = await sharedStats()
+      const second = await sharedStats()
+      const firstNetwork = withCache({ hits: 3, misses: 1 })
+      first.follow([firstNetwork])
+      second.follow([withCache({ hits: 0, misses: 0 })])
+      first.recordUsage({ daily: [], hourly: [row('mainnet', 90, 450)] })
+      first.noteAnswer('mainnet', 200)
+      first.noteAnswer('mainnet', 429)
+      second.recordUsage({ daily: [], hourly: [row('mainnet', 45, 225)] })
+      second.noteAnswer('mainnet', 200)
+      await first.close() // sends what it counted
+
+      const shown = async (stats: Awaited<ReturnType<typeof sharedStats>>, network: Network) => {
+        const snapshot = await stats.snapshot([network])
+        const [mainnet] = snapshot.networks
+        assert.ok(mainnet)
+        return {
+          shared: snapshot.shared,
+          statuses: snapshot.statuses,
+          calls: mainnet.callsPerSecond.at(-1),
+          credits: mainnet.creditsPerMinute.at(-1),
+          cache: mainnet.cache,
+        }
+      }
+      // the second has not sent its own yet: both instances show the first's alone
+      const firstOnly = {
+        shared: true,
+        statuses: { 200: 1, 429: 1 },
+        calls: 2, // 90 calls in the 45 seconds of this minute
+        credits: 450,
+        cache: { hits: 3, misses: 1, hitRatio: 0.75, entries: 3 },
+      }
+      assert.deepEqual(await shown(second, withCache({ hits: 0, misses: 0 })), firstOnly)
+
+      const third = await sharedStats()
+      assert.deepEqual(await shown(third, firstNetwork), firstOnly)
+      await second.close()
+      assert.deepEqual(await shown(third, firstNetwork), {
+        ...firstOnly,
+        statuses: { 200: 2, 429: 1 },
+        calls: 3,
+        credits: 675,
+      })
+      await third.close()
+    })
   })
 })

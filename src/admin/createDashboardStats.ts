@@ -1,6 +1,8 @@
+import { hostname } from 'node:os'
 import type { UsageDelta, UsageStore } from '../metering/usageStore.ts'
 import type { Network } from '../networks/createNetwork.ts'
 import type { PoolMember } from '../upstreams/createUpstreamPool.ts'
+import type { MinuteCounts, SharedDashboardFigures } from './createSharedDashboardFigures.ts'
 
 const minuteMs = 60_000
 /** Minutes kept: the overview's last hour. */
@@ -11,42 +13,95 @@ type MinuteBucket = {
   credits: Map<string, number>
   /** HTTP JSON-RPC answers by network (`(none)` when none was named or found) and status code. */
   statuses: Map<string, Map<number, number>>
+  /** Cache hits and misses by network (counted only when the figures are shared). */
+  hits: Map<string, number>
+  misses: Map<string, number>
 }
 
 export type DashboardStats = ReturnType<typeof createDashboardStats>
 
-export type DashboardStatsOptions = { now: () => number }
+export type DashboardStatsOptions = {
+  now: () => number
+  /** With many instances: the figures every instance counts into and reads (Redis). */
+  shared?: { figures: SharedDashboardFigures; flushMs: number; onError: (err: unknown) => void } | undefined
+}
+
+/** Which instance answered an overview: its per-upstream state is its own. */
+const instance = `${hostname()} (pid ${process.pid})`
 
 /**
- * The overview's live figures of this process: calls and credits per network and minute for the
- * last hour (taken from the usage the meter writes), HTTP JSON-RPC answers by status, and, read
- * when asked, the networks' heads, caches and upstreams.
+ * The overview's live figures: calls and credits per network and minute for the last hour (taken
+ * from the usage the meter writes), HTTP JSON-RPC answers by status and, read when asked, the
+ * networks' heads, caches and upstreams. Alone, they are this process's (kept here); with `shared`,
+ * this process's counts go to Redis every `flushMs` (with the cache's hits and misses) and the
+ * overview reads every instance's from there. Heads and upstreams are always this instance's.
  */
 export function createDashboardStats(options: DashboardStatsOptions) {
-  const { now } = options
-  const minutes = new Map<number, MinuteBucket>()
+  const { now, shared } = options
+  /** Alone: the last hour. Shared: what is not yet sent. */
+  let minutes = new Map<number, MinuteBucket>()
+  let currentMinute = Number.NaN
+  let current = newBucket()
+  /** The cache counts last sent, by network. */
+  const sentCache = new Map<string, { hits: number; misses: number }>()
+  let followed: readonly Network[] = []
+  let timer: NodeJS.Timeout | undefined
+  let flushing: Promise<void> = Promise.resolve()
 
   function bucket(): MinuteBucket {
     const minute = Math.floor(now() / minuteMs)
+    if (minute === currentMinute) return current
     let found = minutes.get(minute)
     if (!found) {
-      found = { calls: new Map(), credits: new Map(), statuses: new Map() }
+      found = newBucket()
       minutes.set(minute, found)
       for (const old of minutes.keys()) if (old <= minute - keptMinutes) minutes.delete(old)
     }
+    currentMinute = minute
+    current = found
     return found
   }
 
-  const add = <T>(map: Map<T, number>, key: T, value: number) => map.set(key, (map.get(key) ?? 0) + value)
+  /** Sends what was counted since the last send (kept for the next on failure, up to an hour). */
+  async function send(): Promise<void> {
+    if (!shared) return
+    const bucketed = bucket()
+    for (const network of followed) {
+      const stats = network.cache?.stats
+      if (!stats) continue
+      const sent = sentCache.get(network.name) ?? { hits: 0, misses: 0 }
+      add(bucketed.hits, network.name, stats.hits - sent.hits)
+      add(bucketed.misses, network.name, stats.misses - sent.misses)
+      sentCache.set(network.name, { hits: stats.hits, misses: stats.misses })
+    }
+    const sending = minutes
+    minutes = new Map()
+    currentMinute = Number.NaN
+    try {
+      await shared.figures.add(new Map([...sending].map(([minute, each]) => [minute, toCounts(each)])))
+    } catch (err) {
+      for (const [minute, each] of sending) {
+        const into = minutes.get(minute)
+        if (into) mergeInto(into, each)
+        else minutes.set(minute, each)
+      }
+      throw err
+    }
+  }
+
+  function flush(): Promise<void> {
+    flushing = flushing.then(send, send)
+    return flushing
+  }
 
   return {
     /** Usage as the meter writes it (every flush): counted in the minute it arrives. */
     recordUsage(delta: UsageDelta): void {
       if (delta.hourly.length === 0) return
-      const current = bucket()
+      const into = bucket()
       for (const row of delta.hourly) {
-        add(current.calls, row.network, row.calls)
-        add(current.credits, row.network, row.credits)
+        add(into.calls, row.network, row.calls)
+        add(into.credits, row.network, row.credits)
       }
     },
 
@@ -58,19 +113,44 @@ export function createDashboardStats(options: DashboardStatsOptions) {
         counts = new Map()
         statuses.set(network, counts)
       }
-      add(counts, status, 1)
+      counts.set(status, (counts.get(status) ?? 0) + 1)
+    },
+
+    /** Shared: sends this process's counts (and the networks' cache counts) every `flushMs` from now. */
+    follow(networks: readonly Network[]): void {
+      followed = networks
+      if (!shared || timer) return
+      timer = setInterval(() => {
+        flush().catch(shared.onError)
+      }, shared.flushMs)
+      timer.unref()
+    },
+
+    /** Shared: sends what is left and lets go of Redis. */
+    async close(): Promise<void> {
+      clearInterval(timer)
+      if (!shared) return
+      await flush().catch(shared.onError)
+      await shared.figures.close()
     },
 
     /** The last hour per minute (oldest first), and the state of every network and upstream now. */
-    snapshot(networks: readonly Network[]) {
+    async snapshot(networks: readonly Network[]) {
       const nowMs = now()
-      const current = Math.floor(nowMs / minuteMs)
-      const elapsedSeconds = Math.max(1, (nowMs - current * minuteMs) / 1000)
-      const series = Array.from({ length: keptMinutes }, (_, index) => current - keptMinutes + 1 + index)
+      const latest = Math.floor(nowMs / minuteMs)
+      const elapsedSeconds = Math.max(1, (nowMs - latest * minuteMs) / 1000)
+      const series = Array.from({ length: keptMinutes }, (_, index) => latest - keptMinutes + 1 + index)
+      const hour = shared
+        ? new Map(
+            [...(await shared.figures.read(series))].map(([minute, counts]) => [minute, toBucket(counts)]),
+          )
+        : minutes
       const statuses = new Map<number, number>()
       const byNetwork = new Map<string, Map<number, number>>()
-      for (const [minute, bucketed] of minutes) {
-        if (minute <= current - keptMinutes) continue
+      const hits = new Map<string, number>()
+      const misses = new Map<string, number>()
+      for (const [minute, bucketed] of hour) {
+        if (minute <= latest - keptMinutes) continue
         for (const [network, counted] of bucketed.statuses) {
           const own = byNetwork.get(network) ?? new Map<number, number>()
           byNetwork.set(network, own)
@@ -79,32 +159,41 @@ export function createDashboardStats(options: DashboardStatsOptions) {
             add(own, status, count)
           }
         }
+        for (const [network, count] of bucketed.hits) add(hits, network, count)
+        for (const [network, count] of bucketed.misses) add(misses, network, count)
       }
       const toObject = (counts: Map<number, number> | undefined) =>
         Object.fromEntries([...(counts ?? [])].sort(([a], [b]) => a - b))
       return {
+        /** Where the per-upstream state (and, alone, every figure) comes from. */
+        instance,
+        /** Calls, credits, answers and cache hits are every instance's (Redis). */
+        shared: shared !== undefined,
         minutes: series.map((minute) => minute * minuteMs),
         statuses: toObject(statuses),
         networks: networks.map((network) => {
           const head = network.pool.head()
           const stats = network.cache?.stats
-          const lookups = stats ? stats.hits + stats.misses : 0
-          const seconds = (minute: number) => (minute === current ? elapsedSeconds : 60)
+          // shared: the last hour's lookups of every instance; alone: this process's since it started
+          const cacheHits = shared ? (hits.get(network.name) ?? 0) : (stats?.hits ?? 0)
+          const cacheMisses = shared ? (misses.get(network.name) ?? 0) : (stats?.misses ?? 0)
+          const lookups = cacheHits + cacheMisses
+          const seconds = (minute: number) => (minute === latest ? elapsedSeconds : 60)
           return {
             name: network.name,
             chainId: network.chainId,
             head: head === undefined ? null : Number(head),
             finalized: toNumber(network.heads.finalized()),
             callsPerSecond: series.map(
-              (minute) => (minutes.get(minute)?.calls.get(network.name) ?? 0) / seconds(minute),
+              (minute) => (hour.get(minute)?.calls.get(network.name) ?? 0) / seconds(minute),
             ),
-            creditsPerMinute: series.map((minute) => minutes.get(minute)?.credits.get(network.name) ?? 0),
+            creditsPerMinute: series.map((minute) => hour.get(minute)?.credits.get(network.name) ?? 0),
             statuses: toObject(byNetwork.get(network.name)),
             cache: stats
               ? {
-                  hits: stats.hits,
-                  misses: stats.misses,
-                  hitRatio: lookups === 0 ? null : stats.hits / lookups,
+                  hits: cacheHits,
+                  misses: cacheMisses,
+                  hitRatio: lookups === 0 ? null : cacheHits / lookups,
                   entries: stats.entries,
                 }
               : null,
@@ -128,6 +217,50 @@ export function withUsageTap(store: UsageStore, tap: (delta: UsageDelta) => void
       tap(delta)
     },
   }
+}
+
+function newBucket(): MinuteBucket {
+  return { calls: new Map(), credits: new Map(), statuses: new Map(), hits: new Map(), misses: new Map() }
+}
+
+function add<T>(map: Map<T, number>, key: T, value: number): void {
+  map.set(key, (map.get(key) ?? 0) + value)
+}
+
+function mergeInto(into: MinuteBucket, from: MinuteBucket): void {
+  for (const name of ['calls', 'credits', 'hits', 'misses'] as const)
+    for (const [network, count] of from[name]) add(into[name], network, count)
+  for (const [network, counted] of from.statuses) {
+    const own = into.statuses.get(network) ?? new Map<number, number>()
+    into.statuses.set(network, own)
+    for (const [status, count] of counted) add(own, status, count)
+  }
+}
+
+/** A bucket as Redis hash fields (network names are lowercase letters, digits and dashes, or `(none)`). */
+function toCounts(bucketed: MinuteBucket): MinuteCounts {
+  const counts: MinuteCounts = new Map()
+  for (const name of ['calls', 'credits', 'hits', 'misses'] as const)
+    for (const [network, count] of bucketed[name]) counts.set(`${name}:${network}`, count)
+  for (const [network, counted] of bucketed.statuses)
+    for (const [status, count] of counted) counts.set(`status:${network}:${status}`, count)
+  return counts
+}
+
+function toBucket(counts: MinuteCounts): MinuteBucket {
+  const bucketed = newBucket()
+  for (const [field, count] of counts) {
+    const [name, network, status] = field.split(':')
+    if (network === undefined) continue
+    if (name === 'status') {
+      const own = bucketed.statuses.get(network) ?? new Map<number, number>()
+      bucketed.statuses.set(network, own)
+      add(own, Number(status), count)
+    } else if (name === 'calls' || name === 'credits' || name === 'hits' || name === 'misses') {
+      add(bucketed[name], network, count)
+    }
+  }
+  return bucketed
 }
 
 function toUpstreamView(member: PoolMember, role: 'primary' | 'partner', networkHead: bigint | undefined) {

@@ -38,7 +38,7 @@ export type DashboardDeps = {
   /** Wrong tokens at sign-in, counted per client address (and against one shared "key", 0). */
   signInFailures: AuthFailureLimiter
   /** The overview page's figures: the last hour per minute, upstreams and caches now. */
-  overview: () => unknown
+  overview: () => Promise<unknown>
   indexers: ReadonlyMap<number, FeeIndexer>
   /** Undefined when the dashboard was not built: its pages then say so. */
   assets: DashboardAssets | undefined
@@ -124,7 +124,7 @@ async function route(deps: DashboardDeps, request: DashboardRequest): Promise<Da
   if (changesState && header(request, csrfHeader) !== session.csrfToken) {
     throw new AdminRequestError('missing or wrong CSRF token: reload the page')
   }
-  if (api === 'overview' && method === 'GET') return json(200, deps.overview())
+  if (api === 'overview' && method === 'GET') return json(200, await deps.overview())
   if (api === 'gas' && method === 'GET') return json(200, [...deps.indexers.values()].map(toGasView))
   if (api === 'admin' || api.startsWith('admin/')) {
     const answer = await deps.admin({

@@ -1,6 +1,7 @@
 import { type Logger, pino } from 'pino'
 import { createDashboard } from '../admin/createDashboard.ts'
 import { createDashboardStats, withUsageTap } from '../admin/createDashboardStats.ts'
+import { createSharedDashboardFigures } from '../admin/createSharedDashboardFigures.ts'
 import { type AdminRequest, handleAdmin } from '../admin/handleAdmin.ts'
 import type { ApiKey } from '../auth/apiKey.ts'
 import { createAuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
@@ -98,7 +99,24 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     cleanups.push(() => keys.close())
     const clock = options.clock ?? systemClock
     const dashboardOn = config.admin.token !== undefined
-    const dashboardStats = createDashboardStats({ now: () => clock.now() })
+    // with Redis, the overview's figures are every instance's: counted into and read from Redis
+    const dashboardStats = createDashboardStats({
+      now: () => clock.now(),
+      shared:
+        dashboardOn && config.redis
+          ? {
+              figures: await createSharedDashboardFigures({
+                url: config.redis.url,
+                keyPrefix: config.redis.keyPrefix,
+                onError: (err) => log.warn({ err }, 'redis connection error (dashboard figures)'),
+              }),
+              flushMs: config.metering.flushMs,
+              onError: (err) => log.warn({ err }, 'sending the dashboard figures to Redis failed; retrying'),
+            }
+          : undefined,
+    })
+    // after the meter's last flush (cleanups run in reverse): its usage is sent too
+    cleanups.push(() => dashboardStats.close())
     // with Redis, the credit balances and rate limits are shared by every instance (leases)
     // (without Redis, a worker's balances are shared with the other workers through the primary's bank)
     const bank = config.redis
@@ -256,14 +274,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     const metricsDeps = metrics && { metrics, token: config.metrics.token }
     const server: HttpServer = createHttpServer(
       {
-        rpc: async (request) => {
-          const answer = await handleHttpRpc(rpcDeps, request)
-          if (dashboardOn) {
-            const network = networks.resolve(request.networkName, request.host)?.name ?? '(none)'
-            dashboardStats.noteAnswer(network, answer.status)
-          }
-          return answer
-        },
+        rpc: (request) => handleHttpRpc(rpcDeps, request),
         ready: createReadiness({ networks, pingDatabase: () => stores.ping() }),
         metrics: metricsDeps && ((request) => handleMetrics(metricsDeps, request)),
         gas: (request) => handleGasRequest(gasDeps, request),
@@ -281,6 +292,10 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
         cors: config.server.cors,
         compression: config.server.compression,
         rpcAnswers: metrics?.rpcAnswers,
+        onRpcAnswer: dashboardOn
+          ? (networkName, host, status) =>
+              dashboardStats.noteAnswer(networks.resolve(networkName, host)?.name ?? '(none)', status)
+          : undefined,
       },
     )
     const hubs = new Map<string, SubscriptionHub>(

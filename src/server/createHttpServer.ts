@@ -51,6 +51,10 @@ export type HttpServerOptions = {
   compression: CompressionOptions
   /** Where JSON-RPC answers are counted by status class (a plain increment each), when metrics are on. */
   rpcAnswers?: RpcAnswerCounts | undefined
+  /** Told each JSON-RPC answer's status with the network the request named (path or Host), when the dashboard is on. */
+  onRpcAnswer?:
+    | ((networkName: string | undefined, host: string | undefined, status: number) => void)
+    | undefined
 }
 
 export type HttpServer = {
@@ -65,7 +69,7 @@ const adminMaxBodyBytes = 1024 * 1024
 
 /** The HTTP adapter: bytes in, bytes out. Routing, limits and headers; everything else is the handlers'. */
 export function createHttpServer(handlers: HttpHandlers, options: HttpServerOptions): HttpServer {
-  const { rpcAnswers, compression } = options
+  const { rpcAnswers, onRpcAnswer, compression } = options
   let inFlight = 0
   let drained: (() => void) | undefined
 
@@ -257,6 +261,7 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
           else if (answer.status >= 400) rpcAnswers['4xx']++
           else rpcAnswers['2xx']++
         }
+        onRpcAnswer?.(route.networkName, req.headers.host, answer.status)
         return send(req, res, answer.status, answer.body, answer.headers)
       }
     }

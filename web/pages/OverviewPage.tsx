@@ -28,7 +28,15 @@ type NetworkOverview = {
   upstreams: Upstream[]
 }
 
-export type Overview = { minutes: number[]; statuses: Record<string, number>; networks: NetworkOverview[] }
+export type Overview = {
+  /** The instance that answered: heads and upstreams are its own. */
+  instance: string
+  /** Calls, credits, answers and cache hits are every instance's (through Redis). */
+  shared: boolean
+  minutes: number[]
+  statuses: Record<string, number>
+  networks: NetworkOverview[]
+}
 
 const refreshMs = 5_000
 
@@ -40,7 +48,11 @@ export function OverviewPage() {
     <section aria-labelledby="overview-title">
       <h1 id="overview-title">Overview</h1>
       {error && <p class="error">{error}</p>}
-      <p class="hint">The last hour, per minute, of this instance; refreshed every {refreshMs / 1000} s.</p>
+      <p class="hint" data-testid="overview-scope">
+        {data.shared
+          ? `The last hour, per minute, of every instance (shared through Redis); heads and upstreams as seen by ${data.instance}, which answered. Refreshed every ${refreshMs / 1000} s.`
+          : `The last hour, per minute, of this instance (${data.instance}); refreshed every ${refreshMs / 1000} s.`}
+      </p>
       <div class="cards">
         <div class="card">
           <h2>JSON-RPC answers (last hour)</h2>
