@@ -7,11 +7,11 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import autocannon from 'autocannon'
 import { seedDevnet } from '../src/devnet/seedDevnet.ts'
 import { startAnvil } from '../src/devnet/startAnvil.ts'
 import { cheapCalls } from './cheapCalls.ts'
-import { children, cpuTicks, startTollgate } from './processes.ts'
+import { combine, fmt, type Measurement, measure } from './measureLoad.ts'
+import { children, startTollgate } from './processes.ts'
 
 const base = process.env.BENCH_BASE
 if (!base) throw new Error('BENCH_BASE: the path of another checkout, with dist/ built')
@@ -20,7 +20,6 @@ const halves = Number(process.env.BENCH_HALVES ?? 4)
 const connectionsList = (process.env.BENCH_CONNECTIONS ?? '16,64').split(',').map(Number)
 
 type Target = { name: 'base' | 'this'; url: string; pid: number | undefined }
-type Measurement = { rps: number; cpuMicros: number; requests: number }
 
 const anvil = await startAnvil()
 const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'))
@@ -60,44 +59,4 @@ try {
   for (const child of children) child.kill('SIGTERM')
   await anvil.stop()
   rmSync(dir, { recursive: true, force: true })
-}
-
-async function measure(
-  target: Target,
-  body: string,
-  connections: number,
-  duration: number,
-): Promise<Measurement> {
-  const before = cpuTicks(target.pid) ?? 0
-  const result = await autocannon({
-    url: target.url,
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body,
-    connections,
-    duration,
-  })
-  const after = cpuTicks(target.pid) ?? 0
-  if (result.errors + result.timeouts + result.non2xx > 0) throw new Error(`${target.name}: failed requests`)
-  const requests = result.requests.total
-  return {
-    rps: result.requests.average,
-    cpuMicros: ((after - before) * 10_000) / Math.max(1, requests),
-    requests,
-  }
-}
-
-function combine(measurements: Measurement[]): Measurement {
-  const requests = measurements.reduce((sum, each) => sum + each.requests, 0)
-  return {
-    rps: measurements.reduce((sum, each) => sum + each.rps, 0) / measurements.length,
-    cpuMicros: Math.round(
-      measurements.reduce((sum, each) => sum + each.cpuMicros * each.requests, 0) / requests,
-    ),
-    requests,
-  }
-}
-
-function fmt(rps: number): string {
-  return Math.round(rps).toLocaleString('en-US')
 }

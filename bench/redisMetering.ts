@@ -13,7 +13,6 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setImmediate as nextTurn } from 'node:timers/promises'
-import autocannon from 'autocannon'
 import { Redis } from 'ioredis'
 import { seedDevnet } from '../src/devnet/seedDevnet.ts'
 import { startAnvil } from '../src/devnet/startAnvil.ts'
@@ -23,7 +22,8 @@ import { createRedisBank } from '../src/metering/createRedisBank.ts'
 import { createSqliteUsageStore } from '../src/metering/createSqliteUsageStore.ts'
 import { openSqlite } from '../src/store/openSqlite.ts'
 import { cheapCalls } from './cheapCalls.ts'
-import { children, cpuTicks, startTollgate } from './processes.ts'
+import { combine, fmt, type Measurement, measure } from './measureLoad.ts'
+import { children, startTollgate } from './processes.ts'
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 4)
 const halves = Number(process.env.BENCH_HALVES ?? 4)
@@ -33,7 +33,6 @@ const redisUrl = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379'
 const keyPrefix = `tollgate-bench-${process.pid}:`
 
 type Target = { name: 'in-process' | 'redis'; url: string; pid: number | undefined }
-type Measurement = { rps: number; cpuMicros: number; requests: number }
 
 const anvil = await startAnvil()
 const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'))
@@ -203,44 +202,4 @@ async function removeKeys(): Promise<void> {
     cursor = next
   } while (cursor !== '0')
   redis.disconnect()
-}
-
-async function measure(
-  target: Target,
-  body: string,
-  connections: number,
-  duration: number,
-): Promise<Measurement> {
-  const before = cpuTicks(target.pid) ?? 0
-  const result = await autocannon({
-    url: target.url,
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body,
-    connections,
-    duration,
-  })
-  const after = cpuTicks(target.pid) ?? 0
-  if (result.errors + result.timeouts + result.non2xx > 0) throw new Error(`${target.name}: failed requests`)
-  const requests = result.requests.total
-  return {
-    rps: result.requests.average,
-    cpuMicros: ((after - before) * 10_000) / Math.max(1, requests),
-    requests,
-  }
-}
-
-function combine(measurements: Measurement[]): Measurement {
-  const requests = measurements.reduce((sum, each) => sum + each.requests, 0)
-  return {
-    rps: measurements.reduce((sum, each) => sum + each.rps, 0) / measurements.length,
-    cpuMicros: Math.round(
-      measurements.reduce((sum, each) => sum + each.cpuMicros * each.requests, 0) / requests,
-    ),
-    requests,
-  }
-}
-
-function fmt(value: number): string {
-  return Math.round(value).toLocaleString('en-US')
 }

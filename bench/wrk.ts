@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { seedDevnet } from '../src/devnet/seedDevnet.ts'
 import { startAnvil } from '../src/devnet/startAnvil.ts'
 import { type BenchCall, cheapCalls } from './cheapCalls.ts'
+import { combine, fmt, type Measurement } from './measureLoad.ts'
 import { children, cpuTicks, spawnAndWait, startTollgate } from './processes.ts'
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 8)
@@ -18,7 +19,6 @@ const halves = Number(process.env.BENCH_HALVES ?? 4)
 const connectionsList = (process.env.BENCH_CONNECTIONS ?? '16,64').split(',').map(Number)
 
 type Target = { name: 'pass-through' | 'tollgate'; url: string; pid: number | undefined }
-type Measurement = { rps: number; requests: number; cpuMicros: number }
 
 const anvil = await startAnvil()
 const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'))
@@ -87,19 +87,4 @@ function measure(target: Target, body: string, connections: number, duration: nu
   const requests = Number(/(\d+) requests in/.exec(output)?.[1] ?? 0)
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(output)?.[1] ?? 0)
   return { rps, requests, cpuMicros: ((after - before) * 10_000) / Math.max(1, requests) }
-}
-
-function combine(measurements: Measurement[]): Measurement {
-  const requests = measurements.reduce((sum, each) => sum + each.requests, 0)
-  return {
-    rps: measurements.reduce((sum, each) => sum + each.rps, 0) / measurements.length,
-    cpuMicros: Math.round(
-      measurements.reduce((sum, each) => sum + each.cpuMicros * each.requests, 0) / requests,
-    ),
-    requests,
-  }
-}
-
-function fmt(rps: number): string {
-  return Math.round(rps).toLocaleString('en-US')
 }
