@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
-import { createTestPrefix } from '../../test/helpers/testRedis.ts'
+import { createTestPrefix, startRedisServer } from '../../test/helpers/testRedis.ts'
+import { until } from '../../test/helpers/until.ts'
 import type { HourlyUsage } from '../metering/usageStore.ts'
 import type { Network } from '../networks/createNetwork.ts'
 import { createDashboardStats } from './createDashboardStats.ts'
@@ -128,6 +129,42 @@ describe('createDashboardStats', () => {
         credits: 675,
       })
       await third.close()
+    })
+
+    it("Redis down: says the figures are unavailable, still shows the instance's state, and sends the counts once it is back", async () => {
+      const server = await startRedisServer()
+      const onServer = async () =>
+        createDashboardStats({
+          now: () => nowMs,
+          shared: {
+            figures: await createSharedDashboardFigures({ url: server.url, keyPrefix: prefix.keyPrefix }),
+            flushMs: 3_600_000,
+            onError: () => {},
+          },
+        })
+      const stats = await onServer()
+      try {
+        stats.recordUsage({ daily: [], hourly: [row('mainnet', 60, 300)] })
+        await server.stop()
+        const network = withCache({ hits: 0, misses: 0 })
+        const down = await stats.snapshot([network])
+        assert.equal(down.unavailable, true)
+        assert.equal(down.networks[0]?.head, 10)
+        assert.deepEqual(down.networks[0]?.creditsPerMinute.at(-1), 0)
+
+        await server.start()
+        await until(async () => (await stats.snapshot([network])).unavailable === false, 'Redis to be back')
+        await stats.close() // sends the counts kept while Redis was away
+        const reader = await onServer()
+        try {
+          assert.equal((await reader.snapshot([network])).networks[0]?.creditsPerMinute.at(-1), 300)
+        } finally {
+          await reader.close()
+        }
+      } finally {
+        await stats.close()
+        await server.stop()
+      }
     })
   })
 })

@@ -27,7 +27,7 @@ export type DashboardStatsOptions = {
 }
 
 /** Which instance answered an overview: its per-upstream state is its own. */
-const instance = `${hostname()} (pid ${process.pid})`
+const instance = `${hostname()} pid ${process.pid}`
 
 /**
  * The overview's live figures: calls and credits per network and minute for the last hour (taken
@@ -140,11 +140,18 @@ export function createDashboardStats(options: DashboardStatsOptions) {
       const latest = Math.floor(nowMs / minuteMs)
       const elapsedSeconds = Math.max(1, (nowMs - latest * minuteMs) / 1000)
       const series = Array.from({ length: keptMinutes }, (_, index) => latest - keptMinutes + 1 + index)
-      const hour = shared
-        ? new Map(
-            [...(await shared.figures.read(series))].map(([minute, counts]) => [minute, toBucket(counts)]),
-          )
-        : minutes
+      // Redis unreachable: the figures are missing (said so), the instance's own state is still shown
+      let hour = minutes
+      let unavailable = false
+      if (shared) {
+        try {
+          const read = await shared.figures.read(series)
+          hour = new Map([...read].map(([minute, counts]) => [minute, toBucket(counts)]))
+        } catch {
+          hour = new Map()
+          unavailable = true
+        }
+      }
       const statuses = new Map<number, number>()
       const byNetwork = new Map<string, Map<number, number>>()
       const hits = new Map<string, number>()
@@ -169,6 +176,8 @@ export function createDashboardStats(options: DashboardStatsOptions) {
         instance,
         /** Calls, credits, answers and cache hits are every instance's (Redis). */
         shared: shared !== undefined,
+        /** Shared, but Redis did not answer: the per-minute figures and answers are empty. */
+        unavailable,
         minutes: series.map((minute) => minute * minuteMs),
         statuses: toObject(statuses),
         networks: networks.map((network) => {

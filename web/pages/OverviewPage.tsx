@@ -33,6 +33,8 @@ export type Overview = {
   instance: string
   /** Calls, credits, answers and cache hits are every instance's (through Redis). */
   shared: boolean
+  /** Shared, but Redis did not answer: no per-minute figures this time. */
+  unavailable: boolean
   minutes: number[]
   statuses: Record<string, number>
   networks: NetworkOverview[]
@@ -48,6 +50,12 @@ export function OverviewPage() {
     <section aria-labelledby="overview-title">
       <h1 id="overview-title">Overview</h1>
       {error && <p class="error">{error}</p>}
+      {data.unavailable && (
+        <p class="error" role="alert">
+          Redis did not answer: the calls, credits, answers and cache hits of the last hour cannot be shown
+          now (they are kept and sent when it is back).
+        </p>
+      )}
       <p class="hint" data-testid="overview-scope">
         {data.shared
           ? `The last hour, per minute, of every instance (shared through Redis); heads and upstreams as seen by ${data.instance}, which answered. Refreshed every ${refreshMs / 1000} s.`
