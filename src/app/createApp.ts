@@ -1,6 +1,7 @@
 import { type Logger, pino } from 'pino'
 import { createDashboard } from '../admin/createDashboard.ts'
 import { createDashboardStats, withUsageTap } from '../admin/createDashboardStats.ts'
+import { createNetworkNamer } from '../admin/createNetworkNamer.ts'
 import { createSharedDashboardFigures } from '../admin/createSharedDashboardFigures.ts'
 import { type AdminRequest, handleAdmin } from '../admin/handleAdmin.ts'
 import type { ApiKey } from '../auth/apiKey.ts'
@@ -272,6 +273,8 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
           })
     const metrics = config.metrics.enabled ? createMetrics({ networks: networks.all }) : undefined
     const metricsDeps = metrics && { metrics, token: config.metrics.token }
+    // the dashboard counts answers by network: remembered per path name and Host, not parsed each time
+    const nameNetwork = createNetworkNamer(networks)
     const server: HttpServer = createHttpServer(
       {
         rpc: (request) => handleHttpRpc(rpcDeps, request),
@@ -293,8 +296,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
         compression: config.server.compression,
         rpcAnswers: metrics?.rpcAnswers,
         onRpcAnswer: dashboardOn
-          ? (networkName, host, status) =>
-              dashboardStats.noteAnswer(networks.resolve(networkName, host)?.name ?? '(none)', status)
+          ? (networkName, host, status) => dashboardStats.noteAnswer(nameNetwork(networkName, host), status)
           : undefined,
       },
     )
