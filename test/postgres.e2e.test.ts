@@ -323,7 +323,10 @@ describe('tollgate on PostgreSQL: every CLI command, the gateway beside it, read
       return status === 503 && body.database === 'unavailable'
     }, 'not ready while the database is away')
     for (let i = 0; i < 5; i++) assert.equal(await call(), 200)
-    await until(() => output().includes('usage flush or credit report failed'), 'a flush failing while the database is away')
+    await until(
+      () => output().includes('usage flush or credit report failed'),
+      'a flush failing while the database is away',
+    )
     proxy.restore()
     await until(async () => {
       const { status, body } = await readiness()
