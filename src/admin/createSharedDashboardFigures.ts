@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis'
+import { openRedis } from '../store/openRedis.ts'
 
 /** One minute's counts, by field: `calls:<network>`, `credits:<network>`, `status:<network>:<code>`, `hits:<network>`, `misses:<network>`. */
 export type MinuteCounts = Map<string, number>
@@ -32,25 +32,12 @@ export async function createSharedDashboardFigures(
   options: SharedDashboardFiguresOptions,
 ): Promise<SharedDashboardFigures> {
   const { keyPrefix, onError } = options
-  const redis = new Redis(options.url, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    commandTimeout: commandTimeoutMs,
-    connectTimeout: commandTimeoutMs,
-    retryStrategy: (attempt) => Math.min(attempt * 100, 1_000),
-    lazyConnect: true,
+  const redis = await openRedis(options.url, {
+    commandTimeoutMs,
+    connectTimeoutMs: commandTimeoutMs,
+    name: 'tollgate-dashboard',
+    onDown: onError,
   })
-  let reported = false
-  redis.on('error', (err) => {
-    // one report per outage, not one per reconnection attempt
-    if (reported) return
-    reported = true
-    onError?.(err)
-  })
-  redis.on('ready', () => {
-    reported = false
-  })
-  await redis.connect()
   const keyOf = (minute: number) => `${keyPrefix}dashboard:${minute}`
 
   return {

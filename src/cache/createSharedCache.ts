@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { Redis } from 'ioredis'
 import type { Logger } from 'pino'
+import { openRedis } from '../store/openRedis.ts'
 import { putScript, raiseHeadScript } from './sharedCacheScripts.ts'
 
 /** One network's share of the cache in Redis: immutable answers, by the in-memory cache's keys. */
@@ -79,16 +80,18 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
   const { keyPrefix, log } = options
   const { waitMs } = options
   const ttlMs = options.ttlSeconds * 1000
-  const redis = new Redis(options.url, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    commandTimeout: waitMs,
-    enableAutoPipelining: true,
-    retryStrategy: (attempt) => Math.min(attempt * 100, 1_000),
-    lazyConnect: true,
-    connectTimeout,
-    connectionName: 'tollgate-cache',
-  }) as ScriptRedis
+  const redis = (await openRedis(options.url, {
+    commandTimeoutMs: waitMs,
+    connectTimeoutMs: connectTimeout,
+    name: 'tollgate-cache',
+    autoPipelining: true,
+    onDown: (err) =>
+      log?.warn({ err }, 'shared cache: Redis unreachable; answers come from memory and the upstreams'),
+    onBack: () => {
+      log?.info('shared cache: Redis is back')
+      readHeads()
+    },
+  })) as ScriptRedis
   redis.defineCommand('tollgateCachePut', { numberOfKeys: 4, lua: putScript })
   redis.defineCommand('tollgateRaiseHead', { numberOfKeys: 1, lua: raiseHeadScript })
   // its SUBSCRIBE waits for a connection however long Redis is away (and is renewed on reconnection)
@@ -97,17 +100,6 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
     retryStrategy: (attempt) => Math.min(attempt * 100, 1_000),
     lazyConnect: true,
     connectTimeout,
-  })
-  let down = false
-  redis.on('error', (err) => {
-    if (down) return
-    down = true
-    log?.warn({ err }, 'shared cache: Redis unreachable; answers come from memory and the upstreams')
-  })
-  redis.on('ready', () => {
-    if (down) log?.info('shared cache: Redis is back')
-    down = false
-    readHeads()
   })
   subscriber.on('error', () => undefined)
 
@@ -139,7 +131,7 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
   subscriber.on('ready', readHeads)
   const rereading = setInterval(readHeads, headRereadMs)
   rereading.unref()
-  await Promise.all([redis.connect().catch(() => undefined), subscriber.connect().catch(() => undefined)])
+  await subscriber.connect().catch(() => undefined)
   subscriber.subscribe(headsChannel).catch(() => undefined)
 
   function forNetwork(chainId: number): { store: SharedStore; head: SharedHead } {

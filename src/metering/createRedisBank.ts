@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
+import { openRedis } from '../store/openRedis.ts'
 import type { BankReply, BankRequest, CreditBank } from './creditBank.ts'
 import { creditScript } from './creditScript.ts'
 
@@ -36,26 +37,14 @@ export async function createRedisBank({
   onError,
 }: RedisBankOptions): Promise<CreditBank & { instanceId: string; isConnected(): boolean }> {
   const instanceId = randomUUID()
-  const redis = new Redis(url, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    commandTimeout: commandTimeoutMs,
-    enableAutoPipelining: true,
-    retryStrategy: (attempt) => Math.min(attempt * 100, 1_000),
-    lazyConnect: true,
-  }) as ScriptRedis
-  // one report per outage, not one per reconnection attempt
-  let reported = false
-  redis.on('error', (err) => {
-    if (!reported) onError?.(err)
-    reported = true
-  })
-  redis.on('ready', () => {
-    reported = false
-  })
-  redis.defineCommand('tollgateCredits', { lua: creditScript })
   // a Redis down at start is a Redis down: the meter's onRedisDown mode applies until it is back
-  await redis.connect().catch(() => undefined)
+  const redis = (await openRedis(url, {
+    commandTimeoutMs,
+    name: 'tollgate-credits',
+    autoPipelining: true,
+    onDown: onError,
+  })) as ScriptRedis
+  redis.defineCommand('tollgateCredits', { lua: creditScript })
 
   async function exchange({ subjects }: BankRequest): Promise<BankReply> {
     const keys: string[] = []
