@@ -175,3 +175,59 @@ describe('failed authentications: counted per client address, then 429 unchecked
     assert.equal((await post(key, basic(`${secret}0`), '127.0.4.2')).status, 401)
   })
 })
+
+describe('behind a load balancer (server.trustedProxies): failed authentications count per client', () => {
+  let node: TestNode
+  let trusting: TestGateway
+  let plain: TestGateway
+  const frozenAt = Date.now()
+
+  before(async () => {
+    node = await startTestNode({ loadBlocks: 1 })
+    const config = { auth: { failureBurst: burst, failuresPerMinute: 1 } }
+    // the test's requests come from 127.0.0.1: the "load balancer"
+    trusting = await startTestGateway({
+      upstreams: [node.url],
+      clock: { now: () => frozenAt },
+      config: { ...config, server: { trustedProxies: ['127.0.0.0/8'] } },
+    })
+    plain = await startTestGateway({ upstreams: [node.url], clock: { now: () => frozenAt }, config })
+  })
+  after(async () => {
+    await trusting?.close()
+    await plain?.close()
+    await node?.stop()
+  })
+
+  async function attack(gateway: TestGateway) {
+    const created = await gateway.app.keyAdmin.create({ plan: 'team', secret: true })
+    await gateway.app.keys.refresh()
+    const { key } = created.key
+    const secret = created.secret as string
+    const post = (authorization: string, client: string) =>
+      requestFrom(`${gateway.url}/devnet/v3/${key}`, {
+        localAddress: '127.0.0.1',
+        body: JSON.stringify(rpcBody('eth_chainId')),
+        headers: {
+          'content-type': 'application/json',
+          authorization,
+          // what the client wrote (ignored), then what the load balancer appended
+          'x-forwarded-for': `10.9.9.9, ${client}`,
+        },
+      })
+    for (let i = 0; i < burst; i++)
+      assert.equal((await post(basic(`${secret}x`), '198.51.100.1')).status, 401)
+    return {
+      attacker: (await post(basic(secret), '198.51.100.1')).status,
+      other: (await post(basic(secret), '198.51.100.2')).status,
+    }
+  }
+
+  it("trusted: the attacker's address is refused, another client behind the same balancer is not", async () => {
+    assert.deepEqual(await attack(trusting), { attacker: 429, other: 200 })
+  })
+
+  it('not trusted: X-Forwarded-For is ignored, every client is the balancer', async () => {
+    assert.deepEqual(await attack(plain), { attacker: 429, other: 429 })
+  })
+})

@@ -292,6 +292,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
         maxConnections: config.server.maxConnections,
         maxConnectionsPerAddress: config.server.maxConnectionsPerAddress,
         maxConnectionsPerAddressExempt: config.server.maxConnectionsPerAddressExempt,
+        trustedProxies: config.server.trustedProxies,
         cors: config.server.cors,
         compression: config.server.compression,
         rpcAnswers: metrics?.rpcAnswers,
@@ -337,6 +338,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       {
         maxFrameBytes: config.websocket.maxFrameBytes,
         pingMs: config.websocket.pingMs,
+        trustedProxies: config.server.trustedProxies,
       },
     )
     const { host, port } = await server.listen(config.server.port, config.server.host)

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { parseAllowlistEntry } from '../auth/parseAllowlistEntry.ts'
+import { isAddressOrRange } from '../server/createClientAddressOf.ts'
 
 /** The one config schema. Every default lives here; types are inferred from it. */
 
@@ -108,6 +109,14 @@ export const configSchema = z.strictObject({
       maxConnectionsPerAddress: z.int().positive().default(256),
       /** Addresses maxConnectionsPerAddress does not apply to: this machine (a local reverse proxy, benches). */
       maxConnectionsPerAddressExempt: z.array(z.string().min(1)).default(['127.0.0.1', '::1']),
+      /**
+       * Load balancers or reverse proxies in front of tollgate (addresses or CIDR ranges): a request
+       * from one of them is counted as from the client its X-Forwarded-For names (failed
+       * authentications per address). Empty: X-Forwarded-For is ignored.
+       */
+      trustedProxies: z
+        .array(z.string().refine(isAddressOrRange, 'expected an IP address or a CIDR range (10.0.0.0/8)'))
+        .default([]),
       /** How long a shutdown waits for in-flight requests before closing their connections. */
       shutdownGraceMs: z.int().min(0).default(10_000),
       /** Browsers may call the JSON-RPC and Gas API routes from any page (the key's origins allowlist still decides). */

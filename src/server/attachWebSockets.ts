@@ -6,12 +6,18 @@ import { RouteNotFoundError } from '../errors/errors.ts'
 import { toWireError, type WireErrorAnswer } from '../errors/toWireError.ts'
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import type { SocketUpgrade, SocketUpgradeRequest } from '../pipeline/handleSocketUpgrade.ts'
+import { createClientAddressOf } from './createClientAddressOf.ts'
 import { keyRequestOf } from './keyRequestOf.ts'
 import { parseRoute } from './parseRoute.ts'
 
 export type UpgradeHandler = (request: SocketUpgradeRequest) => Promise<SocketUpgrade>
 
-export type WebSocketOptions = { maxFrameBytes: number; pingMs: number }
+export type WebSocketOptions = {
+  maxFrameBytes: number
+  pingMs: number
+  /** Proxies whose X-Forwarded-For names the client (createClientAddressOf). */
+  trustedProxies: readonly string[]
+}
 
 export type WebSockets = { close(): void }
 
@@ -31,6 +37,7 @@ export function attachWebSockets(
     perMessageDeflate: false,
   })
   const alive = new WeakMap<WebSocket, boolean>()
+  const clientAddressOf = createClientAddressOf(options.trustedProxies)
 
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy())
@@ -39,7 +46,7 @@ export function attachWebSockets(
       refuse(socket, toWireError(new RouteNotFoundError(), 'jsonrpc'))
       return
     }
-    upgrade(keyRequestOf(req, route)).then(
+    upgrade(keyRequestOf(req, route, clientAddressOf(req))).then(
       (answer) => {
         if (!answer.ok) {
           reject(socket, answer.status, answer.body, answer.headers)

@@ -19,6 +19,7 @@ import type { MetricsRequest, MetricsResponse } from '../metrics/handleMetrics.t
 import type { HttpRpcRequest, HttpRpcResponse } from '../pipeline/handleHttpRpc.ts'
 import { type CompressionOptions, chooseEncoding, createCompressor } from './compression.ts'
 import { type CorsOptions, corsHeaders, preflightHeaders } from './corsHeaders.ts'
+import { createClientAddressOf } from './createClientAddressOf.ts'
 import { keyRequestOf } from './keyRequestOf.ts'
 import { parseRoute } from './parseRoute.ts'
 import { readBody } from './readBody.ts'
@@ -47,6 +48,8 @@ export type HttpServerOptions = {
   maxConnectionsPerAddress: number
   /** Remote addresses the per-address limit does not apply to. */
   maxConnectionsPerAddressExempt: readonly string[]
+  /** Proxies whose X-Forwarded-For names the client (createClientAddressOf). */
+  trustedProxies: readonly string[]
   cors: CorsOptions
   compression: CompressionOptions
   /** Where JSON-RPC answers are counted by status class (a plain increment each), when metrics are on. */
@@ -94,6 +97,7 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
     },
   )
   server.maxConnections = options.maxConnections
+  const clientAddressOf = createClientAddressOf(options.trustedProxies)
   limitConnectionsPerAddress(server, options.maxConnectionsPerAddress, options.maxConnectionsPerAddressExempt)
 
   /** The answer's bytes: compressed and streamed when the client accepts it and it is large enough. */
@@ -216,7 +220,7 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
           url: req.url ?? '/',
           headers: req.headers,
           body,
-          clientAddress: req.socket.remoteAddress,
+          clientAddress: clientAddressOf(req),
           secure: 'encrypted' in req.socket,
         })
         return send(req, res, status, answer, headers, contentType)
@@ -229,7 +233,7 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
           chainId: route.chainId,
           endpoint: route.endpoint,
           authorization: req.headers.authorization,
-          clientAddress: req.socket.remoteAddress,
+          clientAddress: clientAddressOf(req),
           origin: req.headers.origin,
           userAgent: req.headers['user-agent'],
         })
@@ -255,7 +259,11 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
           res.setHeader('connection', 'close')
           body = err
         }
-        const answer = await handlers.rpc({ ...keyRequestOf(req, route), body, cancellation })
+        const answer = await handlers.rpc({
+          ...keyRequestOf(req, route, clientAddressOf(req)),
+          body,
+          cancellation,
+        })
         if (rpcAnswers) {
           if (answer.status >= 500) rpcAnswers['5xx']++
           else if (answer.status >= 400) rpcAnswers['4xx']++

@@ -3,11 +3,12 @@ import type { KeyRequest } from '../pipeline/authorizeKeyRequest.ts'
 
 /**
  * What a keyed request (a JSON-RPC POST or a WebSocket upgrade) says of itself: its route, its
- * headers, and the address it comes from.
+ * headers, and the address it comes from (createClientAddressOf).
  */
 export function keyRequestOf(
   req: IncomingMessage,
   route: { key: string; networkName: string | undefined },
+  clientAddress: string | undefined,
 ): KeyRequest {
   const { headers } = req
   const enableFailover = headers['enable-failover']
@@ -16,7 +17,7 @@ export function keyRequestOf(
     networkName: route.networkName,
     host: headers.host,
     authorization: headers.authorization,
-    clientAddress: req.socket.remoteAddress,
+    clientAddress,
     origin: headers.origin,
     userAgent: headers['user-agent'],
     enableFailover: Array.isArray(enableFailover) ? enableFailover[0] : enableFailover,
