@@ -4,18 +4,17 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { Agent, request } from 'node:http'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { createSqliteKeyStore } from '../src/auth/createSqliteKeyStore.ts'
 import { createSqliteUsageStore } from '../src/metering/createSqliteUsageStore.ts'
 import { openSqlite } from '../src/store/openSqlite.ts'
-import { exited } from './helpers/gatewayProcess.ts'
+import { bin, exited } from './helpers/gatewayProcess.ts'
 import { until } from './helpers/until.ts'
 
-const main = resolve('src/main.ts')
-// the TypeScript loader by its own path: the gateway runs in a directory of its own
-const tsx = new URL('../node_modules/tsx/dist/loader.mjs', import.meta.url).href
-const tollgateArgs = ['--import', tsx, main]
+// the compiled CLI, as `npm start` runs it (npm test builds first): no TypeScript loader, whose
+// esbuild service would be one more child of the primary
+const tollgateArgs = [bin]
 
 /** A port that was free a moment ago. */
 function freePort(): Promise<number> {
