@@ -21,6 +21,18 @@ const result = async (url: string, method: string, params: unknown[] = []) => {
 
 const budgetBytes = 12_000
 
+/** The hashes of the node's blocks 0..count-1, asked of the node itself. */
+function blockHashes(url: string, count: number): Promise<string[]> {
+  return Promise.all(
+    Array.from({ length: count }, async (_, number) => {
+      const block = (await result(url, 'eth_getBlockByNumber', [`0x${number.toString(16)}`, false])) as {
+        hash: string
+      }
+      return block.hash
+    }),
+  )
+}
+
 describe('the shared cache: two instances on one Redis, in front of one node', () => {
   let node: TestNode
   let counting: FakeUpstream
@@ -44,17 +56,7 @@ describe('the shared cache: two instances on one Redis, in front of one node', (
     first = await startTestGateway({ upstreams: [counting.url], config })
     second = await startTestGateway({ upstreams: [counting.url], config })
     const head = Number(await result(node.url, 'eth_blockNumber'))
-    hashes = await Promise.all(
-      Array.from(
-        { length: head },
-        async (_, number) =>
-          (
-            (await result(node.url, 'eth_getBlockByNumber', [`0x${number.toString(16)}`, false])) as {
-              hash: string
-            }
-          ).hash,
-      ),
-    )
+    hashes = await blockHashes(node.url, head)
   })
   after(async () => {
     process.off('unhandledRejection', onUnhandled)
@@ -230,17 +232,7 @@ describe('the shared cache while Redis is away: misses, never errors', () => {
     }
     first = await startTestGateway({ upstreams: [counting.url], config })
     second = await startTestGateway({ upstreams: [counting.url], config })
-    hashes = await Promise.all(
-      Array.from(
-        { length: 10 },
-        async (_, number) =>
-          (
-            (await result(node.url, 'eth_getBlockByNumber', [`0x${number.toString(16)}`, false])) as {
-              hash: string
-            }
-          ).hash,
-      ),
-    )
+    hashes = await blockHashes(node.url, 10)
   })
   after(async () => {
     process.off('unhandledRejection', onUnhandled)

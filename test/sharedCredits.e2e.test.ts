@@ -20,6 +20,26 @@ const run = promisify(execFile)
  * front of one anvil: one key's balance holds exactly across them (docs/operations.md, Credits
  * across instances).
  */
+/** A key of 80,000 credits a day (no per-second limit to speak of), made by the CLI against `configFile`. */
+async function createKey(configFile: string): Promise<string> {
+  const env = { ...process.env }
+  delete env.TOLLGATE_CONFIG
+  delete env.TOLLGATE_POSTGRES_URL
+  delete env.TOLLGATE_REDIS_URL
+  const args = [
+    'keys',
+    'create',
+    '--plan',
+    'custom',
+    '--daily-credits',
+    '80000',
+    '--credits-per-second',
+    '100000000',
+  ]
+  const { stdout } = await run(process.execPath, [bin, ...args, '--json', '--config', configFile], { env })
+  return (JSON.parse(stdout) as { key: string }).key
+}
+
 describe('three gateways, one balance', () => {
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-shared-'))
   let node: TestNode
@@ -54,29 +74,7 @@ describe('three gateways, one balance', () => {
   })
 
   it('3,000 calls of 80 credits over three gateways on a key with 80,000: 1,000 served, 2,000 refused with 402, ledger 80,000', async () => {
-    const env = { ...process.env }
-    delete env.TOLLGATE_CONFIG
-    delete env.TOLLGATE_POSTGRES_URL
-    delete env.TOLLGATE_REDIS_URL
-    const { stdout } = await run(
-      process.execPath,
-      [
-        bin,
-        ...[
-          'keys',
-          'create',
-          '--plan',
-          'custom',
-          '--daily-credits',
-          '80000',
-          '--credits-per-second',
-          '100000000',
-        ],
-        ...['--json', '--config', configFile],
-      ],
-      { env },
-    )
-    const { key } = JSON.parse(stdout) as { key: string }
+    const key = await createKey(configFile)
     for (let i = 0; i < 3; i++) gateways.push(await startGatewayProcess(['start', '--config', configFile]))
 
     // 150 calls in flight at a time, spread over the three gateways in turn
@@ -132,29 +130,7 @@ describe('three gateways, one balance', () => {
           log: { level: 'warn' },
         }),
       )
-      const env = { ...process.env }
-      delete env.TOLLGATE_CONFIG
-      delete env.TOLLGATE_POSTGRES_URL
-      delete env.TOLLGATE_REDIS_URL
-      const { stdout } = await run(
-        process.execPath,
-        [
-          bin,
-          ...[
-            'keys',
-            'create',
-            '--plan',
-            'custom',
-            '--daily-credits',
-            '80000',
-            '--credits-per-second',
-            '100000000',
-          ],
-          ...['--json', '--config', file],
-        ],
-        { env },
-      )
-      const { key } = JSON.parse(stdout) as { key: string }
+      const key = await createKey(file)
       for (let i = 0; i < 3; i++) gateways.push(await startGatewayProcess(['start', '--config', file]))
 
       const statuses: number[] = []
