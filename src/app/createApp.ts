@@ -181,6 +181,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
             ttlSeconds: config.cache.shared.ttlSeconds,
             maxBytes: config.cache.shared.maxBytes,
             waitMs: config.cache.shared.waitMs,
+            headGraceMs: config.cache.shared.headGraceMs,
             log,
           })
         : undefined

@@ -36,6 +36,7 @@ describe('createSharedCache on a real Redis', () => {
       maxBytes: options.maxBytes ?? 1 << 20,
       // roomy: these tests are about what is shared; a busy machine can delay a reply past 50 ms
       waitMs: 2_000,
+      headGraceMs: 20,
     })
     opened.push(shared)
     return shared
@@ -103,15 +104,29 @@ describe('createSharedCache on a real Redis', () => {
   it('the highest head shown is shared, never lowered, and read by an instance that starts later', async () => {
     const [one, two] = [await open(), await open()]
     const [a, b] = [one.forNetwork(9).head, two.forNetwork(9).head]
-    a.show(100n)
+    await until(async () => {
+      const [, count] = (await prefix.redis.pubsub('NUMSUB', `${prefix.keyPrefix}heads`)) as [string, number]
+      return Number(count) === opened.length
+    }, 'every instance to subscribe')
+    // a number found is not shown until Redis has it and every instance has heard of it
+    const raising = a.show(100n)
+    assert.ok(raising, 'a raise to wait for')
+    assert.equal(a.shown, 0n)
+    assert.equal(a.show(90n), raising, 'a lower number found meanwhile waits for the same raise')
+    await raising
     assert.equal(a.shown, 100n)
-    await until(() => b.shown === 100n, 'the other instance to hear of 100')
-    b.show(50n)
+    assert.equal(b.shown, 100n, 'the other instance heard of it before it was shown')
+    assert.equal(await prefix.redis.get(`${prefix.keyPrefix}head:9`), '100')
+    assert.equal(b.show(50n), undefined, 'nothing to wait for below the shown head')
     assert.equal(b.shown, 100n)
-    b.show(101n)
-    await until(() => a.shown === 101n, 'the first to hear of 101')
+    await b.show(101n)
+    assert.equal(a.shown, 101n, 'the first heard of 101 before the second showed it')
     const late = (await open()).forNetwork(9).head
     await until(() => late.shown === 101n, 'a later instance to read 101')
+    // a number already raised by another instance (unheard of here) is shown as Redis answers it
+    await prefix.redis.set(`${prefix.keyPrefix}head:9`, '150')
+    await a.show(120n)
+    assert.equal(a.shown, 150n)
   })
 
   it('an RPC cache asks the shared one on an immutable miss, keeps only what the memory cache keeps', async () => {
@@ -164,6 +179,7 @@ describe('createSharedCache while Redis fails', () => {
       maxBytes: 1 << 20,
       // the default: the test stops Redis answering and sees the lookup give up
       waitMs: 50,
+      headGraceMs: 20,
     })
   })
   after(async () => {
@@ -189,7 +205,8 @@ describe('createSharedCache while Redis fails', () => {
       const node = fromNode('"0x1"')
       assert.deepEqual(await cache.load('kept', 'immutable', node.load), { result: '"0x1"' })
       assert.equal(node.calls, 1, 'the upstream answered')
-      head.show(5n)
+      // the raise times out: shown as by a single instance
+      await head.show(5n)
       assert.equal(head.shown, 5n)
     } finally {
       process.kill(pid, 'SIGCONT')
@@ -200,7 +217,8 @@ describe('createSharedCache while Redis fails', () => {
     assert.deepEqual(await cache.load('other', 'immutable', node.load), { result: '"0x2"' })
     assert.equal(node.calls, 1)
     store.put('nowhere', '"0x3"')
-    head.show(6n)
+    // Redis gone: shown as by a single instance
+    await head.show(6n)
     assert.equal(head.shown, 6n)
   })
 
@@ -213,6 +231,7 @@ describe('createSharedCache while Redis fails', () => {
         ttlSeconds: 60,
         maxBytes: 1 << 20,
         waitMs: 2_000,
+        headGraceMs: 20,
       })
     const [one, two] = [await open(), await open()]
     try {
@@ -240,8 +259,8 @@ describe('createSharedCache while Redis fails', () => {
         looker.redis.disconnect()
       }
       const other = two.forNetwork(3).head
-      head.show(100n)
-      await until(() => other.shown === 100n, 'the head to be announced')
+      await head.show(100n)
+      assert.equal(other.shown, 100n, 'announced before it was shown')
     } finally {
       await one.close()
       await two.close()

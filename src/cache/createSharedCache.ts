@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { setTimeout as delay } from 'node:timers/promises'
 import { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import { openRedis } from '../store/openRedis.ts'
@@ -14,10 +15,16 @@ export type SharedStore = {
 
 /** One network's highest block number shown to a client, by any instance. */
 export type SharedHead = {
-  /** The highest this instance told a client or heard another instance told one. */
+  /** The highest this instance may tell a client: its own numbers once shared, and those it heard of. */
   readonly shown: bigint
-  /** A number told to a client: raised here at once, and in Redis (announced to every instance) if higher. */
-  show(number: bigint): void
+  /**
+   * A number this instance found and would tell a client. Higher than `shown`, it is raised in Redis
+   * (announced to every instance) and becomes `shown` only once Redis has acknowledged the raise and
+   * the grace has passed, so that every instance has heard of it before any client does: the promise
+   * settles then (never rejects). Undefined when nothing need be waited for (not higher, or Redis
+   * away: then it is shown at once, as by a single instance).
+   */
+  show(number: bigint): Promise<void> | undefined
 }
 
 export type SharedCache = {
@@ -35,6 +42,8 @@ export type SharedCacheOptions = {
   maxBytes: number
   /** Longest wait for a lookup: a slower Redis is a miss. */
   waitMs: number
+  /** How long a raised head waits, after Redis acknowledged it, before this instance shows it. */
+  headGraceMs: number
   log?: Logger
 }
 
@@ -68,8 +77,11 @@ type ScriptRedis = Redis & {
     channel: string,
     message: string,
     ttlMs: number,
-  ): Promise<number>
+  ): Promise<[number, string]>
 }
+
+/** A number being raised in Redis, and when it may be shown. */
+type PendingHead = { number: bigint; shown: Promise<void> }
 
 /**
  * The cache shared by every instance on one Redis (docs/operations.md "Running many instances"):
@@ -104,11 +116,13 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
   subscriber.on('error', () => undefined)
 
   const stats = { hits: 0, misses: 0, failures: 0, puts: 0 }
-  const heads = new Map<number, { shown: bigint }>()
+  const heads = new Map<number, { shown: bigint; pending: PendingHead | undefined }>()
   const headsChannel = `${keyPrefix}heads`
   const headKey = (chainId: number) => `${keyPrefix}head:${chainId}`
   let pausedUntil = 0
 
+  // a number another instance raised is shown at once: it was announced to every instance before
+  // this one could hear (or read) of it
   function hear(chainId: number, number: bigint): void {
     const head = heads.get(chainId)
     if (head && number > head.shown) head.shown = number
@@ -179,7 +193,7 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
     }
     let head = heads.get(chainId)
     if (!head) {
-      const created = { shown: 0n }
+      const created = { shown: 0n, pending: undefined }
       head = created
       heads.set(chainId, created)
       void readHead(chainId)
@@ -192,10 +206,15 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
           return shared.shown
         },
         show(number) {
-          if (number <= shared.shown) return
-          shared.shown = number
-          if (redis.status !== 'ready') return
-          redis
+          if (number <= shared.shown) return undefined
+          // Redis away: this instance answers as if it were the only one
+          if (redis.status !== 'ready') {
+            shared.shown = number
+            return undefined
+          }
+          // calls that found the same number (or a lower one) wait for the one raise
+          if (shared.pending && shared.pending.number >= number) return shared.pending.shown
+          const shown = redis
             .tollgateRaiseHead(
               headKey(chainId),
               number.toString(),
@@ -203,7 +222,23 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
               `${chainId}:${number}`,
               headTtlMs,
             )
-            .catch(() => undefined)
+            .then(
+              async ([raised, current]) => {
+                if (raised === 1) {
+                  // announced: every instance hears of it within the grace (docs/operations.md)
+                  await delay(options.headGraceMs)
+                  hear(chainId, number)
+                } else if (/^\d{1,20}$/.test(current)) hear(chainId, BigInt(current))
+                else hear(chainId, number)
+              },
+              // a raise that failed or timed out: Redis is away, the number is shown as by one instance
+              () => hear(chainId, number),
+            )
+            .finally(() => {
+              if (shared.pending?.shown === shown) shared.pending = undefined
+            })
+          shared.pending = { number, shown }
+          return shown
         },
       },
     }

@@ -50,14 +50,15 @@ return 1
 
 /**
  * Raises a network's highest shown block number. KEYS: the number's key. ARGV: the number (decimal),
- * the channel to announce it on, the announcement, the key's ttl (ms). Answers 1 when it was raised
- * (and announced), 0 when it already was as high.
+ * the channel to announce it on, the announcement, the key's ttl (ms). Answers { 1, the number } when
+ * it was raised (and announced), { 0, the number kept } when that already was as high (and was
+ * announced when it was raised).
  */
 export const raiseHeadScript = `
 local number = tonumber(ARGV[1])
-local current = tonumber(redis.call('GET', KEYS[1]) or '-1')
-if number <= current then return 0 end
+local kept = redis.call('GET', KEYS[1])
+if kept and number <= tonumber(kept) then return { 0, kept } end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', tonumber(ARGV[4]))
 redis.call('PUBLISH', ARGV[2], ARGV[3])
-return 1
+return { 1, ARGV[1] }
 `

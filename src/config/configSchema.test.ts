@@ -43,23 +43,26 @@ describe('configSchema: server.cors.origins', () => {
 })
 
 describe('configSchema: cache.shared', () => {
-  it('is on by default (used only with redis): 24 h answers, 50 ms lookups, 64 MiB per chain', () => {
+  it('is on by default (used only with redis): 24 h answers, 50 ms lookups, 20 ms head grace, 64 MiB per chain', () => {
     const config = configSchema.parse({ networks: [network] })
     assert.deepEqual(config.cache.shared, {
       enabled: true,
       ttlSeconds: 86_400,
       waitMs: 50,
+      headGraceMs: 20,
       maxBytes: 64 * 1024 * 1024,
     })
   })
 
-  it('refuses a ttl of 0 (answers kept forever), a negative one, a budget or a wait of 0', () => {
+  it('refuses a ttl of 0 (answers kept forever), a negative one, a budget or a wait of 0, a head grace past 1 s', () => {
     for (const shared of [
       { ttlSeconds: 0 },
       { ttlSeconds: -1 },
       { ttlSeconds: 1.5 },
       { maxBytes: 0 },
       { waitMs: 0 },
+      { headGraceMs: -1 },
+      { headGraceMs: 1_001 },
     ]) {
       const result = configSchema.safeParse({ networks: [network], cache: { shared } })
       assert.equal(result.success, false, JSON.stringify(shared))

@@ -27,8 +27,13 @@ export type Network = {
   timeoutMs: number
   /** What a call keeps for the partners when it may fail over: the primaries get the rest of its time. */
   partnerReserveMs: number
-  /** The highest block number a client was told: eth_blockNumber never answers less. */
-  shownHead: bigint
+  /** The highest block number a client may be told: eth_blockNumber never answers less. */
+  readonly shownHead: bigint
+  /**
+   * A number found for a client: when higher than `shownHead`, it becomes the shown head, at once or
+   * (shared by many instances) once the promise settles; only then may it be told.
+   */
+  showHead(number: bigint): Promise<void> | undefined
   /** eth_getLogs limits (docs/compatibility.md §7): the widest block range, the most logs in an answer. */
   maxLogsBlockRange: number
   maxLogsResults: number
@@ -97,9 +102,10 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
     get shownHead() {
       return sharedHead ? sharedHead.shown : shownHead
     },
-    set shownHead(number) {
-      if (sharedHead) sharedHead.show(number)
-      else shownHead = number
+    showHead(number) {
+      if (sharedHead) return sharedHead.show(number)
+      if (number > shownHead) shownHead = number
+      return undefined
     },
     maxLogsBlockRange: config.maxLogsBlockRange ?? logsLimitDefaults.maxLogsBlockRange,
     maxLogsResults: config.maxLogsResults ?? logsLimitDefaults.maxLogsResults,

@@ -75,7 +75,10 @@ export async function handleRpc(ctx: RpcContext, prepared: PreparedCall & { ok: 
     const hit = cache.get(key, scope, call.id)
     if (hit !== undefined) {
       // a kept eth_blockNumber may be lower than a head shown since (from another upstream)
-      return { payload: spec.monotonicHead ? notBelowShownHead(network, call.id, hit) : hit, partner: false }
+      return {
+        payload: spec.monotonicHead ? await notBelowShownHead(network, call.id, hit) : hit,
+        partner: false,
+      }
     }
     // one upstream call for every identical call in flight: it must not end when one client leaves.
     // Calls that may fail over share loads only with each other: a key that may not must never get
@@ -98,7 +101,7 @@ export async function handleRpc(ctx: RpcContext, prepared: PreparedCall & { ok: 
     if (error && isNotFoundError(error)) return local(call.id, null, answer.partner)
   }
   if (spec.monotonicHead)
-    return { payload: notBelowShownHead(network, call.id, payload), partner: answer.partner }
+    return { payload: await notBelowShownHead(network, call.id, payload), partner: answer.partner }
   return answer
 }
 
@@ -163,8 +166,16 @@ async function forward(
   return fetched
 }
 
-/** eth_blockNumber: never less than what a client was already told (upstreams may lag each other). */
-function notBelowShownHead(network: Network, id: RpcId, payload: RpcPayload): RpcPayload {
+/**
+ * eth_blockNumber: never less than what a client was already told (upstreams, and instances, may lag
+ * each other), and a higher number only once it may be shown (shared, it waits until every instance
+ * has heard of it: a promise then).
+ */
+function notBelowShownHead(
+  network: Network,
+  id: RpcId,
+  payload: RpcPayload,
+): RpcPayload | Promise<RpcPayload> {
   // the result is a short hex string: found without parsing the answer
   const text = payload.toString()
   const start = text.indexOf('"result":"0x')
@@ -175,11 +186,15 @@ function notBelowShownHead(network: Network, id: RpcId, payload: RpcPayload): Rp
       : (JSON.parse(text) as { result?: unknown }).result
   if (typeof result !== 'string' || !/^0x[0-9a-f]{1,16}$/i.test(result)) return payload
   const number = BigInt(result)
-  if (number >= network.shownHead) {
-    network.shownHead = number
-    return payload
-  }
-  return serializeResult(id, `0x${network.shownHead.toString(16)}`)
+  const showing = number > network.shownHead ? network.showHead(number) : undefined
+  return showing
+    ? showing.then(() => atLeastShownHead(network, id, payload, number))
+    : atLeastShownHead(network, id, payload, number)
+}
+
+/** The answer of `number`, or of the shown head when that is higher. */
+function atLeastShownHead(network: Network, id: RpcId, payload: RpcPayload, number: bigint): RpcPayload {
+  return number >= network.shownHead ? payload : serializeResult(id, `0x${network.shownHead.toString(16)}`)
 }
 
 /** A whole answer (an error, usually) re-addressed to `id`. */

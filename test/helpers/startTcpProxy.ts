@@ -9,8 +9,14 @@ export type TcpProxy = {
   close(): Promise<void>
 }
 
-/** A TCP proxy to `127.0.0.1:targetPort`, to take a real server away from a client and give it back. */
-export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
+/**
+ * A TCP proxy to `127.0.0.1:targetPort`, to take a real server away from a client and give it back;
+ * with `delayMs`, every byte takes that much longer each way (a server on a farther network).
+ */
+export async function startTcpProxy(
+  targetPort: number,
+  options: { delayMs?: number } = {},
+): Promise<TcpProxy> {
   let refusing = false
   const sockets = new Set<Socket>()
   const track = (socket: Socket) => {
@@ -26,8 +32,19 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     }
     const upstream = connect(targetPort, '127.0.0.1')
     track(upstream)
-    client.pipe(upstream)
-    upstream.pipe(client)
+    const { delayMs } = options
+    if (delayMs) {
+      // timers of one delay fire in the order they were set: the bytes keep their order
+      const later = (to: Socket) => (chunk: Buffer) =>
+        setTimeout(() => {
+          if (!to.destroyed) to.write(chunk)
+        }, delayMs)
+      client.on('data', later(upstream))
+      upstream.on('data', later(client))
+    } else {
+      client.pipe(upstream)
+      upstream.pipe(client)
+    }
     client.on('close', () => upstream.destroy())
     upstream.on('close', () => client.destroy())
   })
