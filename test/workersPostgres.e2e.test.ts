@@ -1,0 +1,255 @@
+import assert from 'node:assert/strict'
+import { execFile, execFileSync } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { Agent, request } from 'node:http'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import { promisify } from 'node:util'
+import { stringify } from 'yaml'
+import { createStores } from '../src/store/createStores.ts'
+import { createTestSchema, type TestSchema } from './helpers/createTestSchema.ts'
+import { bin, exited, type GatewayProcess, startGatewayProcess } from './helpers/gatewayProcess.ts'
+import { serverConnections } from './helpers/serverConnections.ts'
+import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
+import { createTestPrefix, type TestPrefix } from './helpers/testRedis.ts'
+
+const run = promisify(execFile)
+
+/** eth_blockNumber's price: the only method these tests call. */
+const callCredits = 80
+
+/** A port that was free a moment ago. */
+function freePort(): Promise<number> {
+  return new Promise((done) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const address = probe.address()
+      probe.close(() => done(typeof address === 'object' && address ? address.port : 0))
+    })
+  })
+}
+
+/** The processes whose parent is `pid`. */
+function childrenOf(pid: number): number[] {
+  try {
+    return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .map(Number)
+      .filter((each) => each > 0)
+  } catch {
+    return []
+  }
+}
+
+type Answer = { status: number; localPort: number }
+
+/**
+ * `tollgate start --workers 2` on the test's own PostgreSQL schema and Redis key prefix, in front of
+ * one anvil: the workers share the port, the balance, the ledger and key changes (docs/operations.md
+ * "Workers" and "Running many instances").
+ */
+describe('tollgate start --workers 2 on PostgreSQL and Redis', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-workers-pg-'))
+  let node: TestNode
+  let schema: TestSchema
+  let prefix: TestPrefix
+  let configFile: string
+  let port: number
+  let gateway: GatewayProcess
+  /** Every call these tests were served, by key: what the ledger must hold at the end. */
+  const served = new Map<string, number>()
+  /** Per worker (by pid): agents of one kept-alive connection each, held by that worker. */
+  const pinned = new Map<number, Agent[]>()
+  const keys = { busy: '', small: '', doomed: '' }
+
+  /** The `tollgate` CLI, as its own process, on the gateway's config. */
+  const tollgate = async (args: string[]) => {
+    const env = { ...process.env }
+    delete env.TOLLGATE_CONFIG
+    delete env.TOLLGATE_POSTGRES_URL
+    delete env.TOLLGATE_REDIS_URL
+    return (await run(process.execPath, [bin, ...args, '--config', configFile], { env })).stdout
+  }
+  const createKey = async (dailyCredits: number) =>
+    (
+      JSON.parse(
+        await tollgate([
+          'keys',
+          'create',
+          '--plan',
+          'custom',
+          '--daily-credits',
+          String(dailyCredits),
+          '--credits-per-second',
+          '100000000',
+          '--json',
+        ]),
+      ) as { key: string }
+    ).key
+
+  /** One eth_blockNumber over `agent`; a 200 is counted as served to `key`. */
+  const call = (agent: Agent, key: string): Promise<Answer> =>
+    new Promise((done, fail) => {
+      let localPort = 0
+      const req = request(
+        `http://127.0.0.1:${port}/v3/${key}`,
+        { method: 'POST', agent, headers: { 'content-type': 'application/json' } },
+        (res) => {
+          res.resume()
+          res.on('end', () => {
+            const status = res.statusCode ?? 0
+            if (status === 200) served.set(key, (served.get(key) ?? 0) + 1)
+            done({ status, localPort })
+          })
+        },
+      )
+      req.on('socket', (socket) => {
+        const set = () => {
+          localPort = socket.localPort ?? 0
+        }
+        if (socket.localPort) set()
+        else socket.once('connect', set)
+      })
+      req.on('error', fail)
+      req.end('{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}')
+    })
+
+  before(async () => {
+    node = await startTestNode({ loadBlocks: 1 })
+    schema = await createTestSchema()
+    prefix = createTestPrefix()
+    port = await freePort()
+    configFile = join(dir, 'tollgate.yaml')
+    writeFileSync(
+      configFile,
+      stringify({
+        server: { host: '127.0.0.1', port },
+        storage: { postgres: schema.url },
+        redis: { url: 'redis://127.0.0.1:6379', keyPrefix: prefix.keyPrefix },
+        networks: [{ name: 'devnet', chainId: 31337, upstreams: [{ url: node.url }] }],
+        metering: { flushMs: 200 },
+        log: { level: 'warn' },
+      }),
+    )
+    // made before the start (the CLI migrates the schema): every worker loads them as it starts
+    keys.busy = await createKey(1_000_000_000)
+    keys.small = await createKey(80_000)
+    keys.doomed = await createKey(1_000_000_000)
+    gateway = await startGatewayProcess(['start', '--workers', '2', '--config', configFile], {
+      ready: /listening on \S+ \(2 workers\)/,
+      timeoutMs: 90_000,
+    })
+  })
+  after(async () => {
+    for (const agents of pinned.values()) for (const agent of agents) agent.destroy()
+    if (gateway && gateway.child.exitCode === null) {
+      for (const pid of childrenOf(gateway.child.pid ?? 0)) process.kill(pid, 'SIGKILL')
+      gateway.child.kill('SIGKILL')
+    }
+    await node?.stop()
+    await schema?.drop()
+    await prefix?.remove()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('fresh connections go to both workers (processes of the primary); each keeps its own', async () => {
+    const workers = new Set(childrenOf(gateway.child.pid ?? 0))
+    assert.equal(workers.size, 2, 'two workers and nothing else (no devnet)')
+    // one kept-alive connection per agent: find out which worker holds it, until each holds four
+    let made = 0
+    while ([...workers].some((pid) => (pinned.get(pid)?.length ?? 0) < 4)) {
+      assert.ok(made++ < 64, `connections went to ${[...pinned.keys()].join(', ')} only`)
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+      const { status, localPort } = await call(agent, keys.busy)
+      assert.equal(status, 200)
+      const pid = serverConnections(port).get(localPort)
+      assert.ok(pid !== undefined && workers.has(pid), `connection ${localPort} held by ${pid}`)
+      pinned.set(pid, [...(pinned.get(pid) ?? []), agent])
+    }
+    assert.equal(pinned.size, 2)
+  })
+
+  it('a key with 80,000 credits, called in 80s over both workers at once: exactly 1,000 served', async () => {
+    const agents = [...pinned.values()].flat()
+    const byWorker = new Map<Agent, number>()
+    for (const [pid, each] of pinned) for (const agent of each) byWorker.set(agent, pid)
+    const statuses: number[] = []
+    const servedBy = new Map<number, number>()
+    let next = 0
+    // one caller per connection, 3,000 calls in all
+    await Promise.all(
+      agents.map(async (agent) => {
+        while (next < 3_000) {
+          next++
+          const { status } = await call(agent, keys.small)
+          statuses.push(status)
+          const pid = byWorker.get(agent) as number
+          if (status === 200) servedBy.set(pid, (servedBy.get(pid) ?? 0) + 1)
+        }
+      }),
+    )
+    assert.deepEqual(
+      {
+        served: statuses.filter((status) => status === 200).length,
+        refused: statuses.filter((status) => status === 402).length,
+      },
+      { served: 1_000, refused: 2_000 },
+    )
+    assert.equal(servedBy.size, 2, 'both workers served the key')
+    for (const [pid, count] of servedBy) assert.ok(count > 0, `worker ${pid} served ${count}`)
+  })
+
+  it('a key revoked by the CLI is refused by both workers within a second', async (t) => {
+    // one connection held by each worker
+    const probes = [...pinned.values()].map((agents) => agents[0] as Agent)
+    const ports: number[] = []
+    for (const agent of probes) {
+      const { status, localPort } = await call(agent, keys.doomed)
+      assert.equal(status, 200)
+      ports.push(localPort)
+    }
+    assert.equal(await tollgate(['keys', 'revoke', keys.doomed]), 'revoked\n')
+    const revokedAt = Date.now()
+    let refusedMs: number | undefined
+    while (refusedMs === undefined) {
+      const answers = await Promise.all(probes.map((agent) => call(agent, keys.doomed)))
+      // each answer came over the same connection, so from the same worker
+      assert.deepEqual(
+        answers.map((answer) => answer.localPort),
+        ports,
+      )
+      if (answers.every((answer) => answer.status === 401)) refusedMs = Date.now() - revokedAt
+      else if (Date.now() - revokedAt > 1_000) assert.fail('not refused by both workers within a second')
+      else await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+    t.diagnostic(`CLI revoke exited → refused by both workers: ${refusedMs} ms`)
+  })
+
+  it('a graceful stop (SIGTERM on the primary) flushes both workers: the ledger is exactly the calls served', async () => {
+    // the primary exits once both workers have drained, flushed and exited
+    gateway.child.kill('SIGTERM')
+    assert.equal(await exited(gateway.child), 0, gateway.output().slice(-2_000))
+    const stores = await createStores({ postgres: schema.url }, { exclusive: false })
+    try {
+      for (const [name, key] of Object.entries(keys)) {
+        const found = await stores.keys.getKey(key)
+        assert.ok(found, name)
+        const rows = await stores.usage.queryUsage({
+          keyId: found.id,
+          fromDay: new Date().toISOString().slice(0, 10),
+        })
+        const ledger = rows.reduce(
+          (total, row) => ({ calls: total.calls + row.calls, credits: total.credits + row.credits }),
+          { calls: 0, credits: 0 },
+        )
+        const calls = served.get(key) ?? 0
+        assert.ok(calls > 0, name)
+        assert.deepEqual(ledger, { calls, credits: calls * callCredits }, name)
+      }
+    } finally {
+      await stores.close()
+    }
+  })
+})
