@@ -7,8 +7,6 @@ import { startTestGateway, type TestGateway } from './helpers/startTestGateway.t
 import { nodeRpc, startTestNode, type TestNode } from './helpers/startTestNode.ts'
 import { createTestPrefix, type TestPrefix } from './helpers/testRedis.ts'
 
-/** Each way between the instances and Redis: a Redis on another host of a busy network. */
-const redisDelayMs = 5
 /** New blocks the client must see go by (anvil mines one a second). */
 const blocksToSee = 3
 
@@ -18,63 +16,112 @@ const blockNumber = async (gateway: TestGateway) => {
   return Number((answer.json as { result: string }).result)
 }
 
-describe('eth_blockNumber never goes backwards for a client bouncing between three instances', () => {
+type Setup = {
+  /** Each way between each instance and Redis: the two in front of the node, the stuck one. */
+  redisDelayMs: { near: number; stuck: number }
+  headGraceMs?: number
+}
+
+/**
+ * Three gateways on one Redis (each through a proxy of its own that delays every byte), in front of
+ * one anvil mining a block a second; the third's node is stuck at block 1, so it can only answer
+ * higher from the shared head.
+ */
+function threeInstances(setup: Setup) {
   let node: TestNode
   let lagging: FakeUpstream
-  let proxy: TcpProxy
+  const proxies: TcpProxy[] = []
   let prefix: TestPrefix
-  let gateways: TestGateway[] = []
+  const gateways: TestGateway[] = []
 
   before(async () => {
     node = await startTestNode({ loadBlocks: 3 })
-    // the third instance's node is stuck at block 1: it can only answer higher from the shared head
     lagging = await startFakeUpstream({
       kind: 'rewrite',
       target: node.url,
       respond: (request) => (request.method === 'eth_blockNumber' ? '0x1' : undefined),
     })
-    proxy = await startTcpProxy(6379, { delayMs: redisDelayMs })
     prefix = createTestPrefix()
-    const config = {
-      redis: { url: `redis://127.0.0.1:${proxy.port}`, keyPrefix: prefix.keyPrefix },
-      // roomy: a busy machine must not turn a slow raise into a failed one (shown as by one instance)
-      cache: { shared: { waitMs: 2_000 } },
+    for (const [upstream, delayMs] of [
+      [node.url, setup.redisDelayMs.near],
+      [node.url, setup.redisDelayMs.near],
+      [lagging.url, setup.redisDelayMs.stuck],
+    ] as const) {
+      const proxy = await startTcpProxy(6379, { delayMs })
+      proxies.push(proxy)
+      const config = {
+        redis: { url: `redis://127.0.0.1:${proxy.port}`, keyPrefix: prefix.keyPrefix },
+        // roomy: a busy machine must not turn a slow raise into a failed one (shown as by one instance)
+        cache: {
+          shared: { waitMs: 2_000, ...(setup.headGraceMs ? { headGraceMs: setup.headGraceMs } : {}) },
+        },
+      }
+      gateways.push(await startTestGateway({ upstreams: [upstream], config }))
     }
-    gateways = [
-      await startTestGateway({ upstreams: [node.url], config }),
-      await startTestGateway({ upstreams: [node.url], config }),
-      await startTestGateway({ upstreams: [lagging.url], config }),
-    ]
     await nodeRpc(node, 'evm_setIntervalMining', [1])
   })
   after(async () => {
     for (const gateway of gateways) await gateway.close()
     await lagging?.close()
-    await proxy?.close()
+    for (const proxy of proxies) await proxy.close()
     await node?.stop()
     await prefix?.remove()
   })
+  return gateways
+}
+
+/**
+ * Asks the gateways in `order`, one call after the other, until `blocksToSee` new blocks went by:
+ * the numbers must never decrease. Answers the highest seen.
+ */
+async function bounce(order: TestGateway[], gateways: TestGateway[]): Promise<number> {
+  const start = await blockNumber(order[0] as TestGateway)
+  let highest = start
+  let asked = 0
+  while (highest < start + blocksToSee) {
+    assert.ok(asked < 100_000, `the chain did not move past ${highest}`)
+    const gateway = order[asked % order.length] as TestGateway
+    const number = await blockNumber(gateway)
+    asked++
+    assert.ok(
+      number >= highest,
+      `${number} after ${highest} (call ${asked}, instance ${gateways.indexOf(gateway)})`,
+    )
+    highest = number
+  }
+  return highest
+}
+
+describe('eth_blockNumber never goes backwards for a client bouncing between three instances', () => {
+  const gateways = threeInstances({ redisDelayMs: { near: 5, stuck: 5 } })
 
   it('the numbers seen, asking each instance in turn while blocks are mined, never decrease', async () => {
     const [first, second, stuck] = gateways as [TestGateway, TestGateway, TestGateway]
-    const start = await blockNumber(first)
-    let highest = start
-    let asked = 0
     // the instances that find a new block answer it first; the client goes straight to the one
     // that cannot find it, as a load balancer may send it
-    const order = [first, stuck, second, stuck]
-    while (highest < start + blocksToSee) {
-      assert.ok(asked < 100_000, `the chain did not move past ${highest}`)
-      const gateway = order[asked % order.length] as TestGateway
-      const number = await blockNumber(gateway)
-      asked++
-      assert.ok(
-        number >= highest,
-        `${number} after ${highest} (call ${asked}, instance ${gateways.indexOf(gateway)})`,
-      )
-      highest = number
-    }
+    const highest = await bounce([first, stuck, second, stuck], gateways)
     // the stuck node says 0x1: the third instance answered higher only from the shared head
     assert.ok(highest > 1)
+  })
+})
+
+describe('... when one instance is farther from Redis than the others', () => {
+  // announcements reach the stuck instance 10 ms after the others: within the grace
+  const gateways = threeInstances({ redisDelayMs: { near: 1, stuck: 10 }, headGraceMs: 40 })
+
+  it('a client moving from a near instance to the far one is never told less', async () => {
+    const [first, second, stuck] = gateways as [TestGateway, TestGateway, TestGateway]
+    // another client keeps the first instance finding (and raising) each new block
+    let stopped = false
+    const other = (async () => {
+      while (!stopped) await blockNumber(first)
+    })()
+    try {
+      const highest = await bounce([second, stuck], gateways)
+      assert.ok(highest > 1)
+    } finally {
+      stopped = true
+      await other
+    }
   })
 })

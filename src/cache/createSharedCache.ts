@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto'
-import { setTimeout as delay } from 'node:timers/promises'
 import { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import { openRedis } from '../store/openRedis.ts'
+import { createSharedHeads, type KeptHead, type SharedHead } from './createSharedHeads.ts'
 import { putScript, raiseHeadScript } from './sharedCacheScripts.ts'
 
 /** One network's share of the cache in Redis: immutable answers, by the in-memory cache's keys. */
@@ -11,20 +11,6 @@ export type SharedStore = {
   get(key: string): Promise<Buffer | undefined>
   /** Keeps a result, in the background: a failure is a result not kept. */
   put(key: string, value: string | Buffer): void
-}
-
-/** One network's highest block number shown to a client, by any instance. */
-export type SharedHead = {
-  /** The highest this instance may tell a client: its own numbers once shared, and those it heard of. */
-  readonly shown: bigint
-  /**
-   * A number this instance found and would tell a client. Higher than `shown`, it is raised in Redis
-   * (announced to every instance) and becomes `shown` only once Redis has acknowledged the raise and
-   * the grace has passed, so that every instance has heard of it before any client does: the promise
-   * settles then (never rejects). Undefined when nothing need be waited for (not higher, or Redis
-   * away: then it is shown at once, as by a single instance).
-   */
-  show(number: bigint): Promise<void> | undefined
 }
 
 export type SharedCache = {
@@ -42,7 +28,7 @@ export type SharedCacheOptions = {
   maxBytes: number
   /** Longest wait for a lookup: a slower Redis is a miss. */
   waitMs: number
-  /** How long a raised head waits, after Redis acknowledged it, before this instance shows it. */
+  /** How long after its raise in Redis a block number is shown, by every instance (createSharedHeads). */
   headGraceMs: number
   log?: Logger
 }
@@ -73,15 +59,13 @@ type ScriptRedis = Redis & {
   ): Promise<number>
   tollgateRaiseHead(
     key: string,
+    raisedAtKey: string,
     number: string,
     channel: string,
-    message: string,
+    chainId: number,
     ttlMs: number,
-  ): Promise<[number, string]>
+  ): Promise<[number, string, string]>
 }
-
-/** A number being raised in Redis, and when it may be shown. */
-type PendingHead = { number: bigint; shown: Promise<void> }
 
 /**
  * The cache shared by every instance on one Redis (docs/operations.md "Running many instances"):
@@ -105,7 +89,7 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
     },
   })) as ScriptRedis
   redis.defineCommand('tollgateCachePut', { numberOfKeys: 4, lua: putScript })
-  redis.defineCommand('tollgateRaiseHead', { numberOfKeys: 1, lua: raiseHeadScript })
+  redis.defineCommand('tollgateRaiseHead', { numberOfKeys: 2, lua: raiseHeadScript })
   // its SUBSCRIBE waits for a connection however long Redis is away (and is renewed on reconnection)
   const subscriber = new Redis(options.url, {
     maxRetriesPerRequest: null,
@@ -116,36 +100,59 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
   subscriber.on('error', () => undefined)
 
   const stats = { hits: 0, misses: 0, failures: 0, puts: 0 }
-  const heads = new Map<number, { shown: bigint; pending: PendingHead | undefined }>()
   const headsChannel = `${keyPrefix}heads`
   const headKey = (chainId: number) => `${keyPrefix}head:${chainId}`
+  const raisedAtKey = (chainId: number) => `${keyPrefix}head:${chainId}:at`
   let pausedUntil = 0
 
-  // a number another instance raised is shown at once: it was announced to every instance before
-  // this one could hear (or read) of it
-  function hear(chainId: number, number: bigint): void {
-    const head = heads.get(chainId)
-    if (head && number > head.shown) head.shown = number
-  }
+  const heads = createSharedHeads({
+    graceMs: options.headGraceMs,
+    connected: () => redis.status === 'ready',
+    async raise(chainId, number) {
+      try {
+        const [, kept, raisedAt] = await redis.tollgateRaiseHead(
+          headKey(chainId),
+          raisedAtKey(chainId),
+          number.toString(),
+          headsChannel,
+          chainId,
+          headTtlMs,
+        )
+        return keptHead(kept, raisedAt)
+      } catch {
+        return undefined
+      }
+    },
+  })
   async function readHead(chainId: number): Promise<void> {
     if (redis.status !== 'ready') return
-    const value = await redis.get(headKey(chainId)).catch(() => null)
-    if (value !== null && /^\d{1,20}$/.test(value)) hear(chainId, BigInt(value))
+    const [kept, raisedAt] = await redis.mget(headKey(chainId), raisedAtKey(chainId)).catch(() => [])
+    const head = keptHead(kept, raisedAt)
+    if (head) heads.offer(chainId, head)
+  }
+  /** Redis's clock against this process's: when a number raised there is shown here. */
+  async function readClock(): Promise<void> {
+    if (redis.status !== 'ready') return
+    const sentAt = performance.now()
+    const time = await redis.time().catch(() => undefined)
+    if (time) heads.clockSample(sentAt, [String(time[0]), String(time[1])], performance.now())
   }
   function readHeads(): void {
-    for (const chainId of heads.keys()) void readHead(chainId)
+    void readClock()
+    for (const chainId of heads.chains()) void readHead(chainId)
   }
   subscriber.on('message', (_channel: string, message: string) => {
-    const [chain, number] = message.split(':')
-    if (chain !== undefined && number !== undefined && /^\d{1,20}$/.test(number))
-      hear(Number(chain), BigInt(number))
+    // `<chainId>:<number>:<raised at, Redis µs>`
+    const [chain, number, raisedAt] = message.split(':')
+    const head = keptHead(number, raisedAt)
+    if (chain !== undefined && head) heads.offer(Number(chain), head)
   })
   // announcements missed while away: the numbers are read again on every (re)connection, and
-  // every few seconds in any case
+  // every few seconds in any case (the clock too)
   subscriber.on('ready', readHeads)
   const rereading = setInterval(readHeads, headRereadMs)
   rereading.unref()
-  await subscriber.connect().catch(() => undefined)
+  await Promise.all([subscriber.connect().catch(() => undefined), readClock()])
   subscriber.subscribe(headsChannel).catch(() => undefined)
 
   function forNetwork(chainId: number): { store: SharedStore; head: SharedHead } {
@@ -191,57 +198,10 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
           .catch(() => undefined)
       },
     }
-    let head = heads.get(chainId)
-    if (!head) {
-      const created = { shown: 0n, pending: undefined }
-      head = created
-      heads.set(chainId, created)
-      void readHead(chainId)
-    }
-    const shared = head
-    return {
-      store,
-      head: {
-        get shown() {
-          return shared.shown
-        },
-        show(number) {
-          if (number <= shared.shown) return undefined
-          // Redis away: this instance answers as if it were the only one
-          if (redis.status !== 'ready') {
-            shared.shown = number
-            return undefined
-          }
-          // calls that found the same number (or a lower one) wait for the one raise
-          if (shared.pending && shared.pending.number >= number) return shared.pending.shown
-          const shown = redis
-            .tollgateRaiseHead(
-              headKey(chainId),
-              number.toString(),
-              headsChannel,
-              `${chainId}:${number}`,
-              headTtlMs,
-            )
-            .then(
-              async ([raised, current]) => {
-                if (raised === 1) {
-                  // announced: every instance hears of it within the grace (docs/operations.md)
-                  await delay(options.headGraceMs)
-                  hear(chainId, number)
-                } else if (/^\d{1,20}$/.test(current)) hear(chainId, BigInt(current))
-                else hear(chainId, number)
-              },
-              // a raise that failed or timed out: Redis is away, the number is shown as by one instance
-              () => hear(chainId, number),
-            )
-            .finally(() => {
-              if (shared.pending?.shown === shown) shared.pending = undefined
-            })
-          shared.pending = { number, shown }
-          return shown
-        },
-      },
-    }
+    const known = heads.chains().includes(chainId)
+    const head = heads.forChain(chainId)
+    if (!known) void readHead(chainId)
+    return { store, head }
   }
 
   return {
@@ -252,5 +212,17 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
       redis.disconnect()
       subscriber.disconnect()
     },
+  }
+}
+
+/** A chain's number and raise time as Redis answered them; undefined when not a number. */
+function keptHead(
+  number: string | null | undefined,
+  raisedAtUs: string | null | undefined,
+): KeptHead | undefined {
+  if (typeof number !== 'string' || !/^\d{1,20}$/.test(number)) return undefined
+  return {
+    number: BigInt(number),
+    raisedAtUs: raisedAtUs && /^\d{1,20}$/.test(raisedAtUs) ? raisedAtUs : undefined,
   }
 }

@@ -49,16 +49,22 @@ return 1
 `
 
 /**
- * Raises a network's highest shown block number. KEYS: the number's key. ARGV: the number (decimal),
- * the channel to announce it on, the announcement, the key's ttl (ms). Answers { 1, the number } when
- * it was raised (and announced), { 0, the number kept } when that already was as high (and was
- * announced when it was raised).
+ * Raises a network's highest shown block number. KEYS: the number's key, the key of when it was
+ * raised (Redis's clock, µs). ARGV: the number (decimal), the channel to announce it on, the chain
+ * id, the keys' ttl (ms). When higher than the kept one, the number is kept with the time, announced
+ * as `<chainId>:<number>:<time>`, and { 1, number, time } answered; else { 0, the kept number, its
+ * time ('' when not known) } (announced when it was raised).
  */
 export const raiseHeadScript = `
-local number = tonumber(ARGV[1])
 local kept = redis.call('GET', KEYS[1])
-if kept and number <= tonumber(kept) then return { 0, kept } end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', tonumber(ARGV[4]))
-redis.call('PUBLISH', ARGV[2], ARGV[3])
-return { 1, ARGV[1] }
+if kept and tonumber(kept) and tonumber(ARGV[1]) <= tonumber(kept) then
+  return { 0, kept, redis.call('GET', KEYS[2]) or '' }
+end
+local t = redis.call('TIME')
+local at = t[1] .. string.format('%06d', tonumber(t[2]))
+local ttl = tonumber(ARGV[4])
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
+redis.call('SET', KEYS[2], at, 'PX', ttl)
+redis.call('PUBLISH', ARGV[2], ARGV[3] .. ':' .. ARGV[1] .. ':' .. at)
+return { 1, ARGV[1], at }
 `

@@ -265,9 +265,9 @@ export const configSchema = z.strictObject({
           /** Longest wait for a Redis lookup: a slower (or absent) Redis is a miss, and is not asked for 1 s. */
           waitMs: z.int().positive().max(10_000).default(50),
           /**
-           * How long an instance holds a block number it found itself, after Redis acknowledged
-           * raising the shared head, before telling a client: the time every other instance has to
-           * hear of it (eth_blockNumber never goes backwards across instances).
+           * How long after Redis raised a chain's block number every instance shows it (all at one
+           * moment, on Redis's clock): the time the announcement has to reach every instance, so
+           * eth_blockNumber never goes backwards across instances.
            */
           headGraceMs: z.int().min(0).max(1_000).default(20),
           /** Redis memory for one chain's answers (the soonest-expiring go first when full). */

@@ -1,0 +1,124 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { createFakeTimers, type FakeTimers } from '../../test/helpers/createFakeTimers.ts'
+import { createSharedHeads, type KeptHead } from './createSharedHeads.ts'
+
+const graceMs = 20
+/** Redis's clock runs this far ahead of the fake process clock (ms). */
+const redisAheadMs = 1_000_000
+/** Redis's TIME answer (seconds, µs) for a moment of the fake clock. */
+const redisTime = (localMs: number): [string, string] => {
+  const us = Math.round((localMs + redisAheadMs) * 1000)
+  return [String(Math.floor(us / 1_000_000)), String(us % 1_000_000)]
+}
+/** A kept number raised at a moment of the fake clock, as Redis would say it (µs). */
+const raisedAt = (number: bigint, localMs: number): KeptHead => ({
+  number,
+  raisedAtUs: String(Math.round((localMs + redisAheadMs) * 1000)),
+})
+
+/** One instance's heads on the fake clock; `raise` answers what a test says, or Redis away. */
+function instance(
+  timers: FakeTimers,
+  raise: (number: bigint) => Promise<KeptHead | undefined> = async () => undefined,
+  connected = true,
+) {
+  const heads = createSharedHeads({
+    graceMs,
+    raise: (_chainId, number) => raise(number),
+    connected: () => connected,
+    timers,
+    now: timers.now,
+  })
+  return { heads, head: heads.forChain(1) }
+}
+
+describe('createSharedHeads', () => {
+  it('instances that hear of a number at different moments all show it from its raise plus the grace on', async () => {
+    const timers = createFakeTimers()
+    const [near, far] = [instance(timers), instance(timers)]
+    // each measures the clocks' offset: one over a short round trip, one over a long one, both symmetric
+    near.heads.clockSample(0, redisTime(0.5), 1)
+    far.heads.clockSample(0, redisTime(15), 30)
+    await timers.advance(100)
+    const kept = raisedAt(7n, 100)
+    await timers.advance(1)
+    near.heads.offer(1, kept)
+    assert.equal(near.head.shown, 0n, 'not before its time, though heard of')
+    await timers.advance(14)
+    far.heads.offer(1, kept)
+    await timers.advance(graceMs - 15 - 0.01)
+    assert.deepEqual([near.head.shown, far.head.shown], [0n, 0n], 'neither a moment before')
+    await timers.advance(0.01)
+    assert.deepEqual([near.head.shown, far.head.shown], [7n, 7n], 'both at raise + grace')
+  })
+
+  it('a number heard of after its time is shown at once; one without a known time, one grace after', async () => {
+    const timers = createFakeTimers()
+    const { heads, head } = instance(timers)
+    heads.offer(1, raisedAt(3n, 0))
+    await timers.advance(graceMs - 0.01)
+    assert.equal(head.shown, 0n, 'no offset measured yet: one grace after it was heard of')
+    await timers.advance(0.01)
+    assert.equal(head.shown, 3n)
+    heads.clockSample(40, redisTime(40.1), 40.2)
+    await timers.advance(60)
+    heads.offer(1, raisedAt(4n, 50))
+    assert.equal(head.shown, 4n, 'its time passed before it was heard of')
+    // a raise time far in the future (a clock that jumped) holds it no longer than the grace
+    heads.offer(1, raisedAt(5n, 10_000_000))
+    await timers.advance(graceMs)
+    assert.equal(head.shown, 5n)
+    // a lower number offered later changes nothing
+    heads.offer(1, raisedAt(2n, 200))
+    assert.equal(head.shown, 5n)
+  })
+
+  it('a number found is raised once for the calls that find it, and shown at its raise time plus the grace', async () => {
+    const timers = createFakeTimers()
+    const raised: bigint[] = []
+    let answer: (kept: KeptHead) => void = () => {}
+    const { heads, head } = instance(timers, (number) => {
+      raised.push(number)
+      return new Promise((resolve) => {
+        answer = resolve
+      })
+    })
+    heads.clockSample(0, redisTime(0), 0)
+    await timers.advance(10)
+    const first = head.show(9n)
+    assert.ok(first)
+    assert.equal(head.show(9n), first, 'the same raise')
+    assert.equal(head.show(8n), first, 'a lower number waits for it too')
+    assert.deepEqual(raised, [9n])
+    let settled = false
+    void first.then(() => {
+      settled = true
+    })
+    // Redis raised it at 11 and answers at 12
+    await timers.advance(2)
+    answer(raisedAt(9n, 11))
+    await timers.advance(graceMs - 1 - 0.01)
+    assert.deepEqual([head.shown, settled], [0n, false])
+    await timers.advance(0.01)
+    assert.deepEqual([head.shown, settled], [9n, true])
+    assert.equal(head.show(9n), undefined, 'shown: nothing to wait for')
+
+    // another instance raised it higher already: that number is shown from its own time
+    const next = head.show(10n)
+    answer(raisedAt(12n, timers.now() - graceMs - 5))
+    await next
+    assert.equal(head.shown, 12n)
+  })
+
+  it('with Redis away or failing, a number found is shown at once, as by a single instance', async () => {
+    const timers = createFakeTimers()
+    const away = instance(timers, async () => undefined, false)
+    assert.equal(away.head.show(5n), undefined)
+    assert.equal(away.head.shown, 5n)
+    const failing = instance(timers, async () => undefined)
+    await failing.head.show(6n)
+    assert.equal(failing.head.shown, 6n)
+    assert.equal(timers.pending(), 0)
+  })
+})
