@@ -259,11 +259,8 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
           res.setHeader('connection', 'close')
           body = err
         }
-        const answer = await handlers.rpc({
-          ...keyRequestOf(req, route, clientAddressOf(req)),
-          body,
-          cancellation,
-        })
+        const keyRequest = keyRequestOf(req, route, clientAddressOf(req))
+        const answer = await handlers.rpc({ keyRequest, body, cancellation })
         if (rpcAnswers) {
           if (answer.status >= 500) rpcAnswers['5xx']++
           else if (answer.status >= 400) rpcAnswers['4xx']++
