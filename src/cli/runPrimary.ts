@@ -98,7 +98,12 @@ export async function runPrimary(config: Config, log: Logger): Promise<Primary> 
       const worker = cluster.fork({ [workerSpecVariable]: JSON.stringify(spec(slot)) })
       slots.set(worker, slot)
       // each worker process is its own instance in the bank: a dead one's lease expires there
-      if (bank) serveClusterBank(worker, bank.forInstance(`worker-${worker.id}`))
+      if (bank) {
+        const workerBank = bank.forInstance(`worker-${worker.id}`)
+        serveClusterBank(worker, workerBank)
+        // no more lease notices to a dead worker
+        worker.on('exit', () => void workerBank.close())
+      }
       // a worker gone while a reply is on its way: the send's error, not a crash of the primary
       worker.on('error', (err) => log.debug({ err, slot }, 'worker channel error'))
     }

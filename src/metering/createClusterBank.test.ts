@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict'
 import { EventEmitter } from 'node:events'
 import { describe, it } from 'node:test'
+import { until } from '../../test/helpers/until.ts'
 import { type BankMessage, createClusterBank } from './createClusterBank.ts'
 import { createMemoryBank } from './createMemoryBank.ts'
-import type { BankRequest } from './creditBank.ts'
+import type { BankRequest, LeaseNotice } from './creditBank.ts'
 import { serveClusterBank } from './serveClusterBank.ts'
 
 /** Both ends of a cluster channel in one process: what one sends, the other receives (a turn later). */
@@ -33,6 +34,8 @@ const request = (dailyLimit: number, subject = 'account:1'): BankRequest => ({
       dailyLimit,
       usedCredits: 0,
       heldCredits: 0,
+      freeCredits: 0,
+      returning: false,
       flushedCredits: 0,
       seedCredits: 0,
       leaseCredits: 1_000_000,
@@ -62,7 +65,7 @@ describe('a worker exchanging with the primary over the cluster channel', () => 
       [200, 20_000],
     )
     assert.deepEqual(
-      channels.sent.map((message) => message.id),
+      channels.sent.map((message) => ('id' in message ? message.id : undefined)),
       [1, 2],
     )
     await bank.close()
@@ -78,6 +81,35 @@ describe('a worker exchanging with the primary over the cluster channel', () => 
     await assert.rejects(pending, /closed/)
   })
 
+  it("passes a worker's lease notice to the other workers, not back to itself", async () => {
+    const memory = createMemoryBank()
+    const workers = [1, 2, 3].map((id) => {
+      const channels = channelPair()
+      serveClusterBank(channels.primary, memory.forInstance(`worker-${id}`))
+      const bank = createClusterBank({ channel: channels.worker, leaseTtlMs: memory.leaseTtlMs })
+      const heard: LeaseNotice[] = []
+      bank.onNotice((notice) => heard.push(notice))
+      return { bank, heard }
+    })
+    const notice: LeaseNotice = {
+      kind: 'recall',
+      account: 'account:1',
+      subjects: ['account:1'],
+      day: '2026-11-22',
+    }
+    workers[0]?.bank.notify(notice)
+    await until(
+      () => workers.slice(1).every(({ heard }) => heard.length === 1),
+      'the notice to reach the others',
+    )
+    assert.deepEqual(
+      workers.map(({ heard }) => heard),
+      [[], [notice], [notice]],
+    )
+    await Promise.all(workers.map(({ bank }) => bank.close()))
+    memory.close()
+  })
+
   it("passes the primary bank's failure on as a rejection", async () => {
     const channels = channelPair()
     serveClusterBank(channels.primary, {
@@ -86,6 +118,8 @@ describe('a worker exchanging with the primary over the cluster channel', () => 
         throw new Error('broken')
       },
       close: async () => {},
+      notify: () => {},
+      onNotice: () => {},
     })
     const bank = createClusterBank({ channel: channels.worker, leaseTtlMs: 15_000 })
     await assert.rejects(bank.exchange(request(800)), /the primary process's bank failed: broken/)

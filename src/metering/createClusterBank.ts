@@ -1,10 +1,12 @@
-import type { BankReply, BankRequest, CreditBank } from './creditBank.ts'
+import type { BankReply, BankRequest, CreditBank, LeaseNotice } from './creditBank.ts'
 
 /** A message on the cluster channel between a worker and the primary process. */
 export type BankMessage =
   | { tollgate: 'bank'; id: number; request: BankRequest }
   | { tollgate: 'bank'; id: number; reply: BankReply }
   | { tollgate: 'bank'; id: number; error: string }
+  /** A lease notice: from a worker, for the primary to pass on to the others; from the primary, one of theirs. */
+  | { tollgate: 'bank'; notice: LeaseNotice }
 
 /** The worker's end of the cluster channel (`process` in a worker). */
 export type BankChannel = {
@@ -29,7 +31,8 @@ export function isBankMessage(message: unknown): message is BankMessage {
 
 /**
  * A worker's credit bank: each exchange is a request to the primary process, which holds the one
- * in-memory bank of all workers (createMemoryBank.ts), answered by id on the cluster channel.
+ * in-memory bank of all workers (createMemoryBank.ts), answered by id on the cluster channel; lease
+ * notices go the same way, and the primary passes them on to the other workers.
  */
 export function createClusterBank({
   channel,
@@ -38,8 +41,13 @@ export function createClusterBank({
 }: ClusterBankOptions): CreditBank {
   let nextId = 1
   const pending = new Map<number, { resolve(reply: BankReply): void; reject(err: Error): void }>()
+  const listeners: ((notice: LeaseNotice) => void)[] = []
   const onMessage = (message: unknown) => {
     if (!isBankMessage(message) || 'request' in message) return
+    if ('notice' in message) {
+      for (const listener of listeners) listener(message.notice)
+      return
+    }
     const waiter = pending.get(message.id)
     if (!waiter) return
     pending.delete(message.id)
@@ -75,6 +83,16 @@ export function createClusterBank({
           reject(err instanceof Error ? err : new Error(String(err)))
         }
       })
+    },
+    notify(notice) {
+      try {
+        channel.send({ tollgate: 'bank', notice })
+      } catch {
+        // the primary is gone: the exchanges fail too, and onRedisDown applies
+      }
+    },
+    onNotice(listener) {
+      listeners.push(listener)
     },
     async close() {
       channel.off('message', onMessage)

@@ -1,6 +1,6 @@
 import { BalanceUnavailableError, RateLimitError, type TollgateError } from '../errors/errors.ts'
 import type { Admission, MeterSubject } from './createMeter.ts'
-import type { BankReply, BankSubjectRequest, CreditBank } from './creditBank.ts'
+import type { BankReply, BankSubjectRequest, CreditBank, LeaseNotice } from './creditBank.ts'
 import type { RateSlice } from './RateSlice.ts'
 import { TokenBucket } from './TokenBucket.ts'
 import type { UsageStore } from './usageStore.ts'
@@ -19,6 +19,13 @@ export type DayCounter = {
   unsent: number
   /** `used` as the bank last acknowledged it. */
   reportedUsed: number
+  /** What the bank counts as this instance's free credits (`f:` in creditScript.ts) since the last exchange. */
+  reportedFree: number
+  /**
+   * The lease went back on request: the next report (due even with nothing to report) shows this
+   * instance what the others then spent of it.
+   */
+  refresh: boolean
   lastUseMs: number
 }
 
@@ -54,6 +61,11 @@ export type LeaseDesksOptions = {
   leaseSeconds: number
   /** A lease unused for this long goes back to the bank. */
   idleMs: number
+  /**
+   * The longest a call waits, at the end of a balance, for other instances to give back credits
+   * they hold unspent (a recall) before it is refused.
+   */
+  recallMs: number
   onError: ((err: unknown) => void) | undefined
 }
 
@@ -64,6 +76,12 @@ export type LeaseDesks = {
   borrow(found: DayCounter, limit: number, credits: number): boolean
   /** Reports the subject's account (and its keys) soon. */
   report(subject: MeterSubject): void
+  /**
+   * A call settled for less than it held: at the end of a balance (less than such a call left in
+   * the pool as last seen), the credits it freed are reported at once, so that the bank never
+   * counts fewer free credits here than there are (another instance would refuse a call they pay).
+   */
+  refunded(subject: MeterSubject, reservedCredits: number): void
   /** Reports every account that holds a lease or spent since its last report (renewing leases). */
   reportAll(): void
   /** Whether this process may still spend its leases (in closed mode, not once they expired). */
@@ -78,13 +96,24 @@ type Waiter = {
   subject: MeterSubject
   costCredits: number
   rounds: number
+  /** Set when the call first waited for a recall: it is refused if the credits are not back by then. */
+  recallUntil: number | undefined
   resolve: (admission: Admission) => void
   reject: (err: unknown) => void
 }
 /** One exchange with the bank at a time per account (its keys included), so reports never cross. */
-type Desk = { waiters: Waiter[]; sync: boolean; running: Promise<void> | undefined }
+type Desk = {
+  waiters: Waiter[]
+  sync: boolean
+  running: Promise<void> | undefined
+  /** Ends the wait of calls parked on a recall (credits came back, a report is due, or closing). */
+  wake: (() => void) | undefined
+}
 type Entry = { subject: string; counter: DayCounter; sentUnsent: number; slice: RateSlice | undefined }
 type Built = { requests: BankSubjectRequest[]; entries: Entry[] }
+/** The calls still waiting after an exchange; when they all wait for a recall, until when at most. */
+type Served = { kept: Waiter[]; parkUntilMs: number | undefined }
+type BySubject = Map<string, { waitMs: number; found: DayCounter; othersFree: number }>
 
 /**
  * The bank side of a shared meter: one desk per account queues the calls its lease could not admit
@@ -93,9 +122,11 @@ type Built = { requests: BankSubjectRequest[]; entries: Entry[] }
  */
 export function createLeaseDesks(
   ledger: LocalLedger,
-  { bank, store, onBankDown, leaseSeconds, idleMs, onError }: LeaseDesksOptions,
+  { bank, store, onBankDown, leaseSeconds, idleMs, recallMs, onError }: LeaseDesksOptions,
 ): LeaseDesks {
   const desks = new Map<string, Desk>()
+  /** Subjects another instance asked this one to give its free credits back for, with their day. */
+  const recalled = new Map<string, string>()
   const keysOfAccount = new Map<string, Map<string, MeterSubject>>()
   const fallbackBuckets = new Map<string, TokenBucket>()
   let bankUp = true
@@ -111,11 +142,14 @@ export function createLeaseDesks(
     keys.set(subject.keyCounter, subject)
     let desk = desks.get(subject.accountCounter)
     if (desk === undefined) {
-      desk = { waiters: [], sync: false, running: undefined }
+      desk = { waiters: [], sync: false, running: undefined, wake: undefined }
       desks.set(subject.accountCounter, desk)
     }
     if (waiter) desk.waiters.push(waiter)
-    else desk.sync = true
+    else {
+      desk.sync = true
+      desk.wake?.()
+    }
     if (desk.running === undefined) desk.running = runDesk(subject.accountCounter, desk)
   }
 
@@ -126,20 +160,39 @@ export function createLeaseDesks(
         const waiters = desk.waiters
         desk.waiters = []
         desk.sync = false
+        let served: Served = { kept: [], parkUntilMs: undefined }
         try {
-          desk.waiters.unshift(...(await serve(accountCounter, waiters)))
+          served = await serve(accountCounter, waiters)
         } catch (err) {
           for (const waiter of waiters) waiter.reject(err)
         }
+        desk.waiters.unshift(...served.kept)
+        // the calls left wait for a recall: until credits come back, a report is due, or the bound
+        if (served.parkUntilMs !== undefined && !desk.sync) await park(desk, served.parkUntilMs)
       }
     } finally {
       desk.running = undefined
     }
   }
 
-  /** One exchange for an account, its keys and the calls waiting; answers the calls still waiting. */
-  /** What one exchange asks for and reports: the account, its keys with limits of their own. */
-  function build(accountCounter: string, waiters: Waiter[]): Built | undefined {
+  /** Waits until `untilMs` at most; `desk.wake` ends the wait sooner. */
+  function park(desk: Desk, untilMs: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer)
+        desk.wake = undefined
+        resolve()
+      }
+      const timer = setTimeout(done, Math.max(0, untilMs - ledger.now()))
+      desk.wake = done
+    })
+  }
+
+  /**
+   * What one exchange asks for and reports: the account, its keys with limits of their own. The
+   * subjects in `returning` give their free credits back (another instance asked for them).
+   */
+  function build(accountCounter: string, waiters: Waiter[], returning: Set<string>): Built | undefined {
     const nowMs = ledger.now()
     const requests: BankSubjectRequest[] = []
     const entries: Entry[] = []
@@ -156,8 +209,8 @@ export function createLeaseDesks(
       const waiting = isAccount ? waiters : waiters.filter((each) => each.subject.keyCounter === subjectId)
       const dailyLimit = isAccount ? subject.accountDailyCredits : (subject.keyDailyCredits ?? -1)
       const perSecond = isAccount ? subject.accountCreditsPerSecond : (subject.keyCreditsPerSecond ?? 0)
-      if (closing || (waiting.length === 0 && nowMs - found.lastUseMs > idleMs)) {
-        found.leased = found.used + found.reserved // idle, or closing: the lease goes back
+      if (closing || returning.has(subjectId) || (waiting.length === 0 && nowMs - found.lastUseMs > idleMs)) {
+        found.leased = found.used + found.reserved // idle, recalled, or closing: the lease goes back
       }
       const free = dailyLimit < 0 ? 0 : ledger.available(found, dailyLimit, nowMs)
       const costs = waiting.map((each) => each.costCredits)
@@ -173,6 +226,8 @@ export function createLeaseDesks(
         dailyLimit,
         usedCredits: found.used,
         heldCredits: found.leased - found.used,
+        freeCredits: dailyLimit < 0 ? 0 : Math.max(0, found.leased - found.used - found.reserved),
+        returning: returning.has(subjectId),
         flushedCredits: ledger.flushedCredits(subjectId, found.day),
         seedCredits: undefined,
         leaseCredits,
@@ -188,9 +243,23 @@ export function createLeaseDesks(
     return { requests, entries }
   }
 
-  async function serve(accountCounter: string, waiters: Waiter[]): Promise<Waiter[]> {
-    let built = build(accountCounter, waiters)
-    if (built === undefined) return waiters
+  /** The account's subjects (its own, its keys') recalled for their current day; no longer recalled. */
+  function takeRecalled(accountCounter: string): Set<string> {
+    const taken = new Set<string>()
+    for (const subjectId of [accountCounter, ...(keysOfAccount.get(accountCounter)?.keys() ?? [])]) {
+      const day = recalled.get(subjectId)
+      if (day === undefined) continue
+      recalled.delete(subjectId)
+      if (ledger.counters.get(subjectId)?.day === day) taken.add(subjectId)
+    }
+    return taken
+  }
+
+  /** One exchange for an account, its keys and the calls waiting; answers the calls still waiting. */
+  async function serve(accountCounter: string, waiters: Waiter[]): Promise<Served> {
+    const returning = takeRecalled(accountCounter)
+    let built = build(accountCounter, waiters, returning)
+    if (built === undefined) return { kept: waiters, parkUntilMs: undefined }
     let reply: BankReply
     try {
       reply = await bank.exchange({ subjects: built.requests })
@@ -198,7 +267,7 @@ export function createLeaseDesks(
         // the day's figure in the store and what this process wrote into it, read at one moment
         built = await ledger.exclusive(async () => {
           const seeds = await store.loadDailyUsage(ledger.day())
-          const again = build(accountCounter, waiters) as Built
+          const again = build(accountCounter, waiters, returning) as Built
           for (const request of again.requests) request.seedCredits = seeds.get(request.subject) ?? 0
           return again
         })
@@ -206,14 +275,20 @@ export function createLeaseDesks(
       }
       if (reply.needsSeed) throw new Error('the credit bank asked for a seed twice')
     } catch (err) {
+      // still to give back: with the next exchange that gets through
+      for (const subjectId of returning) recalled.set(subjectId, ledger.counter(subjectId).day)
       bankDown(err)
       for (const waiter of waiters) serveWithoutBank(waiter)
-      return []
+      return { kept: [], parkUntilMs: undefined }
     }
     const { requests, entries } = built
     const answeredMs = ledger.now()
     bankIsUp(answeredMs)
-    const bySubject = new Map<string, { waitMs: number; found: DayCounter }>()
+    if (returning.size > 0) {
+      const day = ledger.counter(accountCounter).day
+      bank.notify({ kind: 'returned', account: accountCounter, subjects: [...returning], day })
+    }
+    const bySubject: BySubject = new Map()
     reply.subjects.forEach((answer, index) => {
       const entry = entries[index] as Entry
       const request = requests[index] as BankSubjectRequest
@@ -227,11 +302,20 @@ export function createLeaseDesks(
       entry.counter.granted = answer.grantedCredits
       entry.counter.unsent -= entry.sentUnsent
       entry.counter.reportedUsed = request.usedCredits
+      entry.counter.reportedFree = Math.min(request.freeCredits, answer.heldCredits) + answer.leasedCredits
+      entry.counter.refresh = request.returning
       entry.slice?.add(answer.rateGrantedCredits, answeredMs)
-      bySubject.set(entry.subject, { waitMs: answer.rateWaitMs, found: entry.counter })
+      bySubject.set(entry.subject, {
+        waitMs: answer.rateWaitMs,
+        found: entry.counter,
+        othersFree: answer.othersFreeCredits,
+      })
     })
 
     const kept: Waiter[] = []
+    const recalls = new Set<string>()
+    let parkUntilMs: number | undefined
+    let parkedNow = 0
     for (const waiter of waiters) {
       const nowMs = ledger.now()
       const { subject, costCredits } = waiter
@@ -245,9 +329,21 @@ export function createLeaseDesks(
       let final: TollgateError | undefined
       if (refusal.check === 'account' || refusal.check === 'key') {
         const limit = refusal.check === 'key' ? (subject.keyDailyCredits ?? 0) : subject.accountDailyCredits
-        // it fits in neither this lease nor what the bank has left: refused
-        if (answer === undefined || ledger.left(answer.found, limit, nowMs) < costCredits)
-          final = refusal.error
+        const left = answer === undefined ? 0 : ledger.left(answer.found, limit, nowMs)
+        if (answer !== undefined && left < costCredits && left + answer.othersFree >= costCredits) {
+          // it fits only with credits other instances hold unspent: they are asked for them, and
+          // the call waits (at most recallMs) for them to come back
+          if (!closing && (waiter.recallUntil === undefined || nowMs < waiter.recallUntil)) {
+            waiter.recallUntil ??= nowMs + recallMs
+            parkUntilMs = Math.min(parkUntilMs ?? waiter.recallUntil, waiter.recallUntil)
+            parkedNow++
+            recalls.add(onKey ? subject.keyCounter : subject.accountCounter)
+            kept.push(waiter)
+            continue
+          }
+        }
+        // it fits in neither this lease, nor what the bank has left, nor what others gave back: refused
+        if (left < costCredits) final = refusal.error
       } else if (answer !== undefined && answer.waitMs > 0) {
         const kind = refusal.check === 'keyRate' ? 'keyCreditsPerSecond' : 'planCreditsPerSecond'
         final = new RateLimitError(kind, answer.waitMs)
@@ -255,15 +351,21 @@ export function createLeaseDesks(
       if (final) waiter.reject(final)
       else kept.push(waiter)
     }
+    if (recalls.size > 0) {
+      const day = ledger.counter(accountCounter).day
+      bank.notify({ kind: 'recall', account: accountCounter, subjects: [...recalls], day })
+      // calls kept for another reason ask again at once
+      return { kept, parkUntilMs: parkedNow === kept.length ? parkUntilMs : undefined }
+    }
     // each exchange serves or refuses someone; should one not, the calls do not wait for ever
     if (kept.length === waiters.length) {
       for (const waiter of kept) waiter.rounds++
       const stuck = kept.filter((waiter) => waiter.rounds > 4)
       for (const waiter of stuck)
         waiter.reject(ledger.refusalOf(waiter.subject, waiter.costCredits, ledger.now())?.error)
-      return kept.filter((waiter) => waiter.rounds <= 4)
+      return { kept: kept.filter((waiter) => waiter.rounds <= 4), parkUntilMs: undefined }
     }
-    return kept
+    return { kept, parkUntilMs: undefined }
   }
 
   /**
@@ -340,7 +442,12 @@ export function createLeaseDesks(
     const due = (subjectId: string) => {
       const found = ledger.counters.get(subjectId)
       if (found === undefined || found.day !== day) return false
-      return found.leased !== found.used || found.used !== found.reportedUsed || found.unsent !== 0
+      return (
+        found.leased !== found.used ||
+        found.used !== found.reportedUsed ||
+        found.unsent !== 0 ||
+        found.refresh
+      )
     }
     for (const keys of keysOfAccount.values()) {
       const [first] = keys.values()
@@ -353,19 +460,58 @@ export function createLeaseDesks(
     }
   }
 
+  /**
+   * Another instance would refuse a call that fits with credits this one holds unspent: they go back
+   * with the account's next exchange, at once (also when the bank still counts credits this one has
+   * spent since: the report corrects it). Credits back elsewhere wake this instance's parked calls.
+   */
+  function onNotice(notice: LeaseNotice): void {
+    if (notice.kind === 'returned') {
+      desks.get(notice.account)?.wake?.()
+      return
+    }
+    const first = keysOfAccount.get(notice.account)?.values().next().value
+    if (first === undefined || closing) return
+    let any = false
+    for (const subjectId of notice.subjects) {
+      const found = ledger.counters.get(subjectId)
+      if (found === undefined || found.day !== notice.day) continue
+      if (found.leased - found.used - found.reserved > 0 || found.reportedFree > 0) {
+        recalled.set(subjectId, notice.day)
+        any = true
+      }
+    }
+    if (any) enqueue(first, undefined)
+  }
+  bank.onNotice(onNotice)
+
   return {
     wait: (subject, costCredits) =>
       new Promise((resolve, reject) =>
-        enqueue(subject, { subject, costCredits, rounds: 0, resolve, reject }),
+        enqueue(subject, { subject, costCredits, rounds: 0, recallUntil: undefined, resolve, reject }),
       ),
     borrow,
     report: (subject) => enqueue(subject, undefined),
+    refunded(subject, reservedCredits) {
+      const balances: [string, number | undefined][] = [
+        [subject.accountCounter, subject.accountDailyCredits],
+        [subject.keyCounter, subject.keyDailyCredits],
+      ]
+      const understated = balances.some(([subjectId, limit]) => {
+        const found = ledger.counters.get(subjectId)
+        if (found === undefined || limit === undefined) return false
+        const pool = limit - found.granted - found.unsent
+        return pool < reservedCredits && found.leased - found.used - found.reserved > found.reportedFree
+      })
+      if (understated) enqueue(subject, undefined)
+    },
     reportAll,
     leaseValid: (nowMs) => onBankDown === 'open' || bankUp || nowMs - lastBankOkMs < bank.leaseTtlMs,
     isUp: () => bankUp,
     async close() {
       closing = true
       reportAll()
+      for (const desk of desks.values()) desk.wake?.()
       await Promise.all([...desks.values()].map((desk) => desk.running))
     },
   }

@@ -4,6 +4,7 @@ import type {
   BankSubjectReply,
   BankSubjectRequest,
   CreditBank,
+  LeaseNotice,
 } from './creditBank.ts'
 
 export type MemoryBankOptions = {
@@ -27,6 +28,9 @@ type Day = {
   spent: Map<string, number>
   holding: Map<string, number>
   expiries: Map<string, number>
+  frees: Map<string, number>
+  /** The limit under which a lease was given back on request: leases are then what is asked for. */
+  exact: number | undefined
   expiresAt: number
 }
 
@@ -50,6 +54,7 @@ export function createMemoryBank({
 }: MemoryBankOptions = {}): MemoryBank {
   const days = new Map<string, Day>()
   const buckets = new Map<string, Bucket>()
+  const listeners = new Map<string, ((notice: LeaseNotice) => void)[]>()
   // days and buckets expire as their Redis keys do
   const sweeper = setInterval(() => {
     const at = now()
@@ -78,6 +83,8 @@ export function createMemoryBank({
         spent: new Map(),
         holding: new Map(),
         expiries: new Map(),
+        frees: new Map(),
+        exact: undefined,
         expiresAt: at + dayKeepMs,
       })
     }
@@ -88,6 +95,7 @@ export function createMemoryBank({
     let leased = 0
     let granted = 0
     let kept = 0
+    let othersFree = 0
     const day = request.dailyLimit >= 0 ? days.get(`${request.subject}:${request.day}`) : undefined
     if (day) {
       const limit = request.dailyLimit
@@ -101,8 +109,10 @@ export function createMemoryBank({
           day.expiries.delete(who)
           day.holding.delete(who)
           day.spent.delete(who)
-        } else if ((day.holding.get(who) ?? 0) > 0) {
-          live += 1
+          day.frees.delete(who)
+        } else {
+          if ((day.holding.get(who) ?? 0) > 0) live += 1
+          othersFree += day.frees.get(who) ?? 0
         }
       }
       granted += request.usedCredits - (day.spent.get(me) ?? request.flushedCredits)
@@ -115,12 +125,16 @@ export function createMemoryBank({
       } else {
         granted += held - holding
       }
+      if (request.returning) day.exact = limit
       const left = limit - granted
       if (request.leaseCredits > 0 && left >= request.leaseMinCredits) {
-        const size = Math.max(
-          request.leaseMinCredits,
-          Math.min(request.maxLeaseCredits, Math.floor(left / (4 * live))),
-        )
+        const size =
+          day.exact === limit
+            ? request.leaseCredits
+            : Math.max(
+                request.leaseMinCredits,
+                Math.min(request.maxLeaseCredits, Math.floor(left / (4 * live))),
+              )
         leased = Math.min(size, left)
       }
       granted += leased
@@ -128,6 +142,7 @@ export function createMemoryBank({
       day.spent.set(me, request.usedCredits)
       day.holding.set(me, held + leased)
       day.expiries.set(me, at + leaseTtlMs)
+      day.frees.set(me, Math.min(request.freeCredits, held) + leased)
       day.expiresAt = at + dayKeepMs
       kept = held
     }
@@ -155,6 +170,7 @@ export function createMemoryBank({
       rateGrantedCredits: rateGranted,
       rateWaitMs: rateWait,
       heldCredits: kept,
+      othersFreeCredits: othersFree,
     }
   }
 
@@ -163,12 +179,25 @@ export function createMemoryBank({
     forInstance: (instanceId) => ({
       leaseTtlMs,
       exchange: async (request) => exchange(instanceId, request),
-      close: async () => {},
+      notify(notice) {
+        // to every other instance, a turn later (as a message would arrive)
+        for (const [other, each] of listeners) {
+          if (other === instanceId) continue
+          for (const listener of each) setImmediate(() => listener(structuredClone(notice)))
+        }
+      },
+      onNotice(listener) {
+        listeners.set(instanceId, [...(listeners.get(instanceId) ?? []), listener])
+      },
+      close: async () => {
+        listeners.delete(instanceId)
+      },
     }),
     close() {
       clearInterval(sweeper)
       days.clear()
       buckets.clear()
+      listeners.clear()
     },
   }
 }

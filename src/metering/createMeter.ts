@@ -69,6 +69,11 @@ export type MeterOptions = {
   leaseSeconds?: number
   /** A lease this instance has not used for this long goes back to the bank. */
   idleMs?: number
+  /**
+   * At the end of a balance, the longest a call waits for other instances to give back credits they
+   * hold unspent (docs/operations.md, Credits across instances).
+   */
+  recallMs?: number
 }
 
 type RateAllowance = TokenBucket | RateSlice
@@ -96,6 +101,7 @@ export async function createMeter({
   onBankDown = 'open',
   leaseSeconds = 1,
   idleMs = 5_000,
+  recallMs = 200,
 }: MeterOptions): Promise<Meter> {
   const startDay = utcDay(clock.now())
   const loaded = await store.loadDailyUsage(startDay)
@@ -130,6 +136,8 @@ export async function createMeter({
         granted: stored,
         unsent: 0,
         reportedUsed: 0,
+        reportedFree: 0,
+        refresh: false,
         lastUseMs: 0,
       }
       counters.set(subject, found)
@@ -239,7 +247,7 @@ export async function createMeter({
         flushedCredits: buffer.flushedCredits,
         exclusive: buffer.exclusive,
       },
-      { bank, store, onBankDown, leaseSeconds, idleMs, onError },
+      { bank, store, onBankDown, leaseSeconds, idleMs, recallMs, onError },
     )
 
   // ---- charging ----
@@ -289,6 +297,7 @@ export async function createMeter({
     if (refund > 0) {
       buckets.get(subject.accountCounter)?.giveBack(refund, nowMs)
       if (subject.keyCreditsPerSecond !== undefined) buckets.get(subject.keyCounter)?.giveBack(refund, nowMs)
+      desks?.refunded(subject, admission.reservedCredits)
     }
     return {
       chargedCredits: charged,

@@ -84,15 +84,21 @@ describe('meters sharing one balance on Redis', () => {
       [1, 2, 3].map(() => startInstance('redis://127.0.0.1:6379', keyPrefix)),
     )
     const payer = subject()
+    // 500 calls per instance: an instance can run out of calls holding the credits another needs
+    // (they are recalled from it)
     const results = await Promise.all(
-      Array.from({ length: 3_000 }, (_, index) => spend((instances[index % 3] as Instance).meter, payer)),
+      Array.from({ length: 1_500 }, (_, index) => spend((instances[index % 3] as Instance).meter, payer)),
     )
     const served = results.filter((result) => result === 'served').length
     const refusals = results.filter((result) => result !== 'served')
     assert.equal(served, 1_000)
-    assert.equal(refusals.length, 2_000)
+    assert.equal(refusals.length, 500)
     assert.ok(refusals.every((err) => err instanceof DailyLimitError))
-    for (const { meter } of instances) assert.equal(meter.remainingCredits(payer), 0)
+    // as each instance last saw it: one that gave its lease back on request sees it spent a report later
+    await until(
+      () => instances.every(({ meter }) => meter.remainingCredits(payer) === 0),
+      'every instance to see the balance spent',
+    )
     await Promise.all(instances.map(stopInstance))
     // every instance's ledger together: exactly the calls served
     let calls = 0

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Redis } from 'ioredis'
 import { openRedis } from '../store/openRedis.ts'
-import type { BankReply, BankRequest, CreditBank } from './creditBank.ts'
+import type { BankReply, BankRequest, CreditBank, LeaseNotice } from './creditBank.ts'
 import { creditScript } from './creditScript.ts'
 
 export type RedisBankOptions = {
@@ -27,7 +27,9 @@ type ScriptRedis = Redis & {
  * The credit bank on Redis: one atomic Lua script per exchange (creditScript.ts). Connects before it
  * answers (or not, if Redis is down: it goes on trying). Commands fail at
  * once while Redis is unreachable (no offline queue), so a meter can fall back to its
- * `onRedisDown` mode instead of waiting; ioredis keeps reconnecting in the background.
+ * `onRedisDown` mode instead of waiting; ioredis keeps reconnecting in the background. Notices
+ * between instances (lease recalls at the end of a balance) go over pub/sub on
+ * `<keyPrefix>credits:notices`, on a second connection.
  */
 export async function createRedisBank({
   url,
@@ -45,6 +47,25 @@ export async function createRedisBank({
     onDown: onError,
   })) as ScriptRedis
   redis.defineCommand('tollgateCredits', { lua: creditScript })
+  const channel = `${keyPrefix}credits:notices`
+  const listeners: ((notice: LeaseNotice) => void)[] = []
+  const subscriber = await openRedis(url, { commandTimeoutMs, name: 'tollgate-credit-notices' })
+  // subscribed again after every reconnection (ioredis would only renew a subscription that succeeded)
+  const subscribe = () => subscriber.subscribe(channel).catch(() => undefined)
+  subscriber.on('ready', () => void subscribe())
+  if (subscriber.status === 'ready') await subscribe()
+  subscriber.on('message', (from: string, text: string) => {
+    if (from !== channel) return
+    let notice: LeaseNotice & { from?: string }
+    try {
+      notice = JSON.parse(text)
+    } catch {
+      return
+    }
+    if (notice.from === instanceId) return
+    const { kind, account, subjects, day } = notice
+    for (const listener of listeners) listener({ kind, account, subjects, day })
+  })
 
   async function exchange({ subjects }: BankRequest): Promise<BankReply> {
     const keys: string[] = []
@@ -64,6 +85,8 @@ export async function createRedisBank({
         each.rateCredits,
         each.rateMinCredits,
         each.rateSliceCredits,
+        each.freeCredits,
+        each.returning ? 1 : 0,
       )
     }
     const reply = await redis.tollgateCredits(keys.length, ...keys, ...args)
@@ -71,11 +94,12 @@ export async function createRedisBank({
     return {
       needsSeed: false,
       subjects: subjects.map((_, index) => ({
-        leasedCredits: reply[index * 5] ?? 0,
-        grantedCredits: reply[index * 5 + 1] ?? 0,
-        rateGrantedCredits: reply[index * 5 + 2] ?? 0,
-        rateWaitMs: reply[index * 5 + 3] ?? 0,
-        heldCredits: reply[index * 5 + 4] ?? 0,
+        leasedCredits: reply[index * 6] ?? 0,
+        grantedCredits: reply[index * 6 + 1] ?? 0,
+        rateGrantedCredits: reply[index * 6 + 2] ?? 0,
+        rateWaitMs: reply[index * 6 + 3] ?? 0,
+        heldCredits: reply[index * 6 + 4] ?? 0,
+        othersFreeCredits: reply[index * 6 + 5] ?? 0,
       })),
     }
   }
@@ -85,8 +109,15 @@ export async function createRedisBank({
     leaseTtlMs,
     isConnected: () => redis.status === 'ready',
     exchange,
+    notify(notice) {
+      redis.publish(channel, JSON.stringify({ ...notice, from: instanceId })).catch(() => undefined)
+    },
+    onNotice(listener) {
+      listeners.push(listener)
+    },
     async close() {
       redis.disconnect()
+      subscriber.disconnect()
     },
   }
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
+import { EventEmitter } from 'node:events'
 import { after, describe, it } from 'node:test'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { createTestPrefix } from '../../test/helpers/testRedis.ts'
@@ -7,11 +8,14 @@ import { until } from '../../test/helpers/until.ts'
 import { DailyLimitError } from '../errors/errors.ts'
 import { openSqlite } from '../store/openSqlite.ts'
 import { systemClock } from './clock.ts'
+import { type BankMessage, createClusterBank } from './createClusterBank.ts'
 import { createMemoryBank } from './createMemoryBank.ts'
-import { createMeter, type MeterSubject } from './createMeter.ts'
+import { createMeter, type Meter, type MeterSubject } from './createMeter.ts'
 import { createRedisBank } from './createRedisBank.ts'
 import { createSqliteUsageStore } from './createSqliteUsageStore.ts'
 import type { BankReply, BankSubjectRequest, CreditBank } from './creditBank.ts'
+import { serveClusterBank } from './serveClusterBank.ts'
+import type { UsageStore } from './usageStore.ts'
 
 /** A bank's backend: instances that share its balances, each under an id of its own. */
 type Backend = { instance(): Promise<CreditBank>; close(): Promise<void> }
@@ -25,6 +29,30 @@ const backends: Record<string, (leaseTtlMs: number) => Backend> = {
     return {
       instance: async () => bank.forInstance(randomUUID()),
       close: async () => bank.close(),
+    }
+  },
+  // workers of `tollgate start --workers N` without Redis: the primary's memory bank over the cluster channel
+  cluster(leaseTtlMs) {
+    const memory = createMemoryBank({ leaseTtlMs })
+    const opened: CreditBank[] = []
+    return {
+      async instance() {
+        const worker = new EventEmitter()
+        const primary = new EventEmitter()
+        const deliver = (to: EventEmitter) => (message: BankMessage) =>
+          setImmediate(() => to.emit('message', structuredClone(message)))
+        serveClusterBank(Object.assign(primary, { send: deliver(worker) }), memory.forInstance(randomUUID()))
+        const bank = createClusterBank({
+          channel: Object.assign(worker, { send: deliver(primary) }),
+          leaseTtlMs,
+        })
+        opened.push(bank)
+        return bank
+      },
+      async close() {
+        await Promise.all(opened.map((bank) => bank.close()))
+        memory.close()
+      },
     }
   },
   redis(leaseTtlMs) {
@@ -51,6 +79,8 @@ const ask = (fields: Partial<BankSubjectRequest> = {}): BankSubjectRequest => ({
   dailyLimit: 1_000,
   usedCredits: 0,
   heldCredits: 0,
+  freeCredits: 0,
+  returning: false,
   flushedCredits: 0,
   seedCredits: 0,
   leaseCredits: 10_000,
@@ -67,6 +97,47 @@ function granted(reply: BankReply) {
   assert.equal(reply.needsSeed, false)
   if (reply.needsSeed) throw new Error('unreachable')
   return reply.subjects
+}
+
+const payerWith = (accountDailyCredits: number): MeterSubject => ({
+  accountId: 1,
+  keyId: 10,
+  accountCounter: 'account:1',
+  keyCounter: 'key:10',
+  accountDailyCredits,
+  accountCreditsPerSecond: 1_000_000,
+  keyDailyCredits: undefined,
+  keyCreditsPerSecond: undefined,
+})
+
+/** Meters of `count` instances on one backend, with one usage store. */
+async function startMeters(backend: Backend, count: number, recallMs = 200) {
+  const store = createSqliteUsageStore(openSqlite(':memory:'))
+  const banks: CreditBank[] = []
+  for (let i = 0; i < count; i++) banks.push(await backend.instance())
+  const meters = await Promise.all(
+    banks.map((bank) =>
+      createMeter({ store, clock: systemClock, flushMs: 50, bank, onBankDown: 'open', recallMs }),
+    ),
+  )
+  return { meters, banks, store }
+}
+
+/** Admits and settles one call of `credits`; the refusal when there is one. */
+async function spendOne(meter: Meter, payer: MeterSubject, credits = 80): Promise<unknown> {
+  try {
+    const admission = await meter.admit(payer, credits)
+    await nextTurn()
+    meter.settle(admission, [{ method: 'eth_blockNumber', network: 'devnet', credits }])
+    return 'served'
+  } catch (err) {
+    return err
+  }
+}
+
+async function creditsCharged(store: UsageStore): Promise<number> {
+  const usage = await store.queryUsage({ fromDay: today() })
+  return usage.reduce((total, row) => total + row.credits, 0)
 }
 
 /** A scripted run of exchanges by three instances: the replies, in order (time plays no part). */
@@ -100,6 +171,17 @@ async function scriptedRun(backend: Backend): Promise<unknown[]> {
       ],
     }),
   )
+  // c reports free credits (the others see them); b gives its lease back on request: from then on
+  // leases are what is asked for
+  await step(c, { seedCredits: undefined, leaseCredits: 0, heldCredits: 80, freeCredits: 80 })
+  await step(b, { seedCredits: undefined, leaseCredits: 0, returning: true })
+  await step(a, {
+    seedCredits: undefined,
+    usedCredits: 240,
+    heldCredits: 0,
+    leaseCredits: 100,
+    leaseMinCredits: 80,
+  })
   return replies
 }
 
@@ -115,6 +197,10 @@ describe('the in-memory bank and the Redis bank answer the same', () => {
     assert.deepEqual(fromMemory[0], { needsSeed: true })
     const leases = fromMemory.slice(1, 4).map((reply) => granted(reply as BankReply)[0]?.leasedCredits)
     assert.deepEqual(leases, [225, 84, 80])
+    const [others, , exact] = fromMemory.slice(-3).map((reply) => granted(reply as BankReply)[0])
+    assert.equal(others?.othersFreeCredits, 0)
+    assert.equal(exact?.othersFreeCredits, 80)
+    assert.equal(exact?.leasedCredits, 100)
   })
 })
 
@@ -194,53 +280,58 @@ for (const [name, open] of Object.entries(backends)) {
 
     it('meters on it spend 80,000 credits in calls of 80 over three instances: exactly 1,000 served', async (t) => {
       const backend = open(15_000)
+      const { meters, store } = await startMeters(backend, 3)
       t.after(() => backend.close())
-      const store = createSqliteUsageStore(openSqlite(':memory:'))
-      const meters = await Promise.all(
-        [1, 2, 3].map(async () =>
-          createMeter({
-            store,
-            clock: systemClock,
-            flushMs: 50,
-            bank: await backend.instance(),
-            onBankDown: 'open',
-          }),
-        ),
-      )
-      const payer: MeterSubject = {
-        accountId: 1,
-        keyId: 10,
-        accountCounter: 'account:1',
-        keyCounter: 'key:10',
-        accountDailyCredits: 80_000,
-        accountCreditsPerSecond: 1_000_000,
-        keyDailyCredits: undefined,
-        keyCreditsPerSecond: undefined,
-      }
+      const payer = payerWith(80_000)
+      // 500 calls per instance: an instance can run out of calls holding credits another needs
       const results = await Promise.all(
-        Array.from({ length: 3_000 }, async (_, index) => {
-          const meter = meters[index % 3]
-          if (!meter) throw new Error('unreachable')
-          try {
-            const admission = await meter.admit(payer, 80)
-            await nextTurn()
-            meter.settle(admission, [{ method: 'eth_blockNumber', network: 'devnet', credits: 80 }])
-            return 'served'
-          } catch (err) {
-            return err
-          }
-        }),
+        Array.from({ length: 1_500 }, (_, index) => spendOne(meters[index % 3] as Meter, payer)),
       )
       assert.equal(results.filter((result) => result === 'served').length, 1_000)
       assert.ok(
         results.filter((result) => result !== 'served').every((err) => err instanceof DailyLimitError),
       )
       await Promise.all(meters.map((meter) => meter.close()))
-      const usage = await store.queryUsage({ fromDay: today() })
-      assert.equal(
-        usage.reduce((total, row) => total + row.credits, 0),
-        80_000,
-      )
+      assert.equal(await creditsCharged(store), 80_000)
+    })
+
+    it("the last credits sit in an idle instance's lease: a call elsewhere that fits is served (recalled)", {
+      timeout: 60_000,
+    }, async (t) => {
+      const backend = open(15_000)
+      // a bound no refusal here may wait for: every one must come at once
+      const { meters, store } = await startMeters(backend, 2, 600_000)
+      t.after(() => backend.close())
+      const [idle, busy] = meters as [Meter, Meter]
+      const payer = payerWith(800)
+      // the first lease is a quarter of the balance (200): the idle instance keeps 120 of it
+      assert.equal(await spendOne(idle, payer), 'served')
+      const results: unknown[] = []
+      for (let i = 0; i < 12; i++) results.push(await spendOne(busy, payer))
+      // 600 in the pool pay 7 calls; the 8th and 9th fit only with the idle instance's 120 (+ the 40 left)
+      assert.equal(results.filter((result) => result === 'served').length, 9)
+      assert.ok(results.slice(9).every((err) => err instanceof DailyLimitError))
+      // the idle instance works on with leases of what it asks for: nothing left for it now
+      assert.ok((await spendOne(idle, payer)) instanceof DailyLimitError)
+      await Promise.all(meters.map((meter) => meter.close()))
+      assert.equal(await creditsCharged(store), 800)
+    })
+
+    it('the last credits sit with an instance that does not answer: the call is refused after the bound', async (t) => {
+      const backend = open(15_000)
+      const { meters, banks, store } = await startMeters(backend, 2, 100)
+      t.after(() => backend.close())
+      const [silent, busy] = meters as [Meter, Meter]
+      const payer = payerWith(800)
+      assert.equal(await spendOne(silent, payer), 'served')
+      // it hears no notices from now on (its lease stays until it expires)
+      await banks[0]?.close()
+      const results: unknown[] = []
+      for (let i = 0; i < 9; i++) results.push(await spendOne(busy, payer))
+      assert.equal(results.filter((result) => result === 'served').length, 7)
+      assert.ok(results.slice(7).every((err) => err instanceof DailyLimitError))
+      await Promise.all(meters.map((meter) => meter.close()))
+      assert.ok((await creditsCharged(store)) <= 800)
     })
   })
 }

@@ -13,6 +13,27 @@ export type CreditBank = {
   close(): Promise<void>
   /** How long a lease outlives its holder's last exchange (then it goes back to the pool). */
   leaseTtlMs: number
+  /**
+   * Tells the other instances sharing the bank (best effort, at once: Redis pub/sub, the cluster
+   * channel); a notice lost on the way costs a refusal its bound, never a credit.
+   */
+  notify(notice: LeaseNotice): void
+  /** Listens to the other instances' notices (not this instance's own). */
+  onNotice(listener: (notice: LeaseNotice) => void): void
+}
+
+/**
+ * The end of a balance across instances: an instance that would refuse a call while others hold
+ * unspent credits of the subject asks them to give those back (`recall`); each that had some
+ * answers `returned` once the bank has them back.
+ */
+export type LeaseNotice = {
+  kind: 'recall' | 'returned'
+  /** The account whose exchange carries the subjects (`account:<id>`). */
+  account: string
+  /** The subjects (`account:<id>`, `key:<id>`) concerned. */
+  subjects: string[]
+  day: string
 }
 
 export type BankSubjectRequest = {
@@ -25,6 +46,13 @@ export type BankSubjectRequest = {
   usedCredits: number
   /** Credits leased (or borrowed) and not yet charged: held for admitted calls or still to spend. */
   heldCredits: number
+  /** Of `heldCredits`, those not held for admitted calls: what a recall could take back. */
+  freeCredits: number
+  /**
+   * The instance gives its free credits back because another asked (a recall): from now on the
+   * bank grants the subject's day only the leases asked for (while its limit stays the same).
+   */
+  returning: boolean
   /** Of `usedCredits`, what this instance has written to the usage store (seeds count it already). */
   flushedCredits: number
   /** The day's usage from the store, sent when the bank asked for it (its state for the day was absent). */
@@ -58,6 +86,11 @@ export type BankSubjectReply = {
    * lost its data, or the lease expired unreported) and they no longer fit under the limit.
    */
   heldCredits: number
+  /**
+   * Free credits the other live instances held at their last exchanges (plus the leases they were
+   * granted then): what a recall might bring back. An upper bound, never less than they hold.
+   */
+  othersFreeCredits: number
 }
 
 export type BankReply = { needsSeed: false; subjects: BankSubjectReply[] } | { needsSeed: true }

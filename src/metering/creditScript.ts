@@ -4,20 +4,25 @@
  * - `granted`: credits of the day spent or held in leases, by every instance (the limit caps it);
  * - `u:<instance>`: credits that instance has reported spent today (absolute);
  * - `o:<instance>`: credits it holds (leased, not yet spent);
- * - `e:<instance>`: when its lease expires (Redis time, ms); renewed by every exchange.
+ * - `e:<instance>`: when its lease expires (Redis time, ms); renewed by every exchange;
+ * - `f:<instance>`: of what it holds, the credits not held for admitted calls at its last exchange,
+ *   plus the lease it was granted then (at most what a recall could bring back);
+ * - `x`: the limit under which an instance gave its lease back on request (a recall): while the
+ *   limit stays, leases are only what is asked for (the balance is at its end).
  *
  * An exchange first reaps the leases of instances that stopped renewing them (their held credits go
  * back to the pool), then takes the caller's report (absolute figures, so a resent one changes
  * nothing), then grants a lease of at most `maxLease`, shrinking with what is left: a quarter of the
- * remainder per live instance, never less than the least asked for (one call), never past the limit. Per subject there is
- * also a token bucket (`t`, `ts`) for the per-second limit, from which slices are taken.
+ * remainder per live instance, never less than the least asked for (one call), never past the limit
+ * (after a recall, exactly what is asked for, as far as it is there). Per subject there is also a
+ * token bucket (`t`, `ts`) for the per-second limit, from which slices are taken.
  *
  * KEYS: per subject, its day hash and its bucket. ARGV: instance id, lease ttl (ms), subject count,
- * then per subject the 12 numbers of a BankSubjectRequest (creditBank.ts; a daily limit of -1: the
+ * then per subject the 14 numbers of a BankSubjectRequest (creditBank.ts; a daily limit of -1: the
  * subject has no daily balance, only a per-second one). Answers `{-1}` when a day hash is absent and
  * no seed was sent; otherwise per subject: leased, granted, rate granted, rate wait (ms), and held
  * (what the bank accepts of the credits the instance holds: less when it had no record of them and
- * they no longer fit).
+ * they no longer fit), and the free credits the other live instances hold.
  */
 export const creditScript = `
 local t = redis.call('TIME')
@@ -25,7 +30,7 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local me = ARGV[1]
 local ttl = tonumber(ARGV[2])
 local n = tonumber(ARGV[3])
-local per = 12
+local per = 14
 
 for i = 1, n do
   local day = KEYS[2 * i - 1]
@@ -52,27 +57,32 @@ for i = 1, n do
   local rateWant = tonumber(ARGV[a + 10])
   local rateMin = tonumber(ARGV[a + 11])
   local rateSlice = tonumber(ARGV[a + 12])
+  local free = tonumber(ARGV[a + 13])
+  local returning = ARGV[a + 14] == '1'
 
-  local leased, granted, kept = 0, 0, 0
+  local leased, granted, kept, othersFree = 0, 0, 0, 0
   if limit >= 0 then
     local fields = redis.call('HGETALL', day)
-    local expiries, holding, spent = {}, {}, {}
+    local expiries, holding, spent, frees, exact = {}, {}, {}, {}, nil
     for j = 1, #fields, 2 do
       local name, value = fields[j], tonumber(fields[j + 1])
       local kind, who = string.sub(name, 1, 2), string.sub(name, 3)
       if name == 'granted' then granted = value
       elseif kind == 'e:' then expiries[who] = value
       elseif kind == 'o:' then holding[who] = value
-      elseif kind == 'u:' then spent[who] = value end
+      elseif kind == 'u:' then spent[who] = value
+      elseif kind == 'f:' then frees[who] = value
+      elseif name == 'x' then exact = value end
     end
     local live = 1
     for who, expiry in pairs(expiries) do
       if who ~= me then
         if expiry <= now then
           granted = granted - (holding[who] or 0)
-          redis.call('HDEL', day, 'e:' .. who, 'o:' .. who, 'u:' .. who)
-        elseif (holding[who] or 0) > 0 then
-          live = live + 1
+          redis.call('HDEL', day, 'e:' .. who, 'o:' .. who, 'u:' .. who, 'f:' .. who)
+        else
+          if (holding[who] or 0) > 0 then live = live + 1 end
+          othersFree = othersFree + (frees[who] or 0)
         end
       end
     end
@@ -86,13 +96,17 @@ for i = 1, n do
     else
       granted = granted + held - holding[me]
     end
+    if returning then exact = limit end
     local left = limit - granted
     if want > 0 and left >= wantMin then
       local size = math.max(wantMin, math.min(maxLease, math.floor(left / (4 * live))))
+      if exact == limit then size = want end
       leased = math.min(size, left)
     end
     granted = granted + leased
-    redis.call('HSET', day, 'granted', granted, 'u:' .. me, used, 'o:' .. me, held + leased, 'e:' .. me, now + ttl)
+    redis.call('HSET', day, 'granted', granted, 'u:' .. me, used, 'o:' .. me, held + leased, 'e:' .. me, now + ttl,
+      'f:' .. me, math.min(free, held) + leased)
+    if returning then redis.call('HSET', day, 'x', limit) end
     redis.call('PEXPIRE', day, 172800000)
     kept = held
   end
@@ -117,6 +131,7 @@ for i = 1, n do
   out[#out + 1] = rateGranted
   out[#out + 1] = rateWait
   out[#out + 1] = kept
+  out[#out + 1] = othersFree
 end
 return out
 `

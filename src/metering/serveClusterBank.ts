@@ -9,11 +9,19 @@ export type WorkerChannel = {
 
 /**
  * Answers one worker's credit exchanges (createClusterBank.ts) from `bank`, the primary's in-memory
- * bank as that worker sees it. A reply to a worker that has gone is dropped.
+ * bank as that worker sees it, and passes lease notices between it and the other workers. A reply
+ * to a worker that has gone is dropped.
  */
 export function serveClusterBank(worker: WorkerChannel, bank: CreditBank): void {
+  // the other workers' lease notices, through the bank they share
+  bank.onNotice((notice) => send(worker, { tollgate: 'bank', notice }))
   worker.on('message', (message) => {
-    if (!isBankMessage(message) || !('request' in message)) return
+    if (!isBankMessage(message)) return
+    if ('notice' in message) {
+      bank.notify(message.notice)
+      return
+    }
+    if (!('request' in message)) return
     const { id } = message
     bank.exchange(message.request).then(
       (reply) => send(worker, { tollgate: 'bank', id, reply }),
