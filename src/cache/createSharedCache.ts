@@ -45,6 +45,9 @@ const headTtlMs = 3_600_000
 const connectTimeout = 2_000
 /** How often the highest shown heads are read again, beside the announcements. */
 const headRereadMs = 5_000
+/** Readings of Redis's clock taken at the start, then one every clockReadMs (createSharedHeads keeps the best of the last minute). */
+const clockSamplesAtStart = 4
+const clockReadMs = 1_000
 
 type ScriptRedis = Redis & {
   tollgateCachePut(
@@ -130,15 +133,15 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
     const head = keptHead(kept, raisedAt)
     if (head) heads.offer(chainId, head)
   }
-  /** Redis's clock against this process's: when a number raised there is shown here. */
-  async function readClock(): Promise<void> {
-    if (redis.status !== 'ready') return
-    const sentAt = performance.now()
-    const time = await redis.time().catch(() => undefined)
-    if (time) heads.clockSample(sentAt, [String(time[0]), String(time[1])], performance.now())
+  /** Redis's clock against this process's (readings one after the other): when a raised number is shown. */
+  async function readClock(samples = 1): Promise<void> {
+    for (let index = 0; index < samples && redis.status === 'ready'; index++) {
+      const sentAt = performance.now()
+      const time = await redis.time().catch(() => undefined)
+      if (time) heads.clockSample(sentAt, [String(time[0]), String(time[1])], performance.now())
+    }
   }
   function readHeads(): void {
-    void readClock()
     for (const chainId of heads.chains()) void readHead(chainId)
   }
   subscriber.on('message', (_channel: string, message: string) => {
@@ -148,11 +151,14 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
     if (chain !== undefined && head) heads.offer(Number(chain), head)
   })
   // announcements missed while away: the numbers are read again on every (re)connection, and
-  // every few seconds in any case (the clock too)
+  // every few seconds in any case
   subscriber.on('ready', readHeads)
   const rereading = setInterval(readHeads, headRereadMs)
   rereading.unref()
-  await Promise.all([subscriber.connect().catch(() => undefined), readClock()])
+  const clocking = setInterval(() => void readClock(), clockReadMs)
+  clocking.unref()
+  // a few readings at once: the one with the shortest round trip is the offset until later ones
+  await Promise.all([subscriber.connect().catch(() => undefined), readClock(clockSamplesAtStart)])
   subscriber.subscribe(headsChannel).catch(() => undefined)
 
   function forNetwork(chainId: number): { store: SharedStore; head: SharedHead } {
@@ -209,6 +215,7 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
     stats,
     async close() {
       clearInterval(rereading)
+      clearInterval(clocking)
       redis.disconnect()
       subscriber.disconnect()
     },

@@ -28,8 +28,8 @@ export type SharedHeadsOptions = {
   now?: () => number
 }
 
-/** Clock samples kept: the one with the shortest round trip of the last minute or so is used. */
-const samplesKept = 12
+/** Clock samples kept (one a second): the one with the shortest round trip of the last minute is used. */
+const samplesKept = 60
 
 type Waiting = { number: bigint; shown: Promise<void> }
 /** A number to be shown at `showAt` (this process's clock). */

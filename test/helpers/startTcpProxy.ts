@@ -10,12 +10,13 @@ export type TcpProxy = {
 }
 
 /**
- * A TCP proxy to `127.0.0.1:targetPort`, to take a real server away from a client and give it back;
- * with `delayMs`, every byte takes that much longer each way (a server on a farther network).
+ * A TCP proxy to `127.0.0.1:targetPort`, to take a real server away from a client and give it back.
+ * With `subscriberDelayMs` (in front of Redis), what Redis sends a connection once it has subscribed
+ * takes that much longer: pub/sub messages reach that client late, its commands' answers do not.
  */
 export async function startTcpProxy(
   targetPort: number,
-  options: { delayMs?: number } = {},
+  options: { subscriberDelayMs?: number } = {},
 ): Promise<TcpProxy> {
   let refusing = false
   const sockets = new Set<Socket>()
@@ -32,15 +33,21 @@ export async function startTcpProxy(
     }
     const upstream = connect(targetPort, '127.0.0.1')
     track(upstream)
-    const { delayMs } = options
-    if (delayMs) {
+    const { subscriberDelayMs } = options
+    if (subscriberDelayMs) {
+      let subscribed = false
+      client.on('data', (chunk: Buffer) => {
+        if (chunk.toString('latin1').toLowerCase().includes('subscribe')) subscribed = true
+        upstream.write(chunk)
+      })
       // timers of one delay fire in the order they were set: the bytes keep their order
-      const later = (to: Socket) => (chunk: Buffer) =>
-        setTimeout(() => {
-          if (!to.destroyed) to.write(chunk)
-        }, delayMs)
-      client.on('data', later(upstream))
-      upstream.on('data', later(client))
+      upstream.on('data', (chunk: Buffer) => {
+        if (!subscribed) client.write(chunk)
+        else
+          setTimeout(() => {
+            if (!client.destroyed) client.write(chunk)
+          }, subscriberDelayMs)
+      })
     } else {
       client.pipe(upstream)
       upstream.pipe(client)
