@@ -77,11 +77,11 @@ export type LeaseDesks = {
   /** Reports the subject's account (and its keys) soon. */
   report(subject: MeterSubject): void
   /**
-   * A call settled for less than it held: at the end of a balance (less than such a call left in
-   * the pool as last seen), the credits it freed are reported at once, so that the bank never
-   * counts fewer free credits here than there are (another instance would refuse a call they pay).
+   * A call settled for less than it held. Near the end of a balance (leases shrinking: less than
+   * four full leases left in the pool as last seen), credits it freed beyond what the bank counts
+   * free here are reported at once: another instance would refuse a call they pay.
    */
-  refunded(subject: MeterSubject, reservedCredits: number): void
+  refunded(subject: MeterSubject): void
   /** Reports every account that holds a lease or spent since its last report (renewing leases). */
   reportAll(): void
   /** Whether this process may still spend its leases (in closed mode, not once they expired). */
@@ -492,7 +492,10 @@ export function createLeaseDesks(
       ),
     borrow,
     report: (subject) => enqueue(subject, undefined),
-    refunded(subject, reservedCredits) {
+    refunded(subject) {
+      const fullLease = Math.floor(
+        (subject.keyCreditsPerSecond ?? subject.accountCreditsPerSecond) * leaseSeconds,
+      )
       const balances: [string, number | undefined][] = [
         [subject.accountCounter, subject.accountDailyCredits],
         [subject.keyCounter, subject.keyDailyCredits],
@@ -501,7 +504,7 @@ export function createLeaseDesks(
         const found = ledger.counters.get(subjectId)
         if (found === undefined || limit === undefined) return false
         const pool = limit - found.granted - found.unsent
-        return pool < reservedCredits && found.leased - found.used - found.reserved > found.reportedFree
+        return pool < 4 * fullLease && found.leased - found.used - found.reserved > found.reportedFree
       })
       if (understated) enqueue(subject, undefined)
     },

@@ -297,7 +297,7 @@ export async function createMeter({
     if (refund > 0) {
       buckets.get(subject.accountCounter)?.giveBack(refund, nowMs)
       if (subject.keyCreditsPerSecond !== undefined) buckets.get(subject.keyCounter)?.giveBack(refund, nowMs)
-      desks?.refunded(subject, admission.reservedCredits)
+      desks?.refunded(subject)
     }
     return {
       chargedCredits: charged,

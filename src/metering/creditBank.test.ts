@@ -111,13 +111,13 @@ const payerWith = (accountDailyCredits: number): MeterSubject => ({
 })
 
 /** Meters of `count` instances on one backend, with one usage store. */
-async function startMeters(backend: Backend, count: number, recallMs = 200) {
+async function startMeters(backend: Backend, count: number, recallMs = 200, flushMs = 50) {
   const store = createSqliteUsageStore(openSqlite(':memory:'))
   const banks: CreditBank[] = []
   for (let i = 0; i < count; i++) banks.push(await backend.instance())
   const meters = await Promise.all(
     banks.map((bank) =>
-      createMeter({ store, clock: systemClock, flushMs: 50, bank, onBankDown: 'open', recallMs }),
+      createMeter({ store, clock: systemClock, flushMs, bank, onBankDown: 'open', recallMs }),
     ),
   )
   return { meters, banks, store }
@@ -313,6 +313,29 @@ for (const [name, open] of Object.entries(backends)) {
       assert.ok(results.slice(9).every((err) => err instanceof DailyLimitError))
       // the idle instance works on with leases of what it asks for: nothing left for it now
       assert.ok((await spendOne(idle, payer)) instanceof DailyLimitError)
+      await Promise.all(meters.map((meter) => meter.close()))
+      assert.equal(await creditsCharged(store), 800)
+    })
+
+    it('credits a call gives back at the end of a balance (it cost less than it held) count at once for the others', async (t) => {
+      const backend = open(15_000)
+      // no periodic reports: only what the end of a balance makes the instances say
+      const { meters, store } = await startMeters(backend, 2, 600_000, 600_000)
+      t.after(() => backend.close())
+      const [refunding, busy] = meters as [Meter, Meter]
+      const payer = payerWith(800)
+      // a call that may cost 200 holds the instance's whole first lease
+      const admission = await refunding.admit(payer, 200)
+      const results: unknown[] = []
+      for (let i = 0; i < 8; i++) results.push(await spendOne(busy, payer))
+      // 600 pay 7 calls; the 8th would need the 200 held for the call in flight: refused
+      assert.equal(results.filter((result) => result === 'served').length, 7)
+      assert.ok(results[7] instanceof DailyLimitError)
+      // it costs 80: 120 come free, and another instance's call of 80 fits (with the 40 left)
+      refunding.settle(admission, [{ method: 'eth_call', network: 'devnet', credits: 80 }])
+      await until(async () => (await spendOne(busy, payer)) === 'served', 'the freed credits to serve a call')
+      assert.equal(await spendOne(busy, payer), 'served')
+      assert.ok((await spendOne(busy, payer)) instanceof DailyLimitError)
       await Promise.all(meters.map((meter) => meter.close()))
       assert.equal(await creditsCharged(store), 800)
     })
