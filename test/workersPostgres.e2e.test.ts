@@ -8,12 +8,14 @@ import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { promisify } from 'node:util'
 import { stringify } from 'yaml'
+import { formatGwei } from '../src/gas/formatGwei.ts'
 import { createStores } from '../src/store/createStores.ts'
 import { createTestSchema, type TestSchema } from './helpers/createTestSchema.ts'
 import { bin, exited, type GatewayProcess, startGatewayProcess } from './helpers/gatewayProcess.ts'
 import { serverConnections } from './helpers/serverConnections.ts'
-import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
+import { nodeRpc, startTestNode, type TestNode } from './helpers/startTestNode.ts'
 import { createTestPrefix, type TestPrefix } from './helpers/testRedis.ts'
+import { until } from './helpers/until.ts'
 
 const run = promisify(execFile)
 
@@ -63,6 +65,8 @@ describe('tollgate start --workers 2 on PostgreSQL and Redis', () => {
   /** Per worker (by pid): agents of one kept-alive connection each, held by that worker. */
   const pinned = new Map<number, Agent[]>()
   const keys = { busy: '', small: '', doomed: '' }
+  /** A key for the Gas API only (its calls are not in `served`). */
+  let gasKey = ''
 
   /** The `tollgate` CLI, as its own process, on the gateway's config. */
   const tollgate = async (args: string[]) => {
@@ -130,13 +134,17 @@ describe('tollgate start --workers 2 on PostgreSQL and Redis', () => {
         redis: { url: 'redis://127.0.0.1:6379', keyPrefix: prefix.keyPrefix },
         networks: [{ name: 'devnet', chainId: 31337, upstreams: [{ url: node.url }] }],
         metering: { flushMs: 200 },
-        log: { level: 'warn' },
+        // one window longer than the chain: baseFeeHistory's length tells the head it ends at
+        gas: { windowBlocks: 1024, historyBlocks: 1024 },
+        // info: the worker that indexes fees says so (nothing is logged per call)
+        log: { level: 'info' },
       }),
     )
     // made before the start (the CLI migrates the schema): every worker loads them as it starts
     keys.busy = await createKey(1_000_000_000)
     keys.small = await createKey(80_000)
     keys.doomed = await createKey(1_000_000_000)
+    gasKey = await createKey(1_000_000_000)
     gateway = await startGatewayProcess(['start', '--workers', '2', '--config', configFile], {
       ready: /listening on \S+ \(2 workers\)/,
       timeoutMs: 90_000,
@@ -225,6 +233,47 @@ describe('tollgate start --workers 2 on PostgreSQL and Redis', () => {
       else await new Promise((resolve) => setTimeout(resolve, 5))
     }
     t.diagnostic(`CLI revoke exited → refused by both workers: ${refusedMs} ms`)
+  })
+
+  it('one worker indexes fees into PostgreSQL; both answer the Gas API at the head', async () => {
+    const history = (agent: Agent) =>
+      new Promise<string[] | undefined>((done, fail) => {
+        const req = request(
+          `http://127.0.0.1:${port}/networks/31337/baseFeeHistory`,
+          { agent, headers: { authorization: `Basic ${Buffer.from(`${gasKey}:`).toString('base64')}` } },
+          (res) => {
+            let text = ''
+            res.setEncoding('utf8')
+            res.on('data', (chunk: string) => {
+              text += chunk
+            })
+            res.on('end', () => done(res.statusCode === 200 ? (JSON.parse(text) as string[]) : undefined))
+          },
+        )
+        req.on('error', fail)
+        req.end()
+      })
+    const atHead = async (agent: Agent) => {
+      const head = (await nodeRpc(node, 'eth_getBlockByNumber', ['latest', false])) as {
+        number: string
+        baseFeePerGas: string
+      }
+      const answer = await history(agent)
+      return (
+        answer?.length === Number(head.number) + 1 &&
+        answer[answer.length - 1] === formatGwei(BigInt(head.baseFeePerGas))
+      )
+    }
+    const probes = [...pinned.values()].map((agents) => agents[0] as Agent)
+    await nodeRpc(node, 'evm_mine')
+    for (const agent of probes) await until(() => atHead(agent), 'a worker at the head')
+    assert.deepEqual(await history(probes[0] as Agent), await history(probes[1] as Agent))
+    const leaders = [...gateway.output().matchAll(/"pid":(\d+)[^\n]*this instance indexes the fee history/g)]
+    assert.deepEqual(
+      leaders.map((match) => Number(match[1])).filter((pid) => pinned.has(pid)).length,
+      1,
+      'one worker indexes',
+    )
   })
 
   it('a graceful stop (SIGTERM on the primary) flushes both workers: the ledger is exactly the calls served', async () => {
