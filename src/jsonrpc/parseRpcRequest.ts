@@ -1,6 +1,6 @@
 import { InvalidRequestError, ParseError } from '../errors/errors.ts'
 import { isJsonDeeperThan } from './isJsonDeeperThan.ts'
-import { readCallText } from './readCallText.ts'
+import { type CallText, readCallText } from './readCallText.ts'
 import type { RpcCall, RpcEntry, RpcId, RpcRequest } from './types.ts'
 
 export type ParseRpcRequestOptions = {
@@ -14,13 +14,15 @@ export type ParseRpcRequestOptions = {
  * `maxJsonDepth`, checked before parsing; body not JSON; empty batch); an element that is not a
  * JSON-RPC call becomes an entry carrying its error, so the rest of a batch still runs. A batch over
  * the limit answers as one error element. A single call that any node reads as JSON.parse read it
- * keeps its text (`text`), to be forwarded as the client wrote it.
+ * keeps its text (`text`), to be forwarded as the client wrote it; its one read (readCallText) also
+ * bounds its depth, so such a call is scanned once before parsing, not twice.
  */
 export function parseRpcRequest(
   body: string,
   { maxBatchSize, maxJsonDepth }: ParseRpcRequestOptions,
 ): RpcRequest {
-  if (isJsonDeeperThan(body, maxJsonDepth)) {
+  const callText = readCallText(body, maxJsonDepth)
+  if (callText === undefined && isJsonDeeperThan(body, maxJsonDepth)) {
     throw new InvalidRequestError(`invalid request: JSON nested deeper than ${maxJsonDepth} levels`)
   }
   let value: unknown
@@ -31,7 +33,7 @@ export function parseRpcRequest(
   }
   if (!Array.isArray(value)) {
     const entry = toRpcEntry(value)
-    if ('call' in entry && !entry.call.isNotification && isForwardableAsWritten(body, entry.call)) {
+    if (callText && 'call' in entry && !entry.call.isNotification && readsAsParsed(callText, entry.call)) {
       entry.call.text = body
     }
     return { isBatch: false, entry }
@@ -68,12 +70,9 @@ function isRpcId(value: unknown): value is RpcId {
  * Whether a node reading the call's text gets what JSON.parse got: readCallText's checks on the
  * envelope, the id written as serialising it writes it, and no member repeated at any depth.
  */
-function isForwardableAsWritten(body: string, call: RpcCall): boolean {
-  const text = readCallText(body)
+function readsAsParsed(text: CallText, call: RpcCall): boolean {
   return (
-    text !== undefined &&
-    text.idText === JSON.stringify(call.id) &&
-    text.members === envelopeMembers + countMembers(call.params)
+    text.idText === JSON.stringify(call.id) && text.members === envelopeMembers + countMembers(call.params)
   )
 }
 

@@ -25,7 +25,10 @@ const lowerE = 0x65
 const upperE = 0x45
 
 /** The four members of a call, each a bit: each must be written exactly once, and nothing else. */
-const memberBits: Record<string, number> = { jsonrpc: 1, id: 2, method: 4, params: 8 }
+const jsonrpcBit = 1
+const idBit = 2
+const methodBit = 4
+const paramsBit = 8
 const allMembers = 15
 /** Longest run of digits written back unchanged by JSON.stringify after JSON.parse (safe integers). */
 const maxPlainDigits = 15
@@ -36,19 +39,21 @@ const maxPlainDigits = 15
  * not an object whose members are exactly `jsonrpc`, `id`, `method` and `params`, each once and
  * spelled without escapes (a node may take the first of two `method`s where JSON.parse takes the
  * last, or match names ignoring case); or a number that is not a plain integer of at most 15 digits
- * (serialising the parsed value writes `1.0` or `1e3` differently, and some nodes refuse those). Nested
- * duplicates are the caller's to find: `members` counts every member written, which JSON.parse keeps
- * fewer of when one object names a member twice. Meant for JSON that parses (the text is scanned
- * only after JSON.parse accepted it).
+ * (serialising the parsed value writes `1.0` or `1e3` differently, and some nodes refuse those);
+ * or arrays and objects nested deeper than `maxDepth` (the envelope is depth 1). Nested duplicates
+ * are the caller's to find: `members` counts every member written, which JSON.parse keeps fewer of
+ * when one object names a member twice. Read before JSON.parse, the text may not be JSON at all:
+ * an answer then says nothing (the parser refuses the text afterwards); undefined says only that
+ * the text is not to be forwarded as written, or is too deep (isJsonDeeperThan tells which).
  */
-export function readCallText(text: string): CallText | undefined {
+export function readCallText(text: string, maxDepth: number): CallText | undefined {
   let depth = 0
   let members = 0
   let seen = 0
   // at depth 1, the next string is a member's name
   let expectingName = false
-  // the name just read at depth 1, until its value starts
-  let name = ''
+  // the member whose value is being read at depth 1
+  let member = 0
   let idStart = -1
   let idText: string | undefined
   let digits = 0
@@ -65,28 +70,27 @@ export function readCallText(text: string): CallText | undefined {
       const end = closingQuote(text, index)
       if (end === -1) return undefined
       if (depth === 1 && expectingName) {
-        name = text.slice(index + 1, end)
-        const bit = memberBits[name]
-        if (bit === undefined || (seen & bit) !== 0 || name.includes('\\')) return undefined
-        seen |= bit
+        member = memberBit(text, index + 1, end)
+        if (member === 0 || (seen & member) !== 0) return undefined
+        seen |= member
         expectingName = false
       }
       index = end
     } else if (char === openBrace || char === openBracket) {
       if (depth === 0 && char !== openBrace) return undefined
-      depth++
+      if (++depth > maxDepth) return undefined
       if (depth === 1) expectingName = true
     } else if (char === closeBrace || char === closeBracket) {
       if (depth === 1 && idStart !== -1 && idText === undefined) idText = text.slice(idStart, index).trim()
       depth--
     } else if (char === colon) {
       members++
-      if (depth === 1 && name === 'id') idStart = index + 1
+      if (depth === 1 && member === idBit) idStart = index + 1
     } else if (char === comma) {
       if (depth === 1) {
         if (idStart !== -1 && idText === undefined) idText = text.slice(idStart, index).trim()
         expectingName = true
-        name = ''
+        member = 0
       }
     } else if (char === dot || char === plus || char === upperE || (char === lowerE && afterDigit)) {
       // outside strings these are only ever in numbers: a fraction or an exponent
@@ -100,4 +104,21 @@ export function readCallText(text: string): CallText | undefined {
   }
   if (seen !== allMembers || idText === undefined) return undefined
   return { members, idText }
+}
+
+/**
+ * Which of the four members the name written between `start` and `end` is; 0 for any other
+ * (compared in place: no string made per name; an escaped name never matches).
+ */
+function memberBit(text: string, start: number, end: number): number {
+  switch (end - start) {
+    case 2:
+      return text.startsWith('id', start) ? idBit : 0
+    case 6:
+      return text.startsWith('method', start) ? methodBit : text.startsWith('params', start) ? paramsBit : 0
+    case 7:
+      return text.startsWith('jsonrpc', start) ? jsonrpcBit : 0
+    default:
+      return 0
+  }
 }

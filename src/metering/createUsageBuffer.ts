@@ -13,41 +13,59 @@ export type UsageBuffer = {
   exclusive<T>(work: () => Promise<T>): Promise<T>
 }
 
+/** Hourly rows by hour, key, network and method. */
+type HourlyRows = Map<string, Map<number, Map<string, Map<string, HourlyUsage>>>>
+/** Credits by day and subject. */
+type DailyCredits = Map<string, Map<string, number>>
+
 /**
  * Usage waiting to be written to the store: summed in memory per key, network, method and hour (and
  * per subject and day), written in one transaction per flush. A failed write keeps its rows for the
- * next flush, so nothing is lost while the store is away.
+ * next flush, so nothing is lost while the store is away. Rows are kept in maps of maps, one level
+ * per part of their identity: a call finds its row without a key string made and hashed per call
+ * (that was a tenth of a forwarded call's cost on the request path).
  */
 export function createUsageBuffer(store: UsageStore): UsageBuffer {
-  let pendingDaily = new Map<string, number>()
-  let pendingHourly = new Map<string, HourlyUsage>()
-  const flushed = new Map<string, number>()
+  let pendingDaily: DailyCredits = new Map()
+  let pendingHourly: HourlyRows = new Map()
+  const flushed: DailyCredits = new Map()
+
+  function addHourly(into: HourlyRows, row: HourlyUsage): void {
+    const byMethod = childMap(childMap(childMap(into, row.hour), row.keyId), row.network)
+    const found = byMethod.get(row.method)
+    if (found === undefined) byMethod.set(row.method, row)
+    else {
+      found.calls += row.calls
+      found.credits += row.credits
+      found.failoverCalls += row.failoverCalls
+    }
+  }
+
+  function addDaily(into: DailyCredits, day: string, subject: string, credits: number): void {
+    const bySubject = childMap(into, day)
+    bySubject.set(subject, (bySubject.get(subject) ?? 0) + credits)
+  }
 
   async function flushOnce(): Promise<DailyUsage[]> {
     if (pendingDaily.size === 0 && pendingHourly.size === 0) return []
-    const daily = pendingDaily
-    const hourly = pendingHourly
+    const daily: DailyUsage[] = []
+    for (const [day, bySubject] of pendingDaily) {
+      for (const [subject, credits] of bySubject) daily.push({ subject, day, credits })
+    }
+    const hourly: HourlyUsage[] = []
+    for (const byKey of pendingHourly.values())
+      for (const byNetwork of byKey.values())
+        for (const byMethod of byNetwork.values()) hourly.push(...byMethod.values())
     pendingDaily = new Map()
     pendingHourly = new Map()
-    const rows = [...daily].map(([id, credits]) => {
-      const at = id.lastIndexOf('|')
-      return { subject: id.slice(0, at), day: id.slice(at + 1), credits }
-    })
     try {
-      await store.addUsage({ daily: rows, hourly: [...hourly.values()] })
-      for (const [id, credits] of daily) flushed.set(id, (flushed.get(id) ?? 0) + credits)
-      return rows
+      await store.addUsage({ daily, hourly })
+      for (const row of daily) addDaily(flushed, row.day, row.subject, row.credits)
+      return daily
     } catch (err) {
       // keep what could not be written: it goes with the next flush
-      for (const [id, credits] of daily) pendingDaily.set(id, (pendingDaily.get(id) ?? 0) + credits)
-      for (const [id, row] of hourly) {
-        const newer = pendingHourly.get(id)
-        if (newer) {
-          newer.calls += row.calls
-          newer.credits += row.credits
-          newer.failoverCalls += row.failoverCalls
-        } else pendingHourly.set(id, row)
-      }
+      for (const row of daily) addDaily(pendingDaily, row.day, row.subject, row.credits)
+      for (const row of hourly) addHourly(pendingHourly, row)
       throw err
     }
   }
@@ -60,30 +78,24 @@ export function createUsageBuffer(store: UsageStore): UsageBuffer {
   }
   return {
     addCall({ keyId, network, method, hour, credits, failover }) {
-      const id = `${keyId}|${network}|${method}|${hour}`
-      const row = pendingHourly.get(id)
-      if (row) {
-        row.calls++
-        row.credits += credits
-        if (failover) row.failoverCalls++
-      } else {
-        pendingHourly.set(id, {
-          keyId,
-          network,
-          method,
-          hour,
-          calls: 1,
-          credits,
-          failoverCalls: failover ? 1 : 0,
-        })
-      }
+      const failoverCalls = failover ? 1 : 0
+      addHourly(pendingHourly, { keyId, network, method, hour, calls: 1, credits, failoverCalls })
     },
     addCredits(subject, day, credits) {
-      const id = `${subject}|${day}`
-      pendingDaily.set(id, (pendingDaily.get(id) ?? 0) + credits)
+      addDaily(pendingDaily, day, subject, credits)
     },
     flush: () => exclusive(flushOnce),
-    flushedCredits: (subject, day) => flushed.get(`${subject}|${day}`) ?? 0,
+    flushedCredits: (subject, day) => flushed.get(day)?.get(subject) ?? 0,
     exclusive,
   }
+}
+
+/** The map kept at `key`, made first if missing. */
+function childMap<K, L, V>(map: Map<K, Map<L, V>>, key: K): Map<L, V> {
+  let found = map.get(key)
+  if (found === undefined) {
+    found = new Map()
+    map.set(key, found)
+  }
+  return found
 }
