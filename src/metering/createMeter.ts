@@ -302,7 +302,7 @@ export async function createMeter({
     return {
       chargedCredits: charged,
       remainingCredits: remaining(subject, nowMs),
-      resetSeconds: secondsToReset(),
+      resetSeconds: secondsUntil(dayEndsMs, nowMs),
     }
   }
 
@@ -317,7 +317,7 @@ export async function createMeter({
 
   function secondsToReset(): number {
     const nowMs = clock.now()
-    return Math.max(0, Math.ceil((nextUtcMidnight(nowMs) - nowMs) / 1000))
+    return secondsUntil(nextUtcMidnight(nowMs), nowMs)
   }
 
   async function flush(): Promise<void> {
@@ -351,4 +351,9 @@ export async function createMeter({
       }
     },
   }
+}
+
+/** Whole seconds from `nowMs` until `atMs`, rounded up; 0 once it has passed. */
+function secondsUntil(atMs: number, nowMs: number): number {
+  return Math.max(0, Math.ceil((atMs - nowMs) / 1000))
 }

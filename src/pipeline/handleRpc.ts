@@ -100,8 +100,11 @@ export async function handleRpc(ctx: RpcContext, prepared: PreparedCall & { ok: 
     const error = readNodeError(payload)
     if (error && isNotFoundError(error)) return local(call.id, null, answer.partner)
   }
-  if (spec.monotonicHead)
-    return { payload: await notBelowShownHead(network, call.id, payload), partner: answer.partner }
+  if (spec.monotonicHead) {
+    // a promise only while a new number waits to be shown everywhere: no await otherwise
+    const shown = notBelowShownHead(network, call.id, payload)
+    return { payload: shown instanceof Promise ? await shown : shown, partner: answer.partner }
+  }
   return answer
 }
 
