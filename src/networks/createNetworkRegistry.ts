@@ -17,17 +17,25 @@ export function createNetworkRegistry(networks: Network[]): NetworkRegistry {
   )
   const only = networks.length === 1 ? networks[0] : undefined
 
+  function byHostHeader(host: string): Network | undefined {
+    const hostname = host.replace(/:\d+$/, '').toLowerCase()
+    const dot = hostname.indexOf('.')
+    return byHost.get(hostname) ?? (dot > 0 ? byName.get(hostname.slice(0, dot)) : undefined) ?? only
+  }
+  // a client sends the same Host on every request: the last one's answer is kept
+  let lastHost: string | undefined
+  let lastHostNetwork: Network | undefined
+
   return {
     all: networks,
     resolve(pathName, host) {
       if (pathName !== undefined) return byName.get(pathName)
-      if (host !== undefined) {
-        const hostname = host.replace(/:\d+$/, '').toLowerCase()
-        const dot = hostname.indexOf('.')
-        const found = byHost.get(hostname) ?? (dot > 0 ? byName.get(hostname.slice(0, dot)) : undefined)
-        if (found) return found
+      if (host === undefined) return only
+      if (host !== lastHost) {
+        lastHostNetwork = byHostHeader(host)
+        lastHost = host
       }
-      return only
+      return lastHostNetwork
     },
     async close() {
       await Promise.all(networks.map((network) => network.close()))

@@ -18,6 +18,10 @@ export type Route =
 export function parseRoute(url: string): Route {
   const queryAt = url.indexOf('?')
   const path = queryAt === -1 ? url : url.slice(0, queryAt)
+  // the common case first, without splitting: `/v3/{KEY}`
+  if (path.startsWith('/v3/') && path.indexOf('/', 4) === -1) {
+    return { kind: 'rpc', key: path.slice(4), networkName: undefined }
+  }
   if (path === '/healthz') return { kind: 'healthz' }
   if (path === '/readyz') return { kind: 'readyz' }
   if (path === '/metrics') return { kind: 'metrics' }
