@@ -6,9 +6,17 @@ import { stringify } from 'yaml'
 /** Child processes the bench started; killed when it ends. */
 export const children: ChildProcess[] = []
 
-/** Starts `node args...` and resolves with the first capture of `ready` in its stdout. */
-export function spawnAndWait(args: string[], ready: RegExp): Promise<{ child: ChildProcess; match: string }> {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] })
+/**
+ * Starts `node args...` (behind `wrapper`, a command such as valgrind, if given) and resolves with
+ * the first capture of `ready` in its stdout.
+ */
+export function spawnAndWait(
+  args: string[],
+  ready: RegExp,
+  wrapper: string[] = [],
+): Promise<{ child: ChildProcess; match: string }> {
+  const [command = process.execPath, ...wrapperArgs] = [...wrapper, process.execPath]
+  const child = spawn(command, [...wrapperArgs, ...args], { stdio: ['ignore', 'pipe', 'inherit'] })
   children.push(child)
   return new Promise((resolve, reject) => {
     let output = ''
@@ -74,6 +82,8 @@ export async function startTollgate(
   config: Record<string, unknown> = {},
   /** Another checkout's bin/tollgate.js, to measure two builds side by side. */
   bin = 'bin/tollgate.js',
+  /** A command to run tollgate behind (spawnAndWait). */
+  wrapper: string[] = [],
 ): Promise<{ key: string; origin: string; url: string; pid: number | undefined }> {
   const configFile = join(dir, `${name}.yaml`)
   writeFileSync(
@@ -87,6 +97,6 @@ export async function startTollgate(
     }),
   )
   const key = createUnlimitedKey(configFile, bin)
-  const started = await spawnAndWait([bin, 'start', '--config', configFile], /listening on (\S+)/)
+  const started = await spawnAndWait([bin, 'start', '--config', configFile], /listening on (\S+)/, wrapper)
   return { key, origin: started.match, url: `${started.match}/v3/${key}`, pid: started.child.pid }
 }

@@ -37,7 +37,9 @@ describe('parseRpcRequest', () => {
       return `{"jsonrpc":"2.0","id":1,"method":"eth_call","params":[${argument}]}`
     }
     assert.ok(!parseRpcRequest(call(64), options).isBatch)
-    for (const body of [call(65), `[${call(3)},${call(64)}]`, '['.repeat(100_000)]) {
+    // a deep tail after a whole call (stray closers first) is refused for its depth too, not parsed
+    const deepTail = `${call(3)}${']'.repeat(100)}${'['.repeat(150)}`
+    for (const body of [call(65), `[${call(3)},${call(64)}]`, '['.repeat(100_000), deepTail]) {
       assert.throws(
         () => parseRpcRequest(body, options),
         (err: InvalidRequestError) =>

@@ -62,5 +62,8 @@ describe('readCallText', () => {
       `{"jsonrpc":"2.0","id":1,"method":"m","params":${'['.repeat(levels)}${']'.repeat(levels)}}`
     assert.deepEqual(readCallText(nested(3), 4), { members: 4, idText: '1' })
     assert.equal(readCallText(nested(4), 4), undefined)
+    // closing more than was opened does not make room for more depth after
+    const call = '{"jsonrpc":"2.0","id":1,"method":"m","params":[]}'
+    assert.equal(readCallText(`${call}]]]]${'['.repeat(6)}`, 4), undefined)
   })
 })

@@ -82,7 +82,8 @@ export function readCallText(text: string, maxDepth: number): CallText | undefin
       if (depth === 1) expectingName = true
     } else if (char === closeBrace || char === closeBracket) {
       if (depth === 1 && idStart !== -1 && idText === undefined) idText = text.slice(idStart, index).trim()
-      depth--
+      // a closing bracket with nothing open: not one call's text (and the depth would go wrong)
+      if (--depth < 0) return undefined
     } else if (char === colon) {
       members++
       if (depth === 1 && member === idBit) idStart = index + 1

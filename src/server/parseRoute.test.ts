@@ -10,6 +10,10 @@ describe('parseRoute', () => {
       ['/v3/abc?x=1', { kind: 'rpc', key: 'abc', networkName: undefined }],
       ['/v3', { kind: 'rpc', key: '', networkName: undefined }],
       ['/v3/', { kind: 'rpc', key: '', networkName: undefined }],
+      // the fast path for `/v3/{KEY}` answers as the general one would
+      ['/v3/networks', { kind: 'rpc', key: 'networks', networkName: undefined }],
+      ['/v3//', { kind: 'rpc', key: '', networkName: undefined }],
+      ['/v3/a%2Fb', { kind: 'rpc', key: 'a%2Fb', networkName: undefined }],
       ['/mainnet/v3/abc', { kind: 'rpc', key: 'abc', networkName: 'mainnet' }],
       ['/mainnet/v3/', { kind: 'rpc', key: '', networkName: 'mainnet' }],
       ['/ws/v3/abc', { kind: 'ws', key: 'abc', networkName: undefined }],

@@ -1,0 +1,118 @@
+// npm run bench:instructions: CPU instructions per forwarded cheap call, counted by valgrind's
+// callgrind, for the minimal pass-through (bench/passThroughProxy.ts) and tollgate with its cache off
+// (and, with BENCH_BASE set to another checkout with dist/ built, that build too), in front of one
+// anvil. Counts are of the process's own code (JavaScript, V8, Node, libc; not the kernel), and
+// they barely move with whatever else the machine runs (2-3% between runs), where req/s and CPU
+// seconds on two shared cores move 10-30%: the figure to compare builds with, and to see what a
+// change costs per call. Each process runs under callgrind (about 50x slower), is warmed up with
+// 6,000 calls, then counts BENCH_CALLS (default 5,000) calls at BENCH_CONNECTIONS (default 16).
+// Needs valgrind (Debian: apt-get install valgrind).
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import autocannon from 'autocannon'
+import { seedDevnet } from '../src/devnet/seedDevnet.ts'
+import { startAnvil } from '../src/devnet/startAnvil.ts'
+import { cheapCalls } from './cheapCalls.ts'
+import { children, spawnAndWait, startTollgate } from './processes.ts'
+
+const calls = Number(process.env.BENCH_CALLS ?? 5_000)
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 16)
+const base = process.env.BENCH_BASE
+
+type Target = { name: string; url: string; pid: number; dumps: string }
+
+const anvil = await startAnvil()
+const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'))
+const callgrind = (name: string) => [
+  'valgrind',
+  '--tool=callgrind',
+  '--smc-check=all-non-file',
+  `--callgrind-out-file=${join(dir, `${name}.%p`)}`,
+  `--log-file=${join(dir, `${name}.%p.log`)}`,
+]
+try {
+  const fixtures = await seedDevnet(anvil.url, { loadBlocks: 5 })
+  const off = { cache: { enabled: false } }
+  const gates = [{ name: 'tollgate', bin: 'bin/tollgate.js' }]
+  if (base) gates.push({ name: 'base', bin: resolve(base, 'bin/tollgate.js') })
+  const targets: Target[] = []
+  let key = ''
+  for (const { name, bin } of gates) {
+    const gate = await startTollgate(dir, name, { url: anvil.url }, off, bin, callgrind(name))
+    key = gate.key
+    targets.push({ name, url: gate.url, pid: gate.pid as number, dumps: join(dir, `${name}.${gate.pid}`) })
+  }
+  const proxy = await spawnAndWait(
+    ['--import', 'tsx', 'bench/passThroughProxy.ts', anvil.url, '0', key],
+    /listening (\d+)/,
+    callgrind('pass-through'),
+  )
+  const pid = proxy.child.pid as number
+  targets.unshift({
+    name: 'pass-through',
+    url: `http://127.0.0.1:${proxy.match}/v3/${key}`,
+    pid,
+    dumps: join(dir, `pass-through.${pid}`),
+  })
+
+  const names = targets.map((target) => target.name)
+  const lines = [
+    `| call | ${names.map((name) => `${name} instructions/call`).join(' | ')} | ${names
+      .slice(1)
+      .map((name) => `${name}/pass-through`)
+      .join(' | ')} |`,
+    `|---|${names.map(() => '---|').join('')}${names
+      .slice(1)
+      .map(() => '---|')
+      .join('')}`,
+  ]
+  const dumpsTaken = new Map<string, number>()
+  for (const call of cheapCalls(fixtures)) {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: call.method, params: call.params })
+    const counts: number[] = []
+    for (const target of targets) {
+      await load(target.url, body, 3_000)
+      await load(target.url, body, 3_000)
+      execFileSync('callgrind_control', ['--zero', String(target.pid)], { stdio: 'ignore' })
+      await load(target.url, body, calls)
+      execFileSync('callgrind_control', ['--dump', String(target.pid)], { stdio: 'ignore' })
+      const dump = (dumpsTaken.get(target.name) ?? 0) + 1
+      dumpsTaken.set(target.name, dump)
+      counts.push(instructionsIn(`${target.dumps}.${dump}`) / calls)
+    }
+    const [passThrough = 1] = counts
+    const line = `| ${call.name} | ${counts.map((count) => Math.round(count).toLocaleString('en-US')).join(' | ')} | ${counts
+      .slice(1)
+      .map((count) => `${(count / passThrough).toFixed(2)}x`)
+      .join(' | ')} |`
+    lines.push(line)
+    process.stdout.write(`${line}\n`)
+  }
+  process.stdout.write(`\n${lines.join('\n')}\n`)
+} finally {
+  for (const child of children) child.kill('SIGTERM')
+  await anvil.stop()
+  rmSync(dir, { recursive: true, force: true })
+}
+
+/** `amount` calls of `body` at `connections` at once; any failed call throws. */
+async function load(url: string, body: string, amount: number): Promise<void> {
+  const result = await autocannon({
+    url,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+    connections,
+    amount,
+  })
+  if (result.errors + result.timeouts + result.non2xx > 0) throw new Error(`${url}: failed requests`)
+}
+
+/** The instructions counted in one callgrind dump (its `summary:` line). */
+function instructionsIn(file: string): number {
+  const summary = /^summary: (\d+)/m.exec(readFileSync(file, 'utf8'))
+  if (!summary?.[1]) throw new Error(`no summary in ${file}`)
+  return Number(summary[1])
+}
