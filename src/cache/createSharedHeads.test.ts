@@ -111,6 +111,29 @@ describe('createSharedHeads', () => {
     assert.equal(head.shown, 12n)
   })
 
+  it("after a step of Redis's clock, the newest sample about as fast as the fastest sets the offset, not a stale one", async () => {
+    const timers = createFakeTimers()
+    const { heads, head } = instance(timers)
+    /** Redis's TIME answer once its clock stepped back by 500 ms (NTP). */
+    const steppedTime = (localMs: number) => redisTime(localMs - 500)
+    // the fastest sample of the minute, taken before the step
+    heads.clockSample(0, redisTime(0.5), 1)
+    await timers.advance(10)
+    // after the step: one nearly as fast, then a newer one over a slow round trip that still reads
+    // the old clock (a sample too coarse to follow)
+    heads.clockSample(10, steppedTime(10.7), 11.4)
+    await timers.advance(10)
+    heads.clockSample(20, redisTime(22.5), 25)
+    await timers.advance(80)
+    // raised now on Redis's stepped clock: on a stale offset, its time would seem 500 ms past
+    heads.offer(1, raisedAt(7n, timers.now() - 500))
+    assert.equal(head.shown, 0n, 'not shown before its raise plus the grace')
+    await timers.advance(graceMs - 0.5)
+    assert.equal(head.shown, 0n)
+    await timers.advance(0.5)
+    assert.equal(head.shown, 7n)
+  })
+
   it('with Redis away or failing, a number found is shown at once, as by a single instance', async () => {
     const timers = createFakeTimers()
     const away = instance(timers, async () => undefined, false)

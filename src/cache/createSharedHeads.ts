@@ -28,7 +28,10 @@ export type SharedHeadsOptions = {
   now?: () => number
 }
 
-/** Clock samples kept (one a second): the one with the shortest round trip of the last minute is used. */
+/**
+ * Clock samples kept (one a second): of the last minute's, the newest whose round trip is about as
+ * short as the shortest (see `offsetSample`) is used.
+ */
 const samplesKept = 60
 
 type Waiting = { number: bigint; shown: Promise<void> }
@@ -107,8 +110,24 @@ export function createSharedHeads(options: SharedHeadsOptions) {
   /** Redis's time (µs) on this process's clock, once an offset is known. */
   function localTime(redisUs: string | undefined): number | undefined {
     if (redisUs === undefined || !/^\d{1,20}$/.test(redisUs) || samples.length === 0) return undefined
-    const best = samples.reduce((a, b) => (b.roundTripMs < a.roundTripMs ? b : a))
-    return Number(redisUs) / 1000 - best.offsetMs
+    const best = offsetSample()
+    return best === undefined ? undefined : Number(redisUs) / 1000 - best.offsetMs
+  }
+
+  /**
+   * The newest sample whose round trip is within half again of the shortest (and 1 ms): nearly as
+   * exact as the shortest, and no older than need be, so a step of Redis's clock (NTP) is followed
+   * within seconds rather than kept for a minute by a stale sample that happened to be fastest.
+   */
+  function offsetSample(): { offsetMs: number } | undefined {
+    let shortest = Number.POSITIVE_INFINITY
+    for (const sample of samples) shortest = Math.min(shortest, sample.roundTripMs)
+    const within = Math.max(shortest * 1.5, shortest + 1)
+    for (let index = samples.length - 1; index >= 0; index--) {
+      const sample = samples[index]
+      if (sample !== undefined && sample.roundTripMs <= within) return sample
+    }
+    return undefined
   }
 
   function forChain(chainId: number): SharedHead {
