@@ -110,6 +110,28 @@ describe('a worker exchanging with the primary over the cluster channel', () => 
     memory.close()
   })
 
+  it('drops a malformed notice, from a worker or from the primary', async () => {
+    const memory = createMemoryBank()
+    const [from, to] = [1, 2].map((id) => {
+      const channels = channelPair()
+      serveClusterBank(channels.primary, memory.forInstance(`worker-${id}`))
+      const bank = createClusterBank({ channel: channels.worker, leaseTtlMs: memory.leaseTtlMs })
+      const heard: LeaseNotice[] = []
+      bank.onNotice((notice) => heard.push(notice))
+      return { bank, heard, channels }
+    })
+    if (!from || !to) throw new Error('unreachable')
+    const bad = { kind: 'recall', account: 'account:1', day: '2026-11-22' } as unknown as LeaseNotice
+    from.bank.notify(bad)
+    to.channels.worker.emit('message', { tollgate: 'bank', notice: bad })
+    const good: LeaseNotice = { kind: 'returned', account: 'account:1', subjects: [], day: '2026-11-22' }
+    from.bank.notify(good)
+    await until(() => to.heard.length > 0, 'the good notice to arrive')
+    assert.deepEqual(to.heard, [good])
+    await Promise.all([from.bank.close(), to.bank.close()])
+    memory.close()
+  })
+
   it("passes the primary bank's failure on as a rejection", async () => {
     const channels = channelPair()
     serveClusterBank(channels.primary, {

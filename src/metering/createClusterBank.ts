@@ -1,4 +1,5 @@
 import type { BankReply, BankRequest, CreditBank, LeaseNotice } from './creditBank.ts'
+import { isLeaseNotice } from './isLeaseNotice.ts'
 
 /** A message on the cluster channel between a worker and the primary process. */
 export type BankMessage =
@@ -45,7 +46,7 @@ export function createClusterBank({
   const onMessage = (message: unknown) => {
     if (!isBankMessage(message) || 'request' in message) return
     if ('notice' in message) {
-      for (const listener of listeners) listener(message.notice)
+      if (isLeaseNotice(message.notice)) for (const listener of listeners) listener(message.notice)
       return
     }
     const waiter = pending.get(message.id)

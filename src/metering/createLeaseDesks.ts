@@ -146,10 +146,9 @@ export function createLeaseDesks(
       desks.set(subject.accountCounter, desk)
     }
     if (waiter) desk.waiters.push(waiter)
-    else {
-      desk.sync = true
-      desk.wake?.()
-    }
+    else desk.sync = true
+    // a parked desk serves a new call (or a report) at once: the parked calls keep their recallUntil
+    desk.wake?.()
     if (desk.running === undefined) desk.running = runDesk(subject.accountCounter, desk)
   }
 
@@ -167,8 +166,11 @@ export function createLeaseDesks(
           for (const waiter of waiters) waiter.reject(err)
         }
         desk.waiters.unshift(...served.kept)
-        // the calls left wait for a recall: until credits come back, a report is due, or the bound
-        if (served.parkUntilMs !== undefined && !desk.sync) await park(desk, served.parkUntilMs)
+        // the calls left wait for a recall: until credits come back, a report is due, a new call
+        // comes, or the bound
+        if (served.parkUntilMs !== undefined && !desk.sync && desk.waiters.length === served.kept.length) {
+          await park(desk, served.parkUntilMs)
+        }
       }
     } finally {
       desk.running = undefined
@@ -219,7 +221,6 @@ export function createLeaseDesks(
       const tokens = slice?.tokens(nowMs) ?? 0
       const needs = slice ? costs.map((cost) => slice.needOf(cost)) : []
       const rateCredits = Math.max(0, sum(needs) - tokens)
-      const leaseLimit = subject.keyCreditsPerSecond ?? subject.accountCreditsPerSecond
       requests.push({
         subject: subjectId,
         day: found.day,
@@ -232,7 +233,7 @@ export function createLeaseDesks(
         seedCredits: undefined,
         leaseCredits,
         leaseMinCredits: leaseCredits > 0 ? Math.max(0, Math.min(...costs) - free) : 0,
-        maxLeaseCredits: Math.max(leaseCredits, Math.floor(leaseLimit * leaseSeconds)),
+        maxLeaseCredits: Math.max(leaseCredits, fullLeaseOf(subject, isAccount)),
         creditsPerSecond: perSecond,
         rateCredits,
         rateMinCredits: rateCredits > 0 ? Math.max(1, Math.min(...needs) - tokens) : 0,
@@ -241,6 +242,17 @@ export function createLeaseDesks(
       entries.push({ subject: subjectId, counter: found, sentUnsent: found.unsent, slice })
     }
     return { requests, entries }
+  }
+
+  /**
+   * The largest lease of a balance: `leaseSeconds` of the per-second limit it is spent under (the
+   * account's own for the account's balance; a key's, or else its account's, for the key's).
+   */
+  function fullLeaseOf(subject: MeterSubject, isAccount: boolean): number {
+    const perSecond = isAccount
+      ? subject.accountCreditsPerSecond
+      : (subject.keyCreditsPerSecond ?? subject.accountCreditsPerSecond)
+    return Math.floor(perSecond * leaseSeconds)
   }
 
   /** The account's subjects (its own, its keys') recalled for their current day; no longer recalled. */
@@ -313,9 +325,10 @@ export function createLeaseDesks(
     })
 
     const kept: Waiter[] = []
+    const parked: Waiter[] = []
+    /** Subjects a call started waiting for a recall of in this exchange: the others are asked once. */
     const recalls = new Set<string>()
     let parkUntilMs: number | undefined
-    let parkedNow = 0
     for (const waiter of waiters) {
       const nowMs = ledger.now()
       const { subject, costCredits } = waiter
@@ -334,11 +347,12 @@ export function createLeaseDesks(
           // it fits only with credits other instances hold unspent: they are asked for them, and
           // the call waits (at most recallMs) for them to come back
           if (!closing && (waiter.recallUntil === undefined || nowMs < waiter.recallUntil)) {
-            waiter.recallUntil ??= nowMs + recallMs
+            if (waiter.recallUntil === undefined) {
+              waiter.recallUntil = nowMs + recallMs
+              recalls.add(onKey ? subject.keyCounter : subject.accountCounter)
+            }
             parkUntilMs = Math.min(parkUntilMs ?? waiter.recallUntil, waiter.recallUntil)
-            parkedNow++
-            recalls.add(onKey ? subject.keyCounter : subject.accountCounter)
-            kept.push(waiter)
+            parked.push(waiter)
             continue
           }
         }
@@ -354,18 +368,17 @@ export function createLeaseDesks(
     if (recalls.size > 0) {
       const day = ledger.counter(accountCounter).day
       bank.notify({ kind: 'recall', account: accountCounter, subjects: [...recalls], day })
-      // calls kept for another reason ask again at once
-      return { kept, parkUntilMs: parkedNow === kept.length ? parkUntilMs : undefined }
     }
-    // each exchange serves or refuses someone; should one not, the calls do not wait for ever
-    if (kept.length === waiters.length) {
+    // each exchange serves or refuses someone (or starts a recall); should one not, the calls that
+    // do not wait for a recall do not ask for ever (parked ones are bounded by their recallUntil)
+    if (kept.length + parked.length === waiters.length && recalls.size === 0) {
       for (const waiter of kept) waiter.rounds++
-      const stuck = kept.filter((waiter) => waiter.rounds > 4)
-      for (const waiter of stuck)
+      for (const waiter of kept.filter((each) => each.rounds > 4))
         waiter.reject(ledger.refusalOf(waiter.subject, waiter.costCredits, ledger.now())?.error)
-      return { kept: kept.filter((waiter) => waiter.rounds <= 4), parkUntilMs: undefined }
     }
-    return { kept, parkUntilMs: undefined }
+    const asking = kept.filter((waiter) => waiter.rounds <= 4)
+    // calls kept for another reason ask again at once; the parked ones with them
+    return { kept: [...parked, ...asking], parkUntilMs: asking.length === 0 ? parkUntilMs : undefined }
   }
 
   /**
@@ -493,18 +506,18 @@ export function createLeaseDesks(
     borrow,
     report: (subject) => enqueue(subject, undefined),
     refunded(subject) {
-      const fullLease = Math.floor(
-        (subject.keyCreditsPerSecond ?? subject.accountCreditsPerSecond) * leaseSeconds,
-      )
-      const balances: [string, number | undefined][] = [
-        [subject.accountCounter, subject.accountDailyCredits],
-        [subject.keyCounter, subject.keyDailyCredits],
+      const balances: [string, number | undefined, boolean][] = [
+        [subject.accountCounter, subject.accountDailyCredits, true],
+        [subject.keyCounter, subject.keyDailyCredits, false],
       ]
-      const understated = balances.some(([subjectId, limit]) => {
+      const understated = balances.some(([subjectId, limit, isAccount]) => {
         const found = ledger.counters.get(subjectId)
         if (found === undefined || limit === undefined) return false
         const pool = limit - found.granted - found.unsent
-        return pool < 4 * fullLease && found.leased - found.used - found.reserved > found.reportedFree
+        return (
+          pool < 4 * fullLeaseOf(subject, isAccount) &&
+          found.leased - found.used - found.reserved > found.reportedFree
+        )
       })
       if (understated) enqueue(subject, undefined)
     },

@@ -114,6 +114,35 @@ describe('meters sharing one balance on Redis', () => {
     assert.equal(state.granted, '80000')
   })
 
+  it('malformed notices on the channel are ignored: the instance keeps working and hears the next good one', async () => {
+    const keyPrefix = `${prefix.keyPrefix}malformed:`
+    const instance = await startInstance('redis://127.0.0.1:6379', keyPrefix)
+    const heard: unknown[] = []
+    instance.bank.onNotice((notice) => heard.push(notice))
+    const payer = subject()
+    // the account is known here: a recall for it is looked at subject by subject
+    assert.equal(await spend(instance.meter, payer), 'served')
+    const channel = `${keyPrefix}credits:notices`
+    for (const text of [
+      JSON.stringify({ kind: 'recall', account: 'account:1', day: today() }),
+      JSON.stringify({ kind: 'recall', account: 'account:1', subjects: 'account:1', day: today() }),
+      JSON.stringify({ kind: 'recall', account: 'account:1', subjects: [1], day: today() }),
+      JSON.stringify({ kind: 'returned', account: 1, subjects: [], day: today() }),
+      JSON.stringify({ kind: 'other', account: 'account:1', subjects: [], day: today() }),
+      'null',
+      '[]',
+      'not json',
+    ]) {
+      await prefix.redis.publish(channel, text)
+    }
+    const good = { kind: 'recall', account: 'account:1', subjects: ['account:1'], day: today() }
+    await prefix.redis.publish(channel, JSON.stringify(good))
+    await until(() => heard.length > 0, 'the good notice to be heard')
+    assert.deepEqual(heard, [good])
+    assert.equal(await spend(instance.meter, payer), 'served')
+    await stopInstance(instance)
+  })
+
   it("a key's own daily limit is shared too, and refused with its own 429", async () => {
     const keyPrefix = `${prefix.keyPrefix}keyday:`
     const instances = await Promise.all(

@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis'
 import { openRedis } from '../store/openRedis.ts'
 import type { BankReply, BankRequest, CreditBank, LeaseNotice } from './creditBank.ts'
 import { creditScript } from './creditScript.ts'
+import { isLeaseNotice } from './isLeaseNotice.ts'
 
 export type RedisBankOptions = {
   url: string
@@ -40,29 +41,29 @@ export async function createRedisBank({
 }: RedisBankOptions): Promise<CreditBank & { instanceId: string; isConnected(): boolean }> {
   const instanceId = randomUUID()
   // a Redis down at start is a Redis down: the meter's onRedisDown mode applies until it is back
-  const redis = (await openRedis(url, {
-    commandTimeoutMs,
-    name: 'tollgate-credits',
-    autoPipelining: true,
-    onDown: onError,
-  })) as ScriptRedis
+  // (both connections tried at once: one connect timeout, not two)
+  const [commands, subscriber] = await Promise.all([
+    openRedis(url, { commandTimeoutMs, name: 'tollgate-credits', autoPipelining: true, onDown: onError }),
+    openRedis(url, { commandTimeoutMs, name: 'tollgate-credit-notices' }),
+  ])
+  const redis = commands as ScriptRedis
   redis.defineCommand('tollgateCredits', { lua: creditScript })
   const channel = `${keyPrefix}credits:notices`
   const listeners: ((notice: LeaseNotice) => void)[] = []
-  const subscriber = await openRedis(url, { commandTimeoutMs, name: 'tollgate-credit-notices' })
   // subscribed again after every reconnection (ioredis would only renew a subscription that succeeded)
   const subscribe = () => subscriber.subscribe(channel).catch(() => undefined)
   subscriber.on('ready', () => void subscribe())
   if (subscriber.status === 'ready') await subscribe()
   subscriber.on('message', (from: string, text: string) => {
     if (from !== channel) return
-    let notice: LeaseNotice & { from?: string }
+    let notice: unknown
     try {
       notice = JSON.parse(text)
     } catch {
       return
     }
-    if (notice.from === instanceId) return
+    // anything but a notice (another version, a stray PUBLISH) is ignored
+    if (!isLeaseNotice(notice) || (notice as { from?: unknown }).from === instanceId) return
     const { kind, account, subjects, day } = notice
     for (const listener of listeners) listener({ kind, account, subjects, day })
   })

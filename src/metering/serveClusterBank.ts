@@ -1,5 +1,6 @@
 import { type BankMessage, isBankMessage } from './createClusterBank.ts'
 import type { CreditBank } from './creditBank.ts'
+import { isLeaseNotice } from './isLeaseNotice.ts'
 
 /** The primary's end of one worker's cluster channel (a cluster `Worker`). */
 export type WorkerChannel = {
@@ -18,7 +19,8 @@ export function serveClusterBank(worker: WorkerChannel, bank: CreditBank): void 
   worker.on('message', (message) => {
     if (!isBankMessage(message)) return
     if ('notice' in message) {
-      bank.notify(message.notice)
+      // a worker's malformed notice goes no further
+      if (isLeaseNotice(message.notice)) bank.notify(message.notice)
       return
     }
     if (!('request' in message)) return
