@@ -1,24 +1,14 @@
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { stringify } from 'yaml'
 import { bin, exited, type GatewayProcess, startGatewayProcess } from './helpers/gatewayProcess.ts'
+import { freePort } from './helpers/localProcesses.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
 import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
-
-/** A port that was free a moment ago. */
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const address = probe.address()
-      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
-    })
-  })
-}
 
 /** `tollgate start` that is expected to fail: its exit code and everything it printed. */
 function failedStart(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict'
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { Agent, request } from 'node:http'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
@@ -10,21 +9,12 @@ import { createSqliteKeyStore } from '../src/auth/createSqliteKeyStore.ts'
 import { createSqliteUsageStore } from '../src/metering/createSqliteUsageStore.ts'
 import { openSqlite } from '../src/store/openSqlite.ts'
 import { bin, exited } from './helpers/gatewayProcess.ts'
+import { childrenOf, freePort } from './helpers/localProcesses.ts'
 import { until } from './helpers/until.ts'
 
 // the compiled CLI, as `npm start` runs it (npm test builds first): no TypeScript loader, whose
 // esbuild service would be one more child of the primary
 const tollgateArgs = [bin]
-
-/** A port that was free a moment ago. */
-function freePort(): Promise<number> {
-  return new Promise((done) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const address = probe.address()
-      probe.close(() => done(typeof address === 'object' && address ? address.port : 0))
-    })
-  })
-}
 
 /** `tollgate ARGS` in `cwd`, as a user runs it; its output once it ends. */
 function tollgate(cwd: string, args: string[]): Promise<string> {
@@ -33,19 +23,6 @@ function tollgate(cwd: string, args: string[]): Promise<string> {
       err ? fail(new Error(`${err.message}: ${stderr}`)) : done(stdout),
     )
   })
-}
-
-/** The processes whose parent is `pid`. */
-function childrenOf(pid: number): number[] {
-  try {
-    return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
-      .trim()
-      .split('\n')
-      .map(Number)
-      .filter((each) => each > 0)
-  } catch {
-    return []
-  }
 }
 
 /** Whether `pid` runs (a zombie, dead and waiting to be reaped by init, does not). */

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict'
-import { execFile, execFileSync } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { Agent, request } from 'node:http'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
@@ -12,6 +11,7 @@ import { formatGwei } from '../src/gas/formatGwei.ts'
 import { createStores } from '../src/store/createStores.ts'
 import { createTestSchema, type TestSchema } from './helpers/createTestSchema.ts'
 import { bin, exited, type GatewayProcess, startGatewayProcess } from './helpers/gatewayProcess.ts'
+import { childrenOf, freePort } from './helpers/localProcesses.ts'
 import { serverConnections } from './helpers/serverConnections.ts'
 import { nodeRpc, startTestNode, type TestNode } from './helpers/startTestNode.ts'
 import { createTestPrefix, type TestPrefix } from './helpers/testRedis.ts'
@@ -21,29 +21,6 @@ const run = promisify(execFile)
 
 /** eth_blockNumber's price: the only method these tests call. */
 const callCredits = 80
-
-/** A port that was free a moment ago. */
-function freePort(): Promise<number> {
-  return new Promise((done) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const address = probe.address()
-      probe.close(() => done(typeof address === 'object' && address ? address.port : 0))
-    })
-  })
-}
-
-/** The processes whose parent is `pid`. */
-function childrenOf(pid: number): number[] {
-  try {
-    return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
-      .trim()
-      .split('\n')
-      .map(Number)
-      .filter((each) => each > 0)
-  } catch {
-    return []
-  }
-}
 
 type Answer = { status: number; localPort: number }
 
