@@ -188,7 +188,20 @@ function quantityOfBits(bits: number): ParamParser {
 const uint64 = quantityOfBits(64)
 const uint256 = quantityOfBits(256)
 
-const callQuantityFields: [string, ParamParser][] = [
+const accessList: ParamParser = (value, index) => {
+  if (!Array.isArray(value)) throw invalidArgument(index, 'expected an array')
+  for (const entry of value) {
+    const item = object(entry, index) as Record<string, unknown>
+    address(item.address, index)
+    arrayOf(storageSlot, 'storage keys')(item.storageKeys ?? [], index)
+  }
+  return value
+}
+
+/** The call object's fields that are checked, and how; others pass through. */
+const callFields = new Map<string, ParamParser>([
+  ['from', address],
+  ['to', address],
   ['gas', uint64],
   ['gasPrice', uint256],
   ['maxFeePerGas', uint256],
@@ -198,29 +211,23 @@ const callQuantityFields: [string, ParamParser][] = [
   ['nonce', uint64],
   ['chainId', uint64],
   ['type', uint64],
-]
+  ['data', bytes],
+  ['input', bytes],
+  ['accessList', accessList],
+])
 
-/** Transaction call object (eth_call, eth_estimateGas, eth_createAccessList). Unknown fields pass through. */
+/**
+ * Transaction call object (eth_call, eth_estimateGas, eth_createAccessList). Unknown fields pass
+ * through. The fields the call has are walked (two or three, usually), not every field checked.
+ */
 export const callObject: ParamParser = (value, index) => {
   const call = object(value, index) as Record<string, unknown>
-  if (call.from !== undefined && call.from !== null) field(address, call.from, index, 'from')
-  if (call.to !== undefined && call.to !== null) field(address, call.to, index, 'to')
-  for (const [name, parse] of callQuantityFields) {
-    if (call[name] !== undefined && call[name] !== null) field(parse, call[name], index, name)
-  }
-  if (call.data !== undefined && call.data !== null) field(bytes, call.data, index, 'data')
-  if (call.input !== undefined && call.input !== null) field(bytes, call.input, index, 'input')
-  if (call.accessList !== undefined && call.accessList !== null)
-    field(accessList, call.accessList, index, 'accessList')
-  return value
-}
-
-const accessList: ParamParser = (value, index) => {
-  if (!Array.isArray(value)) throw invalidArgument(index, 'expected an array')
-  for (const entry of value) {
-    const item = object(entry, index) as Record<string, unknown>
-    address(item.address, index)
-    arrayOf(storageSlot, 'storage keys')(item.storageKeys ?? [], index)
+  for (const name in call) {
+    const parse = callFields.get(name)
+    const fieldValue = call[name]
+    if (parse !== undefined && fieldValue !== undefined && fieldValue !== null) {
+      field(parse, fieldValue, index, name)
+    }
   }
   return value
 }
