@@ -74,11 +74,10 @@ export async function handleRpc(ctx: RpcContext, prepared: PreparedCall & { ok: 
     const key = `${spec.name}${paramsJson}`
     const hit = cache.get(key, scope, call.id)
     if (hit !== undefined) {
+      if (!spec.monotonicHead) return { payload: hit, partner: false }
       // a kept eth_blockNumber may be lower than a head shown since (from another upstream)
-      return {
-        payload: spec.monotonicHead ? await notBelowShownHead(network, call.id, hit) : hit,
-        partner: false,
-      }
+      const shown = notBelowShownHead(network, call.id, hit)
+      return { payload: shown instanceof Promise ? await shown : shown, partner: false }
     }
     // one upstream call for every identical call in flight: it must not end when one client leaves.
     // Calls that may fail over share loads only with each other: a key that may not must never get
