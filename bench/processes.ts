@@ -6,6 +6,18 @@ import { stringify } from 'yaml'
 /** Child processes the bench started; killed when it ends. */
 export const children: ChildProcess[] = []
 
+/** SIGTERM to every child, resolved once all have exited (what they write on the way out is written). */
+export async function stopChildren(): Promise<void> {
+  await Promise.all(
+    children.map((child) => {
+      if (child.exitCode !== null || child.signalCode !== null) return undefined
+      const exited = new Promise((resolve) => child.once('exit', resolve))
+      child.kill('SIGTERM')
+      return exited
+    }),
+  )
+}
+
 /**
  * Starts `node args...` (behind `wrapper`, a command such as valgrind, if given) and resolves with
  * the first capture of `ready` in its stdout.

@@ -21,9 +21,10 @@ import { createMeter, type MeterSubject } from '../src/metering/createMeter.ts'
 import { createRedisBank } from '../src/metering/createRedisBank.ts'
 import { createSqliteUsageStore } from '../src/metering/createSqliteUsageStore.ts'
 import { openSqlite } from '../src/store/openSqlite.ts'
+import { removeKeysWithPrefix } from '../test/helpers/testRedis.ts'
 import { cheapCalls } from './cheapCalls.ts'
 import { combine, fmt, type Measurement, measure } from './measureLoad.ts'
-import { children, startTollgate } from './processes.ts'
+import { startTollgate, stopChildren } from './processes.ts'
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 4)
 const halves = Number(process.env.BENCH_HALVES ?? 4)
@@ -74,7 +75,8 @@ try {
   process.stdout.write(`${await measureSharedRate()}\n\n`)
   process.stdout.write(`${await measureMeterAlone()}\n`)
 } finally {
-  for (const child of children) child.kill('SIGTERM')
+  // the gateways give their leases back to Redis as they stop: the keys go after that
+  await stopChildren()
   await anvil.stop()
   rmSync(dir, { recursive: true, force: true })
   await removeKeys()
@@ -195,11 +197,6 @@ async function measureMeterAlone(): Promise<string> {
 
 async function removeKeys(): Promise<void> {
   const redis = new Redis(redisUrl)
-  let cursor = '0'
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${keyPrefix}*`, 'COUNT', 1000)
-    if (keys.length > 0) await redis.del(...keys)
-    cursor = next
-  } while (cursor !== '0')
+  await removeKeysWithPrefix(redis, keyPrefix)
   redis.disconnect()
 }

@@ -13,7 +13,8 @@ import autocannon from 'autocannon'
 import { Redis } from 'ioredis'
 import { seedDevnet } from '../src/devnet/seedDevnet.ts'
 import { startAnvil } from '../src/devnet/startAnvil.ts'
-import { children, cpuTicks, startTollgate } from './processes.ts'
+import { removeKeysWithPrefix } from '../test/helpers/testRedis.ts'
+import { cpuTicks, startTollgate, stopChildren } from './processes.ts'
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 4)
 const halves = Number(process.env.BENCH_HALVES ?? 4)
@@ -129,14 +130,10 @@ try {
   )
   console.log(lines.join('\n'))
 } finally {
-  for (const child of children) child.kill()
+  // the gateways write to Redis as they stop: the keys go after that
+  await stopChildren()
   await anvil.stop()
-  let cursor = '0'
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${keyPrefix}*`, 'COUNT', 1000)
-    if (keys.length > 0) await redis.del(...keys)
-    cursor = next
-  } while (cursor !== '0')
+  await removeKeysWithPrefix(redis, keyPrefix)
   redis.disconnect()
   rmSync(dir, { recursive: true, force: true })
 }

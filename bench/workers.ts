@@ -13,7 +13,7 @@ import autocannon from 'autocannon'
 import { stringify } from 'yaml'
 import { seedDevnet } from '../src/devnet/seedDevnet.ts'
 import { startAnvil } from '../src/devnet/startAnvil.ts'
-import { cpuTicks } from './processes.ts'
+import { cpuTicks, createUnlimitedKey } from './processes.ts'
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 8)
 const rounds = Number(process.env.BENCH_ROUNDS ?? 2)
@@ -95,25 +95,7 @@ async function start(workers: number, name: string): Promise<Gateway> {
       log: { level: 'warn' },
     }),
   )
-  const created = execFileSync(
-    process.execPath,
-    [
-      ...tollgate,
-      'keys',
-      'create',
-      '--plan',
-      'custom',
-      '--daily-credits',
-      '1000000000000',
-      '--credits-per-second',
-      '1000000000',
-      '--json',
-      '--config',
-      configFile,
-    ],
-    { encoding: 'utf8' },
-  )
-  const key = (JSON.parse(created) as { key: string }).key
+  const key = createUnlimitedKey(configFile)
   const child = spawn(process.execPath, [...tollgate, 'start', '--config', configFile], {
     stdio: ['ignore', 'pipe', 'inherit'],
   })

@@ -23,15 +23,20 @@ export function createTestPrefix(url = testRedisUrl): TestPrefix {
     keyPrefix,
     redis,
     async remove() {
-      let cursor = '0'
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${keyPrefix}*`, 'COUNT', 1000)
-        if (keys.length > 0) await redis.del(...keys)
-        cursor = next
-      } while (cursor !== '0')
+      await removeKeysWithPrefix(redis, keyPrefix)
       redis.disconnect()
     },
   }
+}
+
+/** Deletes every key under `keyPrefix` (SCAN, so a large keyspace is not blocked on). */
+export async function removeKeysWithPrefix(redis: Redis, keyPrefix: string): Promise<void> {
+  let cursor = '0'
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${keyPrefix}*`, 'COUNT', 1000)
+    if (keys.length > 0) await redis.del(...keys)
+    cursor = next
+  } while (cursor !== '0')
 }
 
 export type RedisServer = {
