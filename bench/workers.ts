@@ -20,7 +20,7 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 2)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 64)
 /** The load generator: autocannon (in this process), or `wrk` (C, one thread: less of the 2 cores). */
 const loader = process.env.BENCH_LOADER === 'wrk' ? 'wrk' : 'autocannon'
-// this checkout's sources, run as `npm start` runs the build (the TypeScript loader by its path)
+// this checkout's sources through the TypeScript loader (by its path), so no build is needed first
 const tollgate = [
   '--import',
   new URL('../node_modules/tsx/dist/loader.mjs', import.meta.url).href,
