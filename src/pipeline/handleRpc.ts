@@ -7,7 +7,7 @@ import { serializeResult } from '../jsonrpc/serialize.ts'
 import type { RpcId, RpcPayload } from '../jsonrpc/types.ts'
 import type { MethodSpec } from '../methods/methodTable.ts'
 import type { Network } from '../networks/createNetwork.ts'
-import { ClientGoneError, NodeErrorAnswer } from '../upstreams/createUpstreamPool.ts'
+import { ClientGoneError, NodeErrorAnswer, type SendOptions } from '../upstreams/createUpstreamPool.ts'
 import { readNodeError } from '../upstreams/nodeErrors.ts'
 import { boundLogs, type LogsAnswerCheck } from './boundLogs.ts'
 import { capGas } from './capGas.ts'
@@ -66,8 +66,16 @@ export async function handleRpc(ctx: RpcContext, prepared: PreparedCall & { ok: 
       prepared.text !== undefined && params === prepared.params
         ? prepared.text
         : JSON.stringify({ jsonrpc: '2.0', id: call.id, method: call.method, params })
-    const fetched = await forward(ctx, spec, body, route, ctx.cancellation)
-    answer = { payload: fetched.body, partner: fetched.partner }
+    if (!partners && !checkLogs) {
+      // nothing to do but send (most calls): the pool's answer as it is
+      answer = {
+        payload: await network.pool.send(body, sendOptions(network, route, ctx.cancellation)),
+        partner: false,
+      }
+    } else {
+      const fetched = await forward(ctx, spec, body, route, ctx.cancellation)
+      answer = { payload: fetched.body, partner: fetched.partner }
+    }
   } else {
     // the params are serialised once: for the cache key and the upstream body alike
     const paramsJson = JSON.stringify(params)
@@ -131,9 +139,9 @@ async function forward(
   cancellation: Cancellation | undefined,
 ): Promise<FetchedAnswer> {
   const { network } = ctx
-  const { partners, headSensitive, retry, rawTransaction, checkLogs } = route
-  const deadline = performance.now() + network.timeoutMs
-  const options = { deadline, retry, headSensitive, rawTransaction, cancellation }
+  const { partners, checkLogs } = route
+  const options = sendOptions(network, route, cancellation)
+  const { deadline } = options
   let fetched: FetchedAnswer
   if (!partners) fetched = { body: await network.pool.send(body, options), partner: false }
   else {
@@ -166,6 +174,21 @@ async function forward(
   }
   checkLogs?.(fetched.body)
   return fetched
+}
+
+/** How the network's pool sends a call: its deadline starts now. */
+function sendOptions(
+  network: Network,
+  { retry, headSensitive, rawTransaction }: Route,
+  cancellation: Cancellation | undefined,
+): SendOptions & { deadline: number } {
+  return {
+    deadline: performance.now() + network.timeoutMs,
+    retry,
+    headSensitive,
+    rawTransaction,
+    cancellation,
+  }
 }
 
 /**

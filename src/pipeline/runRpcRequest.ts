@@ -1,7 +1,7 @@
 import { InvalidParamsError, TollgateError } from '../errors/errors.ts'
 import { toWireError } from '../errors/toWireError.ts'
 import { serializeBatch } from '../jsonrpc/serialize.ts'
-import type { RpcId, RpcPayload, RpcRequest } from '../jsonrpc/types.ts'
+import type { RpcEntry, RpcId, RpcPayload, RpcRequest } from '../jsonrpc/types.ts'
 import type { Admission, Settlement, UsageRecord } from '../metering/createMeter.ts'
 import { credits } from '../methods/methodTable.ts'
 import { ClientGoneError } from '../upstreams/createUpstreamPool.ts'
@@ -37,49 +37,69 @@ const batchEnvelopeLabel = '(batch)'
  * admit the most it can cost, run the calls, charge what they really cost (docs/compatibility.md §2).
  * A 402/429 refuses the whole request and costs nothing.
  */
-export async function runRpcRequest(ctx: RpcContext, request: RpcRequest): Promise<RpcOutcome> {
-  const prepared = request.isBatch
-    ? request.entries.map((entry) => prepareCall(ctx, entry))
-    : [prepareCall(ctx, request.entry)]
-  let estimate = request.isBatch ? credits.batchEnvelope : 0
-  for (const call of prepared) estimate += call.costCredits
-  const firstId = request.isBatch ? null : idOf(prepared[0] as PreparedCall)
+export function runRpcRequest(ctx: RpcContext, request: RpcRequest): Promise<RpcOutcome> {
+  return request.isBatch ? runBatch(ctx, request.entries) : runSingle(ctx, request.entry)
+}
 
-  let admission: Admission
-  try {
-    // an in-process balance admits at once: no promise to wait for
-    const admitted = ctx.meter.admit(ctx.key.subject, estimate)
-    admission = admitted instanceof Promise ? await admitted : admitted
-  } catch (err) {
-    const { payload, httpStatus, headers } = errorOutcome(ctx, firstId, err)
-    return { status: httpStatus, body: payload, settlement: undefined, partner: false, errorHeaders: headers }
+/** One call: the batch's steps without its lists (this is nearly every request). */
+async function runSingle(ctx: RpcContext, entry: RpcEntry): Promise<RpcOutcome> {
+  const prepared = prepareCall(ctx, entry)
+  const admitted = admit(ctx, prepared.costCredits, idOf(prepared))
+  const admission = admitted instanceof Promise ? await admitted : admitted
+  if ('status' in admission) return admission
+  const outcome = await runCall(ctx, prepared)
+  const settlement = ctx.meter.settle(admission, outcome.usage ? [outcome.usage] : [])
+  return {
+    status: outcome.httpStatus,
+    body: outcome.isNotification ? '' : outcome.payload,
+    settlement,
+    partner: outcome.partner === true,
   }
+}
 
-  const outcomes =
-    prepared.length === 1
-      ? [await runCall(ctx, prepared[0] as PreparedCall)]
-      : await Promise.all(prepared.map((call) => runCall(ctx, call)))
+async function runBatch(ctx: RpcContext, entries: RpcEntry[]): Promise<RpcOutcome> {
+  const prepared = entries.map((entry) => prepareCall(ctx, entry))
+  let estimate = credits.batchEnvelope
+  for (const call of prepared) estimate += call.costCredits
+  const admitted = admit(ctx, estimate, null)
+  const admission = admitted instanceof Promise ? await admitted : admitted
+  if ('status' in admission) return admission
+
+  const outcomes = await Promise.all(prepared.map((call) => runCall(ctx, call)))
   const usage: UsageRecord[] = []
   for (const outcome of outcomes) if (outcome.usage) usage.push(outcome.usage)
   // the envelope is paid for by a batch whose calls did work: a batch refused whole (too large, or
   // nothing but refused calls) costs what refused input costs
-  if (request.isBatch && prepared.some((call) => call.ok) && usage.some((record) => record.credits > 0)) {
+  if (prepared.some((call) => call.ok) && usage.some((record) => record.credits > 0)) {
     usage.push({ method: batchEnvelopeLabel, network: ctx.network.name, credits: credits.batchEnvelope })
   }
   const settlement = ctx.meter.settle(admission, usage)
   const partner = outcomes.some((outcome) => outcome.partner)
-
-  if (!request.isBatch) {
-    const [outcome] = outcomes as [CallOutcome]
-    return {
-      status: outcome.httpStatus,
-      body: outcome.isNotification ? '' : outcome.payload,
-      settlement,
-      partner,
-    }
-  }
   const payloads = outcomes.filter((outcome) => !outcome.isNotification).map((outcome) => outcome.payload)
   return { status: 200, body: payloads.length === 0 ? '' : serializeBatch(payloads), settlement, partner }
+}
+
+/**
+ * Holds the most a request can cost, or answers its refusal (402/429, with `id`). An in-process
+ * balance admits at once: no promise to wait for.
+ */
+function admit(
+  ctx: RpcContext,
+  estimate: number,
+  id: RpcId,
+): Admission | RpcOutcome | Promise<Admission | RpcOutcome> {
+  let admitted: Admission | Promise<Admission>
+  try {
+    admitted = ctx.meter.admit(ctx.key.subject, estimate)
+  } catch (err) {
+    return refusal(ctx, id, err)
+  }
+  return admitted instanceof Promise ? admitted.catch((err: unknown) => refusal(ctx, id, err)) : admitted
+}
+
+function refusal(ctx: RpcContext, id: RpcId, err: unknown): RpcOutcome {
+  const { payload, httpStatus, headers } = errorOutcome(ctx, id, err)
+  return { status: httpStatus, body: payload, settlement: undefined, partner: false, errorHeaders: headers }
 }
 
 async function runCall(ctx: RpcContext, prepared: PreparedCall): Promise<CallOutcome> {

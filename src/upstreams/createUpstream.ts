@@ -74,11 +74,17 @@ export function createUpstream(config: UpstreamConfig, options: CreateUpstreamOp
   }
 }
 
-/** Collects a response body into one Buffer, refusing answers larger than `maxBytes`. */
+/**
+ * Collects a response body into one Buffer, refusing answers larger than `maxBytes`. It implements
+ * undici's own handler interface (onConnect ... onComplete, the one its `request()` uses): a handler
+ * of the newer interface (onRequestStart ...) is wrapped by undici in two more objects per request
+ * and given the response headers parsed into an object, which nothing here reads.
+ */
 class CollectingHandler implements Dispatcher.DispatchHandler {
   #status = 0
   #size = 0
   #chunks: Buffer[] = []
+  #abort: ((reason: Error) => void) | undefined
 
   constructor(
     private readonly done: (result: PostResult) => void,
@@ -86,24 +92,27 @@ class CollectingHandler implements Dispatcher.DispatchHandler {
     private readonly onStart: PostOptions['onStart'],
   ) {}
 
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.onStart?.((reason) => controller.abort(reason))
+  onConnect(abort: (reason?: Error) => void): void {
+    this.#abort = abort
+    this.onStart?.(abort)
   }
 
-  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number): void {
+  onHeaders(statusCode: number): boolean {
     this.#status = statusCode
+    return true
   }
 
-  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+  onData(chunk: Buffer): boolean {
     this.#size += chunk.length
     if (this.#size > this.maxBytes) {
-      controller.abort(new Error(`upstream answer larger than ${this.maxBytes} bytes`))
-      return
+      this.#abort?.(new Error(`upstream answer larger than ${this.maxBytes} bytes`))
+      return false
     }
     this.#chunks.push(chunk)
+    return true
   }
 
-  onResponseEnd(): void {
+  onComplete(): void {
     const chunks = this.#chunks
     this.done({
       response: {
@@ -113,7 +122,7 @@ class CollectingHandler implements Dispatcher.DispatchHandler {
     })
   }
 
-  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+  onError(error: Error): void {
     this.done({ error })
   }
 }
