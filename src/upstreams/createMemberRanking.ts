@@ -8,12 +8,12 @@ export type MemberRanking = {
    */
   pick(
     headSensitive: boolean,
-    tried: Set<PoolMember> | undefined,
+    tried: readonly PoolMember[] | undefined,
     untriedOnly: boolean,
     answered: Set<PoolMember> | undefined,
   ): PoolMember | undefined
   /** Whether a member other than `member` is left to try (read just after `pick`). */
-  hasOther(headSensitive: boolean, member: PoolMember, tried: Set<PoolMember> | undefined): boolean
+  hasOther(headSensitive: boolean, member: PoolMember, tried: readonly PoolMember[] | undefined): boolean
   /** The highest head among members in use (undefined before any is known). */
   head(): bigint | undefined
   /** A member changed class (breaker, error rate, head): rank again before the next pick. */
@@ -64,22 +64,22 @@ export function createMemberRanking(
 
   function pick(
     headSensitive: boolean,
-    tried: Set<PoolMember> | undefined,
+    tried: readonly PoolMember[] | undefined,
     untriedOnly: boolean,
     answered: Set<PoolMember> | undefined,
   ) {
     if (dirty) rank()
     const order = headSensitive ? rankedAtHead : ranked
-    for (const member of order) if (!tried?.has(member)) return member
+    for (const member of order) if (!tried?.includes(member)) return member
     if (untriedOnly) return undefined
     for (const member of order) if (!answered?.has(member)) return member
     // members are in config order: the first open one whose cooldown is over
-    return members.find((member) => !tried?.has(member) && member.breaker.claimProbe())
+    return members.find((member) => !tried?.includes(member) && member.breaker.claimProbe())
   }
 
-  function hasOther(headSensitive: boolean, member: PoolMember, tried: Set<PoolMember> | undefined): boolean {
+  function hasOther(headSensitive: boolean, member: PoolMember, tried: readonly PoolMember[] | undefined): boolean {
     for (const each of headSensitive ? rankedAtHead : ranked) {
-      if (each !== member && !tried?.has(each)) return true
+      if (each !== member && !tried?.includes(each)) return true
     }
     return false
   }

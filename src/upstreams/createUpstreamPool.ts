@@ -243,9 +243,9 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     const hedgePolicy = retry && rawTransaction === undefined ? hedge : undefined
     // attempts started, hedges included
     let started = 0
-    // members asked already
-    let tried: Set<PoolMember> | undefined
-    const failures: string[] = []
+    // members asked already (a few at most: a list is cheaper than a set)
+    let tried: PoolMember[] | undefined
+    let failures: string[] | undefined
     // an attempt given the rest of the deadline timed out (its timer may fire a little before `now()` agrees)
     let deadlinePassed = false
     // the last node error that says what is missing, for the client if nothing better comes
@@ -264,8 +264,8 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
       const bounded = index + 1 < maxAttempts && (fallback || hasOther(headSensitive, member, tried))
       const timeoutMs = bounded || fallback ? Math.min(remaining, options.attemptTimeoutMs) : remaining
       const probe = member.breaker.state === 'open'
-      tried ??= new Set()
-      tried.add(member)
+      tried ??= []
+      tried.push(member)
       const began = now()
       const verdict = await attemptUpstream(member.upstream, body, timeoutMs, {
         cancellation,
@@ -276,6 +276,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
       else if (!verdict.clientGone) {
         record(member, verdict, probe)
         if (verdict.superseded) return { member, verdict }
+        failures ??= []
         failures.push(`${member.upstream.label}: ${verdict.reason}`)
         if (verdict.nodeAnswer) {
           nodeAnswer = verdict.nodeAnswer
@@ -300,7 +301,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
       const member = pick(headSensitive, tried, started >= maxAttempts, answered)
       if (!member) break
       // the same member again (it is the only one left): a pause first, within the deadline
-      if (tried?.has(member)) {
+      if (tried?.includes(member)) {
         const pauseMs = getBackoffMs(started, sameMemberBackoff, random)
         await sleep(Math.max(0, Math.min(pauseMs, (deadline - now()) / 4)), timers)
       }
@@ -334,7 +335,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
       if (verdict.clientGone) throw new ClientGoneError()
       if (deadlinePassed || !mayRetry(verdict, started < maxAttempts)) break
     }
-    const logDetails = failures.length > 0 ? failures.join('; ') : 'every upstream is failing'
+    const logDetails = failures ? failures.join('; ') : 'every upstream is failing'
     if (nodeAnswer) {
       if (fallback) throw new NodeErrorAnswer(nodeAnswer, logDetails)
       return nodeAnswer
