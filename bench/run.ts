@@ -1,7 +1,8 @@
 // npm run bench: the same calls, in one run on loopback, three ways: the node directly, the minimal
 // pass-through proxy (bench/passThroughProxy.ts), and tollgate. Forwarded calls go through a tollgate
 // with its cache off (every call reaches the node); cached reads through one with its cache on (the
-// default), warmed by one call. Bounded: BENCH_SECONDS (default 4) per measurement, 5 forwarded and
+// default), warmed by one call. Bounded: BENCH_SECONDS (default 4) per measurement, after
+// BENCH_WARMUP_SECONDS (default 2) of the same load on each target, unmeasured; 5 forwarded and
 // 3 cached calls (BENCH_CALLS=name,... for fewer) x BENCH_CONNECTIONS (default 1,16,64) x 3 targets.
 // `npm run bench -- --record` also writes the tables into bench/RESULTS.md.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -17,6 +18,7 @@ import { mineBigBlock } from './mineBigBlock.ts'
 import { children, cpuTicks, spawnAndWait, startTollgate } from './processes.ts'
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 4)
+const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 2)
 const connectionsList = (process.env.BENCH_CONNECTIONS ?? '1,16,64').split(',').map(Number)
 const onlyCalls = process.env.BENCH_CALLS?.split(';')
 const record = process.argv.includes('--record')
@@ -136,6 +138,10 @@ async function measureRows(calls: Call[], targets: Target[]): Promise<string[]> 
       throw new Error(`${call.name}: the targets answer differently or with an error`)
     }
     for (const connections of connectionsList) {
+      // each target warmed with this row's call first, unmeasured: V8 optimises a process's code for
+      // the calls it sees, and re-optimises (seconds, for tollgate's larger code) when they change
+      for (const target of targets)
+        if (warmupSeconds > 0) await measure(target, body, connections, warmupSeconds)
       // each target twice, in mirrored order (A B C C B A), half the time each: a node that slows or
       // speeds up during a row does not favour whoever is measured first
       const halves = new Map<Target['name'], Measurement[]>()
@@ -232,7 +238,7 @@ function recordResults(table: string): void {
   const start = text.indexOf('<!-- latest:start -->')
   const end = text.indexOf('<!-- latest:end -->')
   if (start === -1 || end === -1) throw new Error(`${file} has no latest:start / latest:end markers`)
-  const stamp = `Recorded ${new Date().toISOString()} with \`BENCH_SECONDS=${seconds} npm run bench -- --record\`, node ${process.version}.`
+  const stamp = `Recorded ${new Date().toISOString()} with \`BENCH_SECONDS=${seconds} BENCH_WARMUP_SECONDS=${warmupSeconds} npm run bench -- --record\`, node ${process.version}.`
   writeFileSync(
     file,
     `${text.slice(0, start)}<!-- latest:start -->\n${stamp}\n\n${table}\n${text.slice(end)}`,

@@ -2,7 +2,8 @@
 // generator, wrk (C, one thread; POST bodies from bench/wrkPost.lua), against the minimal
 // pass-through (bench/passThroughProxy.ts) and tollgate with its cache off, both in front of one
 // anvil, in one run. Each row alternates the two in mirrored order (A B B A ...), BENCH_HALVES
-// (default 4) times, BENCH_SECONDS (default 8) per row split across the halves. Needs `wrk` on the
+// (default 4) times, BENCH_SECONDS (default 8) per row split across the halves, after
+// BENCH_WARMUP_SECONDS (default 2) of the row's load on each, unmeasured. Needs `wrk` on the
 // PATH (Debian: apt-get install wrk).
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -16,6 +17,7 @@ import { children, cpuTicks, spawnAndWait, startTollgate } from './processes.ts'
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 8)
 const halves = Number(process.env.BENCH_HALVES ?? 4)
+const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 2)
 const connectionsList = (process.env.BENCH_CONNECTIONS ?? '16,64').split(',').map(Number)
 
 type Target = { name: 'pass-through' | 'tollgate'; url: string; pid: number | undefined }
@@ -48,6 +50,8 @@ try {
   for (const call of calls) {
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: call.method, params: call.params })
     for (const connections of connectionsList) {
+      // warmed with this row's call first, unmeasured (V8 re-optimises for a new call: seconds)
+      for (const target of targets) if (warmupSeconds > 0) measure(target, body, connections, warmupSeconds)
       const results = new Map<Target['name'], Measurement[]>()
       for (let half = 0; half < halves; half++) {
         const order = half % 2 === 0 ? targets : [...targets].reverse()

@@ -201,14 +201,16 @@ function notBelowShownHead(
   id: RpcId,
   payload: RpcPayload,
 ): RpcPayload | Promise<RpcPayload> {
-  // the result is a short hex string: found without parsing the answer
-  const text = payload.toString()
+  // the result is a short hex string: found without parsing the answer, or copying a node's bytes
+  const text = payload instanceof AnswerParts ? payload.toString() : payload
   const start = text.indexOf('"result":"0x')
   const end = start === -1 ? -1 : text.indexOf('"', start + 10)
   const result =
     end !== -1 && end - start <= 40
-      ? text.slice(start + 10, end)
-      : (JSON.parse(text) as { result?: unknown }).result
+      ? typeof text === 'string'
+        ? text.slice(start + 10, end)
+        : text.toString('latin1', start + 10, end)
+      : (JSON.parse(text.toString()) as { result?: unknown }).result
   if (typeof result !== 'string' || !/^0x[0-9a-f]{1,16}$/i.test(result)) return payload
   const number = BigInt(result)
   const showing = number > network.shownHead ? network.showHead(number) : undefined

@@ -77,7 +77,11 @@ export function createMemberRanking(
     return members.find((member) => !tried?.includes(member) && member.breaker.claimProbe())
   }
 
-  function hasOther(headSensitive: boolean, member: PoolMember, tried: readonly PoolMember[] | undefined): boolean {
+  function hasOther(
+    headSensitive: boolean,
+    member: PoolMember,
+    tried: readonly PoolMember[] | undefined,
+  ): boolean {
     for (const each of headSensitive ? rankedAtHead : ranked) {
       if (each !== member && !tried?.includes(each)) return true
     }
