@@ -1,13 +1,13 @@
 import { cacheScope } from '../cache/cacheScope.ts'
 import { type FetchedAnswer, resultAnswer } from '../cache/createRpcCache.ts'
-import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/errors.ts'
 import type { Cancellation } from '../failsafe/Cancellation.ts'
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import { serializeResult } from '../jsonrpc/serialize.ts'
 import type { RpcId, RpcPayload } from '../jsonrpc/types.ts'
 import type { MethodSpec } from '../methods/methodTable.ts'
 import type { Network } from '../networks/createNetwork.ts'
-import { ClientGoneError, NodeErrorAnswer, type SendOptions } from '../upstreams/createUpstreamPool.ts'
+import { ClientGoneError, type SendOptions } from '../upstreams/createUpstreamPool.ts'
+import { mayFailOver, NodeErrorAnswer } from '../upstreams/judgeAttempt.ts'
 import { readNodeError } from '../upstreams/nodeErrors.ts'
 import { boundLogs, type LogsAnswerCheck } from './boundLogs.ts'
 import { capGas } from './capGas.ts'
@@ -149,14 +149,7 @@ async function forward(
       const primary = { ...options, deadline: deadline - network.partnerReserveMs, fallback: true }
       fetched = { body: await network.pool.send(body, primary), partner: false }
     } catch (err) {
-      if (
-        !(
-          err instanceof UpstreamUnavailableError ||
-          err instanceof UpstreamTimeoutError ||
-          err instanceof NodeErrorAnswer
-        )
-      )
-        throw err
+      if (!mayFailOver(err)) throw err
       ctx.log.debug(
         { network: network.name, method: spec.name, logDetails: err.logDetails },
         'partner failover',

@@ -9,11 +9,11 @@ import type { PostOptions, Upstream, UpstreamResponse } from './createUpstream.t
 import {
   ClientGoneError,
   createUpstreamPool,
-  NodeErrorAnswer,
   type PoolMember,
   type UpstreamPool,
   type UpstreamPoolOptions,
 } from './createUpstreamPool.ts'
+import { NodeErrorAnswer } from './judgeAttempt.ts'
 
 /**
  * What a stub does with one call: answer (with its label as the result), answer an HTTP status,

@@ -9,7 +9,7 @@ import { answerResentTransaction } from './answerResentTransaction.ts'
 import { attemptUpstream } from './attemptUpstream.ts'
 import { createMemberRanking } from './createMemberRanking.ts'
 import type { Upstream } from './createUpstream.ts'
-import { type AttemptFailure, mayRetry, type Verdict } from './judgeAttempt.ts'
+import { type AttemptFailure, mayRetry, NodeErrorAnswer, type Verdict } from './judgeAttempt.ts'
 
 /**
  * One upstream and what the pool knows of it. Written by the pool (call outcomes) and the head
@@ -126,20 +126,6 @@ export class ClientGoneError extends Error {
   override name = 'ClientGoneError'
   constructor() {
     super('the client went away')
-  }
-}
-
-/**
- * Every member answered an error saying it cannot answer this now (docs/compatibility.md §7), and
- * partners follow (`fallback`): `answer` is the last one, for the client if the partners fail too.
- */
-export class NodeErrorAnswer extends Error {
-  override name = 'NodeErrorAnswer'
-  constructor(
-    readonly answer: Buffer,
-    readonly logDetails: string,
-  ) {
-    super('every upstream answered an error it may not have for another node')
   }
 }
 

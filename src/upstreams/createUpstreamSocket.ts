@@ -1,5 +1,7 @@
 import WebSocket from 'ws'
 import { UpstreamTimeoutError } from '../errors/errors.ts'
+import { type BackoffPolicy, getBackoffMs } from '../failsafe/getBackoffMs.ts'
+import { withTimeout } from '../failsafe/withTimeout.ts'
 import { redactUrl } from './redactUrl.ts'
 
 export type UpstreamSocket = {
@@ -25,7 +27,7 @@ export type UpstreamSocket = {
 export type UpstreamSocketOptions = {
   urls: string[]
   onError?: (err: unknown, label: string) => void
-  /** First reconnect delay; doubles up to 2 s. */
+  /** First reconnect delay; doubles up to 2 s, each lengthened by up to half at random (getBackoffMs). */
   reconnectMs?: number
   /** How long one request may wait for its answer; default 5 s, as upstreams.attemptTimeoutMs. */
   requestTimeoutMs?: number
@@ -34,7 +36,8 @@ export type UpstreamSocketOptions = {
 /** One upstream attempt's wait, as upstreams.attemptTimeoutMs defaults to (docs/config.md). */
 const defaultRequestTimeoutMs = 5_000
 
-type Pending = { resolve: (value: unknown) => void; reject: (err: Error) => void; timer: NodeJS.Timeout }
+/** How a request over the socket ended: its result, or why it has none. */
+type Outcome = { result: unknown } | { error: Error }
 type Subscription = {
   params: unknown[]
   onNotification: (result: unknown) => void
@@ -54,9 +57,16 @@ export function createUpstreamSocket(options: UpstreamSocketOptions): UpstreamSo
   let closed = false
   let nextId = 1
   let urlIndex = 0
-  let delayMs = options.reconnectMs ?? 100
+  // reconnects since the socket was last open: the pause before the next one grows with them
+  let reconnects = 0
+  const reconnect: BackoffPolicy = {
+    baseMs: options.reconnectMs ?? 100,
+    factor: 2,
+    maxMs: 2_000,
+    jitter: 0.5,
+  }
   let connectedBefore = false
-  const pending = new Map<number, Pending>()
+  const pending = new Map<number, (outcome: Outcome) => void>()
   const subscriptions = new Set<Subscription>()
   const byUpstreamId = new Map<string, Subscription>()
 
@@ -68,7 +78,7 @@ export function createUpstreamSocket(options: UpstreamSocketOptions): UpstreamSo
     socket = ws
     ws.on('open', () => {
       open = true
-      delayMs = options.reconnectMs ?? 100
+      reconnects = 0
       const resubscribing = connectedBefore
       connectedBefore = true
       for (const subscription of subscriptions) void establish(subscription, resubscribing)
@@ -80,15 +90,12 @@ export function createUpstreamSocket(options: UpstreamSocketOptions): UpstreamSo
       socket = undefined
       byUpstreamId.clear()
       for (const subscription of subscriptions) subscription.upstreamId = undefined
-      for (const { reject, timer } of pending.values()) {
-        clearTimeout(timer)
-        reject(new Error('upstream socket closed'))
-      }
+      const waiting = [...pending.values()]
       pending.clear()
+      for (const settle of waiting) settle({ error: new Error('upstream socket closed') })
       if (closed) return
       urlIndex++
-      setTimeout(connect, delayMs).unref()
-      delayMs = Math.min(2_000, delayMs * 2)
+      setTimeout(connect, getBackoffMs(++reconnects, reconnect)).unref()
     })
   }
 
@@ -111,29 +118,36 @@ export function createUpstreamSocket(options: UpstreamSocketOptions): UpstreamSo
       return
     }
     if (typeof message.id !== 'number') return
-    const waiting = pending.get(message.id)
-    if (!waiting) return
+    const settle = pending.get(message.id)
+    if (!settle) return
     pending.delete(message.id)
-    clearTimeout(waiting.timer)
-    if (message.error) waiting.reject(new Error(message.error.message ?? 'upstream error'))
-    else waiting.resolve(message.result)
+    settle(
+      message.error
+        ? { error: new Error(message.error.message ?? 'upstream error') }
+        : { result: message.result },
+    )
   }
 
   function request<T>(method: string, params: unknown[]): Promise<T> {
     const ws = socket
     if (!ws || !open) return Promise.reject(new Error('upstream socket not connected'))
     const id = nextId++
-    return new Promise<T>((resolve, reject) => {
-      // an upstream that does not answer is failed over like one that dropped: the close handler
-      // rejects the other waiting requests and moves to the next URL, where subscriptions are restored
-      const timer = setTimeout(() => {
+    return withTimeout<Outcome>(
+      (settle) => {
+        pending.set(id, settle)
+        ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }))
+      },
+      requestTimeoutMs,
+      () => {
+        // an upstream that does not answer is failed over like one that dropped: the close handler
+        // ends the other waiting requests and moves to the next URL, where subscriptions are restored
         pending.delete(id)
-        reject(new UpstreamTimeoutError({ logDetails: `${method} over the upstream WebSocket` }))
         if (socket === ws) ws.terminate()
-      }, requestTimeoutMs)
-      timer.unref()
-      pending.set(id, { resolve: resolve as (value: unknown) => void, reject, timer })
-      ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }))
+        return { error: new UpstreamTimeoutError({ logDetails: `${method} over the upstream WebSocket` }) }
+      },
+    ).then((outcome) => {
+      if ('error' in outcome) throw outcome.error
+      return outcome.result as T
     })
   }
 

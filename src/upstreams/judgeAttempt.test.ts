@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { type AttemptFailure, judgeAttempt, mayRetry } from './judgeAttempt.ts'
+import { InvalidParamsError, UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/errors.ts'
+import { ClientGoneError } from './createUpstreamPool.ts'
+import { type AttemptFailure, judgeAttempt, mayFailOver, mayRetry, NodeErrorAnswer } from './judgeAttempt.ts'
 
 const answered = (body: string, status = 200) =>
   judgeAttempt({ response: { status, body: Buffer.from(body) } })
@@ -97,5 +99,19 @@ describe('mayRetry', () => {
   it('never once the client is gone or another attempt answered', () => {
     assert.equal(mayRetry(failure(judgeAttempt({ clientGone: true })), true), false)
     assert.equal(mayRetry(failure(judgeAttempt({ superseded: true })), true), false)
+  })
+})
+
+describe('mayFailOver', () => {
+  it('the upstreams timed out, could not answer, or each answered an error another node may not have', () => {
+    assert.equal(mayFailOver(new UpstreamTimeoutError()), true)
+    assert.equal(mayFailOver(new UpstreamUnavailableError()), true)
+    assert.equal(mayFailOver(new NodeErrorAnswer(Buffer.from('{}'), 'a: -32000: header not found')), true)
+  })
+
+  it('never once the client is gone, nor for an error of the call itself', () => {
+    assert.equal(mayFailOver(new ClientGoneError()), false)
+    assert.equal(mayFailOver(new InvalidParamsError('bad block range')), false)
+    assert.equal(mayFailOver(new Error('a bug')), false)
   })
 })

@@ -1,3 +1,4 @@
+import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/errors.ts'
 import type { UpstreamResponse } from './createUpstream.ts'
 import { classifyNodeError, readNodeError } from './nodeErrors.ts'
 
@@ -38,7 +39,7 @@ export type AttemptFailure = {
 const unsentErrorCodes = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN'])
 
 /**
- * The one place that decides retryability (with mayRetry, beside it): whether an attempt's outcome
+ * The one place that decides retryability (with mayRetry and mayFailOver, beside it): whether an attempt's outcome
  * is the client's answer or a failure worth another upstream, and what it says of the upstream's health. Answers that are
  * results are judged by two byte checks (status, first byte) and a length test; only a short
  * answer holding `"error"` is parsed.
@@ -99,4 +100,34 @@ function isJsonObjectOrArray(body: Buffer): boolean {
     return byte === 0x7b || byte === 0x5b
   }
   return false
+}
+
+/**
+ * Every member answered an error saying it cannot answer this now (docs/compatibility.md §7), and
+ * partners follow (`fallback`): `answer` is the last one, for the client if the partners fail too.
+ */
+export class NodeErrorAnswer extends Error {
+  override name = 'NodeErrorAnswer'
+  constructor(
+    readonly answer: Buffer,
+    readonly logDetails: string,
+  ) {
+    super('every upstream answered an error it may not have for another node')
+  }
+}
+
+/**
+ * Whether a call the network's upstreams failed may go on to its partner providers (when the call
+ * may fail over at all: plan, header or key switch, method): when no upstream answered in time, none
+ * could answer, or every one answered an error another node may not have (NodeErrorAnswer). Never
+ * once the client is gone, nor for an error of the call itself.
+ */
+export function mayFailOver(
+  err: unknown,
+): err is UpstreamUnavailableError | UpstreamTimeoutError | NodeErrorAnswer {
+  return (
+    err instanceof UpstreamUnavailableError ||
+    err instanceof UpstreamTimeoutError ||
+    err instanceof NodeErrorAnswer
+  )
 }
