@@ -4,20 +4,16 @@ import { createDashboardStats, withUsageTap } from '../admin/createDashboardStat
 import { createNetworkNamer } from '../admin/createNetworkNamer.ts'
 import { createSharedDashboardFigures } from '../admin/createSharedDashboardFigures.ts'
 import { type AdminRequest, handleAdmin } from '../admin/handleAdmin.ts'
-import type { ApiKey } from '../auth/apiKey.ts'
 import { createAuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
 import { createJwtVerifier } from '../auth/createJwtVerifier.ts'
 import { createKeyRegistry, type KeyRegistry } from '../auth/createKeyRegistry.ts'
 import { createSecretVerifier } from '../auth/createSecretVerifier.ts'
-import { ensureDemoKey } from '../auth/ensureDemoKey.ts'
 import { getSecretHashKey } from '../auth/hashSecret.ts'
 import { createKeyAdmin, type KeyAdmin } from '../auth/keyAdmin.ts'
 import type { KeyStore } from '../auth/keyStore.ts'
 import { createSharedCache } from '../cache/createSharedCache.ts'
 import type { Config, NetworkConfig } from '../config/configSchema.ts'
-import { type DevnetFixtures, seedDevnet } from '../devnet/seedDevnet.ts'
-import { setIntervalMining } from '../devnet/setIntervalMining.ts'
-import { type Anvil, startAnvil } from '../devnet/startAnvil.ts'
+import { type Devnet, devnetNetwork, startDevnet } from '../devnet/startDevnet.ts'
 import { createFeeIndexer, type FeeIndexer } from '../gas/createFeeIndexer.ts'
 import { createSharedFeeIndexer } from '../gas/createSharedFeeIndexer.ts'
 import type { FeeHistoryStore } from '../gas/feeHistoryStore.ts'
@@ -56,7 +52,7 @@ export type App = {
   indexers: ReadonlyMap<number, FeeIndexer>
   feeStore: FeeHistoryStore
   /** Set in embedded mode. */
-  devnet: { anvil: Anvil; fixtures: DevnetFixtures | undefined; demoKey: ApiKey } | undefined
+  devnet: Devnet | undefined
   log: Logger
   /** Drains in-flight requests, then stops the server, the devnet and the database. */
   close(): Promise<void>
@@ -143,30 +139,13 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     const networkConfigs: NetworkConfig[] = [...config.networks]
     if (config.devnet && worker?.devnet) {
       // the primary started and seeded it, and made the demo key
-      const { url, wsUrl, chainId } = worker.devnet
-      networkConfigs.push({
-        name: 'devnet',
-        chainId,
-        upstreams: [{ url, ws: wsUrl, name: 'anvil' }],
-        partners: [],
-        hosts: [],
-      })
+      networkConfigs.push(devnetNetwork(worker.devnet))
     } else if (config.devnet) {
-      const anvil = await startAnvil()
-      cleanups.push(() => anvil.stop())
-      const fixtures = config.devnet.seed ? await seedDevnet(anvil.url) : undefined
-      if (config.devnet.blockTimeSeconds > 0)
-        await setIntervalMining(anvil.url, config.devnet.blockTimeSeconds)
-      const demoKey = await ensureDemoKey(stores.keys, keyAdmin)
+      const started = await startDevnet(config.devnet, { store: stores.keys, admin: keyAdmin })
+      cleanups.push(() => started.anvil.stop())
       await keys.refresh()
-      devnet = { anvil, fixtures, demoKey }
-      networkConfigs.push({
-        name: 'devnet',
-        chainId: anvil.chainId,
-        upstreams: [{ url: anvil.url, ws: anvil.wsUrl, name: 'anvil' }],
-        partners: [],
-        hosts: [],
-      })
+      devnet = started
+      networkConfigs.push(devnetNetwork(started.anvil))
     }
 
     const failoverMethods = new Set(config.failover.methods ?? getFailoverMethods())

@@ -1,14 +1,12 @@
+import type { DevnetEndpoint } from '../devnet/startDevnet.ts'
 import type { CreditBank } from '../metering/creditBank.ts'
-
-/** The embedded devnet as the primary process started it: every worker forwards to the one anvil. */
-export type DevnetEndpoint = { url: string; wsUrl: string; chainId: number }
 
 /**
  * What a worker of `tollgate start --workers N` takes from the primary process, which holds the
  * database lock, runs the embedded devnet and (without Redis) the credit bank for all of them.
  */
 export type WorkerRole = {
-  /** Set when the config runs the embedded devnet. */
+  /** Set when the config runs the embedded devnet: the primary's anvil, which every worker forwards to. */
   devnet: DevnetEndpoint | undefined
   /** The primary's credit bank (undefined with Redis: the workers use the Redis bank). */
   bank: CreditBank | undefined

@@ -1,13 +1,11 @@
 import cluster, { type Worker } from 'node:cluster'
 import type { Logger } from 'pino'
-import type { DevnetEndpoint } from '../app/workerRole.ts'
 import type { ApiKey } from '../auth/apiKey.ts'
-import { ensureDemoKey } from '../auth/ensureDemoKey.ts'
 import { createKeyAdmin } from '../auth/keyAdmin.ts'
 import type { Config } from '../config/configSchema.ts'
-import { type DevnetFixtures, seedDevnet } from '../devnet/seedDevnet.ts'
-import { setIntervalMining } from '../devnet/setIntervalMining.ts'
-import { type Anvil, startAnvil } from '../devnet/startAnvil.ts'
+import type { DevnetFixtures } from '../devnet/seedDevnet.ts'
+import type { Anvil } from '../devnet/startAnvil.ts'
+import { type DevnetEndpoint, startDevnet } from '../devnet/startDevnet.ts'
 import { createMemoryBank, type MemoryBank } from '../metering/createMemoryBank.ts'
 import { serveClusterBank } from '../metering/serveClusterBank.ts'
 import { assertPortFree } from '../server/assertPortFree.ts'
@@ -66,13 +64,11 @@ export async function runPrimary(config: Config, log: Logger): Promise<Primary> 
     let endpoint: DevnetEndpoint | undefined
     try {
       if (config.devnet) {
-        anvil = await startAnvil()
-        const fixtures = config.devnet.seed ? await seedDevnet(anvil.url) : undefined
-        if (config.devnet.blockTimeSeconds > 0)
-          await setIntervalMining(anvil.url, config.devnet.blockTimeSeconds)
-        const demoKey = await ensureDemoKey(stores.keys, createKeyAdmin(stores.keys, config.plans))
-        devnet = { fixtures, demoKey }
-        endpoint = { url: anvil.url, wsUrl: anvil.wsUrl, chainId: anvil.chainId }
+        const admin = createKeyAdmin(stores.keys, config.plans)
+        const started = await startDevnet(config.devnet, { store: stores.keys, admin })
+        anvil = started.anvil
+        devnet = { fixtures: started.fixtures, demoKey: started.demoKey }
+        endpoint = { url: started.anvil.url, wsUrl: started.anvil.wsUrl, chainId: started.anvil.chainId }
       }
     } finally {
       await stores.close()
