@@ -3,6 +3,7 @@ import {
   AdminRequestError,
   AdminTokenRequiredError,
   AuthRateLimitError,
+  DashboardNotBuiltError,
   HttpMethodNotAllowedError,
   RouteNotFoundError,
 } from '../errors/errors.ts'
@@ -40,7 +41,7 @@ export type DashboardDeps = {
   /** The overview page's figures: the last hour per minute, upstreams and caches now. */
   overview: () => Promise<unknown>
   indexers: ReadonlyMap<number, FeeIndexer>
-  /** Undefined when the dashboard was not built: its pages then say so. */
+  /** Undefined when the dashboard was not built: /dashboard then answers DashboardNotBuiltError. */
   assets: DashboardAssets | undefined
 }
 
@@ -83,7 +84,7 @@ async function route(deps: DashboardDeps, request: DashboardRequest): Promise<Da
 
   if (path === '/dashboard') {
     if (method !== 'GET' && method !== 'HEAD') throw new HttpMethodNotAllowedError('GET')
-    if (!deps.assets) return page(503, 'The dashboard is not built: run `npm run build`.')
+    if (!deps.assets) throw new DashboardNotBuiltError()
     return {
       status: 200,
       contentType: 'text/html; charset=utf-8',
@@ -206,14 +207,5 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
     contentType: 'application/json',
     body: JSON.stringify(body),
     headers: { ...securityHeaders, 'cache-control': 'no-store', ...headers },
-  }
-}
-
-function page(status: number, text: string): DashboardResponse {
-  return {
-    status,
-    contentType: 'text/plain; charset=utf-8',
-    body: text,
-    headers: { ...securityHeaders, 'cache-control': 'no-store' },
   }
 }

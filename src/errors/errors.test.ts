@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { describe, it } from 'node:test'
 import * as errors from './errors.ts'
-import { toWireError, type WireSurface } from './toWireError.ts'
+import { toCloseFrame, toWireError, type WireSurface } from './toWireError.ts'
 
 type ErrorClass = new (...args: never[]) => errors.TollgateError
 
@@ -60,10 +60,19 @@ const samples: Record<string, unknown[][]> = {
   KeyConflictError: [["account 'acme' already exists"], ["no account named 'acme'"]],
   AllowlistEntryError: [["'0x12' is not a 20-byte 0x address"], ['a user agent entry cannot be empty']],
   MetricsTokenRequiredError: [[]],
+  DashboardNotBuiltError: [[]],
+  KeyRevokedError: [[]],
+  NotificationUnpaidError: [[]],
+  SlowReaderError: [[]],
+  ShuttingDownError: [[]],
 }
 
+/** Where docs/errors.md lists an error: a wire surface, or the close frames of open WebSockets. */
+type DocSurface = WireSurface | 'websocket'
+
 type DocRow = {
-  surface: WireSurface
+  surface: DocSurface
+  /** The HTTP status, or on `websocket` the close code. */
   httpStatus: number
   code: number | undefined
   row: string
@@ -74,24 +83,24 @@ type DocExample = { surface: WireSurface; body: unknown }
 /**
  * docs/errors.md by surface: each `<!-- surface: x -->` marker starts that surface's section, whose
  * first ```json block is its example body and whose table rows (`| SomeError | HTTP | [code |] message | when |`)
- * are its errors.
+ * are its errors; the `websocket` section's rows are `| SomeError | close code | reason | when |`.
  */
 function readDocs(): { rows: Map<string, DocRow[]>; examples: DocExample[] } {
   const lines = readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8').split('\n')
   const rows = new Map<string, DocRow[]>()
   const examples: DocExample[] = []
-  let surface: WireSurface | undefined
+  let surface: DocSurface | undefined
   let columns: string[] = []
   let exampleNeeded = false
   lines.forEach((line, index) => {
-    const marker = /^<!-- surface: (jsonrpc|gas|admin) -->$/.exec(line)
+    const marker = /^<!-- surface: (jsonrpc|gas|admin|websocket) -->$/.exec(line)
     if (marker) {
-      surface = marker[1] as WireSurface
-      exampleNeeded = true
+      surface = marker[1] as DocSurface
+      exampleNeeded = surface !== 'websocket'
       return
     }
     if (surface && exampleNeeded && line === '```json') {
-      examples.push({ surface, body: JSON.parse(lines[index + 1] ?? '') })
+      examples.push({ surface: surface as WireSurface, body: JSON.parse(lines[index + 1] ?? '') })
       exampleNeeded = false
       return
     }
@@ -106,10 +115,12 @@ function readDocs(): { rows: Map<string, DocRow[]>; examples: DocExample[] } {
     const cell = (column: string) => cells[columns.indexOf(column)] ?? ''
     const entry: DocRow = {
       surface,
-      httpStatus: Number(cell('HTTP')),
+      httpStatus: Number(surface === 'websocket' ? cell('close code') : cell('HTTP')),
       code: columns.includes('code') ? Number(cell('code')) : undefined,
       row: line,
-      messages: [...cell('message').matchAll(/`([^`]+)`/g)].map((match) => match[1] as string),
+      messages: [...cell(surface === 'websocket' ? 'reason' : 'message').matchAll(/`([^`]+)`/g)].map(
+        (match) => match[1] as string,
+      ),
     }
     rows.set(name, [...(rows.get(name) ?? []), entry])
   })
@@ -133,6 +144,12 @@ describe('errors and docs/errors.md', () => {
         const instance = new ErrorClass(...(args as never[]))
         for (const entry of documented) {
           const where = `${name}(${args.join(', ')}) on ${entry.surface}`
+          if (entry.surface === 'websocket') {
+            const frame = toCloseFrame(instance)
+            assert.equal(entry.httpStatus, frame.code, where)
+            assert.ok(entry.messages.includes(frame.reason), `${where}: \`${frame.reason}\` not in its row`)
+            continue
+          }
           const { httpStatus, error } = toWireError(instance, entry.surface)
           assert.equal(entry.httpStatus, httpStatus, where)
           if (entry.code !== undefined) assert.equal(entry.code, error.code, where)
@@ -227,5 +244,31 @@ describe('errors and docs/errors.md', () => {
       headers: {},
       error: { code: -32602, message: 'invalid argument 0: nope' },
     })
+  })
+})
+
+describe('toCloseFrame', () => {
+  it('1001 when the gateway stops, 1011 for its own failures, 1008 for refusals; the message as the reason', () => {
+    assert.deepEqual(toCloseFrame(new errors.ShuttingDownError()), {
+      code: 1001,
+      reason: 'server shutting down',
+    })
+    assert.deepEqual(toCloseFrame(new Error('a bug')), { code: 1011, reason: 'internal error' })
+    assert.deepEqual(toCloseFrame(new errors.BalanceUnavailableError()), {
+      code: 1011,
+      reason: 'credit balance unavailable, try again later',
+    })
+    assert.deepEqual(toCloseFrame(new errors.ProjectSettingsError()), {
+      code: 1008,
+      reason: 'rejected due to project ID settings',
+    })
+  })
+
+  it('cuts a reason to the 123 bytes a close frame holds, never inside a character', () => {
+    const { reason } = toCloseFrame(new errors.InvalidParamsError('é'.repeat(100)))
+    assert.equal(reason, 'é'.repeat(61))
+    // 4 bytes each, two UTF-16 units: 30 fit (120 bytes), and no half of the 31st is left
+    const emoji = toCloseFrame(new errors.InvalidParamsError('😀'.repeat(40))).reason
+    assert.equal(emoji, '😀'.repeat(30))
   })
 })

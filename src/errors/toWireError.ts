@@ -1,4 +1,4 @@
-import { InternalError, TollgateError } from './errors.ts'
+import { InternalError, ShuttingDownError, TollgateError } from './errors.ts'
 
 /** The error member of a JSON-RPC answer: code, message, and the 402/429 `event` and `details`. */
 export type WireError = { code: number; message: string; [field: string]: unknown }
@@ -42,4 +42,25 @@ export function toWireError(
         ? { statusCode: known.httpStatus, message: known.message, ...known.wireFields }
         : { error: { message: known.message } }
   return { httpStatus: known.httpStatus, body, headers, error }
+}
+
+/** A WebSocket close frame: its code and reason. */
+export type CloseFrame = { code: number; reason: string }
+
+/** A close frame's reason holds at most 123 bytes (RFC 6455 §5.5). */
+const maxCloseReasonBytes = 123
+
+/**
+ * The one place where an error that ends an open WebSocket becomes its close frame: 1001 (going
+ * away) when the gateway stops, 1011 for a failure of tollgate's own (5xx), else 1008 (policy
+ * violation); the reason is the error's wire message, cut to what a close frame holds.
+ */
+export function toCloseFrame(err: unknown): CloseFrame {
+  const known = err instanceof TollgateError ? err : new InternalError({ cause: err })
+  const code = known instanceof ShuttingDownError ? 1001 : known.httpStatus >= 500 ? 1011 : 1008
+  let reason = known.message
+  while (Buffer.byteLength(reason) > maxCloseReasonBytes) reason = reason.slice(0, -1)
+  // never half a character: a surrogate pair's first half left alone at the end
+  if (reason !== known.message && /[\uD800-\uDBFF]$/.test(reason)) reason = reason.slice(0, -1)
+  return { code, reason }
 }

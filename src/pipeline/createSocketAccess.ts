@@ -1,8 +1,7 @@
 import type { CallGuard } from '../auth/authorize.ts'
 import type { AuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
 import type { KeyEntry } from '../auth/createKeyRegistry.ts'
-import { InvalidKeyError } from '../errors/errors.ts'
-import { toWireError } from '../errors/toWireError.ts'
+import { InvalidKeyError, KeyRevokedError } from '../errors/errors.ts'
 import { authorizeKeyRequest, type KeyRequest, type KeyRequestDeps } from './authorizeKeyRequest.ts'
 
 /** What an open socket's calls run with: the key's current entry and what it allows this connection. */
@@ -11,7 +10,8 @@ export type SocketGrant = { key: KeyEntry; guard: CallGuard | undefined; failove
 /** The grant for the next message, or the close code and reason the socket must end with. */
 export type SocketAccessResult =
   | { ok: true; grant: SocketGrant }
-  | { ok: false; code: number; reason: string }
+  /** The refusal that ends the socket (its close frame: toCloseFrame). */
+  | { ok: false; refusal: unknown }
 
 export type SocketAccess = {
   /**
@@ -21,7 +21,7 @@ export type SocketAccess = {
   current(): SocketAccessResult | Promise<SocketAccessResult>
 }
 
-const revoked: SocketAccessResult = { ok: false, code: 1008, reason: 'key revoked' }
+const revoked: SocketAccessResult = { ok: false, refusal: new KeyRevokedError() }
 
 /**
  * A re-check is not a new attempt: a rotated secret would otherwise count every open socket of the
@@ -73,7 +73,5 @@ export function createSocketAccess(
 }
 
 function toRefusal(error: unknown): SocketAccessResult {
-  if (error instanceof InvalidKeyError) return revoked
-  const { httpStatus, error: wire } = toWireError(error, 'jsonrpc')
-  return { ok: false, code: httpStatus >= 500 ? 1011 : 1008, reason: wire.message }
+  return error instanceof InvalidKeyError ? revoked : { ok: false, refusal: error }
 }

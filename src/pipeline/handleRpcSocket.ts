@@ -1,6 +1,6 @@
 import { authorizeCall, type CallGuard } from '../auth/authorize.ts'
-import { InFlightLimitError } from '../errors/errors.ts'
-import { toWireError } from '../errors/toWireError.ts'
+import { InFlightLimitError, NotificationUnpaidError, SlowReaderError } from '../errors/errors.ts'
+import { toCloseFrame } from '../errors/toWireError.ts'
 import { parseRpcRequest } from '../jsonrpc/parseRpcRequest.ts'
 import { serializeBatch } from '../jsonrpc/serialize.ts'
 import type { RpcPayload, RpcRequest } from '../jsonrpc/types.ts'
@@ -14,6 +14,7 @@ import { errorOutcome, runRpcRequest } from './runRpcRequest.ts'
 /** What the session needs of a WebSocket: the server adapter provides it. */
 export type SocketPort = {
   send(payload: RpcPayload): void
+  /** Sends the close frame (toCloseFrame: its reason already fits one). */
   close(code: number, reason: string): void
   bufferedBytes(): number
 }
@@ -56,16 +57,18 @@ export function openRpcSocket(
   function send(payload: RpcPayload): void {
     if (closed) return
     if (port.bufferedBytes() > options.maxBufferedBytes) {
-      shut(1008, 'send buffer full: the client reads too slowly')
+      shut(new SlowReaderError())
       return
     }
     port.send(payload)
   }
 
-  function shut(code: number, reason: string): void {
+  /** Ends the connection for `err`, with its close frame (1008 and its message, mostly). */
+  function shut(err: unknown): void {
     if (closed) return
     closed = true
     subscriptions.stopAll()
+    const { code, reason } = toCloseFrame(err)
     port.close(code, reason)
   }
 
@@ -80,7 +83,7 @@ export function openRpcSocket(
         network: base.network.name,
         credits,
       })
-      if (!paid) shut(1008, 'daily credit limit reached; the balance resets at 00:00 UTC')
+      if (!paid) shut(new NotificationUnpaidError())
       return paid
     },
   })
@@ -91,7 +94,7 @@ export function openRpcSocket(
   function apply(access: SocketAccessResult): boolean {
     if (closed) return false
     if (!access.ok) {
-      shut(access.code, access.reason)
+      shut(access.refusal)
       return false
     }
     if (access.grant === grant) return true
@@ -100,7 +103,7 @@ export function openRpcSocket(
     // live subscriptions are ongoing use: they end with the socket when eth_subscribe is no longer allowed
     const refusal = subscriptions.size > 0 ? subscribeRefusal(grant.guard) : undefined
     if (refusal === undefined) return true
-    shut(1008, refusal)
+    shut(refusal)
     return false
   }
 
@@ -171,12 +174,12 @@ export function openRpcSocket(
 }
 
 /** Why eth_subscribe is no longer allowed by the key's method allowlist, if it is not. */
-function subscribeRefusal(guard: CallGuard | undefined): string | undefined {
+function subscribeRefusal(guard: CallGuard | undefined): unknown {
   if (!guard) return undefined
   try {
     authorizeCall(guard, 'eth_subscribe', undefined, [])
     return undefined
   } catch (err) {
-    return toWireError(err, 'jsonrpc').error.message
+    return err
   }
 }

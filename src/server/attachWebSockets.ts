@@ -2,8 +2,8 @@ import type { IncomingMessage, Server } from 'node:http'
 import { STATUS_CODES } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { type WebSocket, WebSocketServer } from 'ws'
-import { RouteNotFoundError } from '../errors/errors.ts'
-import { toWireError, type WireErrorAnswer } from '../errors/toWireError.ts'
+import { RouteNotFoundError, ShuttingDownError } from '../errors/errors.ts'
+import { toCloseFrame, toWireError, type WireErrorAnswer } from '../errors/toWireError.ts'
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import type { SocketUpgrade, SocketUpgradeRequest } from '../pipeline/handleSocketUpgrade.ts'
 import { createClientAddressOf } from './createClientAddressOf.ts'
@@ -60,7 +60,7 @@ export function attachWebSockets(
             // (a frame is one buffer: a kept result in parts is joined here)
             send: (payload) =>
               ws.send(payload instanceof AnswerParts ? payload.toBuffer() : payload, { binary: false }),
-            close: (code, reason) => ws.close(code, toCloseReason(reason)),
+            close: (code, reason) => ws.close(code, reason),
             bufferedBytes: () => ws.bufferedAmount,
           })
           ws.on('message', (data) => {
@@ -89,17 +89,11 @@ export function attachWebSockets(
   return {
     close() {
       clearInterval(timer)
-      for (const ws of wss.clients) ws.close(1001, 'server shutting down')
+      const { code, reason } = toCloseFrame(new ShuttingDownError())
+      for (const ws of wss.clients) ws.close(code, reason)
       wss.close()
     },
   }
-}
-
-/** A close frame's reason holds at most 123 bytes (RFC 6455 §5.5); ws throws on a longer one. */
-function toCloseReason(reason: string): string {
-  let fitting = reason
-  while (Buffer.byteLength(fitting) > 123) fitting = fitting.slice(0, -1)
-  return fitting
 }
 
 /** A refusal of the adapter's own (no route, a failed upgrade handler): the wire error of src/errors. */
