@@ -2,7 +2,9 @@
 // pass-through proxy (bench/passThroughProxy.ts), and tollgate. Forwarded calls go through a tollgate
 // with its cache off (every call reaches the node); cached reads through one with its cache on (the
 // default), warmed by one call. Bounded: BENCH_SECONDS (default 4) per measurement, after
-// BENCH_WARMUP_SECONDS (default 2) of the same load on each target, unmeasured; 5 forwarded and
+// BENCH_WARMUP_SECONDS (default 2) of the same load on each target, unmeasured (and, before the
+// first row, that long of each call on each target: a fresh process compiles its hot code over
+// seconds of load); 5 forwarded and
 // 3 cached calls (BENCH_CALLS=name,... for fewer) x BENCH_CONNECTIONS (default 1,16,64) x 3 targets.
 // `npm run bench -- --record` also writes the tables into bench/RESULTS.md.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -131,6 +133,14 @@ try {
 /** One row per call and connection count: every target measured in turn. */
 async function measureRows(calls: Call[], targets: Target[]): Promise<string[]> {
   const rows: string[] = []
+  // a fresh process is still compiling its hot code for seconds under load (V8 compiles on a
+  // background thread, which this saturated machine starves): each target serves every call first
+  if (warmupSeconds > 0) {
+    for (const call of calls) {
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: call.method, params: call.params })
+      for (const target of targets) await measure(target, body, 16, warmupSeconds)
+    }
+  }
   for (const call of calls) {
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: call.method, params: call.params })
     const answers = await Promise.all(targets.map((target) => post(target.url, body)))

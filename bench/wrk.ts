@@ -3,7 +3,9 @@
 // pass-through (bench/passThroughProxy.ts) and tollgate with its cache off, both in front of one
 // anvil, in one run. Each row alternates the two in mirrored order (A B B A ...), BENCH_HALVES
 // (default 4) times, BENCH_SECONDS (default 8) per row split across the halves, after
-// BENCH_WARMUP_SECONDS (default 2) of the row's load on each, unmeasured. Needs `wrk` on the
+// BENCH_WARMUP_SECONDS (default 2) of the row's load on each, unmeasured (and, before the first
+// row, that long of each call on each: a fresh process compiles its hot code over seconds of
+// load). Needs `wrk` on the
 // PATH (Debian: apt-get install wrk).
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -47,6 +49,13 @@ try {
     '| call | conns | pass-through req/s | tollgate req/s | tollgate/pass-through | pass-through CPU µs/call | tollgate CPU µs/call | CPU ratio |',
     '|---|---|---|---|---|---|---|---|',
   ]
+  // a fresh process is still compiling its hot code for seconds under load: every call first
+  if (warmupSeconds > 0) {
+    for (const call of calls) {
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: call.method, params: call.params })
+      for (const target of targets) measure(target, body, 16, warmupSeconds)
+    }
+  }
   for (const call of calls) {
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: call.method, params: call.params })
     for (const connections of connectionsList) {
