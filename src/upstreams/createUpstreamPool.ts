@@ -3,8 +3,9 @@ import type { Cancellation } from '../failsafe/Cancellation.ts'
 import { CircuitBreaker } from '../failsafe/CircuitBreaker.ts'
 import { type BackoffPolicy, getBackoffMs } from '../failsafe/getBackoffMs.ts'
 import { LatencyWindow } from '../failsafe/LatencyWindow.ts'
-import { sleep, systemTimers, type Timers } from '../failsafe/Timers.ts'
+import { systemTimers, type Timers } from '../failsafe/Timers.ts'
 import { withHedge } from '../failsafe/withHedge.ts'
+import { withRetry } from '../failsafe/withRetry.ts'
 import { answerResentTransaction } from './answerResentTransaction.ts'
 import { attemptUpstream } from './attemptUpstream.ts'
 import { createMemberRanking } from './createMemberRanking.ts'
@@ -140,8 +141,9 @@ const defaultLatencySamples = 64
  * config order (createMemberRanking), sends each call to the best one, retries idempotent calls on transient failures
  * within the call's deadline, hedges slow idempotent calls on another member, and keeps calls off
  * dead members with a per-member circuit breaker. Composes the failsafe/ primitives: each attempt
- * has a timeout (withTimeout), attempts race a slow one (withHedge) inside the retry loop (pauses:
- * getBackoffMs), which goes on as judgeAttempt and mayRetry say; each member has a CircuitBreaker.
+ * has a timeout (withTimeout), attempts race a slow one (withHedge) inside withRetry (a pause,
+ * getBackoffMs, only before the same member again), which goes on as judgeAttempt and mayRetry say;
+ * each member has a CircuitBreaker.
  */
 export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolOptions): UpstreamPool {
   const now = options.now ?? (() => performance.now())
@@ -282,30 +284,47 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
       return member && attempt(member, superseded)
     }
 
-    for (;;) {
-      // calls that are not idempotent move on only when the failed attempt never reached the node
-      const member = pick(headSensitive, tried, started >= maxAttempts, answered)
-      if (!member) break
-      // the same member again (it is the only one left): a pause first, within the deadline
-      if (tried?.includes(member)) {
-        const pauseMs = getBackoffMs(started, sameMemberBackoff, random)
-        await sleep(Math.max(0, Math.min(pauseMs, (deadline - now()) / 4)), timers)
+    /** One try: on `member`, raced against a hedge where one could go (no timer where none could). */
+    function tryOn(member: PoolMember): Promise<Step> {
+      if (!(hedgePolicy && started + 1 < maxAttempts && hasOther(headSensitive, member, tried))) {
+        return attempt(member, undefined)
       }
-      if (deadline - now() <= 0) break
-      // a race only where a hedge could go: with no other member in use, the plain attempt (no timer)
-      const step =
-        hedgePolicy && started + 1 < maxAttempts && hasOther(headSensitive, member, tried)
-          ? await withHedge<Step>(
-              (index, superseded) => (index === 0 ? attempt(member, superseded) : hedgeAttempt(superseded)),
-              {
-                delayMs: hedgeDelayMs(member, hedgePolicy),
-                maxHedges: 1,
-                isFinal: ({ verdict }) => 'answer' in verdict || verdict.clientGone === true,
-                onHedge: () => member.hedges++,
-                timers,
-              },
-            )
-          : await attempt(member, undefined)
+      return withHedge<Step>(
+        (index, superseded) => (index === 0 ? attempt(member, superseded) : hedgeAttempt(superseded)),
+        {
+          delayMs: hedgeDelayMs(member, hedgePolicy),
+          maxHedges: 1,
+          isFinal: ({ verdict }) => 'answer' in verdict || verdict.clientGone === true,
+          onHedge: () => member.hedges++,
+          timers,
+        },
+      )
+    }
+
+    // calls that are not idempotent move on only when the failed attempt never reached the node
+    const pickNext = () => pick(headSensitive, tried, started >= maxAttempts, answered)
+    // the member the next retry goes to, picked when its pause is decided
+    let next: PoolMember | undefined
+    const step = await withRetry<Step>(
+      () => {
+        const member = next ?? pickNext()
+        next = undefined
+        return member && tryOn(member)
+      },
+      {
+        retryable: ({ verdict }) =>
+          !('answer' in verdict) && !deadlinePassed && mayRetry(verdict, started < maxAttempts),
+        // the same member again (it is the only one left): a pause first
+        pauseMs: () => {
+          next = pickNext()
+          return next && tried?.includes(next) ? getBackoffMs(started, sameMemberBackoff, random) : 0
+        },
+        deadline,
+        now,
+        timers,
+      },
+    )
+    if (step) {
       const { verdict } = step
       if ('answer' in verdict) {
         if (rawTransaction === undefined || !seen) return verdict.answer
@@ -319,7 +338,6 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
         })
       }
       if (verdict.clientGone) throw new ClientGoneError()
-      if (deadlinePassed || !mayRetry(verdict, started < maxAttempts)) break
     }
     const logDetails = failures ? failures.join('; ') : 'every upstream is failing'
     if (nodeAnswer) {

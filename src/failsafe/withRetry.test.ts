@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { createFakeTimers } from '../../test/helpers/createFakeTimers.ts'
+import { withRetry } from './withRetry.ts'
+
+/** Tries that answer the outcomes given, in order, each at once; then nothing left to try. */
+function scripted(outcomes: string[], timers: { now(): number }) {
+  const startedAt: number[] = []
+  const tryOnce = (index: number) => {
+    const outcome = outcomes[index]
+    if (outcome === undefined) return undefined
+    startedAt.push(timers.now())
+    return Promise.resolve(outcome)
+  }
+  return { startedAt, tryOnce }
+}
+
+const retryable = (outcome: string) => outcome === 'failed'
+
+describe('withRetry', () => {
+  it('a first outcome that is not retryable is the answer: one try, no pause', async () => {
+    const timers = createFakeTimers()
+    const { startedAt, tryOnce } = scripted(['ok', 'ok'], timers)
+    const pauses: number[] = []
+    const outcome = await withRetry(tryOnce, {
+      retryable,
+      pauseMs: (index) => {
+        pauses.push(index)
+        return 100
+      },
+      deadline: 1_000,
+      now: timers.now,
+      timers,
+    })
+    assert.equal(outcome, 'ok')
+    assert.deepEqual([startedAt, pauses], [[0], []])
+  })
+
+  it('tries again after each retryable outcome, pausing as told, until one is not retryable', async () => {
+    const timers = createFakeTimers()
+    const { startedAt, tryOnce } = scripted(['failed', 'failed', 'ok', 'ok'], timers)
+    const outcome = withRetry(tryOnce, {
+      retryable,
+      pauseMs: (index) => index * 10,
+      deadline: 1_000,
+      now: timers.now,
+      timers,
+    })
+    await timers.advance(10)
+    await timers.advance(20)
+    assert.equal(await outcome, 'ok')
+    assert.deepEqual(startedAt, [0, 10, 30])
+  })
+
+  it('the last outcome when nothing is left to try; undefined when no try started', async () => {
+    const timers = createFakeTimers()
+    const { tryOnce } = scripted(['failed', 'failed'], timers)
+    const options = { retryable, pauseMs: () => 0, deadline: 1_000, now: timers.now, timers }
+    assert.equal(await withRetry(tryOnce, options), 'failed')
+    assert.equal(await withRetry(() => undefined, options), undefined)
+  })
+
+  it('a pause takes at most a quarter of the time left, and no try starts past the deadline', async () => {
+    const timers = createFakeTimers()
+    const { startedAt, tryOnce } = scripted(['failed', 'failed', 'failed', 'failed'], timers)
+    const outcome = withRetry(tryOnce, {
+      retryable,
+      pauseMs: () => 1_000,
+      deadline: 100,
+      now: timers.now,
+      timers,
+    })
+    await timers.advance(25) // a quarter of 100
+    await timers.advance(19) // a quarter of 75, 18.75
+    assert.deepEqual(startedAt, [0, 25, 43.75])
+    await timers.advance(100)
+    assert.equal(await outcome, 'failed')
+
+    // a try that ends past the deadline is the last one
+    let tries = 0
+    const slow = withRetry(
+      () => {
+        tries++
+        return new Promise<string>((resolve) => timers.setTimeout(() => resolve('failed'), 150))
+      },
+      { retryable, pauseMs: () => 0, deadline: timers.now() + 100, now: timers.now, timers },
+    )
+    await timers.advance(150)
+    assert.equal(await slow, 'failed')
+    assert.equal(tries, 1)
+  })
+})
