@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
 import WebSocket from 'ws'
 import { rpcBody } from './helpers/postJson.ts'
 import { type FakeUpstream, startFakeUpstream } from './helpers/startFakeUpstream.ts'
@@ -17,6 +20,55 @@ const headRequests = (requests: readonly Request[]) =>
       request.method === 'eth_blockNumber' ||
       (request.method === 'eth_getBlockByNumber' && request.params[0] === 'latest'),
   ).length
+
+/**
+ * An HTTP hop in front of `target` that, once shut, holds the head requests it is sent (a node slow
+ * to answer them) until it is opened again; everything else goes through at once. `shutAfterNext()`:
+ * it shuts as it answers its next head request, so the one after that (whenever it comes) is held.
+ */
+async function startHeadGate(target: string) {
+  let shut = false
+  let shutting = false
+  const held: (() => void)[] = []
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = []
+    for await (const chunk of req) chunks.push(chunk as Buffer)
+    const body = Buffer.concat(chunks).toString()
+    const isHead = headRequests([JSON.parse(body)]) === 1
+    if (shut && isHead) await new Promise<void>((resolve) => held.push(resolve))
+    const answer = await fetch(target, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    })
+    const text = await answer.text()
+    if (shutting && isHead) {
+      shutting = false
+      shut = true
+    }
+    res.writeHead(answer.status, { 'content-type': 'application/json' })
+    res.end(text)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const open = () => {
+    shut = false
+    for (const release of held.splice(0)) release()
+  }
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    /** Head requests held now. */
+    held: () => held.length,
+    shutAfterNext: () => {
+      shutting = true
+    },
+    open,
+    close: () => {
+      open()
+      server.closeAllConnections()
+      return new Promise<void>((resolve) => server.close(() => resolve()))
+    },
+  }
+}
 
 /** A client subscribed to newHeads through the gateway: the block numbers it was sent. */
 async function subscribeHeads(url: string) {
@@ -103,13 +155,16 @@ describe('one head tracker per network: one subscription or one poll stream per 
 
   describe('upstreams without a WebSocket', () => {
     const headPollMs = 100
+    let gates: Awaited<ReturnType<typeof startHeadGate>>[]
     let first: FakeUpstream
     let second: FakeUpstream
     let gateway: TestGateway
 
     before(async () => {
-      first = await startFakeUpstream({ kind: 'proxy', target: node.url })
-      second = await startFakeUpstream({ kind: 'proxy', target: node.url })
+      // each upstream: the fake (it records what the gateway asks, as it comes), then a gate, then the node
+      gates = [await startHeadGate(node.url), await startHeadGate(node.url)]
+      first = await startFakeUpstream({ kind: 'proxy', target: gates[0]?.url ?? '' })
+      second = await startFakeUpstream({ kind: 'proxy', target: gates[1]?.url ?? '' })
       gateway = await startTestGateway({
         upstreams: [first.url, second.url],
         // the three intervals that were three loops, now one (the keys still work)
@@ -124,30 +179,47 @@ describe('one head tracker per network: one subscription or one poll stream per 
       await gateway?.close()
       await first?.close()
       await second?.close()
+      for (const gate of gates ?? []) await gate.close()
     })
 
-    it('each upstream gets one poll stream: at most one head request per headPollMs, and polls go on', async () => {
+    it('each upstream gets one poll stream: no head request while its last one is unanswered, and polls go on', async () => {
       const indexer = gateway.app.indexers.get(31337)
       assert.ok(indexer)
+      const upstreams = [first, second]
       const client = await subscribeHeads(`${gateway.url.replace('http', 'ws')}/ws/v3/${gateway.key}`)
       try {
-        const start = [headRequests(first.requests), headRequests(second.requests)]
-        const began = performance.now()
+        // the subscriptions and the fee indexer hear of a block through the polls
         await mineIncrement(node)
         const head = Number(await nodeRpc(node, 'eth_blockNumber'))
         await until(() => client.numbers.includes(head), 'the client to hear the block')
         await until(() => indexer.window()?.head === head, 'the fee indexer to reach the block')
-        await until(
-          () => headRequests(first.requests) - (start[0] as number) >= 5,
-          'the health polls to go on',
+
+        // one stream asks again only once its last head request is answered: with each upstream's
+        // answers held (from the poll after the one each answers next), it sends nothing more, whereas
+        // any other stream (a second loop, a component asking for the head by itself) adds its own
+        for (const gate of gates) gate.shutAfterNext()
+        await until(() => gates.every((gate) => gate.held() >= 1), 'a head request held on each upstream')
+        const asked = upstreams.map((upstream) => headRequests(upstream.requests))
+        // fault injection: the answers held for 5 poll intervals on purpose; a slower machine only
+        // gives another stream fewer chances to show, it cannot make this fail
+        await sleep(5 * headPollMs)
+        assert.deepEqual(
+          gates.map((gate) => gate.held()),
+          [1, 1],
+          'one unanswered head request on each upstream, and no other',
         )
-        const rounds = (performance.now() - began) / headPollMs
-        for (const [index, upstream] of [first, second].entries()) {
-          const polls = headRequests(upstream.requests) - (start[index] as number)
-          // timers fire no sooner than due: one stream cannot poll more often than this
-          assert.ok(polls <= Math.floor(rounds) + 2, `${polls} head requests in ${rounds.toFixed(1)} rounds`)
-          assert.ok(polls >= 1, 'health polls go on')
-        }
+        assert.deepEqual(
+          upstreams.map((upstream) => headRequests(upstream.requests)),
+          asked,
+          'no head request while the last one is unanswered',
+        )
+
+        for (const gate of gates) gate.open()
+        await until(
+          () =>
+            upstreams.every((upstream, index) => headRequests(upstream.requests) > (asked[index] as number)),
+          'the polls to go on once answered',
+        )
       } finally {
         client.socket.close()
       }

@@ -21,21 +21,13 @@ const leads = /"msg":"this instance indexes the fee history of the chain"/
 
 const run = promisify(execFile)
 
-/** Looks every 5 ms (finer than until(), to measure): ms from `since` until `check()` holds, or throws after `timeoutMs`. */
-async function msUntil(since: number, check: () => Promise<boolean>, what: string, timeoutMs: number) {
-  while (!(await check())) {
-    if (Date.now() - since > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`)
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
-  return Date.now() - since
-}
-
-/** A WebSocket on `key` that has been answered once, and how it ends (`closed`, with when). */
+/** A WebSocket on `key` that has been answered once; `closed()`: how it ended, undefined while open. */
 async function openSocket(instance: GatewayProcess, key: string) {
   const socket = new WebSocket(`${instance.url.replace('http', 'ws')}/ws/v3/${key}`)
-  const closed = new Promise<{ code: number; reason: string; atMs: number }>((resolve) =>
-    socket.once('close', (code, reason) => resolve({ code, reason: reason.toString(), atMs: Date.now() })),
-  )
+  let closed: { code: number; reason: string } | undefined
+  socket.once('close', (code, reason) => {
+    closed = { code, reason: reason.toString() }
+  })
   await new Promise<void>((resolve, reject) => {
     socket.once('open', () => resolve())
     socket.once('error', reject)
@@ -45,18 +37,7 @@ async function openSocket(instance: GatewayProcess, key: string) {
   )
   socket.send(JSON.stringify(rpcBody('eth_chainId', [], 1)))
   assert.deepEqual(await answered, { jsonrpc: '2.0', id: 1, result: '0x7a69' })
-  /** How it ended, or a failure when it is still open `timeoutMs` after `since`. */
-  const closedWithin = (since: number, timeoutMs: number) => {
-    let timer: NodeJS.Timeout | undefined
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`the socket still open after ${timeoutMs} ms`)),
-        since + timeoutMs - Date.now(),
-      )
-    })
-    return Promise.race([closed, late]).finally(() => clearTimeout(timer))
-  }
-  return { closedWithin }
+  return { closed: () => closed }
 }
 
 describe('many gateway processes on one Postgres schema', () => {
@@ -120,29 +101,25 @@ describe('many gateway processes on one Postgres schema', () => {
     assert.equal(created.status, 201)
     const createdAt = Date.now()
     const { key } = created.json
-    const createdMs = await msUntil(
-      createdAt,
-      async () => (await statusOf(two, key)) === 200,
-      'created',
-      1_000,
-    )
+    await until(async () => (await statusOf(two, key)) === 200, 'instance 2 serving the new key', 1_000)
+    const createdMs = Date.now() - createdAt
 
-    const { closedWithin } = await openSocket(two, key)
+    const socket = await openSocket(two, key)
 
+    // the issue's bound: a revoked key stops working on every instance within a second, counted from
+    // the revocation's request (the wait starts with it) to instance 2 refusing it and closing its socket
     const revokedAt = Date.now()
-    assert.equal((await admin(one, 'DELETE', `/keys/${key}`)).status, 200)
-    const refusedMs = await msUntil(
-      revokedAt,
-      async () => (await statusOf(two, key)) === 401,
-      'refused',
+    const revoked = admin(one, 'DELETE', `/keys/${key}`)
+    const stopped = until(
+      async () => socket.closed() !== undefined && (await statusOf(two, key)) === 401,
+      'instance 2 refusing the revoked key and closing its socket',
       1_000,
     )
-    const close = await closedWithin(revokedAt, 1_000)
-    assert.deepEqual({ code: close.code, reason: close.reason }, { code: 1008, reason: 'key revoked' })
-    // the requirement is one second, measured from the revocation's request to what instance 2 does
-    assert.ok(close.atMs - revokedAt < 1_000, `socket closed after ${close.atMs - revokedAt} ms`)
+    const [response] = await Promise.all([revoked, stopped])
+    assert.equal(response.status, 200)
+    assert.deepEqual(socket.closed(), { code: 1008, reason: 'key revoked' })
     t.diagnostic(
-      `created → served by instance 2: ${createdMs} ms; revoked → refused: ${refusedMs} ms, socket closed: ${close.atMs - revokedAt} ms`,
+      `created → served by instance 2: ${createdMs} ms; revoked → refused, socket closed: ${Date.now() - revokedAt} ms`,
     )
   })
 
@@ -153,22 +130,20 @@ describe('many gateway processes on one Postgres schema', () => {
       async () => (await statusOf(one, key)) === 200 && (await statusOf(two, key)) === 200,
       'served',
     )
-    const { closedWithin } = await openSocket(one, key)
+    const socket = await openSocket(one, key)
     assert.equal(await tollgate(['keys', 'revoke', key]), 'revoked\n')
     const revokedAt = Date.now()
-    const refusedMs = await msUntil(
-      revokedAt,
-      async () => (await statusOf(one, key)) === 401 && (await statusOf(two, key)) === 401,
-      'refused by both',
+    // the issue's bound, counted from the CLI's exit: both refuse the key and the socket is closed within a second
+    await until(
+      async () =>
+        socket.closed() !== undefined &&
+        (await statusOf(one, key)) === 401 &&
+        (await statusOf(two, key)) === 401,
+      'both instances refusing the revoked key and its socket closed',
       1_000,
     )
-    const close = await closedWithin(revokedAt, 1_000)
-    assert.deepEqual({ code: close.code, reason: close.reason }, { code: 1008, reason: 'key revoked' })
-    assert.ok(
-      close.atMs - revokedAt < 1_000,
-      `socket closed ${close.atMs - revokedAt} ms after the CLI exited`,
-    )
-    t.diagnostic(`CLI revoke exited → refused by both: ${refusedMs} ms`)
+    assert.deepEqual(socket.closed(), { code: 1008, reason: 'key revoked' })
+    t.diagnostic(`CLI revoke exited → refused by both, socket closed: ${Date.now() - revokedAt} ms`)
   })
 
   it('one instance indexes fees, the other serves the Gas API from the store; SIGKILL the indexer and the survivor takes over', async (t) => {
@@ -211,8 +186,10 @@ describe('many gateway processes on one Postgres schema', () => {
     await exited(leader.child)
     await nodeRpc(node, 'evm_mine')
     await nodeRpc(node, 'evm_mine')
-    const takeoverMs = await msUntil(killedAt, () => atHead(survivor), 'the survivor at the new head', 10_000)
+    await until(() => atHead(survivor), 'the survivor at the new head', 10_000)
     assert.match(survivor.output(), leads)
-    t.diagnostic(`SIGKILL of the indexer → the survivor's Gas API at the new head: ${takeoverMs} ms`)
+    t.diagnostic(
+      `SIGKILL of the indexer → the survivor's Gas API at the new head: ${Date.now() - killedAt} ms`,
+    )
   })
 })

@@ -32,14 +32,27 @@ describe('upstream failures', () => {
     await fake?.close()
   })
 
-  it('an upstream that does not answer in time: 504, within the timeout', async () => {
+  it('an upstream that does not answer in time: 504, given up on by the timeout', async () => {
     fake.behave({ kind: 'hang' })
-    const started = Date.now()
+    const member = gateway.app.networks.all[0]?.pool.members[0]
+    assert.ok(member)
+    const [asked, failures] = [fake.requests.length, member.failures]
     const response = await postJson(gateway.endpoint, rpcBody('eth_blockNumber', [], 5))
-    const elapsed = Date.now() - started
     assert.equal(response.status, 504)
     assert.deepEqual(response.json, { jsonrpc: '2.0', id: 5, error: timedOut })
-    assert.ok(elapsed >= 280 && elapsed < 2_000, `answered after ${elapsed} ms`)
+    // the call reached the upstream once (no retry once its time was up) and failed there
+    assert.deepEqual(
+      fake.requests.slice(asked).map((request) => request.method),
+      ['eth_blockNumber'],
+    )
+    assert.equal(member.failures, failures + 1)
+    // ended by the attempt's timer, as the gateway set it (not a time this test measures): the call's
+    // whole budget, upstreams.timeoutMs (300 ms), less the sub-millisecond between the call's start and
+    // its attempt (no I/O); not attemptTimeoutMs's 5 s, nor a budget cut short
+    const timer = /^no answer within (\d+(?:\.\d+)?) ms$/.exec(member.lastError ?? '')
+    assert.ok(timer, `the upstream's last error: ${member.lastError}`)
+    const timerMs = Number(timer[1])
+    assert.ok(timerMs >= 280 && timerMs <= 300, `the attempt's timer: ${timerMs} ms`)
   })
 
   for (const behaviour of [

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { setTimeout as delay } from 'node:timers/promises'
 import { keccak256 } from 'viem'
-import { createFakeTimers } from '../../test/helpers/createFakeTimers.ts'
+import { createFakeTimers, type FakeTimers } from '../../test/helpers/createFakeTimers.ts'
 import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/errors.ts'
 import { Cancellation } from '../failsafe/Cancellation.ts'
 import type { PostOptions, Upstream, UpstreamResponse } from './createUpstream.ts'
@@ -132,33 +131,53 @@ const defaults: UpstreamPoolOptions = {
   breakerMaxCooldownMs: 8000,
 }
 
-/** A pool over stubs, with a clock the test moves (unless `realClock`). */
+/**
+ * A pool over stubs, with a clock the test moves (unless `realClock`); with `fakeTimers`, its
+ * timers (attempt timeouts, pauses, hedges) run on a fake clock too (onFakeClock moves it).
+ */
 function setup(
   behaviours: Behaviour[],
-  options: Partial<UpstreamPoolOptions> & { realClock?: boolean } = {},
+  options: Partial<UpstreamPoolOptions> & { realClock?: boolean; fakeTimers?: boolean } = {},
 ) {
   const stubs = behaviours.map((behaviour, index) => stubUpstream(String.fromCharCode(97 + index), behaviour))
   const clock = { time: 1000 }
-  const { realClock, ...rest } = options
+  const timers = createFakeTimers()
+  const { realClock, fakeTimers, ...rest } = options
   const pool = createUpstreamPool(stubs, {
     ...defaults,
-    ...(realClock ? {} : { now: () => clock.time }),
+    ...(fakeTimers ? { now: timers.now, timers } : realClock ? {} : { now: () => clock.time }),
     ...rest,
   })
   const member = (index: number) => pool.members[index] as PoolMember
-  return { pool, stubs, clock, member }
+  return { pool, stubs, clock, member, timers }
+}
+
+/**
+ * Runs a call on a fake clock: moves it 1 ms at a time (letting the stubs' answers in between) until
+ * the call settles, and says at what time on that clock it did. Nothing here reads the wall clock.
+ */
+async function onFakeClock<T>(
+  timers: FakeTimers,
+  call: Promise<T>,
+  limitMs = 10_000,
+): Promise<{ ms: number; outcome: T | Error }> {
+  const start = timers.now()
+  let settledAt: number | undefined
+  const outcome = call.catch((err: Error) => err)
+  void outcome.then(() => {
+    settledAt = timers.now()
+  })
+  while (settledAt === undefined && timers.now() - start < limitMs) {
+    await timers.advance(1)
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+  return { ms: (settledAt ?? Number.NaN) - start, outcome: await outcome }
 }
 
 /** Which upstream answered: the stubs answer with their label. */
 async function answeredBy(pool: UpstreamPool, options: Parameters<UpstreamPool['send']>[1] = {}) {
   const answer = JSON.parse((await pool.send(body, options)).toString()) as { result: string }
   return answer.result
-}
-
-async function timed<T>(promise: Promise<T>): Promise<{ ms: number; outcome: T | Error }> {
-  const started = performance.now()
-  const outcome = await promise.catch((err: Error) => err)
-  return { ms: performance.now() - started, outcome }
 }
 
 describe('createUpstreamPool', () => {
@@ -297,17 +316,18 @@ describe('createUpstreamPool', () => {
     })
 
     it('with every member open a call fails at once, asking no one', async () => {
-      const { pool, stubs } = setup(['hang', 500], { breakerFailures: 1, realClock: true })
+      const { pool, stubs, timers } = setup(['hang', 500], { breakerFailures: 1, fakeTimers: true })
       // open both (the hanging one by a timed-out attempt)
-      await assert.rejects(pool.send(body, { retry: true }), UpstreamUnavailableError)
+      const opening = await onFakeClock(timers, pool.send(body, { retry: true }))
+      assert.ok(opening.outcome instanceof UpstreamUnavailableError, String(opening.outcome))
       assert.deepEqual(
         pool.members.map((each) => each.breaker.state),
         ['open', 'open'],
       )
       assert.equal(pool.isReachable(), false)
-      const { ms, outcome } = await timed(pool.send(body, { retry: true, headSensitive: true }))
+      const { ms, outcome } = await onFakeClock(timers, pool.send(body, { retry: true, headSensitive: true }))
       assert.ok(outcome instanceof UpstreamUnavailableError, String(outcome))
-      assert.ok(ms < 20, `${ms} ms`)
+      assert.equal(ms, 0)
       assert.deepEqual(
         stubs.map((stub) => stub.calls),
         [1, 1],
@@ -422,63 +442,71 @@ describe('createUpstreamPool', () => {
 
   describe('deadline', () => {
     it('a hanging member is left after attemptTimeoutMs for the next one', async () => {
-      const { pool, stubs, member } = setup(['hang', 'answer'], {
-        realClock: true,
+      const { pool, stubs, member, timers } = setup(['hang', 'answer'], {
+        fakeTimers: true,
         attemptTimeoutMs: 50,
         timeoutMs: 1000,
       })
-      const { ms, outcome } = await timed(answeredBy(pool, { retry: true }))
+      const { ms, outcome } = await onFakeClock(timers, answeredBy(pool, { retry: true }))
       assert.equal(outcome, 'b')
-      assert.ok(ms >= 45 && ms < 150, `${ms} ms`)
+      // b answers as soon as it is asked: once a's attempt timed out
+      assert.equal(ms, 50)
       assert.equal((stubs[0] as StubUpstream).aborts, 1)
       assert.match(member(0).lastError ?? '', /no answer within 50 ms/)
     })
 
     it('one hanging member: a 504 at the deadline, in one attempt when no other member is left', async () => {
-      const { pool, stubs } = setup(['hang'], { realClock: true, timeoutMs: 150, attemptTimeoutMs: 40 })
-      const { ms, outcome } = await timed(pool.send(body, { retry: true }))
+      const { pool, stubs, timers } = setup(['hang'], {
+        fakeTimers: true,
+        timeoutMs: 150,
+        attemptTimeoutMs: 40,
+      })
+      const { ms, outcome } = await onFakeClock(timers, pool.send(body, { retry: true }))
       assert.ok(outcome instanceof UpstreamTimeoutError, String(outcome))
-      assert.ok(ms >= 145 && ms < 185, `${ms} ms`)
+      assert.equal(ms, 150)
       assert.equal((stubs[0] as StubUpstream).calls, 1)
     })
 
     it('retrying the only member, the pauses come out of the deadline', async () => {
-      const { pool, stubs } = setup(['hang'], {
-        realClock: true,
+      const { pool, stubs, timers } = setup(['hang'], {
+        fakeTimers: true,
         timeoutMs: 300,
         attemptTimeoutMs: 40,
         maxAttempts: 3,
         breakerFailures: 10,
+        random: () => 0,
       })
       const sa = stubs[0] as StubUpstream
       sa.script.push(500, 500)
-      const { ms, outcome } = await timed(pool.send(body, { retry: true }))
+      const { ms, outcome } = await onFakeClock(timers, pool.send(body, { retry: true }))
       assert.ok(outcome instanceof UpstreamTimeoutError, String(outcome))
-      // before the pauses counted, the last attempt got the rest of the deadline and ended ~50 ms late
-      assert.ok(ms >= 290 && ms < 330, `${ms} ms`)
+      // two 500s and their pauses (25 and 50 ms, no jitter) come out of the deadline: the last
+      // attempt gets the rest of it and the call ends at it (before the pauses counted, ~50 ms late)
+      assert.equal(ms, 300)
       assert.equal(sa.calls, 3)
     })
 
     it('with partners to follow (fallback), every attempt is bounded, even on the only member', async () => {
-      const { pool, stubs } = setup(['hang'], {
-        realClock: true,
+      const { pool, stubs, timers } = setup(['hang'], {
+        fakeTimers: true,
         timeoutMs: 1000,
         attemptTimeoutMs: 30,
         maxAttempts: 2,
         breakerFailures: 10,
+        random: () => 0,
       })
-      const { ms, outcome } = await timed(pool.send(body, { retry: true, fallback: true }))
+      const { ms, outcome } = await onFakeClock(timers, pool.send(body, { retry: true, fallback: true }))
       assert.ok(outcome instanceof UpstreamUnavailableError, String(outcome))
-      // two attempts of 30 ms and one pause of 25 ms, far from the deadline
-      assert.ok(ms >= 80 && ms < 180, `${ms} ms`)
+      // two attempts of 30 ms and one pause of 25 ms (no jitter), far from the deadline
+      assert.equal(ms, 85)
       assert.equal((stubs[0] as StubUpstream).calls, 2)
     })
 
     it('one hanging member: a 504 at the deadline the caller gave, without retry', async () => {
-      const { pool } = setup(['hang'], { realClock: true, timeoutMs: 5000 })
-      const { ms, outcome } = await timed(pool.send(body, { deadline: performance.now() + 120 }))
+      const { pool, timers } = setup(['hang'], { fakeTimers: true, timeoutMs: 5000 })
+      const { ms, outcome } = await onFakeClock(timers, pool.send(body, { deadline: timers.now() + 120 }))
       assert.ok(outcome instanceof UpstreamTimeoutError, String(outcome))
-      assert.ok(ms >= 115 && ms < 160, `${ms} ms`)
+      assert.equal(ms, 120)
     })
 
     it('an attempt given the rest of the deadline that times out is a 504, even if the clock lags', async () => {
@@ -496,31 +524,36 @@ describe('createUpstreamPool', () => {
     })
 
     it('a request still queued for a connection does not outlive the deadline', async () => {
-      const { pool, stubs } = setup(['queued', 'answer'], {
-        realClock: true,
+      const { pool, stubs, timers } = setup(['queued', 'answer'], {
+        fakeTimers: true,
         timeoutMs: 100,
         attemptTimeoutMs: 30,
       })
-      const retried = await timed(answeredBy(pool, { retry: true }))
+      const retried = await onFakeClock(timers, answeredBy(pool, { retry: true }))
       assert.equal(retried.outcome, 'b')
-      assert.ok(retried.ms < 95, `${retried.ms} ms`)
-      const once = await timed(pool.send(body, { retry: false }))
+      assert.equal(retried.ms, 30)
+      const once = await onFakeClock(timers, pool.send(body, { retry: false }))
       assert.ok(once.outcome instanceof UpstreamTimeoutError, String(once.outcome))
-      assert.ok(once.ms < 150, `${once.ms} ms`)
+      assert.equal(once.ms, 100)
       assert.equal((stubs[0] as StubUpstream).calls, 2)
     })
   })
 
   describe('client cancellation', () => {
     it('rejects with ClientGoneError, aborts the request, and is not a member failure', async () => {
-      const { pool, stubs, member } = setup(['hang', 'answer'], { realClock: true, breakerFailures: 1 })
+      const { pool, stubs, member, timers } = setup(['hang', 'answer'], {
+        fakeTimers: true,
+        breakerFailures: 1,
+      })
       const cancellation = new Cancellation()
-      const call = timed(pool.send(body, { retry: true, cancellation }))
-      await delay(10)
+      const call = pool.send(body, { retry: true, cancellation }).catch((err: Error) => err)
+      // the client leaves 10 ms into a's attempt (well before attemptTimeoutMs)
+      await timers.advance(10)
       cancellation.cancel()
-      const { ms, outcome } = await call
+      const outcome = await call
       assert.ok(outcome instanceof ClientGoneError, String(outcome))
-      assert.ok(ms < 200, `${ms} ms`)
+      // it ended when the client left: no attempt timer is left to fire
+      assert.deepEqual([timers.now(), timers.pending()], [10, 0])
       assert.equal((stubs[0] as StubUpstream).aborts, 1)
       assert.equal((stubs[1] as StubUpstream).calls, 0)
       assert.deepEqual(

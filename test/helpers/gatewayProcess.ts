@@ -7,7 +7,8 @@ export type GatewayProcess = { child: ChildProcess; url: string; output(): strin
 
 /**
  * Runs `tollgate ARGS` as its own process (as a user would) and waits until its output matches
- * `ready` (by default the "listening on" line). TOLLGATE_CONFIG is cleared unless `env` sets it.
+ * `ready` (by default the "listening on" line): it looks at each chunk the child writes, and fails
+ * when the child exits first or after `timeoutMs`. TOLLGATE_CONFIG is cleared unless `env` sets it.
  */
 export async function startGatewayProcess(
   args: string[],
@@ -28,13 +29,42 @@ export async function startGatewayProcess(
     output += chunk.toString()
   })
   const ready = options.ready ?? /listening on \S+/
-  const deadline = Date.now() + (options.timeoutMs ?? 60_000)
-  while (!ready.test(output)) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill('SIGKILL')
-      throw new Error(`the gateway did not start: ${output}`)
-    }
-    await new Promise((resolve) => setTimeout(resolve, 25))
+  const timeoutMs = options.timeoutMs ?? 60_000
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => fail(`the gateway was not ready within ${timeoutMs} ms`), timeoutMs)
+      function stop(): void {
+        clearTimeout(timer)
+        child.stdout?.off('data', look)
+        child.stderr?.off('data', look)
+        child.off('close', ended)
+        child.off('error', failed)
+      }
+      function fail(why: string): void {
+        stop()
+        reject(new Error(`${why}: ${output}`))
+      }
+      // registered after the listeners above: `output` holds each chunk by the time it is looked at
+      function look(): void {
+        if (!ready.test(output)) return
+        stop()
+        resolve()
+      }
+      // 'close' (not 'exit'): by then every byte the child wrote has been seen
+      function ended(): void {
+        fail('the gateway exited before it was ready')
+      }
+      function failed(err: Error): void {
+        fail(`the gateway did not start (${err.message})`)
+      }
+      child.stdout?.on('data', look)
+      child.stderr?.on('data', look)
+      child.once('close', ended)
+      child.once('error', failed)
+    })
+  } catch (err) {
+    child.kill('SIGKILL')
+    throw err
   }
   return { child, url: /listening on (\S+)/.exec(output)?.[1] ?? '', output: () => output }
 }
