@@ -163,11 +163,13 @@ describe('an upstream pool under faults: calls move to the healthy upstream and 
       const calls = readCalls(node)
       const load = startLoad(gateway.endpoint, calls, { workers: 8 })
       let answers: Answer[]
+      let secondaryBefore = 0
       try {
         const served = callsTo(primary)
         await until(() => callsTo(primary) >= served + 8, 'the primary to serve the load')
         await fault.apply(primary)
         // every call sent from now on meets the fault: only the secondary can answer it with a result
+        secondaryBefore = members[1]?.requests ?? 0
         load.phase = 'primary down'
         await until(() => members[0]?.breaker.state === 'open', 'the breaker to take the primary out of use')
         await until(
@@ -178,7 +180,14 @@ describe('an upstream pool under faults: calls move to the healthy upstream and 
         answers = await load.stop()
       }
       assertAllAnswered(answers, fault.name)
-      assert.ok(inPhase(answers, 'primary down').length >= 40)
+      const servedDown = inPhase(answers, 'primary down').length
+      assert.ok(servedDown >= 40)
+      // the secondary answered them: the pool counts its calls (each answered call is one at least)
+      const secondaryCalls = (members[1]?.requests ?? 0) - secondaryBefore
+      assert.ok(
+        secondaryCalls >= servedDown,
+        `${secondaryCalls} calls to the secondary for ${servedDown} answers`,
+      )
       assert.equal(members[0]?.breaker.state, 'open', 'the primary is out of use')
 
       // once healthy again, the primary gets the traffic back: each call goes to it
