@@ -2,6 +2,7 @@ import { cacheScope } from '../cache/cacheScope.ts'
 import { type FetchedAnswer, resultAnswer } from '../cache/createRpcCache.ts'
 import type { Cancellation } from '../failsafe/Cancellation.ts'
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
+import { readHexResult } from '../jsonrpc/readHexResult.ts'
 import { serializeResult } from '../jsonrpc/serialize.ts'
 import type { RpcId, RpcPayload } from '../jsonrpc/types.ts'
 import type { MethodSpec } from '../methods/methodTable.ts'
@@ -194,22 +195,25 @@ function notBelowShownHead(
   id: RpcId,
   payload: RpcPayload,
 ): RpcPayload | Promise<RpcPayload> {
-  // the result is a short hex string: found without parsing the answer, or copying a node's bytes
-  const text = payload instanceof AnswerParts ? payload.toString() : payload
-  const start = text.indexOf('"result":"0x')
-  const end = start === -1 ? -1 : text.indexOf('"', start + 10)
-  const result =
-    end !== -1 && end - start <= 40
-      ? typeof text === 'string'
-        ? text.slice(start + 10, end)
-        : text.toString('latin1', start + 10, end)
-      : (JSON.parse(text.toString()) as { result?: unknown }).result
-  if (typeof result !== 'string' || !/^0x[0-9a-f]{1,16}$/i.test(result)) return payload
-  const number = BigInt(result)
+  // the result is a short hex string: read from the answer's first bytes, without parsing it
+  const number =
+    readHexResult(payload instanceof AnswerParts ? payload.toBuffer() : payload) ?? parsedHexResult(payload)
+  if (number === undefined) return payload
   const showing = number > network.shownHead ? network.showHead(number) : undefined
   return showing
     ? showing.then(() => atLeastShownHead(network, id, payload, number))
     : atLeastShownHead(network, id, payload, number)
+}
+
+/** The result of an answer readHexResult could not read (a long id, say), if it is a hex quantity. */
+function parsedHexResult(payload: RpcPayload): bigint | undefined {
+  let result: unknown
+  try {
+    result = (JSON.parse(payload.toString()) as { result?: unknown }).result
+  } catch {
+    return undefined
+  }
+  return typeof result === 'string' && /^0x[0-9a-f]{1,16}$/i.test(result) ? BigInt(result) : undefined
 }
 
 /** The answer of `number`, or of the shown head when that is higher. */
