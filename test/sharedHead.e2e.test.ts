@@ -92,7 +92,10 @@ async function bounce(order: TestGateway[], gateways: TestGateway[]): Promise<nu
 }
 
 describe('eth_blockNumber never goes backwards for a client bouncing between three instances', () => {
-  const gateways = threeInstances({})
+  // the guarantee holds while every instance hears of a number within the grace (docs/config.md:
+  // raise it when an event loop lags more); here three instances share one process on a test
+  // machine whose other suites can hold an event loop past the default 20 ms (seen: 9 after 10)
+  const gateways = threeInstances({ headGraceMs: 200 })
 
   it('the numbers seen, asking each instance in turn while blocks are mined, never decrease', async () => {
     const [first, second, stuck] = gateways as [TestGateway, TestGateway, TestGateway]
