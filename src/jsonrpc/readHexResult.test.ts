@@ -16,6 +16,7 @@ describe('readHexResult', () => {
     assert.equal(readHexResult(Buffer.from(answer('0xfffffffffffff'))), 0xfffffffffffffn)
     assert.equal(readHexResult(Buffer.from(answer('0xffffffffffffffff'))), 0xffffffffffffffffn)
     assert.equal(readHexResult(Buffer.from(answer('0x1ffffffffffffff1'))), 0x1ffffffffffffff1n)
+    assert.equal(readHexResult(answer('0x1ffffffffffffff1')), 0x1ffffffffffffff1n)
     assert.equal(readHexResult(Buffer.from(answer('0x1ffffffffffffffff'))), undefined)
   })
 
@@ -32,10 +33,12 @@ describe('readHexResult', () => {
       '{"jsonrpc":"2.0","id":1,"result":"0x1a',
     ]) {
       assert.equal(readHexResult(Buffer.from(other)), undefined, other)
+      assert.equal(readHexResult(other), undefined, other)
     }
   })
 
   it('the id may hold the same text: only the member name counts', () => {
     assert.equal(readHexResult(Buffer.from(answer('0x2', 'result'))), 2n)
+    assert.equal(readHexResult(answer('0x2', 'result')), 2n)
   })
 })
