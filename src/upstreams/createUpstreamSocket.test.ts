@@ -96,6 +96,24 @@ describe('createUpstreamSocket', () => {
     await assert.rejects(socket.request('eth_blockNumber', []), UpstreamTimeoutError)
   })
 
+  it('close() ends the requests still waiting at once (no timer left to hold the process)', async () => {
+    const hung = await startNode((call) => (call.method === 'eth_subscribe' ? '0xabc' : undefined))
+    closers.push(hung.close)
+    const socket = createUpstreamSocket({ urls: [hung.url], requestTimeoutMs: 60_000 })
+    socket.subscribe(['newHeads'], () => undefined)
+    await hung.called('eth_subscribe')
+    const waiting = socket.request('eth_blockNumber', [])
+    await hung.called('eth_blockNumber')
+    let ended: unknown
+    waiting.catch((err: unknown) => {
+      ended = err
+    })
+    socket.close()
+    // microtasks only: ended by close() itself, not by the close handshake (I/O, which cannot run here)
+    for (let turn = 0; turn < 10; turn++) await Promise.resolve()
+    assert.match(String(ended), /upstream socket closed/)
+  })
+
   it('connected() tells whether the socket is up: false while the node is gone, true once it is back', async () => {
     const node = await startNode((call) => (call.method === 'eth_subscribe' ? '0xabc' : '0x1'))
     closers.push(node.close)

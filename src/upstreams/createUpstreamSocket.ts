@@ -90,13 +90,18 @@ export function createUpstreamSocket(options: UpstreamSocketOptions): UpstreamSo
       socket = undefined
       byUpstreamId.clear()
       for (const subscription of subscriptions) subscription.upstreamId = undefined
-      const waiting = [...pending.values()]
-      pending.clear()
-      for (const settle of waiting) settle({ error: new Error('upstream socket closed') })
+      endPending()
       if (closed) return
       urlIndex++
       setTimeout(connect, getBackoffMs(++reconnects, reconnect)).unref()
     })
+  }
+
+  /** Ends every request still waiting: the socket they were sent on is gone (or going). */
+  function endPending(): void {
+    const waiting = [...pending.values()]
+    pending.clear()
+    for (const settle of waiting) settle({ error: new Error('upstream socket closed') })
   }
 
   function onMessage(text: string): void {
@@ -185,6 +190,8 @@ export function createUpstreamSocket(options: UpstreamSocketOptions): UpstreamSo
     connected: () => open,
     close() {
       closed = true
+      // not left to the close handshake: their timers would hold the process for requestTimeoutMs
+      endPending()
       socket?.close()
     },
   }
