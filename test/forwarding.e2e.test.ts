@@ -12,14 +12,17 @@ import { nodeRpc, startTestNode, type TestNode } from './helpers/startTestNode.t
  */
 async function startRecordingRelay(
   target: string,
-): Promise<{ url: string; texts: string[]; server: Server }> {
+): Promise<{ url: string; texts: string[]; bodies: Buffer[]; server: Server }> {
   const texts: string[] = []
+  const bodies: Buffer[] = []
   const server = createServer((req, res) => {
     const chunks: Buffer[] = []
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
     req.on('end', async () => {
-      const text = Buffer.concat(chunks).toString()
+      const body = Buffer.concat(chunks)
+      const text = body.toString()
       texts.push(text)
+      bodies.push(body)
       const answer = await fetch(target, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
@@ -29,7 +32,7 @@ async function startRecordingRelay(
     })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, texts, server }
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, texts, bodies, server }
 }
 
 describe('forwarding a call as the client wrote it', () => {
@@ -50,6 +53,7 @@ describe('forwarding a call as the client wrote it', () => {
   })
   beforeEach(() => {
     relay.texts.length = 0
+    relay.bodies.length = 0
   })
 
   /** The bodies tollgate sent for calls of `method` (head polls and other calls left out). */
@@ -64,6 +68,42 @@ describe('forwarding a call as the client wrote it', () => {
     const direct = await postJson(node.url, text)
     assert.deepEqual(answer.json, direct.json)
     assert.equal((answer.json as { id: unknown }).id, 90071992547409)
+  })
+
+  it('forwards the bytes the client sent when they are UTF-8, and the text tollgate read when not', async () => {
+    const post = async (body: Buffer) => {
+      const answer = await fetch(gateway.endpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      })
+      return (await answer.json()) as { id: unknown; result?: unknown }
+    }
+    const sentBodies = () =>
+      relay.bodies.filter(
+        (body) => (JSON.parse(body.toString()) as { method: string }).method === 'eth_getBalance',
+      )
+    const call = (id: Buffer) =>
+      Buffer.concat([
+        Buffer.from('{"jsonrpc":"2.0","id":"'),
+        id,
+        Buffer.from(`","method":"eth_getBalance","params":["${address}","latest"]}`),
+      ])
+
+    // an id of two-byte characters: the same bytes reach the node, the answer names the id
+    const utf8 = call(Buffer.from('é€', 'utf8'))
+    const answered = await post(utf8)
+    assert.equal(answered.id, 'é€')
+    assert.ok('result' in answered)
+    assert.deepEqual(sentBodies(), [utf8])
+
+    // a byte that is not UTF-8 reads as U+FFFD: the node gets that text, not a byte it may read otherwise
+    relay.bodies.length = 0
+    const invalid = call(Buffer.from([0x61, 0xff]))
+    const replaced = await post(invalid)
+    assert.equal(replaced.id, 'a\uFFFD')
+    assert.deepEqual(sentBodies(), [Buffer.from(invalid.toString())])
+    assert.notDeepEqual(sentBodies(), [invalid])
   })
 
   it('a call whose params were normalised is written anew with them', async () => {

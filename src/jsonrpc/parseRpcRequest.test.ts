@@ -108,6 +108,11 @@ describe('parseRpcRequest', () => {
     const request = parseRpcRequest(text, options)
     assert.ok(!request.isBatch && 'call' in request.entry)
     assert.equal(request.entry.call.text, text)
+    // the bytes it came in, when given: forwarded without being encoded again
+    const bytes = Buffer.from(text)
+    const fromBytes = parseRpcRequest(text, options, bytes)
+    assert.ok(!fromBytes.isBatch && 'call' in fromBytes.entry)
+    assert.equal(fromBytes.entry.call.text, bytes)
     const textOf = (body: string) => {
       const parsed = parseRpcRequest(body, options)
       return !parsed.isBatch && 'call' in parsed.entry ? parsed.entry.call.text : 'not a call'

@@ -15,11 +15,14 @@ export type ParseRpcRequestOptions = {
  * JSON-RPC call becomes an entry carrying its error, so the rest of a batch still runs. A batch over
  * the limit answers as one error element. A single call that any node reads as JSON.parse read it
  * keeps its text (`text`), to be forwarded as the client wrote it; its one read (readCallText) also
- * bounds its depth, so such a call is scanned once before parsing, not twice.
+ * bounds its depth, so such a call is scanned once before parsing, not twice. `bytes`, the body as
+ * it came in, is kept instead of the text when given (the caller vouches that it decodes to `body`
+ * byte for character): forwarded, it needs no encoding again.
  */
 export function parseRpcRequest(
   body: string,
   { maxBatchSize, maxJsonDepth }: ParseRpcRequestOptions,
+  bytes?: Buffer,
 ): RpcRequest {
   const callText = readCallText(body, maxJsonDepth)
   if (callText === undefined && isJsonDeeperThan(body, maxJsonDepth)) {
@@ -34,7 +37,7 @@ export function parseRpcRequest(
   if (!Array.isArray(value)) {
     const entry = toRpcEntry(value)
     if (callText && 'call' in entry && !entry.call.isNotification && readsAsParsed(callText, entry.call)) {
-      entry.call.text = body
+      entry.call.text = bytes ?? body
     }
     return { isBatch: false, entry }
   }

@@ -11,9 +11,10 @@ export type RpcCall = {
   isNotification: boolean
   /**
    * The client's own text of the call, when it may be forwarded as written (a single call with an
-   * id, no repeated member, numbers and id written as serialising them would write them).
+   * id, no repeated member, numbers and id written as serialising them would write them): the bytes
+   * it came in, when the transport kept them and they are the text (ASCII), else the text.
    */
-  text: string | undefined
+  text: string | Buffer | undefined
 }
 
 /** One element of a request: a call, or the envelope error that stopped it before it could run. */

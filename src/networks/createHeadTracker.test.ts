@@ -39,7 +39,7 @@ function fakeNode(label: string) {
   const upstream = {
     label,
     async post(body) {
-      const { method, params } = JSON.parse(body) as { method: string; params: [string, boolean] }
+      const { method, params } = JSON.parse(body.toString()) as { method: string; params: [string, boolean] }
       node.calls.push(`${method} ${params[0]}`)
       if (node.down) throw new Error('connect ECONNREFUSED')
       const tag = params[0]

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer'
 import type { Logger } from 'pino'
 import type { KeyEntry } from '../auth/createKeyRegistry.ts'
 import { keyRef } from '../auth/keyRef.ts'
@@ -13,8 +14,8 @@ import { errorOutcome, type RpcOutcome, runRpcRequest } from './runRpcRequest.ts
 export type HttpRpcRequest = {
   /** Who sends it and where it goes (kept as its own object: spreading it into this one costs µs). */
   keyRequest: KeyRequest
-  /** The body, or the transport-level refusal (413, 415) that kept it from being read. */
-  body: string | TollgateError
+  /** The body's bytes, or the transport-level refusal (413, 415) that kept it from being read. */
+  body: Buffer | TollgateError
   cancellation: Cancellation
 }
 
@@ -113,18 +114,19 @@ function creditHeaders(meter: Meter, key: KeyEntry, outcome: RpcOutcome): Record
 /** The body's calls, or what refuses it whole: the transport's refusal (413, 415) or the parser's. */
 function parse(
   deps: HttpRpcDeps,
-  body: string | TollgateError,
+  body: Buffer | TollgateError,
 ): { ok: true; request: RpcRequest } | { ok: false; refusal: unknown } {
-  if (typeof body !== 'string') return { ok: false, refusal: body }
+  if (!Buffer.isBuffer(body)) return { ok: false, refusal: body }
   try {
-    return { ok: true, request: parseRpcRequest(body, deps) }
+    // a call forwarded as written goes as these bytes when they are the text they decode to
+    return { ok: true, request: parseRpcRequest(body.toString(), deps, isUtf8(body) ? body : undefined) }
   } catch (refusal) {
     return { ok: false, refusal }
   }
 }
 
 /** The id a whole-request refusal answers with: a single call's, when the body can be read. */
-function requestIdOf(deps: HttpRpcDeps, body: string | TollgateError): RpcId {
+function requestIdOf(deps: HttpRpcDeps, body: Buffer | TollgateError): RpcId {
   const parsed = parse(deps, body)
   if (!parsed.ok || parsed.request.isBatch) return null
   const { entry } = parsed.request

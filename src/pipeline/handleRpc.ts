@@ -135,7 +135,7 @@ type Route = {
 async function forward(
   ctx: RpcContext,
   spec: MethodSpec,
-  body: string,
+  body: string | Buffer,
   route: Route,
   cancellation: Cancellation | undefined,
 ): Promise<FetchedAnswer> {

@@ -16,7 +16,7 @@ export type PreparedCall =
       params: unknown[]
       costCredits: number
       /** The client's text of the call, when its params needed no change: forwarded as written. */
-      text: string | undefined
+      text: string | Buffer | undefined
     }
   | {
       ok: false

@@ -199,7 +199,7 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
         return
       }
       case 'admin': {
-        const body = await readBody(req, adminMaxBodyBytes)
+        const body = (await readBody(req, adminMaxBodyBytes)).toString()
         const answer = await handlers.admin({
           method: req.method ?? 'GET',
           url: req.url ?? '/',
@@ -210,7 +210,7 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
       }
       case 'dashboard': {
         if (!handlers.dashboard) throw new RouteNotFoundError()
-        const body = await readBody(req, adminMaxBodyBytes)
+        const body = (await readBody(req, adminMaxBodyBytes)).toString()
         const {
           status,
           body: answer,
@@ -250,7 +250,7 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
           if (rpcAnswers) rpcAnswers['4xx']++
           throw new HttpMethodNotAllowedError('POST')
         }
-        let body: string | TollgateError
+        let body: Buffer | TollgateError
         try {
           if (!isJsonContentType(req.headers['content-type'])) throw new UnsupportedContentTypeError()
           body = await readBody(req, options.maxBodyBytes)

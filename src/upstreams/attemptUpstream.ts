@@ -20,7 +20,7 @@ export type AttemptStops = {
  */
 export function attemptUpstream(
   upstream: Upstream,
-  body: string,
+  body: string | Buffer,
   timeoutMs: number,
   stops: AttemptStops = {},
 ): Promise<Verdict> {

@@ -18,9 +18,9 @@ export type Upstream = {
   /** Printable name: the configured name, or the redacted URL. Never the credentials. */
   label: string
   /** POSTs one JSON-RPC body and collects the answer; rejects on connection errors and aborts. */
-  post(body: string, options?: PostOptions): Promise<UpstreamResponse>
+  post(body: string | Buffer, options?: PostOptions): Promise<UpstreamResponse>
   /** The same without a promise, for the request path: `done` is called once, with how it ended. */
-  dispatch(body: string, options: PostOptions, done: (result: PostResult) => void): void
+  dispatch(body: string | Buffer, options: PostOptions, done: (result: PostResult) => void): void
   close(): Promise<void>
 }
 
@@ -48,7 +48,7 @@ export function createUpstream(config: UpstreamConfig, options: CreateUpstreamOp
   })
 
   function dispatch(
-    body: string,
+    body: string | Buffer,
     { onStart, timeoutMs = 0 }: PostOptions,
     done: (result: PostResult) => void,
   ) {

@@ -71,7 +71,7 @@ export type UpstreamPool = {
    * UpstreamUnavailableError when no member could answer, NodeErrorAnswer (only with `fallback`),
    * and ClientGoneError when the client went away (which is not an upstream failure).
    */
-  send(body: string, options?: SendOptions): Promise<Buffer>
+  send(body: string | Buffer, options?: SendOptions): Promise<Buffer>
   /** The highest head among members in use (undefined before any is known). */
   head(): bigint | undefined
   /**
@@ -217,7 +217,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     else failed(member, failure.reason, failure.blame === 'down' ? probe : undefined)
   }
 
-  async function send(body: string, sendOptions: SendOptions = {}): Promise<Buffer> {
+  async function send(body: string | Buffer, sendOptions: SendOptions = {}): Promise<Buffer> {
     const {
       retry = false,
       headSensitive = false,
