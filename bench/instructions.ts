@@ -17,7 +17,7 @@ import autocannon from 'autocannon'
 import { seedDevnet } from '../src/devnet/seedDevnet.ts'
 import { startAnvil } from '../src/devnet/startAnvil.ts'
 import { cheapCalls } from './cheapCalls.ts'
-import { children, spawnAndWait, startTollgate } from './processes.ts'
+import { spawnAndWait, startTollgate, stopChildren } from './processes.ts'
 
 const calls = Number(process.env.BENCH_CALLS ?? 5_000)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16)
@@ -100,7 +100,8 @@ try {
   }
   process.stdout.write(`\n${lines.join('\n')}\n`)
 } finally {
-  for (const child of children) child.kill('SIGTERM')
+  // waited for: a process still writing (a callgrind dump, its database) would race the directory's removal
+  await stopChildren()
   await anvil.stop()
   rmSync(dir, { recursive: true, force: true })
 }

@@ -17,7 +17,7 @@ import { seedDevnet } from '../src/devnet/seedDevnet.ts'
 import { startAnvil } from '../src/devnet/startAnvil.ts'
 import { cheapCalls } from './cheapCalls.ts'
 import { mineBigBlock } from './mineBigBlock.ts'
-import { children, cpuTicks, spawnAndWait, startTollgate } from './processes.ts'
+import { cpuTicks, spawnAndWait, startTollgate, stopChildren } from './processes.ts'
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 4)
 const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 2)
@@ -125,7 +125,8 @@ try {
   process.stdout.write(`\n${tables}\n`)
   if (record) recordResults(tables)
 } finally {
-  for (const child of children) child.kill('SIGTERM')
+  // waited for: a process still writing (a callgrind dump, its database) would race the directory's removal
+  await stopChildren()
   await anvil.stop()
   rmSync(dir, { recursive: true, force: true })
 }

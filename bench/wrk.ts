@@ -15,7 +15,7 @@ import { seedDevnet } from '../src/devnet/seedDevnet.ts'
 import { startAnvil } from '../src/devnet/startAnvil.ts'
 import { type BenchCall, cheapCalls } from './cheapCalls.ts'
 import { combine, fmt, type Measurement } from './measureLoad.ts'
-import { children, cpuTicks, spawnAndWait, startTollgate } from './processes.ts'
+import { cpuTicks, spawnAndWait, startTollgate, stopChildren } from './processes.ts'
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 8)
 const halves = Number(process.env.BENCH_HALVES ?? 4)
@@ -83,7 +83,8 @@ try {
   }
   process.stdout.write(`\n${lines.join('\n')}\n`)
 } finally {
-  for (const child of children) child.kill('SIGTERM')
+  // waited for: a process still writing (a callgrind dump, its database) would race the directory's removal
+  await stopChildren()
   await anvil.stop()
   rmSync(dir, { recursive: true, force: true })
 }

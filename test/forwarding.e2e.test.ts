@@ -155,6 +155,43 @@ describe('forwarding a call as the client wrote it', () => {
   })
 })
 
+describe('forwarding as written with the cache on (the text read only when a call is forwarded)', () => {
+  let node: TestNode
+  let relay: Awaited<ReturnType<typeof startRecordingRelay>>
+  let gateway: TestGateway
+  const address = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266'
+  const sentFor = (method: string) =>
+    relay.texts.filter((text) => (JSON.parse(text) as { method: string }).method === method)
+
+  before(async () => {
+    node = await startTestNode()
+    relay = await startRecordingRelay(node.url)
+    gateway = await startTestGateway({ upstreams: [relay.url] })
+  })
+  after(async () => {
+    await gateway.close()
+    await new Promise((resolve) => relay.server.close(resolve))
+    await node.stop()
+  })
+
+  it('a call the cache never keeps goes as written; one with a member twice goes as tollgate read it', async () => {
+    // `pending` state is never kept: the call is forwarded, as its client wrote it
+    const text = ` {"id": 11, "params": ["${address}" , "pending"], "method": "eth_getBalance", "jsonrpc": "2.0"}`
+    const answer = await postJson(gateway.endpoint, text)
+    assert.equal(answer.status, 200)
+    assert.deepEqual(sentFor('eth_getBalance'), [text])
+
+    relay.texts.length = 0
+    const to = '0x5fbdb2315678afecb367f032d93f642f64180aa3'
+    const twice = `{"jsonrpc":"2.0","id":12,"method":"eth_call","params":[{"to":"${address}","to":"${to}"},"pending"]}`
+    await postJson(gateway.endpoint, twice)
+    const [sent] = sentFor('eth_call')
+    assert.ok(sent !== undefined)
+    assert.equal(sent.split('"to"').length, 2, 'one to member')
+    assert.deepEqual((JSON.parse(sent) as { params: unknown[] }).params, [{ to }, 'pending'])
+  })
+})
+
 describe('a large cached answer is written out in parts', () => {
   let node: TestNode
   let gateway: TestGateway

@@ -1,15 +1,26 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { type InvalidRequestError, ParseError } from '../errors/errors.ts'
-import { parseRpcRequest } from './parseRpcRequest.ts'
+import { asWrittenBody, parseRpcRequest } from './parseRpcRequest.ts'
 
 const options = { maxBatchSize: 3, maxJsonDepth: 64 }
 
 describe('parseRpcRequest', () => {
   it('parses a single call, with params defaulting to []', () => {
-    assert.deepEqual(parseRpcRequest('{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}', options), {
+    const text = '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}'
+    assert.deepEqual(parseRpcRequest(text, options), {
       isBatch: false,
-      entry: { call: { id: 1, method: 'eth_chainId', params: [], isNotification: false, text: undefined } },
+      entry: {
+        call: {
+          id: 1,
+          method: 'eth_chainId',
+          params: [],
+          isNotification: false,
+          text,
+          bytes: undefined,
+          readsAsWritten: undefined,
+        },
+      },
     })
   })
 
@@ -103,38 +114,49 @@ describe('parseRpcRequest', () => {
     }
   })
 
-  it('keeps the text of a single call a node reads as JSON.parse does, to forward it as written', () => {
-    const text = '{"jsonrpc":"2.0","id":42,"method":"eth_getBalance","params":["0x01", "latest"]}'
-    const request = parseRpcRequest(text, options)
-    assert.ok(!request.isBatch && 'call' in request.entry)
-    assert.equal(request.entry.call.text, text)
-    // the bytes it came in, when given: forwarded without being encoded again
-    const bytes = Buffer.from(text)
-    const fromBytes = parseRpcRequest(text, options, bytes)
-    assert.ok(!fromBytes.isBatch && 'call' in fromBytes.entry)
-    assert.equal(fromBytes.entry.call.text, bytes)
-    const textOf = (body: string) => {
-      const parsed = parseRpcRequest(body, options)
-      return !parsed.isBatch && 'call' in parsed.entry ? parsed.entry.call.text : 'not a call'
-    }
-    // a member repeated inside the params (JSON.parse keeps the last, a node may keep the first)
-    assert.equal(
-      textOf('{"jsonrpc":"2.0","id":1,"method":"eth_call","params":[{"to":"0x01","to":"0x02"}]}'),
-      undefined,
-    )
-    assert.equal(
-      textOf('{"jsonrpc":"2.0","id":1,"method":"m","params":[],"method":"eth_sendTransaction"}'),
-      undefined,
-    )
-    // an id written otherwise than serialising it writes it (the node gets the parsed id, as before)
-    assert.equal(textOf('{"jsonrpc":"2.0","id":"\\u0041","method":"m","params":[]}'), undefined)
-    // notifications and batches are always written anew
-    assert.equal(textOf('{"jsonrpc":"2.0","method":"m","params":[]}'), undefined)
-    const batch = parseRpcRequest(`[${text}]`, options)
-    assert.ok(batch.isBatch && 'call' in (batch.entries[0] ?? {}))
-    assert.equal(
-      batch.isBatch && batch.entries[0] && 'call' in batch.entries[0] && batch.entries[0].call.text,
-      undefined,
-    )
-  })
+  for (const readNow of [false, true]) {
+    it(`forwards as written the text of a single call a node reads as JSON.parse does, and only that (read ${readNow ? 'while parsing' : 'when forwarded'})`, () => {
+      const text = '{"jsonrpc":"2.0","id":42,"method":"eth_getBalance","params":["0x01", "latest"]}'
+      const request = parseRpcRequest(text, options, undefined, readNow)
+      assert.ok(!request.isBatch && 'call' in request.entry)
+      assert.equal(request.entry.call.readsAsWritten, readNow ? true : undefined)
+      assert.equal(asWrittenBody(request.entry.call), text)
+      // the bytes it came in, when given: forwarded without being encoded again
+      const bytes = Buffer.from(text)
+      const fromBytes = parseRpcRequest(text, options, bytes, readNow)
+      assert.ok(!fromBytes.isBatch && 'call' in fromBytes.entry)
+      assert.equal(asWrittenBody(fromBytes.entry.call), bytes)
+      const textOf = (body: string) => {
+        const parsed = parseRpcRequest(body, options, undefined, readNow)
+        return !parsed.isBatch && 'call' in parsed.entry ? asWrittenBody(parsed.entry.call) : 'not a call'
+      }
+      // a member repeated inside the params (JSON.parse keeps the last, a node may keep the first)
+      assert.equal(
+        textOf('{"jsonrpc":"2.0","id":1,"method":"eth_call","params":[{"to":"0x01","to":"0x02"}]}'),
+        undefined,
+      )
+      assert.equal(
+        textOf('{"jsonrpc":"2.0","id":1,"method":"m","params":[],"method":"eth_sendTransaction"}'),
+        undefined,
+      )
+      // an id written otherwise than serialising it writes it (the node gets the parsed id, as before)
+      assert.equal(textOf('{"jsonrpc":"2.0","id":"\\u0041","method":"m","params":[]}'), undefined)
+      // notifications and batches are always written anew
+      assert.equal(textOf('{"jsonrpc":"2.0","method":"m","params":[]}'), undefined)
+      const batch = parseRpcRequest(`[${text}]`, options, undefined, readNow)
+      assert.ok(batch.isBatch && 'call' in (batch.entries[0] ?? {}))
+      assert.equal(
+        batch.isBatch &&
+          batch.entries[0] &&
+          'call' in batch.entries[0] &&
+          asWrittenBody(batch.entries[0].call),
+        undefined,
+      )
+      // numbers JSON.stringify would write otherwise, and a depth checked before parsing only
+      assert.equal(textOf('{"jsonrpc":"2.0","id":1,"method":"m","params":[1.0]}'), undefined)
+      assert.equal(textOf('{"jsonrpc":"2.0","id":1,"method":"m","params":[1e3]}'), undefined)
+      const deep = `{"jsonrpc":"2.0","id":1,"method":"m","params":${'['.repeat(70)}${']'.repeat(70)}}`
+      assert.throws(() => parseRpcRequest(deep, options, undefined, readNow), /nested deeper than 64/)
+    })
+  }
 })

@@ -13,18 +13,20 @@ export type ParseRpcRequestOptions = {
  * Turns a request body into calls. Throws for what stops the whole request (nested deeper than
  * `maxJsonDepth`, checked before parsing; body not JSON; empty batch); an element that is not a
  * JSON-RPC call becomes an entry carrying its error, so the rest of a batch still runs. A batch over
- * the limit answers as one error element. A single call that any node reads as JSON.parse read it
- * keeps its text (`text`), to be forwarded as the client wrote it; its one read (readCallText) also
- * bounds its depth, so such a call is scanned once before parsing, not twice. `bytes`, the body as
- * it came in, is kept instead of the text when given (the caller vouches that it decodes to `body`
- * byte for character): forwarded, it needs no encoding again.
+ * the limit answers as one error element. A single call with an id keeps its text and, when given,
+ * the `bytes` it came in (the caller vouches that they decode to `body` byte for character), to be
+ * forwarded as the client wrote it if asWrittenBody finds that any node reads it as JSON.parse did.
+ * That read is done when the call is about to be forwarded (one answered from the cache never needs
+ * it), or at once with `readNow` (a network without a cache forwards nearly every call): then one
+ * pass over the text bounds its depth too, and it is scanned once, not twice.
  */
 export function parseRpcRequest(
   body: string,
   { maxBatchSize, maxJsonDepth }: ParseRpcRequestOptions,
   bytes?: Buffer,
+  readNow = false,
 ): RpcRequest {
-  const callText = readCallText(body, maxJsonDepth)
+  const callText = readNow ? readCallText(body, maxJsonDepth) : undefined
   if (callText === undefined && isJsonDeeperThan(body, maxJsonDepth)) {
     throw new InvalidRequestError(`invalid request: JSON nested deeper than ${maxJsonDepth} levels`)
   }
@@ -36,8 +38,11 @@ export function parseRpcRequest(
   }
   if (!Array.isArray(value)) {
     const entry = toRpcEntry(value)
-    if (callText && 'call' in entry && !entry.call.isNotification && readsAsParsed(callText, entry.call)) {
-      entry.call.text = bytes ?? body
+    if ('call' in entry && !entry.call.isNotification) {
+      const { call } = entry
+      call.text = body
+      call.bytes = bytes
+      if (readNow) call.readsAsWritten = callText !== undefined && readsAsParsed(callText, call)
     }
     return { isBatch: false, entry }
   }
@@ -62,7 +67,16 @@ function toRpcEntry(value: unknown): RpcEntry {
   }
   const params = message.params ?? []
   if (!Array.isArray(params)) return { id: validId, error: new InvalidRequestError() }
-  return { call: { id: validId, method: message.method, params, isNotification: !hasId, text: undefined } }
+  const call = {
+    id: validId,
+    method: message.method,
+    params,
+    isNotification: !hasId,
+    text: undefined,
+    bytes: undefined,
+    readsAsWritten: undefined,
+  }
+  return { call }
 }
 
 function isRpcId(value: unknown): value is RpcId {
@@ -70,9 +84,21 @@ function isRpcId(value: unknown): value is RpcId {
 }
 
 /**
- * Whether a node reading the call's text gets what JSON.parse got: readCallText's checks on the
- * envelope, the id written as serialising it writes it, and no member repeated at any depth.
+ * The call as its client wrote it (its bytes, else its text), when a node reading that gets what
+ * JSON.parse got: readCallText's checks on the envelope, the id written as serialising it writes it,
+ * and no member repeated at any depth. Undefined when it must be written anew. Read only for a call
+ * about to be forwarded: one answered from the cache never needs it.
  */
+export function asWrittenBody(call: RpcCall): string | Buffer | undefined {
+  if (call.text === undefined) return undefined
+  if (call.readsAsWritten === undefined) {
+    // its depth was bounded before it was parsed
+    const text = readCallText(call.text, Number.POSITIVE_INFINITY)
+    call.readsAsWritten = text !== undefined && readsAsParsed(text, call)
+  }
+  return call.readsAsWritten ? (call.bytes ?? call.text) : undefined
+}
+
 function readsAsParsed(text: CallText, call: RpcCall): boolean {
   return (
     text.idText === JSON.stringify(call.id) && text.members === envelopeMembers + countMembers(call.params)

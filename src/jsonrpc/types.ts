@@ -10,11 +10,14 @@ export type RpcCall = {
   params: unknown[]
   isNotification: boolean
   /**
-   * The client's own text of the call, when it may be forwarded as written (a single call with an
-   * id, no repeated member, numbers and id written as serialising them would write them): the bytes
-   * it came in, when the transport kept them and they are the text (ASCII), else the text.
+   * The client's own text of a single call with an id, to be forwarded as written when its params
+   * needed no change and a node reads it as tollgate did (asWrittenBody); undefined in a batch.
    */
-  text: string | Buffer | undefined
+  text: string | undefined
+  /** The bytes that text came in, when the transport kept them and they are UTF-8: sent as they are. */
+  bytes: Buffer | undefined
+  /** Whether a node reads the text as tollgate did (asWrittenBody); undefined until it is read. */
+  readsAsWritten: boolean | undefined
 }
 
 /** One element of a request: a call, or the envelope error that stopped it before it could run. */

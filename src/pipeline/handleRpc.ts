@@ -2,6 +2,7 @@ import { cacheScope } from '../cache/cacheScope.ts'
 import { type FetchedAnswer, resultAnswer } from '../cache/createRpcCache.ts'
 import type { Cancellation } from '../failsafe/Cancellation.ts'
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
+import { asWrittenBody } from '../jsonrpc/parseRpcRequest.ts'
 import { readHexResult } from '../jsonrpc/readHexResult.ts'
 import { serializeResult } from '../jsonrpc/serialize.ts'
 import type { RpcId, RpcPayload } from '../jsonrpc/types.ts'
@@ -63,10 +64,8 @@ export async function handleRpc(ctx: RpcContext, prepared: PreparedCall & { ok: 
   let answer: CallAnswer
   if (!cache || scope === 'never') {
     // the client's own text when nothing in it changed (the id kept as written); else written anew
-    const body =
-      prepared.text !== undefined && params === prepared.params
-        ? prepared.text
-        : JSON.stringify({ jsonrpc: '2.0', id: call.id, method: call.method, params })
+    const asWritten = prepared.paramsAsSent && params === prepared.params ? asWrittenBody(call) : undefined
+    const body = asWritten ?? JSON.stringify({ jsonrpc: '2.0', id: call.id, method: call.method, params })
     if (!partners && !checkLogs) {
       // nothing to do but send (most calls): the pool's answer as it is
       answer = {

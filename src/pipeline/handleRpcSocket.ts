@@ -108,7 +108,9 @@ export function openRpcSocket(
   }
 
   function parse(text: string): RpcRequest {
-    return parseRpcRequest(text, { maxBatchSize: options.maxBatchSize, maxJsonDepth: options.maxJsonDepth })
+    const limits = { maxBatchSize: options.maxBatchSize, maxJsonDepth: options.maxJsonDepth }
+    // a network without a cache forwards nearly every call: its text is read for that at once
+    return parseRpcRequest(text, limits, undefined, !ctx.network.cache)
   }
 
   async function run(text: string): Promise<void> {

@@ -15,8 +15,8 @@ export type PreparedCall =
       spec: MethodSpec
       params: unknown[]
       costCredits: number
-      /** The client's text of the call, when its params needed no change: forwarded as written. */
-      text: string | Buffer | undefined
+      /** Normalising the params changed nothing (no default added, no value rewritten). */
+      paramsAsSent: boolean
     }
   | {
       ok: false
@@ -41,8 +41,8 @@ export function prepareCall(ctx: RpcContext, entry: RpcEntry): PreparedCall {
     if (spec.subscriptionOnly && !ctx.subscriptions) throw new NotificationsNotSupportedError()
     const params = parseParams(spec.params, call.params)
     if (ctx.guard) authorizeCall(ctx.guard, spec.name, spec.addressesOf, params)
-    const text = call.text !== undefined && isUnchanged(params, call.params) ? call.text : undefined
-    return { ok: true, call, spec, params, costCredits: spec.costCredits, text }
+    const paramsAsSent = isUnchanged(params, call.params)
+    return { ok: true, call, spec, params, costCredits: spec.costCredits, paramsAsSent }
   } catch (err) {
     return refused(call.id, call.isNotification, label, err as TollgateError)
   }
