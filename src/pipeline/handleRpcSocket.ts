@@ -108,9 +108,8 @@ export function openRpcSocket(
   }
 
   function parse(text: string): RpcRequest {
-    const limits = { maxBatchSize: options.maxBatchSize, maxJsonDepth: options.maxJsonDepth }
     // a network without a cache forwards nearly every call: its text is read for that at once
-    return parseRpcRequest(text, limits, undefined, !ctx.network.cache)
+    return parseRpcRequest(text, options, undefined, !ctx.network.cache)
   }
 
   async function run(text: string): Promise<void> {
