@@ -7,7 +7,10 @@
 // timers) landing in a count: a few percent, up to 30% on a bad count. The figure to compare builds
 // with, and to see what a change costs per call, next to (not instead of) the req/s benches. Each process runs under callgrind (about 50x slower), is warmed up with
 // 6,000 calls, then counts BENCH_CALLS (default 5,000) calls at BENCH_CONNECTIONS (default 16), twice,
-// keeping the lower count.
+// keeping the lower count. With BENCH_L2_BYTES (the CPU's L2 per core, e.g. 524288) callgrind also
+// simulates the caches, with that as the last level, and each row adds the L2 misses per call (code,
+// and data read and written): what a call's code and data cost beyond the instructions, under load,
+// where L2 misses go to a shared L3 (the run takes about twice as long).
 // Needs valgrind (Debian: apt-get install valgrind).
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -22,6 +25,7 @@ import { spawnAndWait, startTollgate, stopChildren } from './processes.ts'
 const calls = Number(process.env.BENCH_CALLS ?? 5_000)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16)
 const base = process.env.BENCH_BASE
+const l2Bytes = process.env.BENCH_L2_BYTES ? Number(process.env.BENCH_L2_BYTES) : undefined
 
 type Target = { name: string; url: string; pid: number; dumps: string }
 
@@ -30,6 +34,7 @@ const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'))
 const callgrind = (name: string) => [
   'valgrind',
   '--tool=callgrind',
+  ...(l2Bytes ? ['--cache-sim=yes', `--LL=${l2Bytes},8,64`] : []),
   '--smc-check=all-non-file',
   `--callgrind-out-file=${join(dir, `${name}.%p`)}`,
   `--log-file=${join(dir, `${name}.%p.log`)}`,
@@ -60,41 +65,40 @@ try {
   })
 
   const names = targets.map((target) => target.name)
-  const lines = [
-    `| call | ${names.map((name) => `${name} instructions/call`).join(' | ')} | ${names
-      .slice(1)
-      .map((name) => `${name}/pass-through`)
-      .join(' | ')} |`,
-    `|---|${names.map(() => '---|').join('')}${names
-      .slice(1)
-      .map(() => '---|')
-      .join('')}`,
+  const columns = [
+    ...names.map((name) => `${name} instructions/call`),
+    ...names.slice(1).map((name) => `${name}/pass-through`),
+    ...(l2Bytes ? names.map((name) => `${name} L2 misses/call`) : []),
   ]
+  const lines = [`| call | ${columns.join(' | ')} |`, `|---|${columns.map(() => '---|').join('')}`]
   const dumpsTaken = new Map<string, number>()
   for (const call of cheapCalls(fixtures)) {
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: call.method, params: call.params })
-    const counts: number[] = []
+    const counts: Count[] = []
     for (const target of targets) {
       await load(target.url, body, 3_000)
       await load(target.url, body, 3_000)
       // counted twice, the lower kept: a full garbage collection (tens of millions of instructions)
       // that falls in one count is the heap's, not this call's
-      const twice: number[] = []
+      const twice: Count[] = []
       for (let count = 0; count < 2; count++) {
         execFileSync('callgrind_control', ['--zero', String(target.pid)], { stdio: 'ignore' })
         await load(target.url, body, calls)
         execFileSync('callgrind_control', ['--dump', String(target.pid)], { stdio: 'ignore' })
         const dump = (dumpsTaken.get(target.name) ?? 0) + 1
         dumpsTaken.set(target.name, dump)
-        twice.push(instructionsIn(`${target.dumps}.${dump}`) / calls)
+        twice.push(countIn(`${target.dumps}.${dump}`, calls))
       }
-      counts.push(Math.min(...twice))
+      const [first, second] = twice as [Count, Count]
+      counts.push(second.instructions < first.instructions ? second : first)
     }
-    const [passThrough = 1] = counts
-    const line = `| ${call.name} | ${counts.map((count) => Math.round(count).toLocaleString('en-US')).join(' | ')} | ${counts
-      .slice(1)
-      .map((count) => `${(count / passThrough).toFixed(2)}x`)
-      .join(' | ')} |`
+    const passThrough = counts[0]?.instructions ?? 1
+    const cells = [
+      ...counts.map((count) => Math.round(count.instructions).toLocaleString('en-US')),
+      ...counts.slice(1).map((count) => `${(count.instructions / passThrough).toFixed(2)}x`),
+      ...(l2Bytes ? counts.map((count) => Math.round(count.l2Misses).toLocaleString('en-US')) : []),
+    ]
+    const line = `| ${call.name} | ${cells.join(' | ')} |`
     lines.push(line)
     process.stdout.write(`${line}\n`)
   }
@@ -115,13 +119,24 @@ async function load(url: string, body: string, amount: number): Promise<void> {
     body,
     connections,
     amount,
+    // under the cache simulation a call can take seconds
+    timeout: 120,
   })
   if (result.errors + result.timeouts + result.non2xx > 0) throw new Error(`${url}: failed requests`)
 }
 
-/** The instructions counted in one callgrind dump (its `summary:` line). */
-function instructionsIn(file: string): number {
-  const summary = /^summary: (\d+)/m.exec(readFileSync(file, 'utf8'))
-  if (!summary?.[1]) throw new Error(`no summary in ${file}`)
-  return Number(summary[1])
+type Count = { instructions: number; l2Misses: number }
+
+/**
+ * Per call, from one callgrind dump's `events:` and `summary:` lines: the instructions, and (with the
+ * cache simulation) the last level's misses: code, data read, data written.
+ */
+function countIn(file: string, calls: number): Count {
+  const text = readFileSync(file, 'utf8')
+  const events = /^events: (.+)$/m.exec(text)?.[1]?.split(' ')
+  const summary = /^summary: (.+)$/m.exec(text)?.[1]?.split(' ').map(Number)
+  if (!events || !summary) throw new Error(`no summary in ${file}`)
+  const total = (event: string) => summary[events.indexOf(event)] ?? 0
+  const l2Misses = total('ILmr') + total('DLmr') + total('DLmw')
+  return { instructions: total('Ir') / calls, l2Misses: l2Misses / calls }
 }
