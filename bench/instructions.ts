@@ -26,6 +26,9 @@ const calls = Number(process.env.BENCH_CALLS ?? 5_000)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16)
 const base = process.env.BENCH_BASE
 const l2Bytes = process.env.BENCH_L2_BYTES ? Number(process.env.BENCH_L2_BYTES) : undefined
+if (l2Bytes !== undefined && !(Number.isInteger(l2Bytes) && l2Bytes > 0)) {
+  throw new Error('BENCH_L2_BYTES: expected the L2 cache size in bytes, such as 524288')
+}
 
 type Target = { name: string; url: string; pid: number; dumps: string }
 
@@ -136,7 +139,8 @@ function countIn(file: string, calls: number): Count {
   const events = /^events: (.+)$/m.exec(text)?.[1]?.split(' ')
   const summary = /^summary: (.+)$/m.exec(text)?.[1]?.split(' ').map(Number)
   if (!events || !summary) throw new Error(`no summary in ${file}`)
-  const total = (event: string) => summary[events.indexOf(event)] ?? 0
+  // an event callgrind did not record (no cache simulation) counts 0
+  const total = (event: string) => (events.includes(event) ? (summary[events.indexOf(event)] ?? 0) : 0)
   const l2Misses = total('ILmr') + total('DLmr') + total('DLmw')
   return { instructions: total('Ir') / calls, l2Misses: l2Misses / calls }
 }
