@@ -7,51 +7,54 @@ import { startTestGateway, type TestGateway } from './helpers/startTestGateway.t
 import { nodeRpc, startTestNode, type TestNode } from './helpers/startTestNode.ts'
 
 /**
- * A real node behind a relay that keeps the exact text of every body it passes on: what tollgate
+ * A real node behind a relay that keeps the bytes of every body it passes on: what tollgate
  * sends upstream, byte for byte (the gateway's own head polls included; tests pick their calls out).
  */
 async function startRecordingRelay(
   target: string,
-): Promise<{ url: string; texts: string[]; bodies: Buffer[]; server: Server }> {
-  const texts: string[] = []
+): Promise<{ url: string; bodies: Buffer[]; server: Server }> {
   const bodies: Buffer[] = []
   const server = createServer((req, res) => {
     const chunks: Buffer[] = []
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
     req.on('end', async () => {
       const body = Buffer.concat(chunks)
-      const text = body.toString()
-      texts.push(text)
       bodies.push(body)
       const answer = await fetch(target, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: text,
+        body,
       })
       res.writeHead(answer.status, { 'content-type': 'application/json' }).end(await answer.text())
     })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, texts, bodies, server }
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, bodies, server }
+}
+
+type Relay = Awaited<ReturnType<typeof startRecordingRelay>>
+
+/** The bodies the relay passed on for calls of `method` (head polls and other calls left out). */
+function sentBodies(relay: Relay, method: string): Buffer[] {
+  return relay.bodies.filter((body) => (JSON.parse(body.toString()) as { method: string }).method === method)
+}
+
+/** The same, as text. */
+function sentTexts(relay: Relay, method: string): string[] {
+  return sentBodies(relay, method).map((body) => body.toString())
 }
 
 /**
  * Sends an eth_call whose call object names `to` twice (JSON.parse keeps the last, and the contract
  * allowlist reads that one) and checks that the node got one `to`, the last: the call written anew.
  */
-async function expectLastToOnly(
-  gateway: TestGateway,
-  relay: { texts: string[] },
-  block: string,
-): Promise<void> {
-  relay.texts.length = 0
+async function expectLastToOnly(gateway: TestGateway, relay: Relay, block: string): Promise<void> {
+  relay.bodies.length = 0
   const to = '0x5fbdb2315678afecb367f032d93f642f64180aa3'
   const first = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266'
   const call = `{"jsonrpc":"2.0","id":4,"method":"eth_call","params":[{"to":"${first}","to":"${to}"},"${block}"]}`
   await postJson(gateway.endpoint, call)
-  const [sent, ...more] = relay.texts.filter(
-    (text) => (JSON.parse(text) as { method: string }).method === 'eth_call',
-  )
+  const [sent, ...more] = sentTexts(relay, 'eth_call')
   assert.ok(sent !== undefined)
   assert.deepEqual(more, [])
   assert.equal(sent.split('"to"').length, 2, 'one to member')
@@ -60,7 +63,7 @@ async function expectLastToOnly(
 
 describe('forwarding a call as the client wrote it', () => {
   let node: TestNode
-  let relay: Awaited<ReturnType<typeof startRecordingRelay>>
+  let relay: Relay
   let gateway: TestGateway
   const address = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266'
 
@@ -75,19 +78,14 @@ describe('forwarding a call as the client wrote it', () => {
     await node.stop()
   })
   beforeEach(() => {
-    relay.texts.length = 0
     relay.bodies.length = 0
   })
-
-  /** The bodies tollgate sent for calls of `method` (head polls and other calls left out). */
-  const sentFor = (method: string) =>
-    relay.texts.filter((text) => (JSON.parse(text) as { method: string }).method === method)
 
   it('a call whose params needed no change reaches the node as the client sent it, its id kept', async () => {
     const text = ` {"id": 90071992547409, "params": ["${address}" , "latest"], "method": "eth_getBalance", "jsonrpc": "2.0"}`
     const answer = await postJson(gateway.endpoint, text)
     assert.equal(answer.status, 200)
-    assert.deepEqual(sentFor('eth_getBalance'), [text])
+    assert.deepEqual(sentTexts(relay, 'eth_getBalance'), [text])
     const direct = await postJson(node.url, text)
     assert.deepEqual(answer.json, direct.json)
     assert.equal((answer.json as { id: unknown }).id, 90071992547409)
@@ -102,10 +100,6 @@ describe('forwarding a call as the client wrote it', () => {
       })
       return (await answer.json()) as { id: unknown; result?: unknown }
     }
-    const sentBodies = () =>
-      relay.bodies.filter(
-        (body) => (JSON.parse(body.toString()) as { method: string }).method === 'eth_getBalance',
-      )
     const call = (id: Buffer) =>
       Buffer.concat([
         Buffer.from('{"jsonrpc":"2.0","id":"'),
@@ -118,15 +112,15 @@ describe('forwarding a call as the client wrote it', () => {
     const answered = await post(utf8)
     assert.equal(answered.id, 'é€')
     assert.ok('result' in answered)
-    assert.deepEqual(sentBodies(), [utf8])
+    assert.deepEqual(sentBodies(relay, 'eth_getBalance'), [utf8])
 
     // a byte that is not UTF-8 reads as U+FFFD: the node gets that text, not a byte it may read otherwise
     relay.bodies.length = 0
     const invalid = call(Buffer.from([0x61, 0xff]))
     const replaced = await post(invalid)
     assert.equal(replaced.id, 'a\uFFFD')
-    assert.deepEqual(sentBodies(), [Buffer.from(invalid.toString())])
-    assert.notDeepEqual(sentBodies(), [invalid])
+    assert.deepEqual(sentBodies(relay, 'eth_getBalance'), [Buffer.from(invalid.toString())])
+    assert.notDeepEqual(sentBodies(relay, 'eth_getBalance'), [invalid])
   })
 
   it('a call whose params were normalised is written anew with them', async () => {
@@ -134,7 +128,7 @@ describe('forwarding a call as the client wrote it', () => {
     const text = `{"jsonrpc":"2.0","id":"a","method":"eth_call","params":[{"to":"${address}"}]}`
     await postJson(gateway.endpoint, text)
     assert.deepEqual(
-      sentFor('eth_call').map((sent) => JSON.parse(sent)),
+      sentTexts(relay, 'eth_call').map((sent) => JSON.parse(sent)),
       [{ jsonrpc: '2.0', id: 'a', method: 'eth_call', params: [{ to: address }, 'latest'] }],
     )
   })
@@ -146,8 +140,8 @@ describe('forwarding a call as the client wrote it', () => {
     assert.equal(answer.status, 200)
     assert.equal((answer.json as { id: unknown }).id, 3)
     assert.ok('result' in (answer.json as object))
-    assert.deepEqual(sentFor('eth_sendTransaction'), [])
-    const sent = sentFor('eth_getBalance')
+    assert.deepEqual(sentTexts(relay, 'eth_sendTransaction'), [])
+    const sent = sentTexts(relay, 'eth_getBalance')
     assert.deepEqual(
       sent.map((text) => JSON.parse(text)),
       [{ jsonrpc: '2.0', id: 3, method: 'eth_getBalance', params: [address, 'latest'] }],
@@ -164,20 +158,18 @@ describe('forwarding a call as the client wrote it', () => {
       `{"jsonrpc":"2.0","id":7.0,"method":"eth_getBalance","params":["${address}","latest"]}`,
     )
     assert.deepEqual(
-      sentFor('eth_getBalance').map((text) => JSON.parse(text).id),
+      sentTexts(relay, 'eth_getBalance').map((text) => JSON.parse(text).id),
       [7],
     )
-    assert.match(sentFor('eth_getBalance')[0] ?? '', /"id":7,/)
+    assert.match(sentTexts(relay, 'eth_getBalance')[0] ?? '', /"id":7,/)
   })
 })
 
 describe('forwarding as written with the cache on (the text read only when a call is forwarded)', () => {
   let node: TestNode
-  let relay: Awaited<ReturnType<typeof startRecordingRelay>>
+  let relay: Relay
   let gateway: TestGateway
   const address = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266'
-  const sentFor = (method: string) =>
-    relay.texts.filter((text) => (JSON.parse(text) as { method: string }).method === method)
 
   before(async () => {
     node = await startTestNode()
@@ -195,7 +187,7 @@ describe('forwarding as written with the cache on (the text read only when a cal
     const text = ` {"id": 11, "params": ["${address}" , "pending"], "method": "eth_getBalance", "jsonrpc": "2.0"}`
     const answer = await postJson(gateway.endpoint, text)
     assert.equal(answer.status, 200)
-    assert.deepEqual(sentFor('eth_getBalance'), [text])
+    assert.deepEqual(sentTexts(relay, 'eth_getBalance'), [text])
 
     await expectLastToOnly(gateway, relay, 'pending')
   })
