@@ -5,7 +5,11 @@
 // BENCH_WARMUP_SECONDS (default 2) of the same load on each target, unmeasured (and, before the
 // first row, that long of each call on each target: a fresh process compiles its hot code over
 // seconds of load); 5 forwarded and
-// 3 cached calls (BENCH_CALLS=name,... for fewer) x BENCH_CONNECTIONS (default 1,16,64) x 3 targets.
+// 3 cached calls (BENCH_CALLS=name;... for fewer) x BENCH_CONNECTIONS (default 1,16,64) x 4 targets.
+// A second copy of the pass-through is measured alongside as a control: the same code, so its ratio to
+// the first is this machine's noise. A process keeps its own speed for its life (on a shared VM,
+// identical processes differ by up to a quarter), so the gateways and proxies are started afresh
+// BENCH_INSTANCES times (default 1) and every row sums all of them.
 // `npm run bench -- --record` also writes the tables into bench/RESULTS.md.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -23,9 +27,10 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 4)
 const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 2)
 const connectionsList = (process.env.BENCH_CONNECTIONS ?? '1,16,64').split(',').map(Number)
 const onlyCalls = process.env.BENCH_CALLS?.split(';')
+const instances = Number(process.env.BENCH_INSTANCES ?? 1)
 const record = process.argv.includes('--record')
 
-type Target = { name: 'node' | 'pass-through' | 'tollgate'; url: string; pid: number | undefined }
+type Target = { name: 'node' | 'pass-through' | 'control' | 'tollgate'; url: string; pid: number | undefined }
 type Call = { name: string; method: string; params: unknown[] }
 type Measurement = { rps: number; mean: number; p99: number; failures: number; cpuMicros: number | undefined }
 
@@ -37,28 +42,7 @@ try {
 
   // the big block, and the blocks read below, at or below the finalized block (anvil: head - 64)
   await post(anvil.url, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'anvil_mine', params: ['0x50'] }))
-  const forwarding = await startTollgate(dir, 'forwarding', { url: anvil.url }, { cache: { enabled: false } })
-  const caching = await startTollgate(dir, 'caching', { url: anvil.url })
-  const proxy = await spawnAndWait(
-    ['--import', 'tsx', 'bench/passThroughProxy.ts', anvil.url, '0', forwarding.key],
-    /listening (\d+)/,
-  )
   const node: Target = { name: 'node', url: anvil.url, pid: anvil.process.pid }
-  const passThrough: Target = {
-    name: 'pass-through',
-    url: `http://127.0.0.1:${proxy.match}/v3/${forwarding.key}`,
-    pid: proxy.child.pid,
-  }
-  const targets: Target[] = [
-    node,
-    passThrough,
-    { name: 'tollgate', url: forwarding.url, pid: forwarding.pid },
-  ]
-  const cachedTargets: Target[] = [
-    node,
-    passThrough,
-    { name: 'tollgate', url: caching.url, pid: caching.pid },
-  ]
 
   const calls: Call[] = [
     ...cheapCalls(fixtures),
@@ -73,10 +57,6 @@ try {
       params: [`0x${bigBlock.toString(16)}`, true],
     },
   ]
-
-  const selected = (list: Call[]) => list.filter((call) => !onlyCalls || onlyCalls.includes(call.name))
-  const rows = await measureRows(selected(calls), targets)
-
   const bigBlockHash = (
     JSON.parse(
       await post(
@@ -106,21 +86,67 @@ try {
       params: [toHex(bigBlock), true],
     },
   ]
-  const cachedRows = await measureRows(selected(cachedCalls), cachedTargets)
+  const selected = (list: Call[]) => list.filter((call) => !onlyCalls || onlyCalls.includes(call.name))
+  const forwardedRows = rowsOf(selected(calls))
+  const cachedRows = rowsOf(selected(cachedCalls))
+  for (let instance = 0; instance < instances; instance++) {
+    const forwarding = await startTollgate(
+      dir,
+      `forwarding${instance}`,
+      { url: anvil.url },
+      { cache: { enabled: false } },
+    )
+    const caching = await startTollgate(dir, `caching${instance}`, { url: anvil.url })
+    const proxy = () =>
+      spawnAndWait(
+        ['--import', 'tsx', 'bench/passThroughProxy.ts', anvil.url, '0', forwarding.key],
+        /listening (\d+)/,
+      )
+    const [pass, control] = [await proxy(), await proxy()]
+    const passThrough: Target = {
+      name: 'pass-through',
+      url: `http://127.0.0.1:${pass.match}/v3/${forwarding.key}`,
+      pid: pass.child.pid,
+    }
+    const copy: Target = {
+      name: 'control',
+      url: `http://127.0.0.1:${control.match}/v3/${forwarding.key}`,
+      pid: control.child.pid,
+    }
+    const set = instances > 1 ? `set ${instance + 1}/${instances}: ` : ''
+    await measureRows(
+      forwardedRows,
+      [node, passThrough, copy, { name: 'tollgate', url: forwarding.url, pid: forwarding.pid }],
+      set,
+    )
+    await measureRows(
+      cachedRows,
+      [node, passThrough, copy, { name: 'tollgate', url: caching.url, pid: caching.pid }],
+      set,
+    )
+    await stopChildren()
+  }
 
   const header =
-    '| call | conns | node req/s | pass-through req/s | tollgate req/s | tollgate/node | tollgate/pass-through | node mean/p99 ms | pass-through mean/p99 ms | tollgate mean/p99 ms | pass-through CPU µs/call | tollgate CPU µs/call |\n' +
-    '|---|---|---|---|---|---|---|---|---|---|---|---|'
+    '| call | conns | node req/s | pass-through req/s | tollgate req/s | tollgate/node | tollgate/pass-through | control/pass-through | node mean/p99 ms | pass-through mean/p99 ms | tollgate mean/p99 ms | pass-through CPU µs/call | tollgate CPU µs/call | control CPU µs/call |\n' +
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|'
   const tables = [
+    `Every row sums ${instances} set${instances === 1 ? '' : 's'} of fresh gateway and proxy processes; the control is a second copy of the pass-through.`,
+    '',
     '**Forwarded calls** (tollgate with its cache off: every call reaches the node)',
     '',
     header,
-    ...rows,
-    '',
-    '**Cached immutable reads** (tollgate with its cache on, after one warming call; the pass-through forwards every call)',
-    '',
-    header,
-    ...cachedRows,
+    ...lines(forwardedRows),
+    // BENCH_CALLS may leave no cached read
+    ...(cachedRows.calls.length === 0
+      ? []
+      : [
+          '',
+          '**Cached immutable reads** (tollgate with its cache on, after one warming call; the pass-through forwards every call)',
+          '',
+          header,
+          ...lines(cachedRows),
+        ]),
   ].join('\n')
   process.stdout.write(`\n${tables}\n`)
   if (record) recordResults(tables)
@@ -131,9 +157,28 @@ try {
   rmSync(dir, { recursive: true, force: true })
 }
 
-/** One row per call and connection count: every target measured in turn. */
-async function measureRows(calls: Call[], targets: Target[]): Promise<string[]> {
-  const rows: string[] = []
+/** One row per call and connection count, with every turn of every target over every set of processes. */
+type Rows = { calls: Call[]; turns: Map<Target['name'], Measurement[]>[] }
+
+function rowsOf(calls: Call[]): Rows {
+  return { calls, turns: calls.flatMap(() => connectionsList.map(() => new Map())) }
+}
+
+function lines({ calls, turns }: Rows): string[] {
+  return calls.flatMap((call, c) =>
+    connectionsList.map((connections, k) =>
+      row(
+        call.name,
+        connections,
+        turns[c * connectionsList.length + k] as Map<Target['name'], Measurement[]>,
+      ),
+    ),
+  )
+}
+
+/** Every row of `rows` on one set of targets, each target measured in turn. */
+async function measureRows(rows: Rows, targets: Target[], set: string): Promise<void> {
+  const { calls } = rows
   // a fresh process is still compiling its hot code for seconds under load (V8 compiles on a
   // background thread, which this saturated machine starves): each target serves every call first
   if (warmupSeconds > 0) {
@@ -142,60 +187,62 @@ async function measureRows(calls: Call[], targets: Target[]): Promise<string[]> 
       for (const target of targets) await measure(target, body, 16, warmupSeconds)
     }
   }
-  for (const call of calls) {
+  for (const [c, call] of calls.entries()) {
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: call.method, params: call.params })
     const answers = await Promise.all(targets.map((target) => post(target.url, body)))
     if (new Set(answers).size !== 1 || answers[0]?.includes('"error"')) {
       throw new Error(`${call.name}: the targets answer differently or with an error`)
     }
-    for (const connections of connectionsList) {
+    for (const [k, connections] of connectionsList.entries()) {
       // each target warmed with this row's call first, unmeasured: V8 optimises a process's code for
       // the calls it sees, and re-optimises (seconds, for tollgate's larger code) when they change
       for (const target of targets)
         if (warmupSeconds > 0) await measure(target, body, connections, warmupSeconds)
       // each target twice, in mirrored order (A B C C B A), half the time each: a node that slows or
       // speeds up during a row does not favour whoever is measured first
-      const halves = new Map<Target['name'], Measurement[]>()
+      const turns = rows.turns[c * connectionsList.length + k] as Map<Target['name'], Measurement[]>
+      const own = new Map<Target['name'], Measurement[]>()
       for (const target of [...targets, ...[...targets].reverse()]) {
         const half = await measure(target, body, connections, seconds / 2)
-        halves.set(target.name, [...(halves.get(target.name) ?? []), half])
+        turns.set(target.name, [...(turns.get(target.name) ?? []), half])
+        own.set(target.name, [...(own.get(target.name) ?? []), half])
       }
-      const results = new Map<Target['name'], Measurement>()
-      for (const [name, [first, second]] of halves)
-        results.set(name, combine(first as Measurement, second as Measurement))
-      const [node, pass, gate] = [
-        results.get('node'),
-        results.get('pass-through'),
-        results.get('tollgate'),
-      ] as [Measurement, Measurement, Measurement]
-      const row =
-        `| ${call.name} | ${connections} | ${fmt(node.rps)} | ${fmt(pass.rps)} | ${fmt(gate.rps)} | ` +
-        `${pct(gate.rps / node.rps)} | ${pct(gate.rps / pass.rps)} | ` +
-        `${node.mean.toFixed(2)} / ${node.p99} | ${pass.mean.toFixed(2)} / ${pass.p99} | ` +
-        `${gate.mean.toFixed(2)} / ${gate.p99} | ` +
-        `${pass.cpuMicros ?? '-'} | ${gate.cpuMicros ?? '-'} |`
-      rows.push(row)
-      process.stdout.write(`${row}\n`)
-      const failures = node.failures + pass.failures + gate.failures
-      if (failures > 0) process.stdout.write(`  (${failures} failed requests in this row)\n`)
+      process.stdout.write(`${set}${row(call.name, connections, own)}\n`)
     }
   }
-  return rows
+}
+
+/** A table row from every turn of the four targets. */
+function row(call: string, connections: number, turns: Map<Target['name'], Measurement[]>): string {
+  const [node, pass, control, gate] = (['node', 'pass-through', 'control', 'tollgate'] as const).map((name) =>
+    combine(turns.get(name) ?? []),
+  ) as [Measurement, Measurement, Measurement, Measurement]
+  const failures = node.failures + pass.failures + control.failures + gate.failures
+  return (
+    `| ${call} | ${connections} | ${fmt(node.rps)} | ${fmt(pass.rps)} | ${fmt(gate.rps)} | ` +
+    `${pct(gate.rps / node.rps)} | ${pct(gate.rps / pass.rps)} | ${pct(control.rps / pass.rps)} | ` +
+    `${node.mean.toFixed(2)} / ${node.p99} | ${pass.mean.toFixed(2)} / ${pass.p99} | ` +
+    `${gate.mean.toFixed(2)} / ${gate.p99} | ` +
+    `${pass.cpuMicros ?? '-'} | ${gate.cpuMicros ?? '-'} | ${control.cpuMicros ?? '-'} |` +
+    (failures > 0 ? ` (${failures} failed requests)` : '')
+  )
 }
 
 function toHex(value: bigint): string {
   return `0x${value.toString(16)}`
 }
 
-function combine(a: Measurement, b: Measurement): Measurement {
-  const cpu = a.cpuMicros !== undefined && b.cpuMicros !== undefined
+/** Turns of one target as one: mean throughput and latency, the worst p99, CPU per call weighted by rate. */
+function combine(turns: Measurement[]): Measurement {
+  const rps = turns.reduce((sum, turn) => sum + turn.rps, 0)
+  const cpu = turns.every((turn) => turn.cpuMicros !== undefined)
   return {
-    rps: (a.rps + b.rps) / 2,
-    mean: (a.mean + b.mean) / 2,
-    p99: Math.max(a.p99, b.p99),
-    failures: a.failures + b.failures,
+    rps: rps / turns.length,
+    mean: turns.reduce((sum, turn) => sum + turn.mean, 0) / turns.length,
+    p99: Math.max(...turns.map((turn) => turn.p99)),
+    failures: turns.reduce((sum, turn) => sum + turn.failures, 0),
     cpuMicros: cpu
-      ? Math.round(((a.cpuMicros as number) * a.rps + (b.cpuMicros as number) * b.rps) / (a.rps + b.rps))
+      ? Math.round(turns.reduce((sum, turn) => sum + (turn.cpuMicros as number) * turn.rps, 0) / rps)
       : undefined,
   }
 }
@@ -249,7 +296,7 @@ function recordResults(table: string): void {
   const start = text.indexOf('<!-- latest:start -->')
   const end = text.indexOf('<!-- latest:end -->')
   if (start === -1 || end === -1) throw new Error(`${file} has no latest:start / latest:end markers`)
-  const stamp = `Recorded ${new Date().toISOString()} with \`BENCH_SECONDS=${seconds} BENCH_WARMUP_SECONDS=${warmupSeconds} npm run bench -- --record\`, node ${process.version}.`
+  const stamp = `Recorded ${new Date().toISOString()} with \`BENCH_SECONDS=${seconds} BENCH_WARMUP_SECONDS=${warmupSeconds} BENCH_INSTANCES=${instances} npm run bench -- --record\`, node ${process.version}.`
   writeFileSync(
     file,
     `${text.slice(0, start)}<!-- latest:start -->\n${stamp}\n\n${table}\n${text.slice(end)}`,
