@@ -18,8 +18,9 @@ const attackConnections = 4
 const honestEvery = 50
 /**
  * The attack alternates with as many cheap honest calls (an `eth_chainId` the gateway answers from its
- * cache, metered) in this many rounds, so both see the same machine: CPU time taken under load from
- * other processes grows with it, so a fixed number of seconds would measure the machine, not the gateway.
+ * cache, metered) in this many rounds, so that both run on the same machine at the same time: a
+ * request's CPU time grows when other processes load the machine (other test files do), so a fixed
+ * number of seconds would measure the machine, not the gateway.
  */
 const rounds = 10
 /**
@@ -113,7 +114,7 @@ describe('wrong secrets are cheap: 10,000 of them against a gateway process', ()
       },
     })
 
-  /** `count` requests on `connections` keep-alive connections, each sending its share one after another. */
+  /** `count` requests over `attackConnections` connections, each sending its share one after another. */
   async function load(
     count: number,
     send: () => Promise<PlainResponse>,
