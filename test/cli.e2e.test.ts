@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { type ChildProcess, execFile } from 'node:child_process'
+import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { connect } from 'node:net'
@@ -244,12 +244,49 @@ describe('tollgate start with no config (embedded devnet)', () => {
     after(() => {
       second.child.kill('SIGKILL')
     })
+    const secondChildren = childPids(second.child.pid ?? 0, 'anvil')
     try {
       assert.equal(second.key, first.key)
+      assert.equal(secondChildren.length, 1, 'one anvil')
     } finally {
+      // at once on reading the banner: the signal must already be handled
       second.child.kill('SIGINT')
-      await exited(second.child)
+      assert.equal(await exited(second.child), 0)
     }
+    for (const pid of secondChildren) assert.equal(isRunning(pid), false, `anvil ${pid} stopped`)
+  })
+
+  it('Ctrl-C while the devnet is still being seeded: it stops once started, and leaves nothing running', async () => {
+    const fresh = mkdtempSync(join(tmpdir(), 'tollgate-embedded-'))
+    after(() => rmSync(fresh, { recursive: true, force: true }))
+    const env = { ...process.env }
+    delete env.TOLLGATE_CONFIG
+    const child = spawn(process.execPath, [bin, 'start', '--port', '0'], {
+      cwd: fresh,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    after(() => {
+      child.kill('SIGKILL')
+    })
+    let output = ''
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString()
+    })
+    let anvils: number[] = []
+    after(() => {
+      for (const pid of anvils) if (isRunning(pid)) process.kill(pid, 'SIGKILL')
+    })
+    await until(() => {
+      anvils = childPids(child.pid ?? 0, 'anvil')
+      return anvils.length > 0
+    }, 'the devnet to start')
+    assert.doesNotMatch(output, /Ctrl-C stops/, 'still starting')
+    child.kill('SIGINT')
+    assert.equal(await exited(child), 0)
+    assert.match(output, /stopping once started/)
+    assert.doesNotMatch(output, /Ctrl-C stops/, 'no banner for a gateway that is stopping')
+    for (const pid of anvils) assert.equal(isRunning(pid), false, `anvil ${pid} stopped`)
   })
 })
 

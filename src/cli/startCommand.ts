@@ -38,7 +38,35 @@ export function addStartCommand(program: Command): void {
       const log = pino({ level: config.log.level })
       if (config.server.workers > 1 && cluster.isPrimary) return startPrimary(config, log)
       const worker = config.server.workers > 1 ? await workerRole() : undefined
-      let app: App
+      let app: App | undefined
+      let stopping = false
+      const close = (running: App, signal: string) => {
+        log.info({ signal }, 'draining in-flight requests and stopping')
+        running.close().then(
+          () => process.exit(0),
+          (err) => {
+            log.error({ err }, 'shutdown failed')
+            process.exit(1)
+          },
+        )
+      }
+      const stop = (signal: string) => {
+        if (stopping) {
+          log.warn('second signal: exiting now')
+          void app?.devnet?.anvil.stop()
+          // an exit (not a death by signal) also stops a devnet still starting (startAnvil.ts)
+          process.exit(1)
+        }
+        stopping = true
+        // during start-up: it stops as soon as it has started, its devnet with it
+        if (app) close(app, signal)
+        else log.info({ signal }, 'stopping once started')
+      }
+      if (!worker) {
+        // from the start: a Ctrl-C while the devnet is seeded must not leave it running
+        process.on('SIGINT', () => stop('SIGINT'))
+        process.on('SIGTERM', () => stop('SIGTERM'))
+      }
       try {
         app = await createApp(config, worker ? { log, worker } : { log })
       } catch (err) {
@@ -50,22 +78,9 @@ export function addStartCommand(program: Command): void {
         if (worker) process.exit(1)
         return
       }
-      let stopping = false
-      const stop = (signal: string) => {
-        if (stopping) {
-          log.warn('second signal: exiting now')
-          void app.devnet?.anvil.stop()
-          process.exit(1)
-        }
-        stopping = true
-        log.info({ signal }, 'draining in-flight requests and stopping')
-        app.close().then(
-          () => process.exit(0),
-          (err) => {
-            log.error({ err }, 'shutdown failed')
-            process.exit(1)
-          },
-        )
+      if (stopping) {
+        close(app, 'a signal during start-up')
+        return
       }
       if (worker) {
         process.send?.({ tollgate: 'listening', url: app.url, networks: app.networks.all.map(networkLine) })
@@ -76,18 +91,40 @@ export function addStartCommand(program: Command): void {
         process.on('disconnect', () => {
           if (!stopping) stop('primary gone')
         })
-      } else {
-        process.stdout.write(banner(app))
-        process.on('SIGINT', () => stop('SIGINT'))
-        process.on('SIGTERM', () => stop('SIGTERM'))
-      }
+      } else process.stdout.write(banner(app))
     })
 }
 
 /** `--workers N`: this process forks and watches the workers; they serve. */
 async function startPrimary(config: Config, log: Logger): Promise<void> {
   const { runPrimary, WorkerStartError } = await import('./runPrimary.ts')
-  let primary: Awaited<ReturnType<typeof runPrimary>>
+  let primary: Awaited<ReturnType<typeof runPrimary>> | undefined
+  let stopping = false
+  const close = (running: NonNullable<typeof primary>, signal: string) => {
+    log.info({ signal }, 'stopping the workers (they drain in-flight requests)')
+    running.stop().then(
+      () => process.exit(0),
+      (err) => {
+        log.error({ err }, 'shutdown failed')
+        process.exit(1)
+      },
+    )
+  }
+  const stop = (signal: string) => {
+    if (stopping) {
+      log.warn('second signal: exiting now')
+      primary?.kill()
+      // an exit (not a death by signal) also stops a devnet still starting (startAnvil.ts)
+      process.exit(1)
+    }
+    stopping = true
+    // during start-up: it stops as soon as it has started, its devnet with it
+    if (primary) close(primary, signal)
+    else log.info({ signal }, 'stopping once started')
+  }
+  // from the start: a Ctrl-C while the devnet is seeded must not leave it running
+  process.on('SIGINT', () => stop('SIGINT'))
+  process.on('SIGTERM', () => stop('SIGTERM'))
   try {
     primary = await runPrimary(config, log)
   } catch (err) {
@@ -95,6 +132,10 @@ async function startPrimary(config: Config, log: Logger): Promise<void> {
     // a worker that failed has printed its reason already
     if (!(err instanceof WorkerStartError)) process.stderr.write(`${startFailure(err)}\n`)
     process.exitCode = 1
+    return
+  }
+  if (stopping) {
+    close(primary, 'a signal during start-up')
     return
   }
   process.stdout.write(
@@ -105,25 +146,6 @@ async function startPrimary(config: Config, log: Logger): Promise<void> {
       workers: config.server.workers,
     }),
   )
-  let stopping = false
-  const stop = (signal: string) => {
-    if (stopping) {
-      log.warn('second signal: exiting now')
-      primary.kill()
-      process.exit(1)
-    }
-    stopping = true
-    log.info({ signal }, 'stopping the workers (they drain in-flight requests)')
-    primary.stop().then(
-      () => process.exit(0),
-      (err) => {
-        log.error({ err }, 'shutdown failed')
-        process.exit(1)
-      },
-    )
-  }
-  process.on('SIGINT', () => stop('SIGINT'))
-  process.on('SIGTERM', () => stop('SIGTERM'))
 }
 
 /** A worker's part, from the primary (runPrimary.ts). */
