@@ -38,35 +38,13 @@ export function addStartCommand(program: Command): void {
       const log = pino({ level: config.log.level })
       if (config.server.workers > 1 && cluster.isPrimary) return startPrimary(config, log)
       const worker = config.server.workers > 1 ? await workerRole() : undefined
-      let app: App | undefined
-      let stopping = false
-      const close = (running: App, signal: string) => {
-        log.info({ signal }, 'draining in-flight requests and stopping')
-        running.close().then(
-          () => process.exit(0),
-          (err) => {
-            log.error({ err }, 'shutdown failed')
-            process.exit(1)
-          },
-        )
-      }
-      const stop = (signal: string) => {
-        if (stopping) {
-          log.warn('second signal: exiting now')
-          void app?.devnet?.anvil.stop()
-          // an exit (not a death by signal) also stops a devnet still starting (startAnvil.ts)
-          process.exit(1)
-        }
-        stopping = true
-        // during start-up: it stops as soon as it has started, its devnet with it
-        if (app) close(app, signal)
-        else log.info({ signal }, 'stopping once started')
-      }
+      const stopper = createStopper(log, 'draining in-flight requests and stopping')
       if (!worker) {
         // from the start: a Ctrl-C while the devnet is seeded must not leave it running
-        process.on('SIGINT', () => stop('SIGINT'))
-        process.on('SIGTERM', () => stop('SIGTERM'))
+        process.on('SIGINT', () => stopper.stop('SIGINT'))
+        process.on('SIGTERM', () => stopper.stop('SIGTERM'))
       }
+      let app: App
       try {
         app = await createApp(config, worker ? { log, worker } : { log })
       } catch (err) {
@@ -78,18 +56,16 @@ export function addStartCommand(program: Command): void {
         if (worker) process.exit(1)
         return
       }
-      if (stopping) {
-        close(app, 'a signal during start-up')
-        return
-      }
+      const up = app
+      if (!stopper.started({ stop: () => up.close(), kill: () => void up.devnet?.anvil.stop() })) return
       if (worker) {
         process.send?.({ tollgate: 'listening', url: app.url, networks: app.networks.all.map(networkLine) })
         // the primary decides when workers stop: a terminal's Ctrl-C reaches it (and it sends SIGTERM)
         process.on('SIGINT', () => {})
-        process.on('SIGTERM', () => stop('SIGTERM'))
+        process.on('SIGTERM', () => stopper.stop('SIGTERM'))
         // the primary is gone (killed): no one is left to hand out connections or credits
         process.on('disconnect', () => {
-          if (!stopping) stop('primary gone')
+          if (!stopper.stopping()) stopper.stop('primary gone')
         })
       } else process.stdout.write(banner(app))
     })
@@ -98,33 +74,11 @@ export function addStartCommand(program: Command): void {
 /** `--workers N`: this process forks and watches the workers; they serve. */
 async function startPrimary(config: Config, log: Logger): Promise<void> {
   const { runPrimary, WorkerStartError } = await import('./runPrimary.ts')
-  let primary: Awaited<ReturnType<typeof runPrimary>> | undefined
-  let stopping = false
-  const close = (running: NonNullable<typeof primary>, signal: string) => {
-    log.info({ signal }, 'stopping the workers (they drain in-flight requests)')
-    running.stop().then(
-      () => process.exit(0),
-      (err) => {
-        log.error({ err }, 'shutdown failed')
-        process.exit(1)
-      },
-    )
-  }
-  const stop = (signal: string) => {
-    if (stopping) {
-      log.warn('second signal: exiting now')
-      primary?.kill()
-      // an exit (not a death by signal) also stops a devnet still starting (startAnvil.ts)
-      process.exit(1)
-    }
-    stopping = true
-    // during start-up: it stops as soon as it has started, its devnet with it
-    if (primary) close(primary, signal)
-    else log.info({ signal }, 'stopping once started')
-  }
+  let primary: Awaited<ReturnType<typeof runPrimary>>
+  const stopper = createStopper(log, 'stopping the workers (they drain in-flight requests)')
   // from the start: a Ctrl-C while the devnet is seeded must not leave it running
-  process.on('SIGINT', () => stop('SIGINT'))
-  process.on('SIGTERM', () => stop('SIGTERM'))
+  process.on('SIGINT', () => stopper.stop('SIGINT'))
+  process.on('SIGTERM', () => stopper.stop('SIGTERM'))
   try {
     primary = await runPrimary(config, log)
   } catch (err) {
@@ -134,10 +88,7 @@ async function startPrimary(config: Config, log: Logger): Promise<void> {
     process.exitCode = 1
     return
   }
-  if (stopping) {
-    close(primary, 'a signal during start-up')
-    return
-  }
+  if (!stopper.started(primary)) return
   process.stdout.write(
     bannerText({
       url: primary.url,
@@ -146,6 +97,48 @@ async function startPrimary(config: Config, log: Logger): Promise<void> {
       workers: config.server.workers,
     }),
   )
+}
+
+/** What a stop signal stops: `stop` drains, `kill` is for a second signal. */
+type Stoppable = { stop(): Promise<void>; kill(): void }
+
+/**
+ * The signals' one policy, from the first moment of start-up: the first drains and stops (during
+ * start-up, as soon as the gateway has started), a second exits at once. Exiting rather than dying
+ * by the signal lets an embedded devnet still starting be stopped too (startAnvil.ts).
+ */
+function createStopper(log: Logger, drainMessage: string) {
+  let running: Stoppable | undefined
+  let stopping = false
+  const close = (target: Stoppable, signal: string) => {
+    log.info({ signal }, drainMessage)
+    target.stop().then(
+      () => process.exit(0),
+      (err) => {
+        log.error({ err }, 'shutdown failed')
+        process.exit(1)
+      },
+    )
+  }
+  return {
+    stop(signal: string): void {
+      if (stopping) {
+        log.warn('second signal: exiting now')
+        running?.kill()
+        process.exit(1)
+      }
+      stopping = true
+      if (running) close(running, signal)
+      else log.info({ signal }, 'stopping once started')
+    },
+    stopping: () => stopping,
+    /** The gateway is up: false when a signal came first (it is being stopped now). */
+    started(target: Stoppable): boolean {
+      running = target
+      if (stopping) close(target, 'a signal during start-up')
+      return !stopping
+    },
+  }
 }
 
 /** A worker's part, from the primary (runPrimary.ts). */
