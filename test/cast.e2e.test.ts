@@ -54,10 +54,19 @@ function cast(args: string[], rpcUrl: string): Promise<CastRun> {
           reject(failure)
           return
         }
-        resolve({ code: (err?.code as number | undefined) ?? 0, stdout, stderr })
+        resolve({ code: (err?.code as number | undefined) ?? 0, stdout, stderr: withoutExitNoise(stderr) })
       },
     )
   })
+}
+
+/**
+ * cast's WebSocket client sometimes logs that its backend failed as cast itself exits, against the
+ * node as against the gateway (seen once in CI, on the node's side): a line about cast's shutdown,
+ * not about the command, so it is left out of what the two runs must agree on.
+ */
+function withoutExitNoise(stderr: string): string {
+  return stderr.replace(/^\S+ ERROR alloy_pubsub::service: Pubsub service backend error\.\n/gm, '')
 }
 
 describe('foundry cast through the gateway', () => {
