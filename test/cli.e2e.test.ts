@@ -270,9 +270,11 @@ describe('tollgate start with no config (embedded devnet)', () => {
       child.kill('SIGKILL')
     })
     let output = ''
-    child.stdout.on('data', (chunk: Buffer) => {
+    const collect = (chunk: Buffer) => {
       output += chunk.toString()
-    })
+    }
+    child.stdout.on('data', collect)
+    child.stderr.on('data', collect)
     let anvils: number[] = []
     after(() => {
       for (const pid of anvils) if (isRunning(pid)) process.kill(pid, 'SIGKILL')
