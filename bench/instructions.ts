@@ -20,7 +20,7 @@ import autocannon from 'autocannon'
 import { seedDevnet } from '../src/devnet/seedDevnet.ts'
 import { startAnvil } from '../src/devnet/startAnvil.ts'
 import { cheapCalls } from './cheapCalls.ts'
-import { spawnAndWait, startTollgate, stopChildren } from './processes.ts'
+import { startPassThrough, startTollgate, stopChildren } from './processes.ts'
 
 const calls = Number(process.env.BENCH_CALLS ?? 5_000)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16)
@@ -54,18 +54,9 @@ try {
     key = gate.key
     targets.push({ name, url: gate.url, pid: gate.pid as number, dumps: join(dir, `${name}.${gate.pid}`) })
   }
-  const proxy = await spawnAndWait(
-    ['--import', 'tsx', 'bench/passThroughProxy.ts', anvil.url, '0', key],
-    /listening (\d+)/,
-    callgrind('pass-through'),
-  )
-  const pid = proxy.child.pid as number
-  targets.unshift({
-    name: 'pass-through',
-    url: `http://127.0.0.1:${proxy.match}/v3/${key}`,
-    pid,
-    dumps: join(dir, `pass-through.${pid}`),
-  })
+  const proxy = await startPassThrough(anvil.url, key, callgrind('pass-through'))
+  const pid = proxy.pid as number
+  targets.unshift({ name: 'pass-through', url: proxy.url, pid, dumps: join(dir, `pass-through.${pid}`) })
 
   const names = targets.map((target) => target.name)
   const columns = [

@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { seedDevnet } from '../src/devnet/seedDevnet.ts'
 import { startAnvil } from '../src/devnet/startAnvil.ts'
 import { mineBigBlock } from './mineBigBlock.ts'
-import { children, spawnAndWait, startTollgate } from './processes.ts'
+import { children, startPassThrough, startTollgate } from './processes.ts'
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 12)
 const connectionsList = (process.env.BENCH_CONNECTIONS ?? '1,16,64').split(',').map(Number)
@@ -20,13 +20,10 @@ try {
   const fixtures = await seedDevnet(anvil.url, { loadBlocks: 2 })
   const bigBlock = await mineBigBlock(anvil.url, fixtures.accounts.slice(0, 8), 250)
   const tollgate = await startTollgate(dir, 'tollgate', { url: anvil.url }, { cache: { enabled: false } })
-  const proxy = await spawnAndWait(
-    ['--import', 'tsx', 'bench/passThroughProxy.ts', anvil.url, '0', tollgate.key],
-    /listening (\d+)/,
-  )
+  const proxy = await startPassThrough(anvil.url, tollgate.key)
   const targets = [
     { name: 'node', url: anvil.url },
-    { name: 'pass-through', url: `http://127.0.0.1:${proxy.match}/v3/${tollgate.key}` },
+    { name: 'pass-through', url: proxy.url },
     { name: 'tollgate', url: tollgate.url },
   ]
   const body = JSON.stringify({

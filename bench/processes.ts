@@ -22,7 +22,7 @@ export async function stopChildren(): Promise<void> {
  * Starts `node args...` (behind `wrapper`, a command such as valgrind, if given) and resolves with
  * the first capture of `ready` in its stdout.
  */
-export function spawnAndWait(
+function spawnAndWait(
   args: string[],
   ready: RegExp,
   wrapper: string[] = [],
@@ -43,6 +43,23 @@ export function spawnAndWait(
     })
     child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}: ${output}`)))
   })
+}
+
+/**
+ * The minimal pass-through (bench/passThroughProxy.ts) in front of `upstreamUrl`, serving `key`
+ * (behind `wrapper`, if given): the URL to call it at, and its pid.
+ */
+export async function startPassThrough(
+  upstreamUrl: string,
+  key: string,
+  wrapper: string[] = [],
+): Promise<{ url: string; pid: number | undefined }> {
+  const { child, match } = await spawnAndWait(
+    ['--import', 'tsx', 'bench/passThroughProxy.ts', upstreamUrl, '0', key],
+    /listening (\d+)/,
+    wrapper,
+  )
+  return { url: `http://127.0.0.1:${match}/v3/${key}`, pid: child.pid }
 }
 
 /** Runs the tollgate CLI (this checkout's, or the one at `bin`) and returns its stdout. */

@@ -21,7 +21,7 @@ import { seedDevnet } from '../src/devnet/seedDevnet.ts'
 import { startAnvil } from '../src/devnet/startAnvil.ts'
 import { cheapCalls } from './cheapCalls.ts'
 import { mineBigBlock } from './mineBigBlock.ts'
-import { cpuTicks, spawnAndWait, startTollgate, stopChildren } from './processes.ts'
+import { cpuTicks, startPassThrough, startTollgate, stopChildren } from './processes.ts'
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 4)
 const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 2)
@@ -97,22 +97,11 @@ try {
       { cache: { enabled: false } },
     )
     const caching = await startTollgate(dir, `caching${instance}`, { url: anvil.url })
-    const proxy = () =>
-      spawnAndWait(
-        ['--import', 'tsx', 'bench/passThroughProxy.ts', anvil.url, '0', forwarding.key],
-        /listening (\d+)/,
-      )
-    const [pass, control] = [await proxy(), await proxy()]
     const passThrough: Target = {
       name: 'pass-through',
-      url: `http://127.0.0.1:${pass.match}/v3/${forwarding.key}`,
-      pid: pass.child.pid,
+      ...(await startPassThrough(anvil.url, forwarding.key)),
     }
-    const copy: Target = {
-      name: 'control',
-      url: `http://127.0.0.1:${control.match}/v3/${forwarding.key}`,
-      pid: control.child.pid,
-    }
+    const copy: Target = { name: 'control', ...(await startPassThrough(anvil.url, forwarding.key)) }
     const set = instances > 1 ? `set ${instance + 1}/${instances}: ` : ''
     await measureRows(
       forwardedRows,

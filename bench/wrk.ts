@@ -19,13 +19,19 @@ import { seedDevnet } from '../src/devnet/seedDevnet.ts'
 import { startAnvil } from '../src/devnet/startAnvil.ts'
 import { type BenchCall, cheapCalls } from './cheapCalls.ts'
 import { combine, fmt, type Measurement } from './measureLoad.ts'
-import { cpuTicks, spawnAndWait, startTollgate, stopChildren } from './processes.ts'
+import { cpuTicks, startPassThrough, startTollgate, stopChildren } from './processes.ts'
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 4)
 const halves = Number(process.env.BENCH_HALVES ?? 2)
 const instances = Number(process.env.BENCH_INSTANCES ?? 3)
 const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 2)
 const connectionsList = (process.env.BENCH_CONNECTIONS ?? '16,64').split(',').map(Number)
+// wrk takes whole seconds
+if (!Number.isInteger(seconds / halves) || !Number.isInteger(warmupSeconds)) {
+  throw new Error(
+    'BENCH_SECONDS / BENCH_HALVES and BENCH_WARMUP_SECONDS must be whole seconds (wrk takes no less)',
+  )
+}
 
 type Target = { name: 'pass-through' | 'control' | 'tollgate'; url: string; pid: number | undefined }
 
@@ -88,16 +94,11 @@ try {
 /** A fresh set: tollgate (cache off), the pass-through and its copy, all on the one anvil and key. */
 async function startTargets(name: string): Promise<Target[]> {
   const gate = await startTollgate(dir, name, { url: anvil.url }, { cache: { enabled: false } })
-  const proxy = () =>
-    spawnAndWait(
-      ['--import', 'tsx', 'bench/passThroughProxy.ts', anvil.url, '0', gate.key],
-      /listening (\d+)/,
-    )
-  const [pass, control] = [await proxy(), await proxy()]
-  const urlOf = (port: string) => `http://127.0.0.1:${port}/v3/${gate.key}`
+  const pass = await startPassThrough(anvil.url, gate.key)
+  const control = await startPassThrough(anvil.url, gate.key)
   return [
-    { name: 'pass-through', url: urlOf(pass.match), pid: pass.child.pid },
-    { name: 'control', url: urlOf(control.match), pid: control.child.pid },
+    { name: 'pass-through', ...pass },
+    { name: 'control', ...control },
     { name: 'tollgate', url: gate.url, pid: gate.pid },
   ]
 }

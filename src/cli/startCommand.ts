@@ -56,8 +56,7 @@ export function addStartCommand(program: Command): void {
         if (worker) process.exit(1)
         return
       }
-      const up = app
-      if (!stopper.started({ stop: () => up.close(), kill: () => void up.devnet?.anvil.stop() })) return
+      if (!stopper.started({ stop: () => app.close(), kill: () => void app.devnet?.anvil.stop() })) return
       if (worker) {
         process.send?.({ tollgate: 'listening', url: app.url, networks: app.networks.all.map(networkLine) })
         // the primary decides when workers stop: a terminal's Ctrl-C reaches it (and it sends SIGTERM)
