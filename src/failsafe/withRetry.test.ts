@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { createFakeTimers } from '../../test/helpers/createFakeTimers.ts'
-import { withRetry } from './withRetry.ts'
+import { retryAfter, withRetry } from './withRetry.ts'
 
 /** Tries that answer the outcomes given, in order, each at once; then nothing left to try. */
 function scripted(outcomes: string[], timers: { now(): number }) {
@@ -88,5 +88,47 @@ describe('withRetry', () => {
     await timers.advance(150)
     assert.equal(await slow, 'failed')
     assert.equal(tries, 1)
+  })
+})
+
+describe('retryAfter', () => {
+  it('goes on from a first try made outside: the first retry is try 1, paused for as told', async () => {
+    const timers = createFakeTimers()
+    const { startedAt, tryOnce } = scripted(['(made outside)', 'failed', 'ok'], timers)
+    const pauses: number[] = []
+    const outcome = retryAfter('failed', tryOnce, {
+      retryable,
+      pauseMs: (index) => {
+        pauses.push(index)
+        return 10
+      },
+      deadline: 1_000,
+      now: timers.now,
+      timers,
+    })
+    await timers.advance(10)
+    await timers.advance(10)
+    assert.equal(await outcome, 'ok')
+    assert.deepEqual(
+      [startedAt, pauses],
+      [
+        [10, 20],
+        [1, 2],
+      ],
+    )
+  })
+
+  it('the first outcome when nothing is left to try, or the deadline has passed', async () => {
+    const timers = createFakeTimers()
+    const options = { retryable, pauseMs: () => 0, deadline: 1_000, now: timers.now, timers }
+    assert.equal(await retryAfter('failed', () => undefined, options), 'failed')
+    let tries = 0
+    const late = { ...options, deadline: timers.now() }
+    const tryOnce = () => {
+      tries++
+      return Promise.resolve('ok')
+    }
+    assert.equal(await retryAfter('failed', tryOnce, late), 'failed')
+    assert.equal(tries, 0)
   })
 })

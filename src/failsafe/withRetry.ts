@@ -21,14 +21,29 @@ export async function withRetry<T>(
   tryOnce: (index: number) => Promise<T> | undefined,
   options: RetryOptions<T>,
 ): Promise<T | undefined> {
+  if (options.deadline - options.now() <= 0) return undefined
+  const work = tryOnce(0)
+  if (!work) return undefined
+  const first = await work
+  return options.retryable(first) ? retryAfter(first, tryOnce, options) : first
+}
+
+/**
+ * withRetry from its first retry on, after a first try the caller made itself (a caller that awaits
+ * its first try directly, with no layer of this one's between, on the path where it answers).
+ * `first` is that try's outcome, retryable; resolves with the last outcome.
+ */
+export async function retryAfter<T>(
+  first: T,
+  tryOnce: (index: number) => Promise<T> | undefined,
+  options: RetryOptions<T>,
+): Promise<T> {
   const { now, deadline } = options
-  let last: T | undefined
-  for (let index = 0; ; index++) {
-    if (index > 0) {
-      const pauseMs = options.pauseMs(index)
-      if (pauseMs > 0) {
-        await sleep(Math.min(pauseMs, (deadline - now()) / 4), options.timers ?? systemTimers)
-      }
+  let last = first
+  for (let index = 1; ; index++) {
+    const pauseMs = options.pauseMs(index)
+    if (pauseMs > 0) {
+      await sleep(Math.min(pauseMs, (deadline - now()) / 4), options.timers ?? systemTimers)
     }
     if (deadline - now() <= 0) return last
     const work = tryOnce(index)

@@ -48,8 +48,7 @@ export async function handleHttpRpc(deps: HttpRpcDeps, request: HttpRpcRequest):
     const id = requestIdOf(deps, request.body)
     outcome = await refuse(deps, key, access.networkName, id, access.error)
   } else {
-    // a network without a cache forwards nearly every call: its text is read for that at once
-    const parsed = parse(deps, request.body, !access.network.cache)
+    const parsed = parse(deps, request.body)
     if (!parsed.ok) outcome = await refuse(deps, key, access.network.name, null, parsed.refusal)
     else {
       const { network, guard, failover } = access
@@ -116,14 +115,13 @@ function creditHeaders(meter: Meter, key: KeyEntry, outcome: RpcOutcome): Record
 function parse(
   deps: HttpRpcDeps,
   body: Buffer | TollgateError,
-  readNow = false,
 ): { ok: true; request: RpcRequest } | { ok: false; refusal: unknown } {
   if (!Buffer.isBuffer(body)) return { ok: false, refusal: body }
   try {
     // a call forwarded as written goes as these bytes when they are the text they decode to
     return {
       ok: true,
-      request: parseRpcRequest(body.toString(), deps, isUtf8(body) ? body : undefined, readNow),
+      request: parseRpcRequest(body.toString(), deps, isUtf8(body) ? body : undefined),
     }
   } catch (refusal) {
     return { ok: false, refusal }

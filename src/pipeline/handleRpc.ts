@@ -1,11 +1,11 @@
-import { cacheScope } from '../cache/cacheScope.ts'
+import { type CacheScope, cacheScope } from '../cache/cacheScope.ts'
 import { type FetchedAnswer, resultAnswer } from '../cache/createRpcCache.ts'
 import type { Cancellation } from '../failsafe/Cancellation.ts'
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import { asWrittenBody } from '../jsonrpc/parseRpcRequest.ts'
 import { readHexResult } from '../jsonrpc/readHexResult.ts'
 import { serializeResult } from '../jsonrpc/serialize.ts'
-import type { RpcId, RpcPayload } from '../jsonrpc/types.ts'
+import type { RpcCall, RpcId, RpcPayload } from '../jsonrpc/types.ts'
 import type { MethodSpec } from '../methods/methodTable.ts'
 import type { Network } from '../networks/createNetwork.ts'
 import { ClientGoneError, type SendOptions } from '../upstreams/createUpstreamPool.ts'
@@ -17,18 +17,47 @@ import { isNotFoundError } from './isNotFoundError.ts'
 import type { PreparedCall } from './prepareCall.ts'
 import type { RpcContext } from './rpcContext.ts'
 
-export type CallAnswer = {
-  payload: RpcPayload
-  /** A partner provider answered this call (docs/compatibility.md §7 failover). */
-  partner: boolean
+/** An answer a partner provider gave (docs/compatibility.md §7 failover). */
+export class PartnerAnswer {
+  constructor(readonly payload: RpcPayload) {}
 }
+
+/** A call's answer: its payload, or a partner's answer (which the client is told of). */
+export type CallAnswer = RpcPayload | PartnerAnswer
 
 /**
  * Runs one prepared call: the gas cap, the cache, the upstream pool and partner failover, the
  * docs/compatibility.md §7 duties on the answer. Upstream answers are returned as the bytes the node sent, parsed
- * only when a duty must look inside. Throws TollgateErrors; the caller turns them into wire errors.
+ * only when a duty must look inside. Rejects with TollgateErrors; the caller turns them into wire errors.
+ * A call with nothing to do but be sent (most calls without a cache) gets the pool's own promise: no
+ * layer of its own between the request and the upstream.
  */
-export async function handleRpc(ctx: RpcContext, prepared: PreparedCall & { ok: true }): Promise<CallAnswer> {
+export function handleRpc(ctx: RpcContext, prepared: PreparedCall & { ok: true }): Promise<CallAnswer> {
+  const { spec, params } = prepared
+  const { network } = ctx
+  if (hasDuties(spec) || (ctx.failover && network.failoverMethods.has(spec.name))) {
+    return answerWithDuties(ctx, prepared)
+  }
+  const scope = cacheScope(spec, params, network.heads.finalized())
+  if (network.cache && scope !== 'never') return answerWithDuties(ctx, prepared)
+  const route = routeOf(spec, params, scope, undefined, undefined)
+  return network.pool.send(forwardedBody(prepared), sendOptions(network, route, ctx.cancellation))
+}
+
+/** Whether a method's calls need more than sending: answered here, bounded, capped or read after. */
+function hasDuties(spec: MethodSpec): boolean {
+  return (
+    spec.localResult !== undefined ||
+    spec.subscriptionOnly ||
+    spec.capsGas ||
+    spec.boundsLogs ||
+    spec.nullWhenNotFound ||
+    spec.monotonicHead
+  )
+}
+
+/** Every other call: answered here, or capped, bounded, cached, failed over or read after sending. */
+async function answerWithDuties(ctx: RpcContext, prepared: PreparedCall & { ok: true }): Promise<CallAnswer> {
   const { call, spec } = prepared
   let { params } = prepared
   if (spec.localResult) return local(call.id, spec.localResult())
@@ -48,33 +77,18 @@ export async function handleRpc(ctx: RpcContext, prepared: PreparedCall & { ok: 
 
   const checkLogs = spec.boundsLogs ? await boundLogs(network, params[0]) : undefined
   const { cache } = network
-  // answers that cannot change may come from any upstream; the others only from upstreams at the
-  // head, except calls on one node's state (filters), which keep to config order
   const scope = cacheScope(spec, params, network.heads.finalized())
-  const headSensitive = scope !== 'immutable' && !spec.nodeState
   // this call's own right to fail over (docs/compatibility.md §7): plan, header or key switch, method
   const partners = ctx.failover && network.failoverMethods.has(spec.name) ? network.partners : undefined
-  const route: Route = {
-    partners,
-    headSensitive,
-    retry: spec.idempotent,
-    rawTransaction: spec.sendsTransaction ? (params[0] as string) : undefined,
-    checkLogs,
-  }
+  const route = routeOf(spec, params, scope, partners, checkLogs)
   let answer: CallAnswer
   if (!cache || scope === 'never') {
-    // the client's own text when nothing in it changed (the id kept as written); else written anew
-    const asWritten = prepared.paramsAsSent && params === prepared.params ? asWrittenBody(call) : undefined
-    const body = asWritten ?? JSON.stringify({ jsonrpc: '2.0', id: call.id, method: call.method, params })
+    const body = params === prepared.params ? forwardedBody(prepared) : writtenBody(call, params)
     if (!partners && !checkLogs) {
-      // nothing to do but send (most calls): the pool's answer as it is
-      answer = {
-        payload: await network.pool.send(body, sendOptions(network, route, ctx.cancellation)),
-        partner: false,
-      }
+      // nothing to do before sending: the pool's answer as it is
+      answer = await network.pool.send(body, sendOptions(network, route, ctx.cancellation))
     } else {
-      const fetched = await forward(ctx, spec, body, route, ctx.cancellation)
-      answer = { payload: fetched.body, partner: fetched.partner }
+      answer = toCallAnswer(await forward(ctx, spec, body, route, ctx.cancellation))
     }
   } else {
     // the params are serialised once: for the cache key and the upstream body alike
@@ -82,10 +96,10 @@ export async function handleRpc(ctx: RpcContext, prepared: PreparedCall & { ok: 
     const key = `${spec.name}${paramsJson}`
     const hit = cache.get(key, scope, call.id)
     if (hit !== undefined) {
-      if (!spec.monotonicHead) return { payload: hit, partner: false }
+      if (!spec.monotonicHead) return hit
       // a kept eth_blockNumber may be lower than a head shown since (from another upstream)
       const shown = notBelowShownHead(network, call.id, hit)
-      return { payload: shown instanceof Promise ? await shown : shown, partner: false }
+      return shown instanceof Promise ? await shown : shown
     }
     // one upstream call for every identical call in flight: it must not end when one client leaves.
     // Calls that may fail over share loads only with each other: a key that may not must never get
@@ -98,21 +112,54 @@ export async function handleRpc(ctx: RpcContext, prepared: PreparedCall & { ok: 
       partners ? 'failover' : undefined,
     )
     const payload = 'result' in loaded ? resultAnswer(call.id, loaded.result) : withId(loaded.answer, call.id)
-    answer = { payload, partner: loaded.partner === true }
+    answer = loaded.partner === true ? new PartnerAnswer(payload) : payload
   }
 
-  const { payload } = answer
+  const partner = answer instanceof PartnerAnswer
+  const payload = answer instanceof PartnerAnswer ? answer.payload : answer
   // a kept result in parts is a result, never an error
   if (spec.nullWhenNotFound && !(payload instanceof AnswerParts)) {
     const error = readNodeError(payload)
-    if (error && isNotFoundError(error)) return local(call.id, null, answer.partner)
+    if (error && isNotFoundError(error)) return local(call.id, null, partner)
   }
   if (spec.monotonicHead) {
     // a promise only while a new number waits to be shown everywhere: no await otherwise
     const shown = notBelowShownHead(network, call.id, payload)
-    return { payload: shown instanceof Promise ? await shown : shown, partner: answer.partner }
+    const number = shown instanceof Promise ? await shown : shown
+    return partner ? new PartnerAnswer(number) : number
   }
   return answer
+}
+
+/** The client's own text when nothing in it changed (the id kept as written); else written anew. */
+function forwardedBody(prepared: PreparedCall & { ok: true }): string | Buffer {
+  const { call, params } = prepared
+  return (prepared.paramsAsSent ? asWrittenBody(call) : undefined) ?? writtenBody(call, params)
+}
+
+function writtenBody(call: RpcCall, params: unknown[]): string {
+  return JSON.stringify({ jsonrpc: '2.0', id: call.id, method: call.method, params })
+}
+
+/** Where a call may be sent: answers that cannot change from any upstream, the others only from upstreams at the head, except calls on one node's state (filters), which keep to config order. */
+function routeOf(
+  spec: MethodSpec,
+  params: unknown[],
+  scope: CacheScope,
+  partners: Network['partners'],
+  checkLogs: LogsAnswerCheck | undefined,
+): Route {
+  return {
+    partners,
+    headSensitive: scope !== 'immutable' && !spec.nodeState,
+    retry: spec.idempotent,
+    rawTransaction: spec.sendsTransaction ? (params[0] as string) : undefined,
+    checkLogs,
+  }
+}
+
+function toCallAnswer(fetched: FetchedAnswer): CallAnswer {
+  return fetched.partner ? new PartnerAnswer(fetched.body) : fetched.body
 }
 
 /** Where and how a call is sent, decided once per call. */
@@ -226,5 +273,6 @@ function withId(answer: Buffer, id: RpcId): string {
 }
 
 function local(id: RpcId, result: unknown, partner = false): CallAnswer {
-  return { payload: serializeResult(id, result), partner }
+  const payload = serializeResult(id, result)
+  return partner ? new PartnerAnswer(payload) : payload
 }

@@ -107,17 +107,12 @@ export function openRpcSocket(
     return false
   }
 
-  function parse(text: string): RpcRequest {
-    // a network without a cache forwards nearly every call: its text is read for that at once
-    return parseRpcRequest(text, options, undefined, !ctx.network.cache)
-  }
-
   async function run(text: string): Promise<void> {
     if (!apply(await options.access.current())) return
     const current = ctx
     let request: RpcRequest
     try {
-      request = parse(text)
+      request = parseRpcRequest(text, options)
     } catch (err) {
       const { error } = await chargeRefusal(current.meter, current.key.subject, current.network.name, err)
       send(errorOutcome(current, null, error).payload)
@@ -132,7 +127,7 @@ export function openRpcSocket(
     const limit = new InFlightLimitError(options.maxInFlight)
     let request: RpcRequest
     try {
-      request = parse(text)
+      request = parseRpcRequest(text, options)
     } catch {
       send(errorOutcome(base, null, limit).payload)
       return

@@ -5,7 +5,7 @@ import type { RpcEntry, RpcId, RpcPayload, RpcRequest } from '../jsonrpc/types.t
 import type { Admission, Settlement, UsageRecord } from '../metering/createMeter.ts'
 import { credits } from '../methods/methodTable.ts'
 import { ClientGoneError } from '../upstreams/createUpstreamPool.ts'
-import { handleRpc } from './handleRpc.ts'
+import { type CallAnswer, handleRpc, PartnerAnswer } from './handleRpc.ts'
 import { type PreparedCall, prepareCall } from './prepareCall.ts'
 import type { RpcContext } from './rpcContext.ts'
 
@@ -41,13 +41,24 @@ export function runRpcRequest(ctx: RpcContext, request: RpcRequest): Promise<Rpc
   return request.isBatch ? runBatch(ctx, request.entries) : runSingle(ctx, request.entry)
 }
 
-/** One call: the batch's steps without its lists (this is nearly every request). */
+/**
+ * One call: the batch's steps without its lists (this is nearly every request), the call awaited
+ * here without a layer of its own.
+ */
 async function runSingle(ctx: RpcContext, entry: RpcEntry): Promise<RpcOutcome> {
   const prepared = prepareCall(ctx, entry)
   const admitted = admit(ctx, prepared.costCredits, idOf(prepared))
   const admission = admitted instanceof Promise ? await admitted : admitted
   if ('status' in admission) return admission
-  const outcome = await runCall(ctx, prepared)
+  let outcome: CallOutcome
+  if (!prepared.ok) outcome = refusedCall(ctx, prepared)
+  else {
+    try {
+      outcome = answeredCall(ctx, prepared, await handleRpc(ctx, prepared))
+    } catch (err) {
+      outcome = failedCall(ctx, prepared, err)
+    }
+  }
   const settlement = ctx.meter.settle(admission, outcome.usage ? [outcome.usage] : [])
   return {
     status: outcome.httpStatus,
@@ -103,27 +114,50 @@ function refusal(ctx: RpcContext, id: RpcId, err: unknown): RpcOutcome {
 }
 
 async function runCall(ctx: RpcContext, prepared: PreparedCall): Promise<CallOutcome> {
-  const network = ctx.network.name
-  if (!prepared.ok) {
-    const { payload, httpStatus } = errorOutcome(ctx, prepared.id, prepared.error)
-    const usage = { method: prepared.method, network, credits: prepared.costCredits }
-    return { payload, httpStatus, usage, isNotification: prepared.isNotification }
-  }
-  const { call, spec } = prepared
+  if (!prepared.ok) return refusedCall(ctx, prepared)
   try {
-    const { payload, partner } = await handleRpc(ctx, prepared)
-    const usage: UsageRecord = { method: spec.name, network, credits: spec.costCredits }
-    if (partner) usage.failover = true
-    return { payload, httpStatus: 200, usage, isNotification: call.isNotification, partner }
+    return answeredCall(ctx, prepared, await handleRpc(ctx, prepared))
   } catch (err) {
-    const { payload, httpStatus } = errorOutcome(ctx, call.id, err)
-    // failures on our side or upstream (5xx), and calls whose client went away, cost nothing; params
-    // refused before any node was asked (an eth_getLogs range over the limit) cost what refused input costs
-    const free = httpStatus >= 500 || err instanceof ClientGoneError
-    const charged = free ? 0 : err instanceof InvalidParamsError ? credits.refusedInput : spec.costCredits
-    const usage = { method: spec.name, network, credits: charged }
-    return { payload, httpStatus, usage, isNotification: call.isNotification }
+    return failedCall(ctx, prepared, err)
   }
+}
+
+/** A call refused before it ran: what refused input costs, and its error. */
+function refusedCall(ctx: RpcContext, prepared: PreparedCall & { ok: false }): CallOutcome {
+  const { payload, httpStatus } = errorOutcome(ctx, prepared.id, prepared.error)
+  const usage = { method: prepared.method, network: ctx.network.name, credits: prepared.costCredits }
+  return { payload, httpStatus, usage, isNotification: prepared.isNotification }
+}
+
+function answeredCall(
+  ctx: RpcContext,
+  prepared: PreparedCall & { ok: true },
+  answer: CallAnswer,
+): CallOutcome {
+  const { call, spec } = prepared
+  const usage: UsageRecord = { method: spec.name, network: ctx.network.name, credits: spec.costCredits }
+  if (!(answer instanceof PartnerAnswer)) {
+    return { payload: answer, httpStatus: 200, usage, isNotification: call.isNotification }
+  }
+  usage.failover = true
+  return {
+    payload: answer.payload,
+    httpStatus: 200,
+    usage,
+    isNotification: call.isNotification,
+    partner: true,
+  }
+}
+
+function failedCall(ctx: RpcContext, prepared: PreparedCall & { ok: true }, err: unknown): CallOutcome {
+  const { call, spec } = prepared
+  const { payload, httpStatus } = errorOutcome(ctx, call.id, err)
+  // failures on our side or upstream (5xx), and calls whose client went away, cost nothing; params
+  // refused before any node was asked (an eth_getLogs range over the limit) cost what refused input costs
+  const free = httpStatus >= 500 || err instanceof ClientGoneError
+  const charged = free ? 0 : err instanceof InvalidParamsError ? credits.refusedInput : spec.costCredits
+  const usage = { method: spec.name, network: ctx.network.name, credits: charged }
+  return { payload, httpStatus, usage, isNotification: call.isNotification }
 }
 
 export function errorOutcome(ctx: Pick<RpcContext, 'log'>, id: RpcId, err: unknown) {

@@ -94,7 +94,7 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
         if (!res.writableFinished) cancellation.cancel()
         if (inFlight === 0) drained?.()
       })
-      handle(req, res, cancellation).catch((err) => sendError(res, err))
+      void handle(req, res, cancellation)
     },
   )
   server.maxConnections = options.maxConnections
@@ -128,6 +128,9 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
         res.uncork()
         return
       }
+      // its length given, the body goes as it is, without chunked framing around it
+      const bytes = typeof body === 'string' ? Buffer.byteLength(body) : (body as Buffer).length
+      raw.push('content-length', String(bytes))
       res.writeHead(status, raw)
       res.end(body)
       return
@@ -176,100 +179,105 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
     return false
   }
 
+  /** Answers one request; what it throws is answered by sendError (caught here, not by a promise more per request). */
   async function handle(
     req: IncomingMessage,
     res: ServerResponse,
     cancellation: Cancellation,
   ): Promise<void> {
-    const route = parseRoute(req.url ?? '/')
-    switch (route.kind) {
-      case 'healthz':
-        return send(req, res, 200, JSON.stringify({ status: 'ok' }))
-      case 'readyz': {
-        const { ok, body } = handlers.ready()
-        return send(req, res, ok ? 200 : 503, JSON.stringify(body))
-      }
-      case 'metrics': {
-        if (!handlers.metrics) throw new RouteNotFoundError()
-        if (req.method !== 'GET') throw new HttpMethodNotAllowedError('GET')
-        const answer = await handlers.metrics({ authorization: req.headers.authorization })
-        if (res.destroyed) return
-        res.writeHead(answer.status, { 'content-type': answer.contentType })
-        res.end(answer.body)
-        return
-      }
-      case 'admin': {
-        const body = (await readBody(req, adminMaxBodyBytes)).toString()
-        const answer = await handlers.admin({
-          method: req.method ?? 'GET',
-          url: req.url ?? '/',
-          authorization: req.headers.authorization,
-          body,
-        })
-        return send(req, res, answer.status, JSON.stringify(answer.body))
-      }
-      case 'dashboard': {
-        if (!handlers.dashboard) throw new RouteNotFoundError()
-        const body = (await readBody(req, adminMaxBodyBytes)).toString()
-        const {
-          status,
-          body: answer,
-          headers,
-          contentType,
-        } = await handlers.dashboard({
-          method: req.method ?? 'GET',
-          url: req.url ?? '/',
-          headers: req.headers,
-          body,
-          clientAddress: clientAddressOf(req),
-          secure: 'encrypted' in req.socket,
-        })
-        return send(req, res, status, answer, headers, contentType)
-      }
-      case 'gas': {
-        if (handleCors(req, res)) return
-        if (req.method !== 'GET') throw new HttpMethodNotAllowedError('GET')
-        const answer = await handlers.gas({
-          pathKey: route.pathKey,
-          chainId: route.chainId,
-          endpoint: route.endpoint,
-          authorization: req.headers.authorization,
-          clientAddress: clientAddressOf(req),
-          origin: req.headers.origin,
-          userAgent: req.headers['user-agent'],
-        })
-        return send(req, res, answer.status, JSON.stringify(answer.body), answer.headers)
-      }
-      case 'ws':
-        throw new UpgradeRequiredError()
-      case 'notFound':
-        throw new RouteNotFoundError()
-      case 'rpc': {
-        if (handleCors(req, res)) return
-        if (req.method !== 'POST') {
-          if (rpcAnswers) rpcAnswers['4xx']++
-          throw new HttpMethodNotAllowedError('POST')
+    try {
+      const route = parseRoute(req.url ?? '/')
+      switch (route.kind) {
+        case 'healthz':
+          return send(req, res, 200, JSON.stringify({ status: 'ok' }))
+        case 'readyz': {
+          const { ok, body } = handlers.ready()
+          return send(req, res, ok ? 200 : 503, JSON.stringify(body))
         }
-        let body: Buffer | TollgateError
-        try {
-          if (!isJsonContentType(req.headers['content-type'])) throw new UnsupportedContentTypeError()
-          body = await readBody(req, options.maxBodyBytes)
-        } catch (err) {
-          if (!(err instanceof TollgateError)) throw err
-          // a refused body may still be arriving: do not keep a connection whose stream position is unknown
-          res.setHeader('connection', 'close')
-          body = err
+        case 'metrics': {
+          if (!handlers.metrics) throw new RouteNotFoundError()
+          if (req.method !== 'GET') throw new HttpMethodNotAllowedError('GET')
+          const answer = await handlers.metrics({ authorization: req.headers.authorization })
+          if (res.destroyed) return
+          res.writeHead(answer.status, { 'content-type': answer.contentType })
+          res.end(answer.body)
+          return
         }
-        const keyRequest = keyRequestOf(req, route, clientAddressOf(req))
-        const answer = await handlers.rpc({ keyRequest, body, cancellation })
-        if (rpcAnswers) {
-          if (answer.status >= 500) rpcAnswers['5xx']++
-          else if (answer.status >= 400) rpcAnswers['4xx']++
-          else rpcAnswers['2xx']++
+        case 'admin': {
+          const body = (await readBody(req, adminMaxBodyBytes)).toString()
+          const answer = await handlers.admin({
+            method: req.method ?? 'GET',
+            url: req.url ?? '/',
+            authorization: req.headers.authorization,
+            body,
+          })
+          return send(req, res, answer.status, JSON.stringify(answer.body))
         }
-        onRpcAnswer?.(route.networkName, req.headers.host, answer.status)
-        return send(req, res, answer.status, answer.body, answer.headers)
+        case 'dashboard': {
+          if (!handlers.dashboard) throw new RouteNotFoundError()
+          const body = (await readBody(req, adminMaxBodyBytes)).toString()
+          const {
+            status,
+            body: answer,
+            headers,
+            contentType,
+          } = await handlers.dashboard({
+            method: req.method ?? 'GET',
+            url: req.url ?? '/',
+            headers: req.headers,
+            body,
+            clientAddress: clientAddressOf(req),
+            secure: 'encrypted' in req.socket,
+          })
+          return send(req, res, status, answer, headers, contentType)
+        }
+        case 'gas': {
+          if (handleCors(req, res)) return
+          if (req.method !== 'GET') throw new HttpMethodNotAllowedError('GET')
+          const answer = await handlers.gas({
+            pathKey: route.pathKey,
+            chainId: route.chainId,
+            endpoint: route.endpoint,
+            authorization: req.headers.authorization,
+            clientAddress: clientAddressOf(req),
+            origin: req.headers.origin,
+            userAgent: req.headers['user-agent'],
+          })
+          return send(req, res, answer.status, JSON.stringify(answer.body), answer.headers)
+        }
+        case 'ws':
+          throw new UpgradeRequiredError()
+        case 'notFound':
+          throw new RouteNotFoundError()
+        case 'rpc': {
+          if (handleCors(req, res)) return
+          if (req.method !== 'POST') {
+            if (rpcAnswers) rpcAnswers['4xx']++
+            throw new HttpMethodNotAllowedError('POST')
+          }
+          let body: Buffer | TollgateError
+          try {
+            if (!isJsonContentType(req.headers['content-type'])) throw new UnsupportedContentTypeError()
+            body = await readBody(req, options.maxBodyBytes)
+          } catch (err) {
+            if (!(err instanceof TollgateError)) throw err
+            // a refused body may still be arriving: do not keep a connection whose stream position is unknown
+            res.setHeader('connection', 'close')
+            body = err
+          }
+          const keyRequest = keyRequestOf(req, route, clientAddressOf(req))
+          const answer = await handlers.rpc({ keyRequest, body, cancellation })
+          if (rpcAnswers) {
+            if (answer.status >= 500) rpcAnswers['5xx']++
+            else if (answer.status >= 400) rpcAnswers['4xx']++
+            else rpcAnswers['2xx']++
+          }
+          onRpcAnswer?.(route.networkName, req.headers.host, answer.status)
+          return send(req, res, answer.status, answer.body, answer.headers)
+        }
       }
+    } catch (err) {
+      sendError(res, err)
     }
   }
 

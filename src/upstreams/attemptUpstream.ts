@@ -16,14 +16,16 @@ export type AttemptStops = {
  * One call to one upstream, bounded by `timeoutMs`, the client's cancellation and the call's own
  * (a hedge won), judged. A stopped attempt aborts its request, and ends even if the request never
  * started (still queued for a connection, it has no abort yet). One promise per attempt (withTimeout's):
- * the request reports through a callback.
+ * the request reports through a callback, and `judged` (called once, with the verdict, as it is
+ * reached) gives what the promise resolves with, so that a caller's bookkeeping needs no promise of its own.
  */
-export function attemptUpstream(
+export function attemptUpstream<T = Verdict>(
   upstream: Upstream,
   body: string | Buffer,
   timeoutMs: number,
   stops: AttemptStops = {},
-): Promise<Verdict> {
+  judged: (verdict: Verdict) => T = (verdict) => verdict as T,
+): Promise<T> {
   let abort: ((reason: Error) => void) | undefined
   let stoppedFor: string | undefined
   let unsubscribeClient: (() => void) | undefined
@@ -33,15 +35,15 @@ export function attemptUpstream(
     unsubscribeCall?.()
     return judgeAttempt(result)
   }
-  const stop = (result: AttemptResult): Verdict => {
+  const stop = (result: AttemptResult): T => {
     const verdict = judge(result)
     if (stoppedFor === undefined) {
       stoppedFor = (verdict as AttemptFailure).reason
       abort?.(new Error(stoppedFor))
     }
-    return verdict
+    return judged(verdict)
   }
-  return withTimeout<Verdict>(
+  return withTimeout<T>(
     (settle) => {
       unsubscribeClient = stops.cancellation?.onCancel(() => settle(stop({ clientGone: true })))
       if (stoppedFor !== undefined) return
@@ -56,7 +58,7 @@ export function attemptUpstream(
           },
         },
         (result) => {
-          if (stoppedFor === undefined) settle(judge(result))
+          if (stoppedFor === undefined) settle(judged(judge(result)))
         },
       )
     },

@@ -5,7 +5,7 @@ import { type BackoffPolicy, getBackoffMs } from '../failsafe/getBackoffMs.ts'
 import { LatencyWindow } from '../failsafe/LatencyWindow.ts'
 import { systemTimers, type Timers } from '../failsafe/Timers.ts'
 import { withHedge } from '../failsafe/withHedge.ts'
-import { withRetry } from '../failsafe/withRetry.ts'
+import { retryAfter } from '../failsafe/withRetry.ts'
 import { answerResentTransaction } from './answerResentTransaction.ts'
 import { attemptUpstream } from './attemptUpstream.ts'
 import { createMemberRanking } from './createMemberRanking.ts'
@@ -141,7 +141,7 @@ const defaultLatencySamples = 64
  * config order (createMemberRanking), sends each call to the best one, retries idempotent calls on transient failures
  * within the call's deadline, hedges slow idempotent calls on another member, and keeps calls off
  * dead members with a per-member circuit breaker. Composes the failsafe/ primitives: each attempt
- * has a timeout (withTimeout), attempts race a slow one (withHedge) inside withRetry (a pause,
+ * has a timeout (withTimeout), attempts race a slow one (withHedge) inside retryAfter (a pause,
  * getBackoffMs, only before the same member again), which goes on as judgeAttempt and mayRetry say;
  * each member has a CircuitBreaker.
  */
@@ -244,7 +244,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     let seen = false
 
     /** One attempt on `member`; its outcome is held for or against the member as soon as it is in. */
-    async function attempt(member: PoolMember, superseded: Cancellation | undefined): Promise<Step> {
+    function attempt(member: PoolMember, superseded: Cancellation | undefined): Promise<Step> {
       const index = started++
       const remaining = deadline - now()
       // one attempt waits at most attemptTimeoutMs while something else could still answer in time:
@@ -255,26 +255,24 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
       tried ??= []
       tried.push(member)
       const began = now()
-      const verdict = await attemptUpstream(member.upstream, body, timeoutMs, {
-        cancellation,
-        superseded,
-        timers,
-      })
-      if ('answer' in verdict) succeeded(member, now() - began)
-      else if (!verdict.clientGone) {
-        record(member, verdict, probe)
-        if (verdict.superseded) return { member, verdict }
-        failures ??= []
-        failures.push(`${member.upstream.label}: ${verdict.reason}`)
-        if (verdict.nodeAnswer) {
-          nodeAnswer = verdict.nodeAnswer
-          answered ??= new Set()
-          answered.add(member)
+      const stops = { cancellation, superseded, timers }
+      return attemptUpstream(member.upstream, body, timeoutMs, stops, (verdict): Step => {
+        if ('answer' in verdict) succeeded(member, now() - began)
+        else if (!verdict.clientGone) {
+          record(member, verdict, probe)
+          if (verdict.superseded) return { member, verdict }
+          failures ??= []
+          failures.push(`${member.upstream.label}: ${verdict.reason}`)
+          if (verdict.nodeAnswer) {
+            nodeAnswer = verdict.nodeAnswer
+            answered ??= new Set()
+            answered.add(member)
+          }
+          if (!verdict.unsent) seen = true
+          if (verdict.timedOut === true && timeoutMs >= remaining) deadlinePassed = true
         }
-        if (!verdict.unsent) seen = true
-        if (verdict.timedOut === true && timeoutMs >= remaining) deadlinePassed = true
-      }
-      return { member, verdict }
+        return { member, verdict }
+      })
     }
 
     /** A hedge: one more attempt, on the best member in use not asked yet, if any and if allowed. */
@@ -303,17 +301,21 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
 
     // calls that are not idempotent move on only when the failed attempt never reached the node
     const pickNext = () => pick(headSensitive, tried, started >= maxAttempts, answered)
-    // the member the next retry goes to, picked when its pause is decided
-    let next: PoolMember | undefined
-    const step = await withRetry<Step>(
-      () => {
+    const retryable = ({ verdict }: Step) =>
+      !('answer' in verdict) && !deadlinePassed && mayRetry(verdict, started < maxAttempts)
+    // the first try is awaited here: where it answers (nearly always), no retry machinery is made
+    const first = deadline - now() > 0 ? pickNext() : undefined
+    let step = first && (await tryOn(first))
+    if (step && retryable(step)) {
+      // the member the next retry goes to, picked when its pause is decided
+      let next: PoolMember | undefined
+      const tryNext = () => {
         const member = next ?? pickNext()
         next = undefined
         return member && tryOn(member)
-      },
-      {
-        retryable: ({ verdict }) =>
-          !('answer' in verdict) && !deadlinePassed && mayRetry(verdict, started < maxAttempts),
+      }
+      step = await retryAfter(step, tryNext, {
+        retryable,
         // the same member again (it is the only one left): a pause first
         pauseMs: () => {
           next = pickNext()
@@ -322,15 +324,16 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
         deadline,
         now,
         timers,
-      },
-    )
-    if (step) {
-      const { verdict } = step
+      })
+    }
+    const last = step
+    if (last) {
+      const { verdict } = last
       if ('answer' in verdict) {
         if (rawTransaction === undefined || !seen) return verdict.answer
         return answerResentTransaction(verdict.answer, rawTransaction, async (lookUp) => {
           const timeoutMs = Math.max(1, deadline - now())
-          const found = await attemptUpstream(step.member.upstream, lookUp, timeoutMs, {
+          const found = await attemptUpstream(last.member.upstream, lookUp, timeoutMs, {
             cancellation,
             timers,
           })
