@@ -18,6 +18,7 @@ describe('parseRpcRequest', () => {
           isNotification: false,
           text,
           bytes: undefined,
+          envelope: JSON.parse(text),
           readsAsWritten: undefined,
         },
       },
@@ -114,49 +115,63 @@ describe('parseRpcRequest', () => {
     }
   })
 
-  for (const readNow of [false, true]) {
-    it(`forwards as written the text of a single call a node reads as JSON.parse does, and only that (read ${readNow ? 'while parsing' : 'when forwarded'})`, () => {
-      const text = '{"jsonrpc":"2.0","id":42,"method":"eth_getBalance","params":["0x01", "latest"]}'
-      const request = parseRpcRequest(text, options, undefined, readNow)
-      assert.ok(!request.isBatch && 'call' in request.entry)
-      assert.equal(request.entry.call.readsAsWritten, readNow ? true : undefined)
-      assert.equal(asWrittenBody(request.entry.call), text)
-      // the bytes it came in, when given: forwarded without being encoded again
-      const bytes = Buffer.from(text)
-      const fromBytes = parseRpcRequest(text, options, bytes, readNow)
-      assert.ok(!fromBytes.isBatch && 'call' in fromBytes.entry)
-      assert.equal(asWrittenBody(fromBytes.entry.call), bytes)
-      const textOf = (body: string) => {
-        const parsed = parseRpcRequest(body, options, undefined, readNow)
-        return !parsed.isBatch && 'call' in parsed.entry ? asWrittenBody(parsed.entry.call) : 'not a call'
-      }
-      // a member repeated inside the params (JSON.parse keeps the last, a node may keep the first)
-      assert.equal(
-        textOf('{"jsonrpc":"2.0","id":1,"method":"eth_call","params":[{"to":"0x01","to":"0x02"}]}'),
-        undefined,
-      )
-      assert.equal(
-        textOf('{"jsonrpc":"2.0","id":1,"method":"m","params":[],"method":"eth_sendTransaction"}'),
-        undefined,
-      )
-      // an id written otherwise than serialising it writes it (the node gets the parsed id, as before)
-      assert.equal(textOf('{"jsonrpc":"2.0","id":"\\u0041","method":"m","params":[]}'), undefined)
-      // notifications and batches are always written anew
-      assert.equal(textOf('{"jsonrpc":"2.0","method":"m","params":[]}'), undefined)
-      const batch = parseRpcRequest(`[${text}]`, options, undefined, readNow)
-      assert.ok(batch.isBatch && 'call' in (batch.entries[0] ?? {}))
-      assert.equal(
-        batch.isBatch &&
-          batch.entries[0] &&
-          'call' in batch.entries[0] &&
-          asWrittenBody(batch.entries[0].call),
-        undefined,
-      )
-      // numbers JSON.stringify would write otherwise, and a depth checked before parsing only
-      assert.equal(textOf('{"jsonrpc":"2.0","id":1,"method":"m","params":[1.0]}'), undefined)
-      assert.equal(textOf('{"jsonrpc":"2.0","id":1,"method":"m","params":[1e3]}'), undefined)
-      const deep = `{"jsonrpc":"2.0","id":1,"method":"m","params":${'['.repeat(70)}${']'.repeat(70)}}`
-      assert.throws(() => parseRpcRequest(deep, options, undefined, readNow), /nested deeper than 64/)
+  it('forwards as written the text of a single call a node reads as JSON.parse does, and only that', () => {
+    const text = '{"jsonrpc":"2.0","id":42,"method":"eth_getBalance","params":["0x01", "latest"]}'
+    const request = parseRpcRequest(text, options)
+    assert.ok(!request.isBatch && 'call' in request.entry)
+    assert.equal(request.entry.call.readsAsWritten, undefined) // read when forwarded, not before
+    assert.equal(asWrittenBody(request.entry.call), text)
+    assert.equal(request.entry.call.readsAsWritten, true)
+    // the bytes it came in, when given: forwarded without being encoded again
+    const bytes = Buffer.from(text)
+    const fromBytes = parseRpcRequest(text, options, bytes)
+    assert.ok(!fromBytes.isBatch && 'call' in fromBytes.entry)
+    assert.equal(asWrittenBody(fromBytes.entry.call), bytes)
+    const textOf = (body: string) => {
+      const parsed = parseRpcRequest(body, options)
+      return !parsed.isBatch && 'call' in parsed.entry ? asWrittenBody(parsed.entry.call) : 'not a call'
+    }
+    // written as JSON.stringify writes it, members in any order (ethers' and cast's order here)
+    const stringified = JSON.stringify({
+      method: 'eth_call',
+      params: [{ to: '0x01' }, 'latest'],
+      id: 7,
+      jsonrpc: '2.0',
     })
-  }
+    assert.equal(textOf(stringified), stringified)
+    // a member repeated inside the params (JSON.parse keeps the last, a node may keep the first)
+    assert.equal(
+      textOf('{"jsonrpc":"2.0","id":1,"method":"eth_call","params":[{"to":"0x01","to":"0x02"}]}'),
+      undefined,
+    )
+    assert.equal(
+      textOf('{"jsonrpc":"2.0","id":1,"method":"m","params":[],"method":"eth_sendTransaction"}'),
+      undefined,
+    )
+    // a fifth member, even written as JSON.stringify writes it (a node may match names ignoring case)
+    const fifth = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'eth_call',
+      params: [],
+      METHOD: 'eth_sendTransaction',
+    })
+    assert.equal(textOf(fifth), undefined)
+    assert.equal(textOf(fifth.replace(',"METHOD"', ' ,"METHOD"')), undefined)
+    // an id written otherwise than serialising it writes it (the node gets the parsed id, as before)
+    assert.equal(textOf('{"jsonrpc":"2.0","id":"\\u0041","method":"m","params":[]}'), undefined)
+    // notifications and batches are always written anew
+    assert.equal(textOf('{"jsonrpc":"2.0","method":"m","params":[]}'), undefined)
+    const batch = parseRpcRequest(`[${text}]`, options)
+    assert.ok(batch.isBatch && 'call' in (batch.entries[0] ?? {}))
+    assert.equal(
+      batch.isBatch && batch.entries[0] && 'call' in batch.entries[0] && asWrittenBody(batch.entries[0].call),
+      undefined,
+    )
+    // numbers JSON.stringify would write otherwise, and a depth checked before parsing only
+    assert.equal(textOf('{"jsonrpc":"2.0","id":1,"method":"m","params":[1.0]}'), undefined)
+    assert.equal(textOf('{"jsonrpc":"2.0","id":1,"method":"m","params":[1e3]}'), undefined)
+    const deep = `{"jsonrpc":"2.0","id":1,"method":"m","params":${'['.repeat(70)}${']'.repeat(70)}}`
+    assert.throws(() => parseRpcRequest(deep, options), /nested deeper than 64/)
+  })
 })

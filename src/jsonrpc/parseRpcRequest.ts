@@ -1,6 +1,6 @@
 import { InvalidRequestError, ParseError } from '../errors/errors.ts'
 import { isJsonDeeperThan } from './isJsonDeeperThan.ts'
-import { type CallText, readCallText } from './readCallText.ts'
+import { readCallText } from './readCallText.ts'
 import type { RpcCall, RpcEntry, RpcId, RpcRequest } from './types.ts'
 
 export type ParseRpcRequestOptions = {
@@ -13,21 +13,18 @@ export type ParseRpcRequestOptions = {
  * Turns a request body into calls. Throws for what stops the whole request (nested deeper than
  * `maxJsonDepth`, checked before parsing; body not JSON; empty batch); an element that is not a
  * JSON-RPC call becomes an entry carrying its error, so the rest of a batch still runs. A batch over
- * the limit answers as one error element. A single call with an id keeps its text and, when given,
- * the `bytes` it came in (the caller vouches that they decode to `body` byte for character), to be
- * forwarded as the client wrote it if asWrittenBody finds that any node reads it as JSON.parse did.
- * That read is done when the call is about to be forwarded (one answered from the cache never needs
- * it), or at once with `readNow` (a network without a cache forwards nearly every call): then one
- * pass over the text bounds its depth too, and it is scanned once, not twice.
+ * the limit answers as one error element. A single call with an id keeps its text, its parsed
+ * envelope and, when given, the `bytes` it came in (the caller vouches that they decode to `body`
+ * byte for character), to be forwarded as the client wrote it if asWrittenBody finds that any node
+ * reads it as JSON.parse did (read when the call is about to be forwarded: one answered from the
+ * cache never needs it).
  */
 export function parseRpcRequest(
   body: string,
   { maxBatchSize, maxJsonDepth }: ParseRpcRequestOptions,
   bytes?: Buffer,
-  readNow = false,
 ): RpcRequest {
-  const callText = readNow ? readCallText(body, maxJsonDepth) : undefined
-  if (callText === undefined && isJsonDeeperThan(body, maxJsonDepth)) {
+  if (isJsonDeeperThan(body, maxJsonDepth)) {
     throw new InvalidRequestError(`invalid request: JSON nested deeper than ${maxJsonDepth} levels`)
   }
   let value: unknown
@@ -42,7 +39,7 @@ export function parseRpcRequest(
       const { call } = entry
       call.text = body
       call.bytes = bytes
-      if (readNow) call.readsAsWritten = callText !== undefined && readsAsParsed(callText, call)
+      call.envelope = value as object
     }
     return { isBatch: false, entry }
   }
@@ -74,6 +71,7 @@ function toRpcEntry(value: unknown): RpcEntry {
     isNotification: !hasId,
     text: undefined,
     bytes: undefined,
+    envelope: undefined,
     readsAsWritten: undefined,
   }
   return { call }
@@ -85,28 +83,42 @@ function isRpcId(value: unknown): value is RpcId {
 
 /**
  * The call as its client wrote it (its bytes, else its text), when a node reading that gets what
- * JSON.parse got: readCallText's checks on the envelope, the id written as serialising it writes it,
- * and no member repeated at any depth. Undefined when it must be written anew. Read only for a call
- * about to be forwarded: one answered from the cache never needs it.
+ * JSON.parse got; undefined when it must be written anew. Read only for a call about to be
+ * forwarded: one answered from the cache never needs it.
  */
 export function asWrittenBody(call: RpcCall): string | Buffer | undefined {
   if (call.text === undefined) return undefined
-  if (call.readsAsWritten === undefined) {
-    // its depth was bounded before it was parsed
-    const text = readCallText(call.text, Number.POSITIVE_INFINITY)
-    call.readsAsWritten = text !== undefined && readsAsParsed(text, call)
-  }
+  call.readsAsWritten ??= readsAsWritten(call.text, call)
   return call.readsAsWritten ? (call.bytes ?? call.text) : undefined
 }
 
-function readsAsParsed(text: CallText, call: RpcCall): boolean {
+/**
+ * Whether any node reads `text` as JSON.parse read it. Most clients write a call as JSON.stringify
+ * writes it: then the text is what serialising the parsed envelope writes (nothing repeated, no
+ * number or escape written another way), and it must only have nothing but the four members. Other
+ * text is read by readCallText: its checks on the envelope, the id written as serialising it writes
+ * it, and no member repeated at any depth.
+ */
+function readsAsWritten(text: string, call: RpcCall): boolean {
+  if (memberCount(call.envelope) === envelopeMembers && JSON.stringify(call.envelope) === text) return true
+  // its depth was bounded before it was parsed
+  const read = readCallText(text)
   return (
-    text.idText === JSON.stringify(call.id) && text.members === envelopeMembers + countMembers(call.params)
+    read !== undefined &&
+    read.idText === JSON.stringify(call.id) &&
+    read.members === envelopeMembers + countMembers(call.params)
   )
 }
 
 /** jsonrpc, id, method, params. */
 const envelopeMembers = 4
+
+/** An object's own members, counted without making a list of them. */
+function memberCount(object: object | undefined): number {
+  let count = 0
+  for (const name in object) if (Object.hasOwn(object, name)) count++
+  return count
+}
 
 /** Object members in a parsed value, at every depth: fewer than written means a name was repeated. */
 function countMembers(value: unknown): number {

@@ -39,14 +39,13 @@ const maxPlainDigits = 15
  * not an object whose members are exactly `jsonrpc`, `id`, `method` and `params`, each once and
  * spelled without escapes (a node may take the first of two `method`s where JSON.parse takes the
  * last, or match names ignoring case); or a number that is not a plain integer of at most 15 digits
- * (serialising the parsed value writes `1.0` or `1e3` differently, and some nodes refuse those);
- * or arrays and objects nested deeper than `maxDepth` (the envelope is depth 1). Nested duplicates
+ * (serialising the parsed value writes `1.0` or `1e3` differently, and some nodes refuse those).
+ * Its depth is the caller's to bound before (isJsonDeeperThan). Nested duplicates
  * are the caller's to find: `members` counts every member written, which JSON.parse keeps fewer of
- * when one object names a member twice. Read before JSON.parse, the text may not be JSON at all:
- * an answer then says nothing (the parser refuses the text afterwards); undefined says only that
- * the text is not to be forwarded as written, or is too deep (isJsonDeeperThan tells which).
+ * when one object names a member twice. The text is one JSON.parse accepted; undefined says only
+ * that it is not to be forwarded as written.
  */
-export function readCallText(text: string, maxDepth: number): CallText | undefined {
+export function readCallText(text: string): CallText | undefined {
   let depth = 0
   let members = 0
   let seen = 0
@@ -78,8 +77,7 @@ export function readCallText(text: string, maxDepth: number): CallText | undefin
       index = end
     } else if (char === openBrace || char === openBracket) {
       if (depth === 0 && char !== openBrace) return undefined
-      if (++depth > maxDepth) return undefined
-      if (depth === 1) expectingName = true
+      if (++depth === 1) expectingName = true
     } else if (char === closeBrace || char === closeBracket) {
       if (depth === 1 && idStart !== -1 && idText === undefined) idText = text.slice(idStart, index).trim()
       // a closing bracket with nothing open: not one call's text (and the depth would go wrong)

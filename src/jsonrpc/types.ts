@@ -16,6 +16,8 @@ export type RpcCall = {
   text: string | undefined
   /** The bytes that text came in, when the transport kept them and they are UTF-8: sent as they are. */
   bytes: Buffer | undefined
+  /** The object that text parsed to, to compare the text with its serialisation (asWrittenBody). */
+  envelope: object | undefined
   /** Whether a node reads the text as tollgate did (asWrittenBody); undefined until it is read. */
   readsAsWritten: boolean | undefined
 }
