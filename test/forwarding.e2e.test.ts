@@ -123,6 +123,26 @@ describe('forwarding a call as the client wrote it', () => {
     assert.notDeepEqual(sentBodies(relay, 'eth_getBalance'), [invalid])
   })
 
+  it('answers declare their length, forwarded or refused, without chunked framing', async () => {
+    const bodies = [
+      JSON.stringify(rpcBody('eth_getBalance', [address, 'latest'])),
+      // the refusal's id in two-byte characters: the length is in bytes
+      '{"jsonrpc":"2.0","id":"é€","method":"no_suchMethod","params":[]}',
+      'not json',
+    ]
+    for (const body of bodies) {
+      const answer = await fetch(gateway.endpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'accept-encoding': 'identity' },
+        body,
+      })
+      const text = await answer.text()
+      assert.ok(text.startsWith('{"jsonrpc"'), text)
+      assert.equal(answer.headers.get('content-length'), String(Buffer.byteLength(text)), body)
+      assert.equal(answer.headers.get('transfer-encoding'), null, body)
+    }
+  })
+
   it('a call whose params were normalised is written anew with them', async () => {
     // eth_call without its block: sent with `latest`, as geth reads it
     const text = `{"jsonrpc":"2.0","id":"a","method":"eth_call","params":[{"to":"${address}"}]}`
