@@ -7,6 +7,7 @@
 // timers) landing in a count: a few percent, up to 30% on a bad count. The figure to compare builds
 // with, and to see what a change costs per call, next to (not instead of) the req/s benches. Each process runs under callgrind (about 50x slower), is warmed up with
 // 6,000 calls, then counts BENCH_CALLS (default 5,000) calls at BENCH_CONNECTIONS (default 16), twice,
+// of each cheap call (or of those BENCH_METHODS names, e.g. `eth_call;eth_blockNumber`),
 // keeping the lower count. With BENCH_L2_BYTES (the CPU's L2 per core, e.g. 524288) callgrind also
 // simulates the caches, with that as the last level, and each row adds the L2 misses per call (code,
 // and data read and written): what a call's code and data cost beyond the instructions, under load,
@@ -23,6 +24,7 @@ import { cheapCalls } from './cheapCalls.ts'
 import { startPassThrough, startTollgate, stopChildren } from './processes.ts'
 
 const calls = Number(process.env.BENCH_CALLS ?? 5_000)
+const onlyMethods = process.env.BENCH_METHODS?.split(';')
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16)
 const base = process.env.BENCH_BASE
 const l2Bytes = process.env.BENCH_L2_BYTES ? Number(process.env.BENCH_L2_BYTES) : undefined
@@ -44,7 +46,12 @@ const callgrind = (name: string) => [
 ]
 try {
   const fixtures = await seedDevnet(anvil.url, { loadBlocks: 5 })
-  const off = { cache: { enabled: false } }
+  // under callgrind a request's headers can wait in the socket past the 10 s that refuses a slow
+  // client (seen on a slow machine: connections closed mid-count)
+  const off = {
+    cache: { enabled: false },
+    server: { port: 0, headersTimeoutMs: 600_000, requestTimeoutMs: 0 },
+  }
   const gates = [{ name: 'tollgate', bin: 'bin/tollgate.js' }]
   if (base) gates.push({ name: 'base', bin: resolve(base, 'bin/tollgate.js') })
   const targets: Target[] = []
@@ -66,18 +73,21 @@ try {
   ]
   const lines = [`| call | ${columns.join(' | ')} |`, `|---|${columns.map(() => '---|').join('')}`]
   const dumpsTaken = new Map<string, number>()
-  for (const call of cheapCalls(fixtures)) {
+  const measured = cheapCalls(fixtures).filter((call) => !onlyMethods || onlyMethods.includes(call.name))
+  if (measured.length === 0)
+    throw new Error(`BENCH_METHODS: expected some of ${cheapCalls(fixtures).map((call) => call.name)}`)
+  for (const call of measured) {
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: call.method, params: call.params })
     const counts: Count[] = []
     for (const target of targets) {
-      await load(target.url, body, 3_000)
-      await load(target.url, body, 3_000)
+      await load(target, body, 3_000)
+      await load(target, body, 3_000)
       // counted twice, the lower kept: a full garbage collection (tens of millions of instructions)
       // that falls in one count is the heap's, not this call's
       const twice: Count[] = []
       for (let count = 0; count < 2; count++) {
         execFileSync('callgrind_control', ['--zero', String(target.pid)], { stdio: 'ignore' })
-        await load(target.url, body, calls)
+        await load(target, body, calls)
         execFileSync('callgrind_control', ['--dump', String(target.pid)], { stdio: 'ignore' })
         const dump = (dumpsTaken.get(target.name) ?? 0) + 1
         dumpsTaken.set(target.name, dump)
@@ -104,19 +114,30 @@ try {
   rmSync(dir, { recursive: true, force: true })
 }
 
-/** `amount` calls of `body` at `connections` at once; any failed call throws. */
-async function load(url: string, body: string, amount: number): Promise<void> {
-  const result = await autocannon({
-    url,
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body,
-    connections,
-    amount,
-    // under the cache simulation a call can take seconds
-    timeout: 120,
+/** `amount` calls of `body` at `connections` at once; any failed call throws, saying why. */
+async function load(target: Target, body: string, amount: number): Promise<void> {
+  const reasons = new Set<string>()
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const run = autocannon(
+      {
+        url: target.url,
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+        connections,
+        amount,
+        // under the cache simulation a call can take seconds
+        timeout: 120,
+      },
+      (err, done) => (err ? reject(err) : resolve(done)),
+    )
+    run.on('reqError', (err: Error) => reasons.add(err.message))
   })
-  if (result.errors + result.timeouts + result.non2xx > 0) throw new Error(`${url}: failed requests`)
+  if (result.errors + result.timeouts + result.non2xx > 0) {
+    const { errors, timeouts, non2xx } = result
+    const counts = JSON.stringify({ errors, timeouts, non2xx })
+    throw new Error(`${target.name}: failed requests (${counts}: ${[...reasons].join('; ')})`)
+  }
 }
 
 type Count = { instructions: number; l2Misses: number }
