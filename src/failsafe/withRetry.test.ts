@@ -17,23 +17,24 @@ function scripted(outcomes: string[], timers: { now(): number }) {
 
 const retryable = (outcome: string) => outcome === 'failed'
 
+/** A pauseMs that answers `ms`, recording which retry each pause was asked for. */
+function pausing(ms: number) {
+  const asked: number[] = []
+  const pauseMs = (index: number) => {
+    asked.push(index)
+    return ms
+  }
+  return { asked, pauseMs }
+}
+
 describe('withRetry', () => {
   it('a first outcome that is not retryable is the answer: one try, no pause', async () => {
     const timers = createFakeTimers()
     const { startedAt, tryOnce } = scripted(['ok', 'ok'], timers)
-    const pauses: number[] = []
-    const outcome = await withRetry(tryOnce, {
-      retryable,
-      pauseMs: (index) => {
-        pauses.push(index)
-        return 100
-      },
-      deadline: 1_000,
-      now: timers.now,
-      timers,
-    })
+    const { asked, pauseMs } = pausing(100)
+    const outcome = await withRetry(tryOnce, { retryable, pauseMs, deadline: 1_000, now: timers.now, timers })
     assert.equal(outcome, 'ok')
-    assert.deepEqual([startedAt, pauses], [[0], []])
+    assert.deepEqual([startedAt, asked], [[0], []])
   })
 
   it('tries again after each retryable outcome, pausing as told, until one is not retryable', async () => {
@@ -95,27 +96,14 @@ describe('retryAfter', () => {
   it('goes on from a first try made outside: the first retry is try 1, paused for as told', async () => {
     const timers = createFakeTimers()
     const { startedAt, tryOnce } = scripted(['(made outside)', 'failed', 'ok'], timers)
-    const pauses: number[] = []
-    const outcome = retryAfter('failed', tryOnce, {
-      retryable,
-      pauseMs: (index) => {
-        pauses.push(index)
-        return 10
-      },
-      deadline: 1_000,
-      now: timers.now,
-      timers,
-    })
+    const { asked, pauseMs } = pausing(10)
+    const clock = { deadline: 1_000, now: timers.now, timers }
+    const outcome = retryAfter('failed', tryOnce, { retryable, pauseMs, ...clock })
     await timers.advance(10)
     await timers.advance(10)
     assert.equal(await outcome, 'ok')
-    assert.deepEqual(
-      [startedAt, pauses],
-      [
-        [10, 20],
-        [1, 2],
-      ],
-    )
+    assert.deepEqual(startedAt, [10, 20])
+    assert.deepEqual(asked, [1, 2])
   })
 
   it('the first outcome when nothing is left to try, or the deadline has passed', async () => {
