@@ -172,6 +172,19 @@ describe('forwarding a call as the client wrote it', () => {
     await expectLastToOnly(gateway, relay, 'latest')
   })
 
+  it('a member besides the four reaches the node never, even in a body written as JSON.stringify writes it', async () => {
+    // tollgate reads no params here (eth_gasPrice takes none); a node matching names ignoring case
+    // would read `Params` as its params: the call is written anew, without it
+    const text = JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'eth_gasPrice', Params: ['0x1'] })
+    const answer = await postJson(gateway.endpoint, text)
+    assert.equal(answer.status, 200)
+    assert.ok('result' in (answer.json as object))
+    assert.deepEqual(
+      sentTexts(relay, 'eth_gasPrice').map((sent) => JSON.parse(sent)),
+      [{ jsonrpc: '2.0', id: 5, method: 'eth_gasPrice', params: [] }],
+    )
+  })
+
   it('an id or number written otherwise than JSON writes it reaches the node in its parsed form', async () => {
     await postJson(
       gateway.endpoint,

@@ -158,6 +158,9 @@ describe('parseRpcRequest', () => {
     })
     assert.equal(textOf(fifth), undefined)
     assert.equal(textOf(fifth.replace(',"METHOD"', ' ,"METHOD"')), undefined)
+    // no params where a node may read some: `Params` is a fourth member, not the params
+    const capital = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_call', Params: [{ to: '0x01' }] })
+    assert.equal(textOf(capital), undefined)
     // an id written otherwise than serialising it writes it (the node gets the parsed id, as before)
     assert.equal(textOf('{"jsonrpc":"2.0","id":"\\u0041","method":"m","params":[]}'), undefined)
     // notifications and batches are always written anew

@@ -95,12 +95,13 @@ export function asWrittenBody(call: RpcCall): string | Buffer | undefined {
 /**
  * Whether any node reads `text` as JSON.parse read it. Most clients write a call as JSON.stringify
  * writes it: then the text is what serialising the parsed envelope writes (nothing repeated, no
- * number or escape written another way), and it must only have nothing but the four members. Other
- * text is read by readCallText: its checks on the envelope, the id written as serialising it writes
- * it, and no member repeated at any depth.
+ * number or escape written another way), and the envelope must hold the four members and nothing
+ * else (a node may read `Params` as `params`, where tollgate saw none). Other text is read by
+ * readCallText: its checks on the envelope, the id written as serialising it writes it, and no
+ * member repeated at any depth.
  */
 function readsAsWritten(text: string, call: RpcCall): boolean {
-  if (memberCount(call.envelope) === envelopeMembers && JSON.stringify(call.envelope) === text) return true
+  if (isPlainEnvelope(call.envelope) && JSON.stringify(call.envelope) === text) return true
   // its depth was bounded before it was parsed
   const read = readCallText(text)
   return (
@@ -113,11 +114,15 @@ function readsAsWritten(text: string, call: RpcCall): boolean {
 /** jsonrpc, id, method, params. */
 const envelopeMembers = 4
 
-/** An object's own members, counted without making a list of them. */
-function memberCount(object: object | undefined): number {
+/**
+ * Whether a call's envelope has its four members and no other (jsonrpc, id and method are there in
+ * every call parsed), counted without making a list of them.
+ */
+function isPlainEnvelope(envelope: object | undefined): boolean {
+  if (envelope === undefined || !Object.hasOwn(envelope, 'params')) return false
   let count = 0
-  for (const name in object) if (Object.hasOwn(object, name)) count++
-  return count
+  for (const name in envelope) if (Object.hasOwn(envelope, name)) count++
+  return count === envelopeMembers
 }
 
 /** Object members in a parsed value, at every depth: fewer than written means a name was repeated. */
