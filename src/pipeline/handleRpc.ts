@@ -44,7 +44,10 @@ export function handleRpc(ctx: RpcContext, prepared: PreparedCall & { ok: true }
   return network.pool.send(forwardedBody(prepared), sendOptions(network, route, ctx.cancellation))
 }
 
-/** Whether a method's calls need more than sending: answered here, bounded, capped or read after. */
+/**
+ * Whether a method's calls need more than sending: answered here, bounded, capped or read after (a
+ * new duty flag in the method table belongs here too, or its calls skip answerWithDuties).
+ */
 function hasDuties(spec: MethodSpec): boolean {
   return (
     spec.localResult !== undefined ||
