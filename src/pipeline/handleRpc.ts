@@ -144,7 +144,10 @@ function writtenBody(call: RpcCall, params: unknown[]): string {
   return JSON.stringify({ jsonrpc: '2.0', id: call.id, method: call.method, params })
 }
 
-/** Where a call may be sent: answers that cannot change from any upstream, the others only from upstreams at the head, except calls on one node's state (filters), which keep to config order. */
+/**
+ * Where a call may be sent: answers that cannot change from any upstream, the others only from
+ * upstreams at the head, except calls on one node's state (filters), which keep to config order.
+ */
 function routeOf(
   spec: MethodSpec,
   params: unknown[],

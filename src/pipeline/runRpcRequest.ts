@@ -136,17 +136,10 @@ function answeredCall(
 ): CallOutcome {
   const { call, spec } = prepared
   const usage: UsageRecord = { method: spec.name, network: ctx.network.name, credits: spec.costCredits }
-  if (!(answer instanceof PartnerAnswer)) {
-    return { payload: answer, httpStatus: 200, usage, isNotification: call.isNotification }
-  }
-  usage.failover = true
-  return {
-    payload: answer.payload,
-    httpStatus: 200,
-    usage,
-    isNotification: call.isNotification,
-    partner: true,
-  }
+  const partner = answer instanceof PartnerAnswer
+  if (partner) usage.failover = true
+  const payload = partner ? answer.payload : answer
+  return { payload, httpStatus: 200, usage, isNotification: call.isNotification, partner }
 }
 
 function failedCall(ctx: RpcContext, prepared: PreparedCall & { ok: true }, err: unknown): CallOutcome {
