@@ -19,6 +19,7 @@ describe('parseRpcRequest', () => {
           text,
           bytes: undefined,
           envelope: JSON.parse(text),
+          stringified: true,
           readsAsWritten: undefined,
         },
       },

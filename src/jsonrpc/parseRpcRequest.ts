@@ -1,6 +1,7 @@
 import { InvalidRequestError, ParseError } from '../errors/errors.ts'
 import { isJsonDeeperThan } from './isJsonDeeperThan.ts'
 import { readCallText } from './readCallText.ts'
+import { readStringified } from './readStringified.ts'
 import type { RpcCall, RpcEntry, RpcId, RpcRequest } from './types.ts'
 
 export type ParseRpcRequestOptions = {
@@ -24,14 +25,18 @@ export function parseRpcRequest(
   { maxBatchSize, maxJsonDepth }: ParseRpcRequestOptions,
   bytes?: Buffer,
 ): RpcRequest {
-  if (isJsonDeeperThan(body, maxJsonDepth)) {
-    throw new InvalidRequestError(`invalid request: JSON nested deeper than ${maxJsonDepth} levels`)
-  }
-  let value: unknown
-  try {
-    value = JSON.parse(body)
-  } catch (cause) {
-    throw new ParseError({ cause })
+  // most bodies are written as JSON.stringify writes them: read in one pass, depth included
+  let value = readStringified(body, maxJsonDepth)
+  const stringified = value !== undefined
+  if (!stringified) {
+    if (isJsonDeeperThan(body, maxJsonDepth)) {
+      throw new InvalidRequestError(`invalid request: JSON nested deeper than ${maxJsonDepth} levels`)
+    }
+    try {
+      value = JSON.parse(body)
+    } catch (cause) {
+      throw new ParseError({ cause })
+    }
   }
   if (!Array.isArray(value)) {
     const entry = toRpcEntry(value)
@@ -40,6 +45,7 @@ export function parseRpcRequest(
       call.text = body
       call.bytes = bytes
       call.envelope = value as object
+      call.stringified = stringified
     }
     return { isBatch: false, entry }
   }
@@ -72,6 +78,7 @@ function toRpcEntry(value: unknown): RpcEntry {
     text: undefined,
     bytes: undefined,
     envelope: undefined,
+    stringified: false,
     readsAsWritten: undefined,
   }
   return { call }
@@ -95,13 +102,15 @@ export function asWrittenBody(call: RpcCall): string | Buffer | undefined {
 /**
  * Whether any node reads `text` as JSON.parse read it. Most clients write a call as JSON.stringify
  * writes it: then the text is what serialising the parsed envelope writes (nothing repeated, no
- * number or escape written another way), and the envelope must hold the four members and nothing
- * else (a node may read `Params` as `params`, where tollgate saw none). Other text is read by
+ * number or escape written another way; known without serialising it when readStringified read the
+ * text), and the envelope must hold the four members and nothing else (a node may read `Params` as
+ * `params`, where tollgate saw none). Other text is read by
  * readCallText: its checks on the envelope, the id written as serialising it writes it, and no
  * member repeated at any depth.
  */
 function readsAsWritten(text: string, call: RpcCall): boolean {
-  if (isPlainEnvelope(call.envelope) && JSON.stringify(call.envelope) === text) return true
+  if (isPlainEnvelope(call.envelope) && (call.stringified || JSON.stringify(call.envelope) === text))
+    return true
   // its depth was bounded before it was parsed
   const read = readCallText(text)
   return (

@@ -18,6 +18,8 @@ export type RpcCall = {
   bytes: Buffer | undefined
   /** The object that text parsed to, to compare the text with its serialisation (asWrittenBody). */
   envelope: object | undefined
+  /** The text was read by readStringified: it is what serialising the envelope writes. */
+  stringified: boolean
   /** Whether a node reads the text as tollgate did (asWrittenBody); undefined until it is read. */
   readsAsWritten: boolean | undefined
 }

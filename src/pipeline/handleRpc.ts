@@ -33,26 +33,34 @@ export type CallAnswer = RpcPayload | PartnerAnswer
  * layer of its own between the request and the upstream.
  */
 export function handleRpc(ctx: RpcContext, prepared: PreparedCall & { ok: true }): Promise<CallAnswer> {
-  const { spec, params } = prepared
+  const { spec } = prepared
+  let { params } = prepared
   const { network } = ctx
   if (hasDuties(spec) || (ctx.failover && network.failoverMethods.has(spec.name))) {
     return answerWithDuties(ctx, prepared)
   }
+  if (spec.capsGas) {
+    // capped here while the head is known (nearly always): no layer of its own for eth_call
+    const head = network.heads.latest()
+    if (!head) return answerWithDuties(ctx, prepared)
+    params = capGas(params, head)
+  }
   const scope = cacheScope(spec, params, network.heads.finalized())
   if (network.cache && scope !== 'never') return answerWithDuties(ctx, prepared)
   const route = routeOf(spec, params, scope, undefined, undefined)
-  return network.pool.send(forwardedBody(prepared), sendOptions(network, route, ctx.cancellation))
+  const body = params === prepared.params ? forwardedBody(prepared) : writtenBody(prepared.call, params)
+  return network.pool.send(body, sendOptions(network, route, ctx.cancellation))
 }
 
 /**
- * Whether a method's calls need more than sending: answered here, bounded, capped or read after (a
- * new duty flag in the method table belongs here too, or its calls skip answerWithDuties).
+ * Whether a method's calls need more than sending: answered here, bounded or read after (a new duty
+ * flag in the method table belongs here too, or its calls skip answerWithDuties). The gas cap is
+ * handleRpc's own while the head is known.
  */
 function hasDuties(spec: MethodSpec): boolean {
   return (
     spec.localResult !== undefined ||
     spec.subscriptionOnly ||
-    spec.capsGas ||
     spec.boundsLogs ||
     spec.nullWhenNotFound ||
     spec.monotonicHead
