@@ -92,6 +92,28 @@ describe('docs/compatibility.md §7 duties', () => {
     )
   })
 
+  it('eth_call gas above the cap is lowered with the cache off too (sent without the duties layer)', async () => {
+    const uncached = await startTestGateway({ upstreams: [node.url], config: { cache: { enabled: false } } })
+    try {
+      const block = (await direct('eth_getBlockByNumber', ['latest', false])).result as { gasLimit: string }
+      const cap = BigInt(block.gasLimit) * 10n
+      const call = {
+        to: node.fixtures.demo,
+        data: encodeFunctionData({ abi: demoAbi, functionName: 'gasLeft' }),
+        gas: `0x${(cap * 1000n).toString(16)}`,
+      }
+      const answer = (await postJson(uncached.endpoint, rpcBody('eth_call', [call, 'latest'])))
+        .json as RpcAnswer
+      const capped = BigInt(answer.result as string)
+      assert.ok(
+        capped < cap && capped > cap - 100_000n,
+        `gasleft ${capped} should be just under the cap ${cap}`,
+      )
+    } finally {
+      await uncached.close()
+    }
+  })
+
   it('eth_estimateGas with gas above the cap is estimated under the cap', async () => {
     const block = (await direct('eth_getBlockByNumber', ['latest', false])).result as { gasLimit: string }
     const cap = BigInt(block.gasLimit) * 10n

@@ -48,8 +48,7 @@ export function handleRpc(ctx: RpcContext, prepared: PreparedCall & { ok: true }
   const scope = cacheScope(spec, params, network.heads.finalized())
   if (network.cache && scope !== 'never') return answerWithDuties(ctx, prepared)
   const route = routeOf(spec, params, scope, undefined, undefined)
-  const body = params === prepared.params ? forwardedBody(prepared) : writtenBody(prepared.call, params)
-  return network.pool.send(body, sendOptions(network, route, ctx.cancellation))
+  return network.pool.send(bodyOf(prepared, params), sendOptions(network, route, ctx.cancellation))
 }
 
 /**
@@ -94,7 +93,7 @@ async function answerWithDuties(ctx: RpcContext, prepared: PreparedCall & { ok: 
   const route = routeOf(spec, params, scope, partners, checkLogs)
   let answer: CallAnswer
   if (!cache || scope === 'never') {
-    const body = params === prepared.params ? forwardedBody(prepared) : writtenBody(call, params)
+    const body = bodyOf(prepared, params)
     if (!partners && !checkLogs) {
       // nothing to do before sending: the pool's answer as it is
       answer = await network.pool.send(body, sendOptions(network, route, ctx.cancellation))
@@ -142,10 +141,14 @@ async function answerWithDuties(ctx: RpcContext, prepared: PreparedCall & { ok: 
   return answer
 }
 
-/** The client's own text when nothing in it changed (the id kept as written); else written anew. */
-function forwardedBody(prepared: PreparedCall & { ok: true }): string | Buffer {
-  const { call, params } = prepared
-  return (prepared.paramsAsSent ? asWrittenBody(call) : undefined) ?? writtenBody(call, params)
+/**
+ * The body sent for a call with `params` (its prepared params, or the gas cap's): the client's own
+ * text when nothing in it changed (the id kept as written); else written anew.
+ */
+function bodyOf(prepared: PreparedCall & { ok: true }, params: unknown[]): string | Buffer {
+  const { call } = prepared
+  const unchanged = params === prepared.params && prepared.paramsAsSent
+  return (unchanged ? asWrittenBody(call) : undefined) ?? writtenBody(call, params)
 }
 
 function writtenBody(call: RpcCall, params: unknown[]): string {
