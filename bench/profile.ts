@@ -1,0 +1,243 @@
+// npm run bench:profile: where a forwarded call's CPU goes, inside each process. The minimal
+// pass-through (bench/passThroughProxy.ts) and tollgate (cache off), both in front of one anvil, take
+// the same wrk load (one call, BENCH_CONNECTIONS, default 16); after BENCH_WARMUP_SECONDS (default 3)
+// of it each, V8's sampling profiler (bench/profileOnSignal.mjs, 200 µs) is started in both, each
+// takes BENCH_TURNS (default 2) turns of BENCH_SECONDS (default 10), alternating, and the profiles'
+// samples are divided by the calls each process served. PROFILE_INTERVAL_MICROS sets the sampling
+// interval (default 200: fine-grained, but the sampler then costs as much CPU again as the calls). BENCH_CALL picks the call (default eth_call);
+// BENCH_BASE, another checkout's bin/tollgate.js, adds that build as a third target.
+//
+// Throughput and CPU ratios on a shared VM move by a quarter between identical processes; a
+// process's own JavaScript per call repeats within a few percent, so this is the instrument for
+// changes of a few microseconds. Needs `wrk` on the PATH (Debian: apt-get install wrk).
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync, watch } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { seedDevnet } from '../src/devnet/seedDevnet.ts'
+import { startAnvil } from '../src/devnet/startAnvil.ts'
+import { cheapCalls } from './cheapCalls.ts'
+import { cpuTicks, startPassThrough, startTollgate, stopChildren } from './processes.ts'
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 10)
+const turns = Number(process.env.BENCH_TURNS ?? 2)
+const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 3)
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 16)
+const callName = process.env.BENCH_CALL ?? 'eth_call'
+const baseBin = process.env.BENCH_BASE
+const top = Number(process.env.BENCH_TOP ?? 25)
+
+type Target = {
+  name: string
+  url: string
+  pid: number | undefined
+  profile: string
+  served: number
+  /** CPU clock ticks (1/100 s) the process used while profiled */
+  ticks: number
+}
+type ProfileNode = {
+  id: number
+  callFrame: { functionName: string; url: string; lineNumber: number }
+  children?: number[]
+}
+type CpuProfile = { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] }
+
+const anvil = await startAnvil()
+const dir = mkdtempSync(join(tmpdir(), 'tollgate-profile-'))
+try {
+  const fixtures = await seedDevnet(anvil.url, { loadBlocks: 5 })
+  const calls = [
+    ...cheapCalls(fixtures),
+    {
+      name: 'eth_getProof',
+      method: 'eth_getProof',
+      params: [fixtures.demo, [`0x${'0'.repeat(64)}`], 'latest'],
+    },
+  ]
+  const call = calls.find((each) => each.name === callName)
+  if (!call) throw new Error(`BENCH_CALL: one of ${calls.map((each) => each.name).join(', ')}`)
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: call.method, params: call.params })
+
+  const targets: Target[] = []
+  const profiled = (name: string) => {
+    const profile = join(dir, `${name}.cpuprofile`)
+    return { profile, wrapper: ['env', `NODE_OPTIONS=--import=${preload()}`, `PROFILE_OUT=${profile}`] }
+  }
+  const gate = profiled('tollgate')
+  const started = await startTollgate(
+    dir,
+    'tollgate',
+    { url: anvil.url },
+    { cache: { enabled: false } },
+    undefined,
+    gate.wrapper,
+  )
+  targets.push({
+    name: 'tollgate',
+    url: started.url,
+    pid: started.pid,
+    profile: gate.profile,
+    served: 0,
+    ticks: 0,
+  })
+  if (baseBin) {
+    const base = profiled('base')
+    const other = await startTollgate(
+      dir,
+      'base',
+      { url: anvil.url },
+      { cache: { enabled: false } },
+      baseBin,
+      base.wrapper,
+    )
+    targets.push({ name: 'base', url: other.url, pid: other.pid, profile: base.profile, served: 0, ticks: 0 })
+  }
+  const pass = profiled('pass-through')
+  const passThrough = await startPassThrough(anvil.url, started.key, pass.wrapper)
+  targets.unshift({ name: 'pass-through', ...passThrough, profile: pass.profile, served: 0, ticks: 0 })
+
+  for (const target of targets) wrk(target, body, warmupSeconds)
+  for (const target of targets) signal(target)
+  for (let turn = 0; turn < turns; turn++) {
+    const order = turn % 2 === 0 ? targets : [...targets].reverse()
+    for (const target of order) {
+      const before = cpuTicks(target.pid) ?? 0
+      target.served += wrk(target, body, seconds)
+      target.ticks += (cpuTicks(target.pid) ?? 0) - before
+    }
+  }
+  await Promise.all(targets.map((target) => stopProfile(target)))
+
+  // the samples are wall time while busy (a thread waiting for a core counts too): each process's
+  // categories are scaled so that they add up to the CPU it used per call (/proc), and compare
+  const profiles = targets.map((target) => {
+    const found = perCall(JSON.parse(readFileSync(target.profile, 'utf8')), target.served)
+    const cpuMicros = (target.ticks * 10_000) / target.served
+    const scale = cpuMicros / (found.categories.get('all busy') ?? cpuMicros)
+    const scaled = (entries: Iterable<[string, number]>) =>
+      [...entries].map(([name, micros]): [string, number] => [name, micros * scale])
+    return { categories: new Map(scaled(found.categories)), own: scaled(found.own), cpuMicros }
+  })
+  const categories = [
+    'native (from Node)',
+    'Node JavaScript',
+    'undici',
+    'other dependencies',
+    'own code',
+    'V8 program',
+    'garbage collector',
+  ]
+  const cell = (micros: number | undefined) => (micros ?? 0).toFixed(1)
+  const lines = [
+    `${callName}, ${connections} connections, ${turns} turns of ${seconds} s each after ${warmupSeconds} s of warm-up.`,
+    "CPU µs per call served (/proc), split as the profiler's samples are:",
+    '',
+    `| CPU µs per call | ${targets.map((target) => `${target.name} (${target.served.toLocaleString('en-US')} calls)`).join(' | ')} |`,
+    `|---|${targets.map(() => '---').join('|')}|`,
+    `| all | ${profiles.map((each) => cell(each.cpuMicros)).join(' | ')} |`,
+    ...categories.map(
+      (category) =>
+        `| ${category} | ${profiles.map((each) => cell(each.categories.get(category))).join(' | ')} |`,
+    ),
+  ]
+  for (const [index, target] of targets.entries()) {
+    if (target.name === 'pass-through') continue
+    lines.push(
+      '',
+      `Own functions of ${target.name} (self time with the builtins they call), CPU µs per call:`,
+      '',
+    )
+    for (const [name, micros] of profiles[index]?.own.slice(0, top) ?? []) {
+      lines.push(`- ${micros.toFixed(2)} ${name}`)
+    }
+  }
+  process.stdout.write(`${lines.join('\n')}\n`)
+} finally {
+  await stopChildren()
+  await anvil.stop()
+  rmSync(dir, { recursive: true, force: true })
+}
+
+function preload(): string {
+  return resolve('bench/profileOnSignal.mjs')
+}
+
+function signal(target: Target): void {
+  if (target.pid !== undefined) process.kill(target.pid, 'SIGUSR2')
+}
+
+/** Stops the target's profiler and resolves once its profile is on disk (renamed there whole). */
+async function stopProfile(target: Target): Promise<void> {
+  const written = new Promise<void>((done) => {
+    const watcher = watch(dir, () => {
+      if (!existsSync(target.profile)) return
+      watcher.close()
+      done()
+    })
+  })
+  signal(target)
+  await written
+}
+
+/** `duration` seconds of wrk load on the target; the requests it completed. */
+function wrk(target: Target, requestBody: string, duration: number): number {
+  const output = execFileSync(
+    'wrk',
+    ['-t1', `-c${connections}`, `-d${duration}s`, '-s', 'bench/wrkPost.lua', target.url],
+    { encoding: 'utf8', env: { ...process.env, WRK_BODY: requestBody } },
+  )
+  if (/Non-2xx|Socket errors/.test(output)) throw new Error(`${target.name}: failed requests\n${output}`)
+  return Number(/(\d+) requests in/.exec(output)?.[1] ?? 0)
+}
+
+/**
+ * A profile's self time per call, by category and by own function. A builtin (a frame with no
+ * script, such as JSON.parse or writev) counts for the nearest caller with one: for own code if own
+ * code called it, "native" if Node's JavaScript did.
+ */
+function perCall(profile: CpuProfile, served: number) {
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]))
+  const parent = new Map<number, number>()
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id)
+  const selfMicros = new Map<number, number>()
+  // timeDeltas[i + 1] is the time from sample i to the next: the time spent where sample i was taken
+  for (let index = 0; index < profile.samples.length - 1; index++) {
+    const id = profile.samples[index] as number
+    selfMicros.set(id, (selfMicros.get(id) ?? 0) + (profile.timeDeltas[index + 1] ?? 0))
+  }
+  const categories = new Map<string, number>()
+  const own = new Map<string, number>()
+  const add = (map: Map<string, number>, key: string, micros: number) =>
+    map.set(key, (map.get(key) ?? 0) + micros / served)
+  for (const [id, micros] of selfMicros) {
+    const node = byId.get(id) as ProfileNode
+    const name = node.callFrame.functionName
+    if (name === '(idle)' || name === '(root)') continue
+    add(categories, 'all busy', micros)
+    if (name === '(program)') {
+      add(categories, 'V8 program', micros)
+      continue
+    }
+    if (name === '(garbage collector)') {
+      add(categories, 'garbage collector', micros)
+      continue
+    }
+    let caller: ProfileNode | undefined = node
+    while (caller && caller.callFrame.url === '') caller = byId.get(parent.get(caller.id) ?? -1)
+    const url = caller?.callFrame.url ?? ''
+    if (url.startsWith('node:'))
+      add(categories, node === caller ? 'Node JavaScript' : 'native (from Node)', micros)
+    // wasm here is undici's HTTP parser (llhttp)
+    else if (url.includes('/node_modules/undici/') || url.startsWith('wasm:'))
+      add(categories, 'undici', micros)
+    else if (url.includes('/node_modules/') || url === '') add(categories, 'other dependencies', micros)
+    else {
+      add(categories, 'own code', micros)
+      const frame = caller?.callFrame ?? node.callFrame
+      const file = frame.url.slice(frame.url.lastIndexOf('/') + 1)
+      add(own, `${frame.functionName || '(anonymous)'} (${file}:${frame.lineNumber + 1})`, micros)
+    }
+  }
+  return { categories, own: [...own].sort((a, b) => b[1] - a[1]) }
+}
