@@ -4,8 +4,9 @@
 // of it each, V8's sampling profiler (bench/profileOnSignal.mjs, 200 µs) is started in both, each
 // takes BENCH_TURNS (default 2) turns of BENCH_SECONDS (default 10), alternating, and the profiles'
 // samples are divided by the calls each process served. PROFILE_INTERVAL_MICROS sets the sampling
-// interval (default 200: fine-grained, but the sampler then costs as much CPU again as the calls). BENCH_CALL picks the call (default eth_call);
-// BENCH_BASE, another checkout's bin/tollgate.js, adds that build as a third target.
+// interval (default 200: fine-grained, but the sampler then costs as much CPU again as the calls).
+// BENCH_CALL picks the call (default eth_call); BENCH_BASE, another checkout's bin/tollgate.js, adds
+// that build as a third target.
 //
 // Throughput and CPU ratios on a shared VM move by a quarter between identical processes; a
 // process's own JavaScript per call repeats within a few percent, so this is the instrument for
