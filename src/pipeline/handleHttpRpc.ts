@@ -22,7 +22,8 @@ export type HttpRpcRequest = {
 export type HttpRpcResponse = {
   status: number
   body: RpcPayload
-  headers: Record<string, string> | undefined
+  /** Names and values, one after the other (`[name, value, name, value...]`, as Node writes them). */
+  headers: string[] | undefined
 }
 
 export type HttpRpcDeps = KeyRequestDeps & {
@@ -91,7 +92,7 @@ async function refuse(
 /** A refusal nobody is charged for (401, or the 429 of too many failed authentications). */
 function unpaid(deps: HttpRpcDeps, id: RpcId, err: unknown): HttpRpcResponse {
   const { payload, httpStatus, headers } = errorOutcome(deps, id, err)
-  return { status: httpStatus, body: payload, headers }
+  return { status: httpStatus, body: payload, headers: headers && appendHeaders([], headers) }
 }
 
 /**
@@ -99,16 +100,24 @@ function unpaid(deps: HttpRpcDeps, id: RpcId, err: unknown): HttpRpcResponse {
  * balance resets) on every keyed answer; Retry-After on a 402 or 429 (seconds until the request would
  * be admitted); X-Served-By: partner when a partner provider answered (never which one).
  */
-function creditHeaders(meter: Meter, key: KeyEntry, outcome: RpcOutcome): Record<string, string> {
+function creditHeaders(meter: Meter, key: KeyEntry, outcome: RpcOutcome): string[] {
   const { settlement } = outcome
-  const headers: Record<string, string> = {
-    'x-credits-charged': String(settlement?.chargedCredits ?? 0),
-    'x-credits-remaining': String(settlement?.remainingCredits ?? meter.remainingCredits(key.subject)),
-    'x-ratelimit-reset': String(settlement?.resetSeconds ?? meter.secondsToReset()),
-  }
-  if (outcome.errorHeaders) Object.assign(headers, outcome.errorHeaders)
-  if (outcome.partner) headers['x-served-by'] = 'partner'
+  const headers = [
+    'x-credits-charged',
+    `${settlement?.chargedCredits ?? 0}`,
+    'x-credits-remaining',
+    `${settlement?.remainingCredits ?? meter.remainingCredits(key.subject)}`,
+    'x-ratelimit-reset',
+    `${settlement?.resetSeconds ?? meter.secondsToReset()}`,
+  ]
+  if (outcome.errorHeaders) appendHeaders(headers, outcome.errorHeaders)
+  if (outcome.partner) headers.push('x-served-by', 'partner')
   return headers
+}
+
+function appendHeaders(list: string[], headers: Record<string, string>): string[] {
+  for (const name in headers) list.push(name, headers[name] as string)
+  return list
 }
 
 /** The body's calls, or what refuses it whole: the transport's refusal (413, 415) or the parser's. */

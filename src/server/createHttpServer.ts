@@ -107,7 +107,8 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
     res: ServerResponse,
     status: number,
     body: string | Buffer | AnswerParts,
-    headers?: Record<string, string>,
+    /** By name, or as names and values one after the other (a JSON-RPC answer's: no object built for them). */
+    headers?: Record<string, string> | string[],
     contentType = 'application/json',
   ): void {
     if (res.destroyed) return
@@ -116,7 +117,8 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
     const encoding = chooseEncoding(req.headers['accept-encoding'], length, compression)
     // a flat [name, value, ...] list (CORS headers set earlier with setHeader are merged by Node)
     const raw: string[] = ['content-type', contentType]
-    if (headers !== undefined) for (const name in headers) raw.push(name, headers[name] as string)
+    if (Array.isArray(headers)) for (const each of headers) raw.push(each)
+    else if (headers !== undefined) for (const name in headers) raw.push(name, headers[name] as string)
     if (encoding === undefined) {
       if (parts) {
         // the parts as they are, headers and all in one write once uncorked; no joined copy
@@ -337,6 +339,7 @@ function limitConnectionsPerAddress(server: Server, limit: number, exempt: reado
 
 function isJsonContentType(header: string | undefined): boolean {
   if (header === undefined) return false
+  if (header === 'application/json') return true
   const semicolon = header.indexOf(';')
   const type = (semicolon === -1 ? header : header.slice(0, semicolon)).trim().toLowerCase()
   return acceptedContentTypes.has(type)

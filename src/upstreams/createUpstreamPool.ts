@@ -217,78 +217,133 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     else failed(member, failure.reason, failure.blame === 'down' ? probe : undefined)
   }
 
-  async function send(body: string | Buffer, sendOptions: SendOptions = {}): Promise<Buffer> {
-    const {
-      retry = false,
-      headSensitive = false,
-      fallback = false,
-      rawTransaction,
-      cancellation,
-    } = sendOptions
-    const deadline = sendOptions.deadline ?? now() + options.timeoutMs
-    const maxAttempts = retry || rawTransaction !== undefined ? options.maxAttempts : 1
-    // idempotent reads only are hedged: not a transaction's send (resent only after a failure), not filters
-    const hedgePolicy = retry && rawTransaction === undefined ? hedge : undefined
-    // attempts started, hedges included
-    let started = 0
-    // members asked already (a few at most: a list is cheaper than a set)
-    let tried: PoolMember[] | undefined
-    let failures: string[] | undefined
-    // an attempt given the rest of the deadline timed out (its timer may fire a little before `now()` agrees)
-    let deadlinePassed = false
-    // the last node error that says what is missing, for the client if nothing better comes
-    let nodeAnswer: Buffer | undefined
-    // members whose node answered for itself: asking again would get the same answer
-    let answered: Set<PoolMember> | undefined
-    // a node may have seen this call already (it failed after it was sent)
-    let seen = false
+  /**
+   * One call through the pool: what its attempts found so far, and its steps (an object a call, its
+   * steps methods on it: not a closure per step, as this is every forwarded call).
+   */
+  class PoolCall {
+    readonly retry: boolean
+    readonly headSensitive: boolean
+    readonly fallback: boolean
+    readonly rawTransaction: string | undefined
+    readonly cancellation: Cancellation | undefined
+    readonly deadline: number
+    readonly maxAttempts: number
+    /** Idempotent reads only are hedged: not a transaction's send (resent only after a failure), not filters. */
+    readonly hedgePolicy: HedgePolicy | undefined
+    /** Attempts started, hedges included. */
+    started = 0
+    /** Members asked already (a few at most: a list is cheaper than a set). */
+    tried: PoolMember[] | undefined
+    failures: string[] | undefined
+    /** An attempt given the rest of the deadline timed out (its timer may fire a little before `now()` agrees). */
+    deadlinePassed = false
+    /** The last node error that says what is missing, for the client if nothing better comes. */
+    nodeAnswer: Buffer | undefined
+    /** Members whose node answered for itself: asking again would get the same answer. */
+    answered: Set<PoolMember> | undefined
+    /** A node may have seen this call already (it failed after it was sent). */
+    seen = false
+    /** The member the next retry goes to, picked when its pause is decided. */
+    next: PoolMember | undefined
 
-    /** One attempt on `member`; its outcome is held for or against the member as soon as it is in. */
-    function attempt(member: PoolMember, superseded: Cancellation | undefined): Promise<Step> {
-      const index = started++
-      const remaining = deadline - now()
-      // one attempt waits at most attemptTimeoutMs while something else could still answer in time:
-      // another member, or (`fallback`) the partners; the last one may use the rest of the deadline
-      const bounded = index + 1 < maxAttempts && (fallback || hasOther(headSensitive, member, tried))
-      const timeoutMs = bounded || fallback ? Math.min(remaining, options.attemptTimeoutMs) : remaining
-      const probe = member.breaker.state === 'open'
-      tried ??= []
-      tried.push(member)
-      const began = now()
-      const stops = { cancellation, superseded, timers }
-      return attemptUpstream(member.upstream, body, timeoutMs, stops, (verdict): Step => {
-        if ('answer' in verdict) succeeded(member, now() - began)
-        else if (!verdict.clientGone) {
-          record(member, verdict, probe)
-          if (verdict.superseded) return { member, verdict }
-          failures ??= []
-          failures.push(`${member.upstream.label}: ${verdict.reason}`)
-          if (verdict.nodeAnswer) {
-            nodeAnswer = verdict.nodeAnswer
-            answered ??= new Set()
-            answered.add(member)
-          }
-          if (!verdict.unsent) seen = true
-          if (verdict.timedOut === true && timeoutMs >= remaining) deadlinePassed = true
-        }
-        return { member, verdict }
-      })
+    constructor(
+      readonly body: string | Buffer,
+      sendOptions: SendOptions,
+    ) {
+      this.retry = sendOptions.retry ?? false
+      this.headSensitive = sendOptions.headSensitive ?? false
+      this.fallback = sendOptions.fallback ?? false
+      this.rawTransaction = sendOptions.rawTransaction
+      this.cancellation = sendOptions.cancellation
+      this.deadline = sendOptions.deadline ?? now() + options.timeoutMs
+      this.maxAttempts = this.retry || this.rawTransaction !== undefined ? options.maxAttempts : 1
+      this.hedgePolicy = this.retry && this.rawTransaction === undefined ? hedge : undefined
     }
 
-    /** A hedge: one more attempt, on the best member in use not asked yet, if any and if allowed. */
-    function hedgeAttempt(superseded: Cancellation): Promise<Step> | undefined {
-      if (started >= maxAttempts || deadline - now() <= 0) return undefined
-      const member = pick(headSensitive, tried, true, undefined)
-      return member && attempt(member, superseded)
+    async run(): Promise<Buffer> {
+      // the first try is awaited here: where it answers (nearly always), no retry machinery is made
+      const first = this.deadline - now() > 0 ? this.pickNext() : undefined
+      let step = first && (await this.tryOn(first))
+      if (step && this.retryable(step)) {
+        step = await retryAfter(step, () => this.tryNext(), {
+          retryable: (each) => this.retryable(each),
+          // the same member again (it is the only one left): a pause first
+          pauseMs: () => {
+            this.next = this.pickNext()
+            return this.next && this.tried?.includes(this.next)
+              ? getBackoffMs(this.started, sameMemberBackoff, random)
+              : 0
+          },
+          deadline: this.deadline,
+          now,
+          timers,
+        })
+      }
+      return step ? this.answerOf(step) : this.failure()
+    }
+
+    /** What the call resolves with once its last step is in: the answer, or the failure's error. */
+    answerOf(last: Step): Buffer | Promise<Buffer> {
+      const { verdict } = last
+      if ('answer' in verdict) {
+        const { rawTransaction } = this
+        if (rawTransaction === undefined || !this.seen) return verdict.answer
+        return answerResentTransaction(verdict.answer, rawTransaction, async (lookUp) => {
+          const timeoutMs = Math.max(1, this.deadline - now())
+          const found = await attemptUpstream(last.member.upstream, lookUp, timeoutMs, {
+            cancellation: this.cancellation,
+            timers,
+          })
+          return 'answer' in found ? found.answer : undefined
+        })
+      }
+      if (verdict.clientGone) throw new ClientGoneError()
+      return this.failure()
+    }
+
+    failure(): Buffer {
+      const logDetails = this.failures ? this.failures.join('; ') : 'every upstream is failing'
+      if (this.nodeAnswer) {
+        if (this.fallback) throw new NodeErrorAnswer(this.nodeAnswer, logDetails)
+        return this.nodeAnswer
+      }
+      if (this.deadlinePassed || this.deadline - now() <= 1) throw new UpstreamTimeoutError({ logDetails })
+      throw new UpstreamUnavailableError({ logDetails })
+    }
+
+    /** Calls that are not idempotent move on only when the failed attempt never reached the node. */
+    pickNext(): PoolMember | undefined {
+      return pick(this.headSensitive, this.tried, this.started >= this.maxAttempts, this.answered)
+    }
+
+    tryNext(): Promise<Step> | undefined {
+      const member = this.next ?? this.pickNext()
+      this.next = undefined
+      return member && this.tryOn(member)
+    }
+
+    retryable({ verdict }: Step): boolean {
+      return (
+        !('answer' in verdict) && !this.deadlinePassed && mayRetry(verdict, this.started < this.maxAttempts)
+      )
     }
 
     /** One try: on `member`, raced against a hedge where one could go (no timer where none could). */
-    function tryOn(member: PoolMember): Promise<Step> {
-      if (!(hedgePolicy && started + 1 < maxAttempts && hasOther(headSensitive, member, tried))) {
-        return attempt(member, undefined)
+    tryOn(member: PoolMember): Promise<Step> {
+      const { hedgePolicy } = this
+      if (
+        !(
+          hedgePolicy &&
+          this.started + 1 < this.maxAttempts &&
+          hasOther(this.headSensitive, member, this.tried)
+        )
+      ) {
+        return this.attempt(member, undefined)
       }
       return withHedge<Step>(
-        (index, superseded) => (index === 0 ? attempt(member, superseded) : hedgeAttempt(superseded)),
+        (index, superseded) =>
+          index === 0 ? this.attempt(member, superseded) : this.hedgeAttempt(superseded),
         {
           delayMs: hedgeDelayMs(member, hedgePolicy),
           maxHedges: 1,
@@ -299,61 +354,54 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
       )
     }
 
-    // calls that are not idempotent move on only when the failed attempt never reached the node
-    const pickNext = () => pick(headSensitive, tried, started >= maxAttempts, answered)
-    const retryable = ({ verdict }: Step) =>
-      !('answer' in verdict) && !deadlinePassed && mayRetry(verdict, started < maxAttempts)
-    // the first try is awaited here: where it answers (nearly always), no retry machinery is made
-    const first = deadline - now() > 0 ? pickNext() : undefined
-    let step = first && (await tryOn(first))
-    if (step && retryable(step)) {
-      // the member the next retry goes to, picked when its pause is decided
-      let next: PoolMember | undefined
-      const tryNext = () => {
-        const member = next ?? pickNext()
-        next = undefined
-        return member && tryOn(member)
-      }
-      step = await retryAfter(step, tryNext, {
-        retryable,
-        // the same member again (it is the only one left): a pause first
-        pauseMs: () => {
-          next = pickNext()
-          return next && tried?.includes(next) ? getBackoffMs(started, sameMemberBackoff, random) : 0
-        },
-        deadline,
-        now,
-        timers,
+    /** A hedge: one more attempt, on the best member in use not asked yet, if any and if allowed. */
+    hedgeAttempt(superseded: Cancellation): Promise<Step> | undefined {
+      if (this.started >= this.maxAttempts || this.deadline - now() <= 0) return undefined
+      const member = pick(this.headSensitive, this.tried, true, undefined)
+      return member && this.attempt(member, superseded)
+    }
+
+    /** One attempt on `member`; its outcome is held for or against the member as soon as it is in. */
+    attempt(member: PoolMember, superseded: Cancellation | undefined): Promise<Step> {
+      const index = this.started++
+      const began = now()
+      const remaining = this.deadline - began
+      // one attempt waits at most attemptTimeoutMs while something else could still answer in time:
+      // another member, or (`fallback`) the partners; the last one may use the rest of the deadline
+      const { fallback } = this
+      const bounded =
+        index + 1 < this.maxAttempts && (fallback || hasOther(this.headSensitive, member, this.tried))
+      const timeoutMs = bounded || fallback ? Math.min(remaining, options.attemptTimeoutMs) : remaining
+      const probe = member.breaker.state === 'open'
+      this.tried ??= []
+      this.tried.push(member)
+      const stops = { cancellation: this.cancellation, superseded, timers }
+      return attemptUpstream(member.upstream, this.body, timeoutMs, stops, (verdict): Step => {
+        if ('answer' in verdict) succeeded(member, now() - began)
+        else if (!verdict.clientGone) this.failed(member, verdict, probe, timeoutMs >= remaining)
+        return { member, verdict }
       })
     }
-    const last = step
-    if (last) {
-      const { verdict } = last
-      if ('answer' in verdict) {
-        if (rawTransaction === undefined || !seen) return verdict.answer
-        return answerResentTransaction(verdict.answer, rawTransaction, async (lookUp) => {
-          const timeoutMs = Math.max(1, deadline - now())
-          const found = await attemptUpstream(last.member.upstream, lookUp, timeoutMs, {
-            cancellation,
-            timers,
-          })
-          return 'answer' in found ? found.answer : undefined
-        })
+
+    /** An attempt's failure, for the member and for the call (`lastChance`: it had the rest of the deadline). */
+    failed(member: PoolMember, verdict: AttemptFailure, probe: boolean, lastChance: boolean): void {
+      record(member, verdict, probe)
+      if (verdict.superseded) return
+      this.failures ??= []
+      this.failures.push(`${member.upstream.label}: ${verdict.reason}`)
+      if (verdict.nodeAnswer) {
+        this.nodeAnswer = verdict.nodeAnswer
+        this.answered ??= new Set()
+        this.answered.add(member)
       }
-      if (verdict.clientGone) throw new ClientGoneError()
+      if (!verdict.unsent) this.seen = true
+      if (verdict.timedOut === true && lastChance) this.deadlinePassed = true
     }
-    const logDetails = failures ? failures.join('; ') : 'every upstream is failing'
-    if (nodeAnswer) {
-      if (fallback) throw new NodeErrorAnswer(nodeAnswer, logDetails)
-      return nodeAnswer
-    }
-    if (deadlinePassed || deadline - now() <= 1) throw new UpstreamTimeoutError({ logDetails })
-    throw new UpstreamUnavailableError({ logDetails })
   }
 
   return {
     members,
-    send,
+    send: (body, sendOptions = {}) => new PoolCall(body, sendOptions).run(),
     head: ranking.head,
     noteHead(member, head) {
       if (member.head !== head) ranking.invalidate()
