@@ -118,7 +118,12 @@ try {
     const scale = cpuMicros / (found.categories.get('all busy') ?? cpuMicros)
     const scaled = (entries: Iterable<[string, number]>) =>
       [...entries].map(([name, micros]): [string, number] => [name, micros * scale])
-    return { categories: new Map(scaled(found.categories)), own: scaled(found.own), cpuMicros }
+    return {
+      categories: new Map(scaled(found.categories)),
+      own: scaled(found.own),
+      native: new Map(scaled(found.native)),
+      cpuMicros,
+    }
   })
   const categories = [
     'native (from Node)',
@@ -142,6 +147,13 @@ try {
         `| ${category} | ${profiles.map((each) => cell(each.categories.get(category))).join(' | ')} |`,
     ),
   ]
+  const natives = [...new Set(profiles.flatMap((each) => [...each.native.keys()]))]
+    .map((name): [string, number[]] => [name, profiles.map((each) => each.native.get(name) ?? 0)])
+    .sort((a, b) => Math.max(...b[1]) - Math.max(...a[1]))
+  lines.push('', `| native, the largest | ${targets.map((target) => target.name).join(' | ')} |`)
+  lines.push(`|---|${targets.map(() => '---').join('|')}|`)
+  for (const [name, micros] of natives.slice(0, top / 2))
+    lines.push(`| ${name} | ${micros.map(cell).join(' | ')} |`)
   for (const [index, target] of targets.entries()) {
     if (target.name === 'pass-through') continue
     lines.push(
@@ -209,6 +221,7 @@ function perCall(profile: CpuProfile, served: number) {
   }
   const categories = new Map<string, number>()
   const own = new Map<string, number>()
+  const native = new Map<string, number>()
   const add = (map: Map<string, number>, key: string, micros: number) =>
     map.set(key, (map.get(key) ?? 0) + micros / served)
   for (const [id, micros] of selfMicros) {
@@ -227,12 +240,16 @@ function perCall(profile: CpuProfile, served: number) {
     let caller: ProfileNode | undefined = node
     while (caller && caller.callFrame.url === '') caller = byId.get(parent.get(caller.id) ?? -1)
     const url = caller?.callFrame.url ?? ''
-    if (url.startsWith('node:'))
-      add(categories, node === caller ? 'Node JavaScript' : 'native (from Node)', micros)
-    // wasm here is undici's HTTP parser (llhttp)
-    else if (url.includes('/node_modules/undici/') || url.startsWith('wasm:'))
+    if (url.startsWith('node:')) {
+      if (node === caller) add(categories, 'Node JavaScript', micros)
+      else {
+        add(categories, 'native (from Node)', micros)
+        add(native, name || '(anonymous)', micros)
+      }
+    } else if (url.includes('/node_modules/undici/') || url.startsWith('wasm:')) {
+      // wasm here is undici's HTTP parser (llhttp)
       add(categories, 'undici', micros)
-    else if (url.includes('/node_modules/') || url === '') add(categories, 'other dependencies', micros)
+    } else if (url.includes('/node_modules/') || url === '') add(categories, 'other dependencies', micros)
     else {
       add(categories, 'own code', micros)
       const frame = caller?.callFrame ?? node.callFrame
@@ -240,5 +257,5 @@ function perCall(profile: CpuProfile, served: number) {
       add(own, `${frame.functionName || '(anonymous)'} (${file}:${frame.lineNumber + 1})`, micros)
     }
   }
-  return { categories, own: [...own].sort((a, b) => b[1] - a[1]) }
+  return { categories, own: [...own].sort((a, b) => b[1] - a[1]), native }
 }
