@@ -371,7 +371,10 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
       const { fallback } = this
       const bounded =
         index + 1 < this.maxAttempts && (fallback || hasOther(this.headSensitive, member, this.tried))
-      const timeoutMs = bounded || fallback ? Math.min(remaining, options.attemptTimeoutMs) : remaining
+      // whole milliseconds: Node keeps one timer list per duration, and most attempts then share one
+      const timeoutMs = Math.ceil(
+        bounded || fallback ? Math.min(remaining, options.attemptTimeoutMs) : remaining,
+      )
       const probe = member.breaker.state === 'open'
       this.tried ??= []
       this.tried.push(member)
