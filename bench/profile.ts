@@ -60,43 +60,14 @@ try {
   if (!call) throw new Error(`BENCH_CALL: one of ${calls.map((each) => each.name).join(', ')}`)
   const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: call.method, params: call.params })
 
-  const targets: Target[] = []
-  const profiled = (name: string) => {
-    const profile = join(dir, `${name}.cpuprofile`)
-    return { profile, wrapper: ['env', `NODE_OPTIONS=--import=${preload()}`, `PROFILE_OUT=${profile}`] }
-  }
-  const gate = profiled('tollgate')
-  const started = await startTollgate(
-    dir,
-    'tollgate',
-    { url: anvil.url },
-    { cache: { enabled: false } },
-    undefined,
-    gate.wrapper,
-  )
-  targets.push({
-    name: 'tollgate',
-    url: started.url,
-    pid: started.pid,
-    profile: gate.profile,
-    served: 0,
-    ticks: 0,
-  })
-  if (baseBin) {
-    const base = profiled('base')
-    const other = await startTollgate(
-      dir,
-      'base',
-      { url: anvil.url },
-      { cache: { enabled: false } },
-      baseBin,
-      base.wrapper,
-    )
-    targets.push({ name: 'base', url: other.url, pid: other.pid, profile: base.profile, served: 0, ticks: 0 })
-  }
+  const gate = await profiledTollgate('tollgate', 'bin/tollgate.js')
   const pass = profiled('pass-through')
-  const passThrough = await startPassThrough(anvil.url, started.key, pass.wrapper)
-  targets.unshift({ name: 'pass-through', ...passThrough, profile: pass.profile, served: 0, ticks: 0 })
+  const passThrough = await startPassThrough(anvil.url, gate.key, pass.wrapper)
+  const targets: Target[] = [
+    { name: 'pass-through', ...passThrough, profile: pass.profile, served: 0, ticks: 0 },
+    gate.target,
+  ]
+  if (baseBin) targets.push((await profiledTollgate('base', baseBin)).target)
 
   for (const target of targets) wrk(target, body, warmupSeconds)
   for (const target of targets) signal(target)
@@ -172,8 +143,20 @@ try {
   rmSync(dir, { recursive: true, force: true })
 }
 
-function preload(): string {
-  return resolve('bench/profileOnSignal.mjs')
+/** Where a target's profile goes, and the command prefix that preloads the profiler into it. */
+function profiled(name: string): { profile: string; wrapper: string[] } {
+  const profile = join(dir, `${name}.cpuprofile`)
+  const preload = resolve('bench/profileOnSignal.mjs')
+  return { profile, wrapper: ['env', `NODE_OPTIONS=--import=${preload}`, `PROFILE_OUT=${profile}`] }
+}
+
+/** A tollgate (the one at `bin`), cache off, with the profiler preloaded; and its key. */
+async function profiledTollgate(name: string, bin: string): Promise<{ target: Target; key: string }> {
+  const { profile, wrapper } = profiled(name)
+  const config = { cache: { enabled: false } }
+  const started = await startTollgate(dir, name, { url: anvil.url }, config, bin, wrapper)
+  const target = { name, url: started.url, pid: started.pid, profile, served: 0, ticks: 0 }
+  return { target, key: started.key }
 }
 
 function signal(target: Target): void {
