@@ -236,7 +236,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     /** Members asked already (a few at most: a list is cheaper than a set). */
     tried: PoolMember[] | undefined
     failures: string[] | undefined
-    /** An attempt given the rest of the deadline timed out (its timer may fire a little before `now()` agrees). */
+    /** An attempt given the rest of the deadline timed out: the deadline is past, known without a clock read. */
     deadlinePassed = false
     /** The last node error that says what is missing, for the client if nothing better comes. */
     nodeAnswer: Buffer | undefined
