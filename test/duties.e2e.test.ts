@@ -69,7 +69,8 @@ describe('docs/compatibility.md §7 duties', () => {
     }
   })
 
-  it('eth_call gas above 10x the latest block gas limit is lowered to the cap (the EVM sees the cap)', async () => {
+  /** An eth_call of gasleft() with gas far above the cap (10x the latest block's gas limit), and the cap. */
+  async function overCapCall() {
     const block = (await direct('eth_getBlockByNumber', ['latest', false])).result as { gasLimit: string }
     const cap = BigInt(block.gasLimit) * 10n
     const call = {
@@ -77,12 +78,22 @@ describe('docs/compatibility.md §7 duties', () => {
       data: encodeFunctionData({ abi: demoAbi, functionName: 'gasLeft' }),
       gas: `0x${(cap * 1000n).toString(16)}`,
     }
-    const capped = BigInt((await viaGateway('eth_call', [call, 'latest'])).result as string)
-    const uncapped = BigInt((await direct('eth_call', [call, 'latest'])).result as string)
+    return { cap, call }
+  }
+
+  /** The EVM saw the cap: gasleft() is just under it. */
+  function assertSawCap(answer: RpcAnswer, cap: bigint): void {
+    const capped = BigInt(answer.result as string)
     assert.ok(
       capped < cap && capped > cap - 100_000n,
       `gasleft ${capped} should be just under the cap ${cap}`,
     )
+  }
+
+  it('eth_call gas above 10x the latest block gas limit is lowered to the cap (the EVM sees the cap)', async () => {
+    const { cap, call } = await overCapCall()
+    assertSawCap(await viaGateway('eth_call', [call, 'latest']), cap)
+    const uncapped = BigInt((await direct('eth_call', [call, 'latest'])).result as string)
     assert.ok(uncapped > cap, 'the node itself does not cap')
 
     const withinCap = { ...call, gas: '0x100000' }
@@ -95,20 +106,9 @@ describe('docs/compatibility.md §7 duties', () => {
   it('eth_call gas above the cap is lowered with the cache off too (sent without the duties layer)', async () => {
     const uncached = await startTestGateway({ upstreams: [node.url], config: { cache: { enabled: false } } })
     try {
-      const block = (await direct('eth_getBlockByNumber', ['latest', false])).result as { gasLimit: string }
-      const cap = BigInt(block.gasLimit) * 10n
-      const call = {
-        to: node.fixtures.demo,
-        data: encodeFunctionData({ abi: demoAbi, functionName: 'gasLeft' }),
-        gas: `0x${(cap * 1000n).toString(16)}`,
-      }
-      const answer = (await postJson(uncached.endpoint, rpcBody('eth_call', [call, 'latest'])))
-        .json as RpcAnswer
-      const capped = BigInt(answer.result as string)
-      assert.ok(
-        capped < cap && capped > cap - 100_000n,
-        `gasleft ${capped} should be just under the cap ${cap}`,
-      )
+      const { cap, call } = await overCapCall()
+      const answer = await postJson(uncached.endpoint, rpcBody('eth_call', [call, 'latest']))
+      assertSawCap(answer.json as RpcAnswer, cap)
     } finally {
       await uncached.close()
     }
