@@ -39,7 +39,10 @@ async function startInstance(
     url,
     keyPrefix,
     leaseTtlMs: options.leaseTtlMs ?? 15_000,
-    commandTimeoutMs: 500,
+    // a loaded machine must not pass for a Redis down: an exchange that times out puts the meter in
+    // its onRedisDown mode, which in open mode serves past the balance as last seen (documented).
+    // The outages here close the connections, which fails exchanges at once
+    commandTimeoutMs: 10_000,
   })
   const store = options.store ?? createSqliteUsageStore(openSqlite(':memory:'))
   const meter = await createMeter({
@@ -318,10 +321,11 @@ describe('meters when Redis goes away', () => {
 
   it('Redis restarted empty: the day is seeded again from the usage store, and the balance holds', async () => {
     const server = await startRedisServer()
+    let instances: Instance[] = []
     try {
       const store = createSqliteUsageStore(openSqlite(':memory:'))
       const keyPrefix = 'tollgate-test:'
-      const instances = await Promise.all([1, 2].map(() => startInstance(server.url, keyPrefix, { store })))
+      instances = await Promise.all([1, 2].map(() => startInstance(server.url, keyPrefix, { store })))
       const payer = subject({ accountDailyCredits: 8_000 })
       const before = await Promise.all(
         Array.from({ length: 50 }, (_, index) => spend((instances[index % 2] as Instance).meter, payer)),
@@ -338,13 +342,15 @@ describe('meters when Redis goes away', () => {
       // the 50 calls before the restart are in the store; the leases the instances held count again,
       // as far as they fit
       assert.equal(results.filter((result) => result === 'served').length, 50)
-      await Promise.all(instances.map(stopInstance))
+      await Promise.all(instances.splice(0).map(stopInstance))
       const usage = await store.queryUsage({ fromDay: today() })
       assert.equal(
         usage.reduce((total, row) => total + row.credits, 0),
         8_000,
       )
     } finally {
+      // stopped on failure too: their connections would keep the test file running
+      await Promise.all(instances.map(stopInstance))
       await server.stop()
     }
   })
