@@ -224,16 +224,18 @@ function perCall(profile: CpuProfile, served: number) {
     while (caller && caller.callFrame.url === '') caller = byId.get(parent.get(caller.id) ?? -1)
     const url = caller?.callFrame.url ?? ''
     if (url.startsWith('node:')) {
-      if (node === caller) add(categories, 'Node JavaScript', micros)
-      else {
+      if (node === caller) {
+        add(categories, 'Node JavaScript', micros)
+      } else {
         add(categories, 'native (from Node)', micros)
         add(native, name || '(anonymous)', micros)
       }
     } else if (url.includes('/node_modules/undici/') || url.startsWith('wasm:')) {
       // wasm here is undici's HTTP parser (llhttp)
       add(categories, 'undici', micros)
-    } else if (url.includes('/node_modules/') || url === '') add(categories, 'other dependencies', micros)
-    else {
+    } else if (url.includes('/node_modules/') || url === '') {
+      add(categories, 'other dependencies', micros)
+    } else {
       add(categories, 'own code', micros)
       const frame = caller?.callFrame ?? node.callFrame
       const file = frame.url.slice(frame.url.lastIndexOf('/') + 1)

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { after, describe, it } from 'node:test'
+import { after, afterEach, describe, it } from 'node:test'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { startTcpProxy } from '../../test/helpers/startTcpProxy.ts'
 import { createTestPrefix, startRedisServer } from '../../test/helpers/testRedis.ts'
@@ -29,6 +29,29 @@ const today = () => new Date().toISOString().slice(0, 10)
 
 type Instance = { meter: Meter; bank: Awaited<ReturnType<typeof createRedisBank>>; store: UsageStore }
 
+/**
+ * What a test started and has not stopped (instances, proxies, Redis servers), stopped after it
+ * whether it passed or not: a failed test must not leave connections that keep the file running.
+ */
+const running = new Map<object, () => Promise<void>>()
+
+/** The last started first: an instance is stopped while the Redis it reports to still runs. */
+async function stopLeftovers(): Promise<void> {
+  const stops = [...running.values()].reverse()
+  running.clear()
+  for (const stop of stops) await stop()
+}
+
+/** `thing`, stopped by stopLeftovers unless the test stops it first (`forget`). */
+function tracked<T extends object>(thing: T, stop: (thing: T) => Promise<void>): T {
+  running.set(thing, () => stop(thing))
+  return thing
+}
+
+function forget(thing: object): void {
+  running.delete(thing)
+}
+
 /** One gateway instance's metering: its own usage store (an SQLite of its own) and its bank client. */
 async function startInstance(
   url: string,
@@ -52,12 +75,13 @@ async function startInstance(
     bank,
     onBankDown: options.onBankDown ?? 'open',
   })
-  return { meter, bank, store }
+  return tracked({ meter, bank, store }, stopInstance)
 }
 
-async function stopInstance({ meter, bank }: Instance): Promise<void> {
-  await meter.close()
-  await bank.close()
+async function stopInstance(instance: Instance): Promise<void> {
+  forget(instance)
+  await instance.meter.close()
+  await instance.bank.close()
 }
 
 /** Admits and settles one call; the refusal when there is one. */
@@ -79,6 +103,7 @@ async function dayState(redis: import('ioredis').Redis, keyPrefix: string, subje
 
 describe('meters sharing one balance on Redis', () => {
   const prefix = createTestPrefix()
+  afterEach(stopLeftovers)
   after(() => prefix.remove())
 
   it('three instances spend 80,000 credits in calls of 80: exactly 1,000 served, none overdrawn', async () => {
@@ -189,6 +214,7 @@ describe('meters sharing one balance on Redis', () => {
       return s[`u:${killed.bank.instanceId}`] === '80'
     }, 'the spend to be reported')
     // SIGKILL, as far as Redis can tell: no more reports, no lease given back
+    forget(killed)
     await killed.bank.close()
     const other = await startInstance('redis://127.0.0.1:6379', keyPrefix)
     assert.ok(
@@ -237,11 +263,12 @@ describe('meters sharing one balance on Redis', () => {
 
 describe('meters when Redis goes away', () => {
   const prefix = createTestPrefix()
+  afterEach(stopLeftovers)
   after(() => prefix.remove())
 
   it('open: serves on from the last known balance, then reconciles when Redis is back', async () => {
     const keyPrefix = `${prefix.keyPrefix}open:`
-    const proxy = await startTcpProxy(6379)
+    const proxy = tracked(await startTcpProxy(6379), (each) => each.close())
     const instance = await startInstance(`redis://127.0.0.1:${proxy.port}`, keyPrefix)
     const other = await startInstance('redis://127.0.0.1:6379', keyPrefix)
     const payer = subject({ accountDailyCredits: 8_000 })
@@ -267,12 +294,13 @@ describe('meters when Redis goes away', () => {
     await Promise.all([stopInstance(instance), stopInstance(other)])
     const state = await dayState(prefix.redis, keyPrefix, 'account:1')
     assert.equal(Number(state.granted), (20 + servedCutOff) * 80)
+    forget(proxy)
     await proxy.close()
   })
 
   it('closed: refuses what the lease cannot pay with a 503, serves again when Redis is back', async () => {
     const keyPrefix = `${prefix.keyPrefix}closed:`
-    const proxy = await startTcpProxy(6379)
+    const proxy = tracked(await startTcpProxy(6379), (each) => each.close())
     const instance = await startInstance(`redis://127.0.0.1:${proxy.port}`, keyPrefix, {
       onBankDown: 'closed',
     })
@@ -290,68 +318,56 @@ describe('meters when Redis goes away', () => {
     proxy.restore()
     await until(async () => (await spend(instance.meter, payer)) === 'served', 'Redis to be back')
     await stopInstance(instance)
+    forget(proxy)
     await proxy.close()
   })
 
   it("Redis down at start: the instance starts, serves from the store's figure (open), and reports once Redis is up", async () => {
-    const server = await startRedisServer()
-    try {
-      await server.stop()
-      const instance = await startInstance(server.url, 'tollgate-test:')
-      const payer = subject({ accountDailyCredits: 800 })
-      const results = []
-      for (let i = 0; i < 12; i++) results.push(await spend(instance.meter, payer))
-      assert.equal(results.filter((result) => result === 'served').length, 10)
-      assert.ok(results.slice(10).every((err) => err instanceof DailyLimitError))
-      await server.start()
-      const look = createTestPrefix(server.url)
-      await until(
-        async () =>
-          (await dayState(look.redis, 'tollgate-test:', 'account:1'))[`u:${instance.bank.instanceId}`] ===
-          '800',
-        'the spending to be reported',
-      )
-      assert.equal((await dayState(look.redis, 'tollgate-test:', 'account:1')).granted, '800')
-      look.redis.disconnect()
-      await stopInstance(instance)
-    } finally {
-      await server.stop()
-    }
+    const server = tracked(await startRedisServer(), (each) => each.stop())
+    await server.stop()
+    const instance = await startInstance(server.url, 'tollgate-test:')
+    const payer = subject({ accountDailyCredits: 800 })
+    const results = []
+    for (let i = 0; i < 12; i++) results.push(await spend(instance.meter, payer))
+    assert.equal(results.filter((result) => result === 'served').length, 10)
+    assert.ok(results.slice(10).every((err) => err instanceof DailyLimitError))
+    await server.start()
+    const look = tracked(createTestPrefix(server.url), async (each) => each.redis.disconnect())
+    await until(
+      async () =>
+        (await dayState(look.redis, 'tollgate-test:', 'account:1'))[`u:${instance.bank.instanceId}`] ===
+        '800',
+      'the spending to be reported',
+    )
+    assert.equal((await dayState(look.redis, 'tollgate-test:', 'account:1')).granted, '800')
   })
 
   it('Redis restarted empty: the day is seeded again from the usage store, and the balance holds', async () => {
-    const server = await startRedisServer()
-    let instances: Instance[] = []
-    try {
-      const store = createSqliteUsageStore(openSqlite(':memory:'))
-      const keyPrefix = 'tollgate-test:'
-      instances = await Promise.all([1, 2].map(() => startInstance(server.url, keyPrefix, { store })))
-      const payer = subject({ accountDailyCredits: 8_000 })
-      const before = await Promise.all(
-        Array.from({ length: 50 }, (_, index) => spend((instances[index % 2] as Instance).meter, payer)),
-      )
-      assert.equal(before.filter((result) => result === 'served').length, 50)
-      await Promise.all(instances.map(({ meter }) => meter.flush()))
-      await server.stop()
-      await server.start()
-      // in open mode an instance that has not reconnected yet would count alone: wait for both
-      await until(() => instances.every(({ bank }) => bank.isConnected()), 'the instances to reconnect')
-      const results = await Promise.all(
-        Array.from({ length: 200 }, (_, index) => spend((instances[index % 2] as Instance).meter, payer)),
-      )
-      // the 50 calls before the restart are in the store; the leases the instances held count again,
-      // as far as they fit
-      assert.equal(results.filter((result) => result === 'served').length, 50)
-      await Promise.all(instances.splice(0).map(stopInstance))
-      const usage = await store.queryUsage({ fromDay: today() })
-      assert.equal(
-        usage.reduce((total, row) => total + row.credits, 0),
-        8_000,
-      )
-    } finally {
-      // stopped on failure too: their connections would keep the test file running
-      await Promise.all(instances.map(stopInstance))
-      await server.stop()
-    }
+    const server = tracked(await startRedisServer(), (each) => each.stop())
+    const store = createSqliteUsageStore(openSqlite(':memory:'))
+    const keyPrefix = 'tollgate-test:'
+    const instances = await Promise.all([1, 2].map(() => startInstance(server.url, keyPrefix, { store })))
+    const payer = subject({ accountDailyCredits: 8_000 })
+    const before = await Promise.all(
+      Array.from({ length: 50 }, (_, index) => spend((instances[index % 2] as Instance).meter, payer)),
+    )
+    assert.equal(before.filter((result) => result === 'served').length, 50)
+    await Promise.all(instances.map(({ meter }) => meter.flush()))
+    await server.stop()
+    await server.start()
+    // in open mode an instance that has not reconnected yet would count alone: wait for both
+    await until(() => instances.every(({ bank }) => bank.isConnected()), 'the instances to reconnect')
+    const results = await Promise.all(
+      Array.from({ length: 200 }, (_, index) => spend((instances[index % 2] as Instance).meter, payer)),
+    )
+    // the 50 calls before the restart are in the store; the leases the instances held count again,
+    // as far as they fit
+    assert.equal(results.filter((result) => result === 'served').length, 50)
+    await Promise.all(instances.map(stopInstance))
+    const usage = await store.queryUsage({ fromDay: today() })
+    assert.equal(
+      usage.reduce((total, row) => total + row.credits, 0),
+      8_000,
+    )
   })
 })
