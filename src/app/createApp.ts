@@ -120,6 +120,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       ? await createRedisBank({
           url: config.redis.url,
           keyPrefix: config.redis.keyPrefix,
+          commandTimeoutMs: config.metering.redisTimeoutMs,
           onError: (err) => log.warn({ err }, 'redis connection error'),
         })
       : worker?.bank

@@ -21,6 +21,8 @@ export type WorkerSpec = {
   devnet: DevnetEndpoint | undefined
   /** The primary's bank lease ttl when the primary is the bank (no Redis). */
   bankLeaseTtlMs: number | undefined
+  /** How long a worker waits for the primary's bank to answer an exchange (metering.redisTimeoutMs). */
+  bankTimeoutMs: number
 }
 
 /** A worker's message once it listens: what the banner shows. */
@@ -75,7 +77,12 @@ export async function runPrimary(config: Config, log: Logger): Promise<Primary> 
     }
     if (!config.redis) bank = createMemoryBank()
 
-    const spec = (slot: number): WorkerSpec => ({ slot, devnet: endpoint, bankLeaseTtlMs: bank?.leaseTtlMs })
+    const spec = (slot: number): WorkerSpec => ({
+      slot,
+      devnet: endpoint,
+      bankLeaseTtlMs: bank?.leaseTtlMs,
+      bankTimeoutMs: config.metering.redisTimeoutMs,
+    })
     const slots = new Map<Worker, number>()
     let up = false
     let stopping = false

@@ -150,7 +150,11 @@ async function workerRole() {
     bank:
       spec.bankLeaseTtlMs === undefined
         ? undefined
-        : createClusterBank({ channel: process as unknown as BankChannel, leaseTtlMs: spec.bankLeaseTtlMs }),
+        : createClusterBank({
+            channel: process as unknown as BankChannel,
+            leaseTtlMs: spec.bankLeaseTtlMs,
+            timeoutMs: spec.bankTimeoutMs,
+          }),
     indexesFees: spec.slot === 0,
   }
 }

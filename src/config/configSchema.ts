@@ -329,6 +329,11 @@ export const configSchema = z.strictObject({
        * need a balance (503).
        */
       onRedisDown: z.enum(['open', 'closed']).default('open'),
+      /**
+       * How long an exchange with the shared balance (Redis; with --workers and no Redis, the primary
+       * process) may take before the instance treats it as down and onRedisDown applies.
+       */
+      redisTimeoutMs: z.int().positive().default(1_000),
     })
     .prefault({}),
   auth: z

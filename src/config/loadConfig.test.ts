@@ -30,6 +30,7 @@ describe('loadConfig', () => {
     assert.deepEqual(pg.storage, { postgres: 'postgres://postgres@127.0.0.1:5432/test' })
     assert.equal(pg.redis, undefined)
     assert.equal(pg.metering.onRedisDown, 'open')
+    assert.equal(pg.metering.redisTimeoutMs, 1_000)
     const redis = loadConfig(write('redis.yaml', 'redis: { url: "redis://127.0.0.1:6379" }\n'))
     assert.deepEqual(redis.redis, { url: 'redis://127.0.0.1:6379', keyPrefix: 'tollgate:' })
     for (const [name, text, message] of [
@@ -41,6 +42,7 @@ describe('loadConfig', () => {
       ['neither.yaml', 'storage: {}\n', /storage: expected exactly one of sqlite/],
       ['redis-url.yaml', 'redis: { url: "http://127.0.0.1:6379" }\n', /redis\.url: expected a redis:\/\//],
       ['down.yaml', 'metering: { onRedisDown: maybe }\n', /metering\.onRedisDown/],
+      ['timeout.yaml', 'metering: { redisTimeoutMs: 0 }\n', /metering\.redisTimeoutMs/],
     ] as const)
       assert.throws(() => loadConfig(write(name, text)), message)
   })

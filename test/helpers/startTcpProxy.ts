@@ -6,6 +6,12 @@ export type TcpProxy = {
   cut(): void
   /** Accepts connections again. */
   restore(): void
+  /** Holds what the server sends from now on (a server that answers late), until `release`. */
+  hold(): void
+  /** Sends what was held, in order, and passes the server's bytes on again. */
+  release(): void
+  /** Bytes from the server held since `hold`: more than 0 once the server answered something. */
+  heldBytes(): number
   close(): Promise<void>
 }
 
@@ -19,6 +25,8 @@ export async function startTcpProxy(
   options: { subscriberDelayMs?: number } = {},
 ): Promise<TcpProxy> {
   let refusing = false
+  let held: [Socket, Buffer][] | undefined
+  let heldBytes = 0
   const sockets = new Set<Socket>()
   const track = (socket: Socket) => {
     sockets.add(socket)
@@ -50,7 +58,13 @@ export async function startTcpProxy(
       })
     } else {
       client.pipe(upstream)
-      upstream.pipe(client)
+      upstream.on('data', (chunk: Buffer) => {
+        if (held === undefined) client.write(chunk)
+        else {
+          held.push([client, chunk])
+          heldBytes += chunk.length
+        }
+      })
     }
     client.on('close', () => upstream.destroy())
     upstream.on('close', () => client.destroy())
@@ -67,6 +81,16 @@ export async function startTcpProxy(
     restore() {
       refusing = false
     },
+    hold() {
+      held ??= []
+    },
+    release() {
+      const chunks = held ?? []
+      held = undefined
+      heldBytes = 0
+      for (const [client, chunk] of chunks) if (!client.destroyed) client.write(chunk)
+    },
+    heldBytes: () => heldBytes,
     async close() {
       for (const socket of sockets) socket.destroy()
       await new Promise<void>((resolve) => server.close(() => resolve()))
