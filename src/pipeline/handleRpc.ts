@@ -30,7 +30,7 @@ export type CallAnswer = RpcPayload | PartnerAnswer
  * docs/compatibility.md §7 duties on the answer. Upstream answers are returned as the bytes the node sent, parsed
  * only when a duty must look inside. Rejects with TollgateErrors; the caller turns them into wire errors.
  * A call with nothing to do but be sent (most calls without a cache) gets the pool's own promise: no
- * layer of its own between the request and the upstream.
+ * layer of its own between the request and the upstream; eth_blockNumber's, one step after it.
  */
 export function handleRpc(ctx: RpcContext, prepared: PreparedCall & { ok: true }): Promise<CallAnswer> {
   const { spec } = prepared
@@ -48,22 +48,20 @@ export function handleRpc(ctx: RpcContext, prepared: PreparedCall & { ok: true }
   const scope = cacheScope(spec, params, network.heads.finalized())
   if (network.cache && scope !== 'never') return answerWithDuties(ctx, prepared)
   const route = routeOf(spec, params, scope, undefined, undefined)
-  return network.pool.send(bodyOf(prepared, params), sendOptions(network, route, ctx.cancellation))
+  const sent = network.pool.send(bodyOf(prepared, params), sendOptions(network, route, ctx.cancellation))
+  if (!spec.monotonicHead) return sent
+  // eth_blockNumber: one step after the answer, not the whole of answerWithDuties
+  const { id } = prepared.call
+  return sent.then((payload) => notBelowShownHead(network, id, payload))
 }
 
 /**
  * Whether a method's calls need more than sending: answered here, bounded or read after (a new duty
- * flag in the method table belongs here too, or its calls skip answerWithDuties). The gas cap is
- * handleRpc's own while the head is known.
+ * flag in the method table belongs here too, or its calls skip answerWithDuties). The gas cap, while
+ * the head is known, and the monotonic head, when nothing else applies, are handleRpc's own.
  */
 function hasDuties(spec: MethodSpec): boolean {
-  return (
-    spec.localResult !== undefined ||
-    spec.subscriptionOnly ||
-    spec.boundsLogs ||
-    spec.nullWhenNotFound ||
-    spec.monotonicHead
-  )
+  return spec.localResult !== undefined || spec.subscriptionOnly || spec.boundsLogs || spec.nullWhenNotFound
 }
 
 /** Every other call: answered here, or capped, bounded, cached, failed over or read after sending. */
