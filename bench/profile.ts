@@ -8,6 +8,13 @@
 // BENCH_CALL picks the call (default eth_call); BENCH_BASE, another checkout's bin/tollgate.js, adds
 // that build as a third target.
 //
+// BENCH_PROFILE=allocations samples what is allocated instead (V8's sampling heap profiler, a sample
+// every PROFILE_INTERVAL_BYTES, default 64, collected objects included): bytes allocated per call,
+// by category and by own function (where V8 inlined a function, its allocations count for the
+// caller). Unlike CPU time, this does not depend on what else the machine runs: two runs of one build
+// agree within about 1.5% (a few hundred bytes of some 20 KB a call), where its CPU moves by a tenth
+// or more between turns.
+//
 // Throughput and CPU ratios on a shared VM move by a quarter between identical processes; a
 // process's own JavaScript per call repeats within a few percent, so this is the instrument for
 // changes of a few microseconds. Needs `wrk` on the PATH (Debian: apt-get install wrk).
@@ -27,6 +34,10 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 16)
 const callName = process.env.BENCH_CALL ?? 'eth_call'
 const baseBin = process.env.BENCH_BASE
 const top = Number(process.env.BENCH_TOP ?? 25)
+const allocations = process.env.BENCH_PROFILE === 'allocations'
+if (!allocations && (process.env.BENCH_PROFILE ?? 'cpu') !== 'cpu') {
+  throw new Error('BENCH_PROFILE: cpu (the default) or allocations')
+}
 
 type Target = {
   name: string
@@ -43,6 +54,12 @@ type ProfileNode = {
   children?: number[]
 }
 type CpuProfile = { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] }
+type AllocationNode = {
+  callFrame: ProfileNode['callFrame']
+  /** Bytes sampled as allocated here, by this function itself. */
+  selfSize: number
+  children: AllocationNode[]
+}
 
 const anvil = await startAnvil()
 const dir = mkdtempSync(join(tmpdir(), 'tollgate-profile-'))
@@ -80,7 +97,15 @@ try {
     }
   }
   await Promise.all(targets.map((target) => stopProfile(target)))
+  process.stdout.write(allocations ? allocationReport(targets) : cpuReport(targets))
+} finally {
+  await stopChildren()
+  await anvil.stop()
+  rmSync(dir, { recursive: true, force: true })
+}
 
+/** The CPU profiles' report: CPU per call by category, the largest natives, own functions. */
+function cpuReport(targets: Target[]): string {
   // the samples are wall time while busy (a thread waiting for a core counts too): each process's
   // categories are scaled so that they add up to the CPU it used per call (/proc), and compare
   const profiles = targets.map((target) => {
@@ -136,18 +161,42 @@ try {
       lines.push(`- ${micros.toFixed(2)} ${name}`)
     }
   }
-  process.stdout.write(`${lines.join('\n')}\n`)
-} finally {
-  await stopChildren()
-  await anvil.stop()
-  rmSync(dir, { recursive: true, force: true })
+  return `${lines.join('\n')}\n`
+}
+
+/** The allocation profiles' report: bytes allocated per call by category, and by own function. */
+function allocationReport(targets: Target[]): string {
+  const found = targets.map((target) =>
+    allocatedPerCall(JSON.parse(readFileSync(target.profile, 'utf8')), target.served),
+  )
+  const categories = ['Node JavaScript', 'undici', 'other dependencies', 'own code', 'V8 and Node natives']
+  const cell = (bytes: number | undefined) => Math.round(bytes ?? 0).toLocaleString('en-US')
+  const lines = [
+    `${callName}, ${connections} connections, ${turns} turns of ${seconds} s each after ${warmupSeconds} s of warm-up.`,
+    `Bytes allocated per call served (a sample every ${process.env.PROFILE_INTERVAL_BYTES ?? 64} bytes), by where the allocating code is:`,
+    '',
+    `| bytes per call | ${targets.map((target) => `${target.name} (${target.served.toLocaleString('en-US')} calls)`).join(' | ')} |`,
+    `|---|${targets.map(() => '---').join('|')}|`,
+    `| all | ${found.map((each) => cell(each.all)).join(' | ')} |`,
+    ...categories.map(
+      (category) =>
+        `| ${category} | ${found.map((each) => cell(each.categories.get(category))).join(' | ')} |`,
+    ),
+  ]
+  for (const [index, target] of targets.entries()) {
+    if (target.name === 'pass-through') continue
+    lines.push('', `Own functions of ${target.name} (with what V8 inlined into them), bytes per call:`, '')
+    for (const [name, bytes] of found[index]?.own.slice(0, top) ?? []) lines.push(`- ${cell(bytes)} ${name}`)
+  }
+  return `${lines.join('\n')}\n`
 }
 
 /** Where a target's profile goes, and the command prefix that preloads the profiler into it. */
 function profiled(name: string): { profile: string; wrapper: string[] } {
-  const profile = join(dir, `${name}.cpuprofile`)
+  const profile = join(dir, `${name}.${allocations ? 'heapprofile' : 'cpuprofile'}`)
   const preload = resolve('bench/profileOnSignal.mjs')
-  return { profile, wrapper: ['env', `NODE_OPTIONS=--import=${preload}`, `PROFILE_OUT=${profile}`] }
+  const kind = `PROFILE_KIND=${allocations ? 'allocations' : 'cpu'}`
+  return { profile, wrapper: ['env', `NODE_OPTIONS=--import=${preload}`, `PROFILE_OUT=${profile}`, kind] }
 }
 
 /** A tollgate (the one at `bin`), cache off, with the profiler preloaded; and its key. */
@@ -222,25 +271,51 @@ function perCall(profile: CpuProfile, served: number) {
     }
     let caller: ProfileNode | undefined = node
     while (caller && caller.callFrame.url === '') caller = byId.get(parent.get(caller.id) ?? -1)
-    const url = caller?.callFrame.url ?? ''
-    if (url.startsWith('node:')) {
-      if (node === caller) {
-        add(categories, 'Node JavaScript', micros)
-      } else {
-        add(categories, 'native (from Node)', micros)
-        add(native, name || '(anonymous)', micros)
-      }
-    } else if (url.includes('/node_modules/undici/') || url.startsWith('wasm:')) {
-      // wasm here is undici's HTTP parser (llhttp)
-      add(categories, 'undici', micros)
-    } else if (url.includes('/node_modules/') || url === '') {
-      add(categories, 'other dependencies', micros)
-    } else {
-      add(categories, 'own code', micros)
-      const frame = caller?.callFrame ?? node.callFrame
-      const file = frame.url.slice(frame.url.lastIndexOf('/') + 1)
-      add(own, `${frame.functionName || '(anonymous)'} (${file}:${frame.lineNumber + 1})`, micros)
-    }
+    const category = categoryOf(caller?.callFrame.url ?? '')
+    if (category === 'Node JavaScript' && node !== caller) {
+      add(categories, 'native (from Node)', micros)
+      add(native, name || '(anonymous)', micros)
+    } else add(categories, category, micros)
+    if (category === 'own code') add(own, frameName(caller?.callFrame ?? node.callFrame), micros)
   }
   return { categories, own: [...own].sort((a, b) => b[1] - a[1]), native }
+}
+
+/**
+ * An allocation profile's bytes per call, by category and by own function. What a frame without a
+ * script allocates (a builtin, V8's API) counts for the nearest caller with one; with none above it
+ * (V8's and Node's C++ on their own), for "V8 and Node natives".
+ */
+function allocatedPerCall(profile: { head: AllocationNode }, served: number) {
+  const categories = new Map<string, number>()
+  const own = new Map<string, number>()
+  let all = 0
+  const add = (map: Map<string, number>, key: string, bytes: number) =>
+    map.set(key, (map.get(key) ?? 0) + bytes / served)
+  const walk = (node: AllocationNode, scripted: ProfileNode['callFrame'] | undefined) => {
+    const frame = node.callFrame.url === '' ? scripted : node.callFrame
+    if (node.selfSize > 0) {
+      all += node.selfSize / served
+      const category = frame ? categoryOf(frame.url) : 'V8 and Node natives'
+      add(categories, category, node.selfSize)
+      if (frame && category === 'own code') add(own, frameName(frame), node.selfSize)
+    }
+    for (const child of node.children) walk(child, frame)
+  }
+  walk(profile.head, undefined)
+  return { all, categories, own: [...own].sort((a, b) => b[1] - a[1]) }
+}
+
+/** Where the code at `url` belongs: Node's own JavaScript, undici, another dependency, or tollgate. */
+function categoryOf(url: string): string {
+  if (url.startsWith('node:')) return 'Node JavaScript'
+  // wasm here is undici's HTTP parser (llhttp)
+  if (url.includes('/node_modules/undici/') || url.startsWith('wasm:')) return 'undici'
+  if (url.includes('/node_modules/') || url === '') return 'other dependencies'
+  return 'own code'
+}
+
+function frameName(frame: ProfileNode['callFrame']): string {
+  const file = frame.url.slice(frame.url.lastIndexOf('/') + 1)
+  return `${frame.functionName || '(anonymous)'} (${file}:${frame.lineNumber + 1})`
 }
