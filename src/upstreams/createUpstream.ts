@@ -83,7 +83,9 @@ export function createUpstream(config: UpstreamConfig, options: CreateUpstreamOp
 class CollectingHandler implements Dispatcher.DispatchHandler {
   #status = 0
   #size = 0
-  #chunks: Buffer[] = []
+  /** Most answers come in one chunk: no list for them. */
+  #first: Buffer | undefined
+  #more: Buffer[] | undefined
   #abort: ((reason: Error) => void) | undefined
 
   constructor(
@@ -108,18 +110,15 @@ class CollectingHandler implements Dispatcher.DispatchHandler {
       this.#abort?.(new Error(`upstream answer larger than ${this.maxBytes} bytes`))
       return false
     }
-    this.#chunks.push(chunk)
+    if (this.#first === undefined) this.#first = chunk
+    else if (this.#more === undefined) this.#more = [this.#first, chunk]
+    else this.#more.push(chunk)
     return true
   }
 
   onComplete(): void {
-    const chunks = this.#chunks
-    this.done({
-      response: {
-        status: this.#status,
-        body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, this.#size),
-      },
-    })
+    const body = this.#more ? Buffer.concat(this.#more, this.#size) : (this.#first ?? Buffer.alloc(0))
+    this.done({ response: { status: this.#status, body } })
   }
 
   onError(error: Error): void {

@@ -261,12 +261,23 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
       this.hedgePolicy = this.retry && this.rawTransaction === undefined ? hedge : undefined
     }
 
-    async run(): Promise<Buffer> {
-      // the first try is awaited here: where it answers (nearly always), no retry machinery is made
+    /**
+     * The first try, then its answer: one step after the attempt, not an async layer of its own (this
+     * is every forwarded call). Where it answers (nearly always), no retry machinery is made.
+     */
+    run(): Promise<Buffer> {
       const first = this.deadline - now() > 0 ? this.pickNext() : undefined
-      let step = first && (await this.tryOn(first))
-      if (step && this.retryable(step)) {
-        step = await retryAfter(step, () => this.tryNext(), {
+      if (!first) return this.retried(undefined)
+      return this.tryOn(first).then((step) =>
+        this.retryable(step) ? this.retried(step) : this.answerOf(step),
+      )
+    }
+
+    /** Retries after a first step that may be retried (or none could be tried): the call's answer. */
+    async retried(first: Step | undefined): Promise<Buffer> {
+      const step =
+        first &&
+        (await retryAfter(first, () => this.tryNext(), {
           retryable: (each) => this.retryable(each),
           // the same member again (it is the only one left): a pause first
           pauseMs: () => {
@@ -278,8 +289,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
           deadline: this.deadline,
           now,
           timers,
-        })
-      }
+        }))
       return step ? this.answerOf(step) : this.failure()
     }
 
@@ -376,8 +386,9 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
         bounded || fallback ? Math.min(remaining, options.attemptTimeoutMs) : remaining,
       )
       const probe = member.breaker.state === 'open'
-      this.tried ??= []
-      this.tried.push(member)
+      // a list of one at first (an empty one would be given room for 16)
+      if (this.tried) this.tried.push(member)
+      else this.tried = [member]
       const stops = { cancellation: this.cancellation, superseded, timers }
       return attemptUpstream(member.upstream, this.body, timeoutMs, stops, (verdict): Step => {
         if ('answer' in verdict) succeeded(member, now() - began)
