@@ -6,7 +6,9 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer
   const declared = Number(req.headers['content-length'])
   if (declared > maxBytes) return Promise.reject(new BodyTooLargeError(maxBytes))
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = []
+    // most bodies come in one chunk: no list for them
+    let first: Buffer | undefined
+    let more: Buffer[] | undefined
     let size = 0
     req.on('data', (chunk: Buffer) => {
       size += chunk.length
@@ -16,9 +18,11 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer
         reject(new BodyTooLargeError(maxBytes))
         return
       }
-      chunks.push(chunk)
+      if (first === undefined) first = chunk
+      else if (more === undefined) more = [first, chunk]
+      else more.push(chunk)
     })
-    req.on('end', () => resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size)))
+    req.on('end', () => resolve(more ? Buffer.concat(more, size) : (first ?? Buffer.alloc(0))))
     req.on('error', reject)
   })
 }
