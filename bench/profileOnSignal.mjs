@@ -15,7 +15,7 @@ const session = new Session()
 session.connect()
 let running = false
 
-const failed = (error) => {
+const throwIfFailed = (error) => {
   if (error) throw error
 }
 
@@ -31,13 +31,13 @@ process.on('SIGUSR2', () => {
             includeObjectsCollectedByMajorGC: true,
             includeObjectsCollectedByMinorGC: true,
           },
-          failed,
+          throwIfFailed,
         ),
       )
     } else {
       session.post('Profiler.enable', () =>
         session.post('Profiler.setSamplingInterval', { interval: intervalMicros }, () =>
-          session.post('Profiler.start', failed),
+          session.post('Profiler.start', throwIfFailed),
         ),
       )
     }
