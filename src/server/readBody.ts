@@ -6,9 +6,8 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer
   const declared = Number(req.headers['content-length'])
   if (declared > maxBytes) return Promise.reject(new BodyTooLargeError(maxBytes))
   return new Promise((resolve, reject) => {
-    // most bodies come in one chunk: no list for them
-    let first: Buffer | undefined
-    let more: Buffer[] | undefined
+    // made for the first chunk (most bodies have one): an empty list would be given room for 16
+    let chunks: Buffer[] | undefined
     let size = 0
     req.on('data', (chunk: Buffer) => {
       size += chunk.length
@@ -18,11 +17,12 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer
         reject(new BodyTooLargeError(maxBytes))
         return
       }
-      if (first === undefined) first = chunk
-      else if (more === undefined) more = [first, chunk]
-      else more.push(chunk)
+      if (chunks) chunks.push(chunk)
+      else chunks = [chunk]
     })
-    req.on('end', () => resolve(more ? Buffer.concat(more, size) : (first ?? Buffer.alloc(0))))
+    req.on('end', () =>
+      resolve(chunks?.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks ?? [], size)),
+    )
     req.on('error', reject)
   })
 }

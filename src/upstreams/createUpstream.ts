@@ -83,9 +83,8 @@ export function createUpstream(config: UpstreamConfig, options: CreateUpstreamOp
 class CollectingHandler implements Dispatcher.DispatchHandler {
   #status = 0
   #size = 0
-  /** Most answers come in one chunk: no list for them. */
-  #first: Buffer | undefined
-  #more: Buffer[] | undefined
+  /** Made for the first chunk (most answers have one): an empty list would be given room for 16. */
+  #chunks: Buffer[] | undefined
   #abort: ((reason: Error) => void) | undefined
 
   constructor(
@@ -110,14 +109,14 @@ class CollectingHandler implements Dispatcher.DispatchHandler {
       this.#abort?.(new Error(`upstream answer larger than ${this.maxBytes} bytes`))
       return false
     }
-    if (this.#first === undefined) this.#first = chunk
-    else if (this.#more === undefined) this.#more = [this.#first, chunk]
-    else this.#more.push(chunk)
+    if (this.#chunks) this.#chunks.push(chunk)
+    else this.#chunks = [chunk]
     return true
   }
 
   onComplete(): void {
-    const body = this.#more ? Buffer.concat(this.#more, this.#size) : (this.#first ?? Buffer.alloc(0))
+    const chunks = this.#chunks
+    const body = chunks?.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks ?? [], this.#size)
     this.done({ response: { status: this.#status, body } })
   }
 
