@@ -7,7 +7,12 @@ import type { Cancellation } from '../failsafe/Cancellation.ts'
 import { parseRpcRequest } from '../jsonrpc/parseRpcRequest.ts'
 import type { RpcId, RpcPayload, RpcRequest } from '../jsonrpc/types.ts'
 import type { Meter } from '../metering/createMeter.ts'
-import { authorizeKeyRequest, type KeyRequest, type KeyRequestDeps } from './authorizeKeyRequest.ts'
+import {
+  authorizeKeyRequest,
+  type KeyRequest,
+  type KeyRequestAccess,
+  type KeyRequestDeps,
+} from './authorizeKeyRequest.ts'
 import { chargeRefusal } from './chargeRefusal.ts'
 import { errorOutcome, type RpcOutcome, runRpcRequest } from './runRpcRequest.ts'
 
@@ -36,33 +41,48 @@ export type HttpRpcDeps = KeyRequestDeps & {
 /**
  * A JSON-RPC POST: the key, what the request proves (secret, JWT), the network, the request-level
  * allowlists, then every call. Whole-request refusals cost 5 credits, except 401s (nobody to charge).
+ * A request that runs is answered through the pipeline's own promise (runRpcRequest shapes the
+ * answer): no layer of its own.
  */
-export async function handleHttpRpc(deps: HttpRpcDeps, request: HttpRpcRequest): Promise<HttpRpcResponse> {
+export function handleHttpRpc(deps: HttpRpcDeps, request: HttpRpcRequest): Promise<HttpRpcResponse> {
   // the key first: the body is parsed once the request is known to be someone's to run, and only
   // for the id of the error otherwise
   const pending = authorizeKeyRequest(deps, request.keyRequest)
-  const access = pending instanceof Promise ? await pending : pending
-  if (!access.ok && !access.key) return unpaid(deps, requestIdOf(deps, request.body), access.error)
+  return pending instanceof Promise
+    ? pending.then((access) => run(deps, request, access))
+    : run(deps, request, pending)
+}
+
+function run(deps: HttpRpcDeps, request: HttpRpcRequest, access: KeyRequestAccess): Promise<HttpRpcResponse> {
+  if (!access.ok && !access.key)
+    return Promise.resolve(unpaid(deps, requestIdOf(deps, request.body), access.error))
   const key = access.key as KeyEntry
-  let outcome: RpcOutcome
+  const networkName = access.ok ? access.network.name : access.networkName
+  const respond = (outcome: RpcOutcome) => response(deps, key, networkName, outcome)
   if (!access.ok) {
     const id = requestIdOf(deps, request.body)
-    outcome = await refuse(deps, key, access.networkName, id, access.error)
-  } else {
-    const parsed = parse(deps, request.body)
-    if (!parsed.ok) outcome = await refuse(deps, key, access.network.name, null, parsed.refusal)
-    else {
-      const { network, guard, failover } = access
-      const { cancellation } = request
-      const ctx = { network, key, guard, failover, meter: deps.meter, cancellation, log: deps.log }
-      outcome = await runRpcRequest(ctx, parsed.request)
-    }
+    return refuse(deps, key, networkName, id, access.error).then(respond)
   }
+  const parsed = parse(deps, request.body)
+  if (!parsed.ok) return refuse(deps, key, networkName, null, parsed.refusal).then(respond)
+  const { network, guard, failover } = access
+  const { cancellation } = request
+  const ctx = { network, key, guard, failover, meter: deps.meter, cancellation, log: deps.log }
+  return runRpcRequest(ctx, parsed.request, respond)
+}
+
+/** What an outcome is answered with: its status, body and the credit headers. */
+function response(
+  deps: HttpRpcDeps,
+  key: KeyEntry,
+  networkName: string,
+  outcome: RpcOutcome,
+): HttpRpcResponse {
   if (deps.log.isLevelEnabled('debug')) {
     deps.log.debug(
       {
         key: keyRef(key.apiKey.key),
-        network: access.ok ? access.network.name : access.networkName,
+        network: networkName,
         status: outcome.status,
         charged: outcome.settlement?.chargedCredits ?? 0,
       },

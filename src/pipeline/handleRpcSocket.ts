@@ -118,8 +118,9 @@ export function openRpcSocket(
       send(errorOutcome(current, null, error).payload)
       return
     }
-    const outcome = await runRpcRequest(current, request)
-    if (outcome.body !== '') send(outcome.body)
+    await runRpcRequest(current, request, (outcome) => {
+      if (outcome.body !== '') send(outcome.body)
+    })
   }
 
   /** A message over the in-flight limit: each of its calls gets -32005 at once; it costs nothing. */

@@ -35,21 +35,30 @@ const batchEnvelopeLabel = '(batch)'
 /**
  * Runs a parsed request for an authenticated key (HTTP and WebSocket alike): prepare every call,
  * admit the most it can cost, run the calls, charge what they really cost (docs/compatibility.md §2).
- * A 402/429 refuses the whole request and costs nothing.
+ * A 402/429 refuses the whole request and costs nothing. `finish` turns the outcome into what the
+ * transport answers with, here rather than in a promise of the caller's (one layer less a request).
  */
-export function runRpcRequest(ctx: RpcContext, request: RpcRequest): Promise<RpcOutcome> {
-  return request.isBatch ? runBatch(ctx, request.entries) : runSingle(ctx, request.entry)
+export function runRpcRequest<T>(
+  ctx: RpcContext,
+  request: RpcRequest,
+  finish: (outcome: RpcOutcome) => T,
+): Promise<T> {
+  return request.isBatch ? runBatch(ctx, request.entries, finish) : runSingle(ctx, request.entry, finish)
 }
 
 /**
  * One call: the batch's steps without its lists (this is nearly every request), the call awaited
  * here without a layer of its own.
  */
-async function runSingle(ctx: RpcContext, entry: RpcEntry): Promise<RpcOutcome> {
+async function runSingle<T>(
+  ctx: RpcContext,
+  entry: RpcEntry,
+  finish: (outcome: RpcOutcome) => T,
+): Promise<T> {
   const prepared = prepareCall(ctx, entry)
   const admitted = admit(ctx, prepared.costCredits, idOf(prepared))
   const admission = admitted instanceof Promise ? await admitted : admitted
-  if ('status' in admission) return admission
+  if ('status' in admission) return finish(admission)
   let outcome: CallOutcome
   if (!prepared.ok) outcome = refusedCall(ctx, prepared)
   else {
@@ -60,21 +69,25 @@ async function runSingle(ctx: RpcContext, entry: RpcEntry): Promise<RpcOutcome> 
     }
   }
   const settlement = ctx.meter.settle(admission, outcome.usage ? [outcome.usage] : [])
-  return {
+  return finish({
     status: outcome.httpStatus,
     body: outcome.isNotification ? '' : outcome.payload,
     settlement,
     partner: outcome.partner === true,
-  }
+  })
 }
 
-async function runBatch(ctx: RpcContext, entries: RpcEntry[]): Promise<RpcOutcome> {
+async function runBatch<T>(
+  ctx: RpcContext,
+  entries: RpcEntry[],
+  finish: (outcome: RpcOutcome) => T,
+): Promise<T> {
   const prepared = entries.map((entry) => prepareCall(ctx, entry))
   let estimate = credits.batchEnvelope
   for (const call of prepared) estimate += call.costCredits
   const admitted = admit(ctx, estimate, null)
   const admission = admitted instanceof Promise ? await admitted : admitted
-  if ('status' in admission) return admission
+  if ('status' in admission) return finish(admission)
 
   const outcomes = await Promise.all(prepared.map((call) => runCall(ctx, call)))
   const usage: UsageRecord[] = []
@@ -87,7 +100,12 @@ async function runBatch(ctx: RpcContext, entries: RpcEntry[]): Promise<RpcOutcom
   const settlement = ctx.meter.settle(admission, usage)
   const partner = outcomes.some((outcome) => outcome.partner)
   const payloads = outcomes.filter((outcome) => !outcome.isNotification).map((outcome) => outcome.payload)
-  return { status: 200, body: payloads.length === 0 ? '' : serializeBatch(payloads), settlement, partner }
+  return finish({
+    status: 200,
+    body: payloads.length === 0 ? '' : serializeBatch(payloads),
+    settlement,
+    partner,
+  })
 }
 
 /**

@@ -21,8 +21,8 @@ import { type CompressionOptions, chooseEncoding, createCompressor } from './com
 import { type CorsOptions, corsHeaders, preflightHeaders } from './corsHeaders.ts'
 import { createClientAddressOf } from './createClientAddressOf.ts'
 import { keyRequestOf } from './keyRequestOf.ts'
-import { parseRoute } from './parseRoute.ts'
-import { readBody } from './readBody.ts'
+import { parseRoute, type Route } from './parseRoute.ts'
+import { readBody, readBodyText } from './readBody.ts'
 
 export type HttpHandlers = {
   rpc(request: HttpRpcRequest): Promise<HttpRpcResponse>
@@ -94,7 +94,9 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
         if (!res.writableFinished) cancellation.cancel()
         if (inFlight === 0) drained?.()
       })
-      void handle(req, res, cancellation)
+      const route = parseRoute(req.url ?? '/')
+      if (route.kind === 'rpc') answerRpc(req, res, route, cancellation)
+      else void handle(req, res, route)
     },
   )
   server.maxConnections = options.maxConnections
@@ -181,14 +183,81 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
     return false
   }
 
-  /** Answers one request; what it throws is answered by sendError (caught here, not by a promise more per request). */
+  /**
+   * A JSON-RPC POST (nearly every request): answered through callbacks and the one promise the
+   * pipeline returns, without an async layer of its own. What it throws is answered by sendError.
+   */
+  function answerRpc(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: Route & { kind: 'rpc' },
+    cancellation: Cancellation,
+  ): void {
+    try {
+      if (handleCors(req, res)) return
+      if (req.method !== 'POST') {
+        if (rpcAnswers) rpcAnswers['4xx']++
+        throw new HttpMethodNotAllowedError('POST')
+      }
+      if (!isJsonContentType(req.headers['content-type'])) {
+        runRpc(req, res, route, refusedBody(res, new UnsupportedContentTypeError()), cancellation)
+      } else {
+        readBody(req, options.maxBodyBytes, (body) => {
+          if (Buffer.isBuffer(body)) runRpc(req, res, route, body, cancellation)
+          else if (body instanceof TollgateError)
+            runRpc(req, res, route, refusedBody(res, body), cancellation)
+          else sendError(res, body)
+        })
+      }
+    } catch (err) {
+      sendError(res, err)
+    }
+  }
+
+  /** A body refused before it was read (413, 415): it may still be arriving, so the connection closes. */
+  function refusedBody(res: ServerResponse, refusal: TollgateError): TollgateError {
+    res.setHeader('connection', 'close')
+    return refusal
+  }
+
+  /** Runs the request through the pipeline and sends its answer. */
+  function runRpc(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: Route & { kind: 'rpc' },
+    body: Buffer | TollgateError,
+    cancellation: Cancellation,
+  ): void {
+    try {
+      const keyRequest = keyRequestOf(req, route, clientAddressOf(req))
+      handlers.rpc({ keyRequest, body, cancellation }).then(
+        (answer) => {
+          try {
+            if (rpcAnswers) {
+              if (answer.status >= 500) rpcAnswers['5xx']++
+              else if (answer.status >= 400) rpcAnswers['4xx']++
+              else rpcAnswers['2xx']++
+            }
+            onRpcAnswer?.(route.networkName, req.headers.host, answer.status)
+            send(req, res, answer.status, answer.body, answer.headers)
+          } catch (err) {
+            sendError(res, err)
+          }
+        },
+        (err: unknown) => sendError(res, err),
+      )
+    } catch (err) {
+      sendError(res, err)
+    }
+  }
+
+  /** Answers every other route; what it throws is answered by sendError. */
   async function handle(
     req: IncomingMessage,
     res: ServerResponse,
-    cancellation: Cancellation,
+    route: Exclude<Route, { kind: 'rpc' }>,
   ): Promise<void> {
     try {
-      const route = parseRoute(req.url ?? '/')
       switch (route.kind) {
         case 'healthz':
           return send(req, res, 200, JSON.stringify({ status: 'ok' }))
@@ -206,7 +275,7 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
           return
         }
         case 'admin': {
-          const body = (await readBody(req, adminMaxBodyBytes)).toString()
+          const body = await readBodyText(req, adminMaxBodyBytes)
           const answer = await handlers.admin({
             method: req.method ?? 'GET',
             url: req.url ?? '/',
@@ -217,7 +286,7 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
         }
         case 'dashboard': {
           if (!handlers.dashboard) throw new RouteNotFoundError()
-          const body = (await readBody(req, adminMaxBodyBytes)).toString()
+          const body = await readBodyText(req, adminMaxBodyBytes)
           const {
             status,
             body: answer,
@@ -251,32 +320,6 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
           throw new UpgradeRequiredError()
         case 'notFound':
           throw new RouteNotFoundError()
-        case 'rpc': {
-          if (handleCors(req, res)) return
-          if (req.method !== 'POST') {
-            if (rpcAnswers) rpcAnswers['4xx']++
-            throw new HttpMethodNotAllowedError('POST')
-          }
-          let body: Buffer | TollgateError
-          try {
-            if (!isJsonContentType(req.headers['content-type'])) throw new UnsupportedContentTypeError()
-            body = await readBody(req, options.maxBodyBytes)
-          } catch (err) {
-            if (!(err instanceof TollgateError)) throw err
-            // a refused body may still be arriving: do not keep a connection whose stream position is unknown
-            res.setHeader('connection', 'close')
-            body = err
-          }
-          const keyRequest = keyRequestOf(req, route, clientAddressOf(req))
-          const answer = await handlers.rpc({ keyRequest, body, cancellation })
-          if (rpcAnswers) {
-            if (answer.status >= 500) rpcAnswers['5xx']++
-            else if (answer.status >= 400) rpcAnswers['4xx']++
-            else rpcAnswers['2xx']++
-          }
-          onRpcAnswer?.(route.networkName, req.headers.host, answer.status)
-          return send(req, res, answer.status, answer.body, answer.headers)
-        }
       }
     } catch (err) {
       sendError(res, err)

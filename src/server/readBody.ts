@@ -1,28 +1,48 @@
 import type { IncomingMessage } from 'node:http'
 import { BodyTooLargeError } from '../errors/errors.ts'
 
-/** Reads the whole request body, refusing it as soon as it passes `maxBytes`. */
-export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+/**
+ * Reads the whole request body, refusing it as soon as it passes `maxBytes`. `done` is called once,
+ * with the bytes or with what stopped them (BodyTooLargeError, or the stream's own error): a
+ * callback, so that the JSON-RPC route, which reads a body every request, makes no promise for it.
+ */
+export function readBody(req: IncomingMessage, maxBytes: number, done: (body: Buffer | Error) => void): void {
   const declared = Number(req.headers['content-length'])
-  if (declared > maxBytes) return Promise.reject(new BodyTooLargeError(maxBytes))
-  return new Promise((resolve, reject) => {
-    // made for the first chunk (most bodies have one): an empty list would be given room for 16
-    let chunks: Buffer[] | undefined
-    let size = 0
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length
-      if (size > maxBytes) {
-        req.removeAllListeners('data')
-        req.resume()
-        reject(new BodyTooLargeError(maxBytes))
-        return
-      }
-      if (chunks) chunks.push(chunk)
-      else chunks = [chunk]
-    })
-    req.on('end', () =>
-      resolve(chunks?.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks ?? [], size)),
-    )
-    req.on('error', reject)
+  if (declared > maxBytes) {
+    done(new BodyTooLargeError(maxBytes))
+    return
+  }
+  // made for the first chunk (most bodies have one): an empty list would be given room for 16
+  let chunks: Buffer[] | undefined
+  let size = 0
+  let finished = false
+  req.on('data', (chunk: Buffer) => {
+    size += chunk.length
+    if (size > maxBytes) {
+      req.removeAllListeners('data')
+      req.resume()
+      finished = true
+      done(new BodyTooLargeError(maxBytes))
+      return
+    }
+    if (chunks) chunks.push(chunk)
+    else chunks = [chunk]
   })
+  req.on('end', () => {
+    if (finished) return
+    finished = true
+    done(chunks?.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks ?? [], size))
+  })
+  req.on('error', (err) => {
+    if (finished) return
+    finished = true
+    done(err)
+  })
+}
+
+/** The whole body as text, for the routes that read one now and then (admin, dashboard). */
+export function readBodyText(req: IncomingMessage, maxBytes: number): Promise<string> {
+  return new Promise((resolve, reject) =>
+    readBody(req, maxBytes, (body) => (Buffer.isBuffer(body) ? resolve(body.toString()) : reject(body))),
+  )
 }
