@@ -49,11 +49,16 @@ export function handleHttpRpc(deps: HttpRpcDeps, request: HttpRpcRequest): Promi
   // for the id of the error otherwise
   const pending = authorizeKeyRequest(deps, request.keyRequest)
   return pending instanceof Promise
-    ? pending.then((access) => run(deps, request, access))
-    : run(deps, request, pending)
+    ? pending.then((access) => answer(deps, request, access))
+    : answer(deps, request, pending)
 }
 
-function run(deps: HttpRpcDeps, request: HttpRpcRequest, access: KeyRequestAccess): Promise<HttpRpcResponse> {
+/** The request run, or refused as its access says. */
+function answer(
+  deps: HttpRpcDeps,
+  request: HttpRpcRequest,
+  access: KeyRequestAccess,
+): Promise<HttpRpcResponse> {
   if (!access.ok && !access.key)
     return Promise.resolve(unpaid(deps, requestIdOf(deps, request.body), access.error))
   const key = access.key as KeyEntry
