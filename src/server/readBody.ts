@@ -16,28 +16,27 @@ export function readBody(req: IncomingMessage, maxBytes: number, done: (body: Bu
   let chunks: Buffer[] | undefined
   let size = 0
   let finished = false
+  // a body refused mid-stream is still drained to its end, and a stream may fail after it ended
+  const finish = (body: Buffer | Error) => {
+    if (finished) return
+    finished = true
+    done(body)
+  }
   req.on('data', (chunk: Buffer) => {
     size += chunk.length
     if (size > maxBytes) {
       req.removeAllListeners('data')
       req.resume()
-      finished = true
-      done(new BodyTooLargeError(maxBytes))
+      finish(new BodyTooLargeError(maxBytes))
       return
     }
     if (chunks) chunks.push(chunk)
     else chunks = [chunk]
   })
-  req.on('end', () => {
-    if (finished) return
-    finished = true
-    done(chunks?.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks ?? [], size))
-  })
-  req.on('error', (err) => {
-    if (finished) return
-    finished = true
-    done(err)
-  })
+  req.on('end', () =>
+    finish(chunks?.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks ?? [], size)),
+  )
+  req.on('error', finish)
 }
 
 /** The whole body as text, for the routes that read one now and then (admin, dashboard). */
