@@ -52,12 +52,21 @@ describe('docs/compatibility.md §7 duties', () => {
   it('not found is a null result where the node answers an error', async () => {
     const fromNode = await direct('eth_getUncleByBlockHashAndIndex', [unknownHash, '0x0'])
     assert.equal(fromNode.error?.code, -32001)
-    assert.deepEqual(await viaGateway('eth_getUncleByBlockHashAndIndex', [unknownHash, '0x0']), {
-      jsonrpc: '2.0',
-      id: 1,
-      result: null,
-    })
+    await assertNotFoundIsNull(gateway.endpoint)
+  })
+
+  it('not found is a null result with the cache off too (sent without the duties layer)', async () => {
+    const uncached = await startTestGateway({ upstreams: [node.url], config: { cache: { enabled: false } } })
+    try {
+      await assertNotFoundIsNull(uncached.endpoint)
+    } finally {
+      await uncached.close()
+    }
+  })
+
+  async function assertNotFoundIsNull(endpoint: string): Promise<void> {
     for (const [method, params] of [
+      ['eth_getUncleByBlockHashAndIndex', [unknownHash, '0x0']],
       ['eth_getBlockByHash', [unknownHash, false]],
       ['eth_getBlockByNumber', ['0xffffff', true]],
       ['eth_getTransactionByBlockHashAndIndex', [unknownHash, '0x0']],
@@ -65,9 +74,10 @@ describe('docs/compatibility.md §7 duties', () => {
       ['eth_getTransactionReceipt', [unknownHash]],
       ['eth_getBlockReceipts', [unknownHash]],
     ] as const) {
-      assert.deepEqual(await viaGateway(method, [...params]), { jsonrpc: '2.0', id: 1, result: null }, method)
+      const { json } = await postJson(endpoint, rpcBody(method, [...params]))
+      assert.deepEqual(json, { jsonrpc: '2.0', id: 1, result: null }, method)
     }
-  })
+  }
 
   /** An eth_call of gasleft() with gas far above the cap (10x the latest block's gas limit), and the cap. */
   async function overCapCall() {

@@ -247,15 +247,50 @@ const rows: Record<string, [readonly ParamSpec[], Row?]> = {
 }
 
 const table = new Map<string, MethodSpec>(
-  Object.entries(rows).map(([name, [params, row]]) => [
-    name,
-    { ...defaultMethodSpec, ...row, name, params, offered: true },
-  ]),
+  Object.entries(rows).map(([name, [params, row]]) => [name, methodSpec(name, true, params, row)]),
 )
 
 /** The row for a method, or the default row (not offered, 80 credits) for any other name. */
 export function getMethodSpec(method: string): MethodSpec {
-  return table.get(method) ?? { ...defaultMethodSpec, name: method }
+  return table.get(method) ?? methodSpec(method, false, defaultMethodSpec.params, undefined)
+}
+
+/**
+ * A spec with every field written in one literal, in one order: every spec has one shape, so the
+ * request path's code, which reads them on every call, sees one kind of object whatever the method
+ * (spread rows gave calls of different methods objects of different shapes).
+ */
+function methodSpec(
+  name: string,
+  offered: boolean,
+  params: readonly ParamSpec[],
+  row: Row | undefined,
+): MethodSpec {
+  const spec = row === undefined ? defaultMethodSpec : { ...defaultMethodSpec, ...row }
+  return {
+    name,
+    offered,
+    params: params.map(paramSpec),
+    costCredits: spec.costCredits,
+    cacheClass: spec.cacheClass,
+    pinnedIsImmutable: spec.pinnedIsImmutable,
+    failoverEligible: spec.failoverEligible,
+    idempotent: spec.idempotent,
+    monotonicHead: spec.monotonicHead,
+    nodeState: spec.nodeState,
+    nullWhenNotFound: spec.nullWhenNotFound,
+    capsGas: spec.capsGas,
+    addressesOf: spec.addressesOf,
+    localResult: spec.localResult,
+    subscriptionOnly: spec.subscriptionOnly,
+    boundsLogs: spec.boundsLogs,
+    sendsTransaction: spec.sendsTransaction,
+  }
+}
+
+/** A param's spec with all its fields, for the same reason: parseParams reads them for every param. */
+function paramSpec({ parse, optional = false, defaultValue }: ParamSpec): ParamSpec {
+  return { parse, optional, defaultValue }
 }
 
 /** The methods the table marks eligible for partner failover (the default of `failover.methods`). */

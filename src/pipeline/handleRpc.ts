@@ -30,7 +30,8 @@ export type CallAnswer = RpcPayload | PartnerAnswer
  * docs/compatibility.md §7 duties on the answer. Upstream answers are returned as the bytes the node sent, parsed
  * only when a duty must look inside. Rejects with TollgateErrors; the caller turns them into wire errors.
  * A call with nothing to do but be sent (most calls without a cache) gets the pool's own promise: no
- * layer of its own between the request and the upstream; eth_blockNumber's, one step after it.
+ * layer of its own between the request and the upstream; eth_blockNumber's and those whose "not found"
+ * is null (receipts, blocks, transactions), one step after it.
  */
 export function handleRpc(ctx: RpcContext, prepared: PreparedCall & { ok: true }): Promise<CallAnswer> {
   const { spec } = prepared
@@ -49,19 +50,22 @@ export function handleRpc(ctx: RpcContext, prepared: PreparedCall & { ok: true }
   if (network.cache && scope !== 'never') return answerWithDuties(ctx, prepared)
   const route = routeOf(spec, params, scope, undefined, undefined)
   const sent = network.pool.send(bodyOf(prepared, params), sendOptions(network, route, ctx.cancellation))
-  if (!spec.monotonicHead) return sent
-  // eth_blockNumber: one step after the answer, not the whole of answerWithDuties
+  // eth_blockNumber and the calls whose "not found" is null: one step after the answer, not the
+  // whole of answerWithDuties
   const { id } = prepared.call
-  return sent.then((payload) => notBelowShownHead(network, id, payload))
+  if (spec.monotonicHead) return sent.then((payload) => notBelowShownHead(network, id, payload))
+  if (!spec.nullWhenNotFound) return sent
+  return sent.then((payload) => (saysNotFound(payload) ? local(id, null) : payload))
 }
 
 /**
- * Whether a method's calls need more than sending: answered here, bounded or read after (a new duty
- * flag in the method table belongs here too, or its calls skip answerWithDuties). The gas cap, while
- * the head is known, and the monotonic head, when nothing else applies, are handleRpc's own.
+ * Whether a method's calls need more than sending: answered here, or bounded (a new duty flag in the
+ * method table belongs here too, or its calls skip answerWithDuties). The gas cap, while the head is
+ * known, and the steps after the answer (the monotonic head, "not found" as null), when nothing else
+ * applies, are handleRpc's own.
  */
 function hasDuties(spec: MethodSpec): boolean {
-  return spec.localResult !== undefined || spec.subscriptionOnly || spec.boundsLogs || spec.nullWhenNotFound
+  return spec.localResult !== undefined || spec.subscriptionOnly || spec.boundsLogs
 }
 
 /** Every other call: answered here, or capped, bounded, cached, failed over or read after sending. */
@@ -125,11 +129,7 @@ async function answerWithDuties(ctx: RpcContext, prepared: PreparedCall & { ok: 
 
   const partner = answer instanceof PartnerAnswer
   const payload = answer instanceof PartnerAnswer ? answer.payload : answer
-  // a kept result in parts is a result, never an error
-  if (spec.nullWhenNotFound && !(payload instanceof AnswerParts)) {
-    const error = readNodeError(payload)
-    if (error && isNotFoundError(error)) return local(call.id, null, partner)
-  }
+  if (spec.nullWhenNotFound && saysNotFound(payload)) return local(call.id, null, partner)
   if (spec.monotonicHead) {
     // a promise only while a new number waits to be shown everywhere: no await otherwise
     const shown = notBelowShownHead(network, call.id, payload)
@@ -280,6 +280,14 @@ function parsedHexResult(payload: RpcPayload): bigint | undefined {
 /** The answer of `number`, or of the shown head when that is higher. */
 function atLeastShownHead(network: Network, id: RpcId, payload: RpcPayload, number: bigint): RpcPayload {
   return number >= network.shownHead ? payload : serializeResult(id, `0x${network.shownHead.toString(16)}`)
+}
+
+/** A node's "not found" error, which methods with `nullWhenNotFound` answer as null (docs/compatibility.md §7). */
+function saysNotFound(payload: RpcPayload): boolean {
+  // a kept result in parts is a result, never an error
+  if (payload instanceof AnswerParts) return false
+  const error = readNodeError(payload)
+  return error !== undefined && isNotFoundError(error)
 }
 
 /** A whole answer (an error, usually) re-addressed to `id`. */
