@@ -203,9 +203,10 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
         runRpc(req, res, route, refusedBody(res, new UnsupportedContentTypeError()), cancellation)
       } else {
         readBody(req, options.maxBodyBytes, (body) => {
-          if (Buffer.isBuffer(body) || body instanceof TollgateError) {
-            runRpc(req, res, route, Buffer.isBuffer(body) ? body : refusedBody(res, body), cancellation)
-          } else sendError(res, body) // the stream's own error: the client went away mid-body
+          if (Buffer.isBuffer(body)) runRpc(req, res, route, body, cancellation)
+          else if (body instanceof TollgateError)
+            runRpc(req, res, route, refusedBody(res, body), cancellation)
+          else sendError(res, body) // the stream's own error: the client went away mid-body
         })
       }
     } catch (err) {
