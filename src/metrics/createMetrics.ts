@@ -196,6 +196,12 @@ function toUpstreamSeries(networks: readonly Network[]): UpstreamSeries[] {
 let processMetrics: Registry | undefined
 
 /**
+ * How often the event loop's lag is sampled, ms. prom-client's default (10) wakes an idle gateway
+ * 100 times a second, which was most of its idle CPU (0.6% of a core against 0.1% at 100 ms).
+ */
+const eventLoopSampleMs = 100
+
+/**
  * prom-client's process and Node.js metrics (CPU, memory, event loop lag, GC), on a registry of
  * their own: not the library's global one, and made once per process, since they describe the
  * process whatever number of apps run in it (tests start many).
@@ -203,7 +209,7 @@ let processMetrics: Registry | undefined
 function processRegistry(): Registry {
   if (!processMetrics) {
     processMetrics = new Registry()
-    collectDefaultMetrics({ register: processMetrics })
+    collectDefaultMetrics({ register: processMetrics, eventLoopMonitoringPrecision: eventLoopSampleMs })
   }
   return processMetrics
 }
