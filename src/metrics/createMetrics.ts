@@ -197,7 +197,7 @@ let processMetrics: Registry | undefined
 
 /**
  * How often the event loop's lag is sampled, ms. prom-client's default (10) wakes an idle gateway
- * 100 times a second, which was most of its idle CPU (0.6% of a core against 0.1% at 100 ms).
+ * 100 times a second: 0.6% of a core in a process doing nothing else, against 0.1% at 100 ms.
  */
 const eventLoopSampleMs = 100
 
