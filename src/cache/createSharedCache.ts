@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { Redis } from 'ioredis'
+import type { Redis as RedisClient } from 'ioredis'
 import type { Logger } from 'pino'
 import { openRedis } from '../store/openRedis.ts'
 import { createSharedHeads, type KeptHead, type SharedHead } from './createSharedHeads.ts'
@@ -49,7 +49,7 @@ const headRereadMs = 5_000
 const clockSamplesAtStart = 4
 const clockReadMs = 1_000
 
-type ScriptRedis = Redis & {
+type ScriptRedis = RedisClient & {
   tollgateCachePut(
     entry: string,
     index: string,
@@ -94,6 +94,7 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
   redis.defineCommand('tollgateCachePut', { numberOfKeys: 4, lua: putScript })
   redis.defineCommand('tollgateRaiseHead', { numberOfKeys: 2, lua: raiseHeadScript })
   // its SUBSCRIBE waits for a connection however long Redis is away (and is renewed on reconnection)
+  const { Redis } = await import('ioredis')
   const subscriber = new Redis(options.url, {
     maxRetriesPerRequest: null,
     retryStrategy: (attempt) => Math.min(attempt * 100, 1_000),

@@ -3,7 +3,7 @@ import { ensureDemoKey } from '../auth/ensureDemoKey.ts'
 import type { KeyAdmin } from '../auth/keyAdmin.ts'
 import type { KeyStore } from '../auth/keyStore.ts'
 import type { DevnetConfig, NetworkConfig } from '../config/configSchema.ts'
-import { type DevnetFixtures, seedDevnet } from './seedDevnet.ts'
+import type { DevnetFixtures } from './seedDevnet.ts'
 import { setIntervalMining } from './setIntervalMining.ts'
 import { type Anvil, startAnvil } from './startAnvil.ts'
 
@@ -23,7 +23,10 @@ export async function startDevnet(
 ): Promise<Devnet> {
   const anvil = await startAnvil()
   try {
-    const fixtures = config.seed ? await seedDevnet(anvil.url) : undefined
+    // loaded here, not with the gateway: viem and its chain list are some 20 MB of heap that only the
+    // seeding uses (a gateway in front of other nodes never needs them, and a heap that size is a
+    // full collection that much dearer)
+    const fixtures = config.seed ? await (await import('./seedDevnet.ts')).seedDevnet(anvil.url) : undefined
     if (config.blockTimeSeconds > 0) await setIntervalMining(anvil.url, config.blockTimeSeconds)
     const demoKey = await ensureDemoKey(keys.store, keys.admin)
     return { anvil, fixtures, demoKey }

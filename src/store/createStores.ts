@@ -2,8 +2,6 @@ import type { KeyStore } from '../auth/keyStore.ts'
 import type { Config } from '../config/configSchema.ts'
 import type { FeeHistoryStore } from '../gas/feeHistoryStore.ts'
 import type { UsageStore } from '../metering/usageStore.ts'
-import { createPostgresStores } from './createPostgresStores.ts'
-import { createSqliteStores } from './createSqliteStores.ts'
 
 /** Every store the gateway and the CLI use, on one database; nothing here names the driver. */
 export type Stores = {
@@ -44,11 +42,19 @@ export type CreateStoresOptions = {
   onSessionError?: (err: unknown) => void
 }
 
-/** Opens the configured database (bringing its schema up to date) and builds the stores on it. */
+/**
+ * Opens the configured database (bringing its schema up to date) and builds the stores on it. Only
+ * the configured driver is loaded: a gateway on SQLite never carries pg's code in its heap, nor one
+ * on PostgreSQL SQLite's.
+ */
 export async function createStores(
   storage: Config['storage'],
   options: CreateStoresOptions,
 ): Promise<Stores> {
-  if ('sqlite' in storage) return createSqliteStores(storage.sqlite, options)
+  if ('sqlite' in storage) {
+    const { createSqliteStores } = await import('./createSqliteStores.ts')
+    return createSqliteStores(storage.sqlite, options)
+  }
+  const { createPostgresStores } = await import('./createPostgresStores.ts')
   return createPostgresStores(storage.postgres, options)
 }

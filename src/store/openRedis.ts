@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 
 export type OpenRedisOptions = {
   /** The longest one command waits before it fails. */
@@ -19,10 +19,12 @@ export type OpenRedisOptions = {
  * A Redis client for shared state that must never hold a request up: while Redis is away nothing is
  * queued (a command fails at once), a command waits at most `commandTimeoutMs`, and the client
  * reconnects in the background (every 100 ms, backing off to 1 s). Resolves once connected or once
- * the first attempt failed: a Redis that is down at start is an outage like any later one.
+ * the first attempt failed: a Redis that is down at start is an outage like any later one. The client
+ * library is loaded on first use: a gateway without Redis never carries it.
  */
 export async function openRedis(url: string, options: OpenRedisOptions): Promise<Redis> {
-  const redis = new Redis(url, {
+  const { Redis: RedisClient } = await import('ioredis')
+  const redis = new RedisClient(url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     commandTimeout: options.commandTimeoutMs,

@@ -1,4 +1,5 @@
-import { type Hex, keccak256 } from 'viem'
+import { keccak_256 } from '@noble/hashes/sha3'
+import { bytesToHex, hexToBytes } from '@noble/hashes/utils'
 import { readNodeError, transactionErrorOf } from './nodeErrors.ts'
 
 /**
@@ -16,7 +17,7 @@ export async function answerResentTransaction(
   const error = readNodeError(answer)
   const meaning = error && transactionErrorOf(error)
   if (!meaning) return answer
-  const hash = keccak256(rawTransaction as Hex)
+  const hash = `0x${bytesToHex(keccak_256(hexToBytes(rawTransaction.slice(2))))}`
   if (meaning === 'nonceTooLow') {
     const found = await lookUp(
       JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getTransactionByHash', params: [hash] }),
