@@ -8,15 +8,23 @@ export type GatewayProcess = { child: ChildProcess; url: string; output(): strin
 /**
  * Runs `tollgate ARGS` as its own process (as a user would) and waits until its output matches
  * `ready` (by default the "listening on" line): it looks at each chunk the child writes, and fails
- * when the child exits first or after `timeoutMs`. TOLLGATE_CONFIG is cleared unless `env` sets it.
+ * when the child exits first or after `timeoutMs`. TOLLGATE_CONFIG is cleared unless `env` (added to
+ * this process's environment) sets it; `nodeFlags` go to node, before the command.
  */
 export async function startGatewayProcess(
   args: string[],
-  options: { cwd?: string; ready?: RegExp; timeoutMs?: number } = {},
+  options: {
+    cwd?: string
+    ready?: RegExp
+    timeoutMs?: number
+    env?: Record<string, string>
+    nodeFlags?: string[]
+  } = {},
 ): Promise<GatewayProcess> {
   const env = { ...process.env }
   delete env.TOLLGATE_CONFIG
-  const child = spawn(process.execPath, [bin, ...args], {
+  Object.assign(env, options.env)
+  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), bin, ...args], {
     cwd: options.cwd ?? process.cwd(),
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
