@@ -93,8 +93,8 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
   })) as ScriptRedis
   redis.defineCommand('tollgateCachePut', { numberOfKeys: 4, lua: putScript })
   redis.defineCommand('tollgateRaiseHead', { numberOfKeys: 2, lua: raiseHeadScript })
-  // its SUBSCRIBE waits for a connection however long Redis is away (and is renewed on reconnection)
   const { Redis } = await import('ioredis')
+  // its SUBSCRIBE waits for a connection however long Redis is away (and is renewed on reconnection)
   const subscriber = new Redis(options.url, {
     maxRetriesPerRequest: null,
     retryStrategy: (attempt) => Math.min(attempt * 100, 1_000),

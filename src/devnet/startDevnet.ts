@@ -23,10 +23,11 @@ export async function startDevnet(
 ): Promise<Devnet> {
   const anvil = await startAnvil()
   try {
-    // loaded here, not with the gateway: viem and its chain list are some 20 MB of heap that only the
-    // seeding uses (a gateway in front of other nodes never needs them, and a heap that size is a
-    // full collection that much dearer)
-    const fixtures = config.seed ? await (await import('./seedDevnet.ts')).seedDevnet(anvil.url) : undefined
+    // imported here, not with the gateway: viem and its list of chains, which only the seeding uses,
+    // are over 10 MB of heap that a gateway in front of other nodes would carry into every full
+    // collection
+    const seed = config.seed ? (await import('./seedDevnet.ts')).seedDevnet : undefined
+    const fixtures = seed ? await seed(anvil.url) : undefined
     if (config.blockTimeSeconds > 0) await setIntervalMining(anvil.url, config.blockTimeSeconds)
     const demoKey = await ensureDemoKey(keys.store, keys.admin)
     return { anvil, fixtures, demoKey }
