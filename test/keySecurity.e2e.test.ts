@@ -57,6 +57,14 @@ describe('key security: secrets, allowlists, JWT, networks', () => {
     assert.equal(response.headers.get('x-credits-charged'), '5')
   }
 
+  /** A refusal of the whole request before the key admits it: from its headers, free, no balance shown. */
+  function assertRefused(response: Awaited<ReturnType<typeof post>>, status = 403, error = settingsError) {
+    assert.equal(response.status, status)
+    assert.deepEqual(response.json, { jsonrpc: '2.0', id: null, error })
+    assert.equal(response.headers.get('x-credits-charged'), null)
+    assert.equal(response.headers.get('x-credits-remaining'), null)
+  }
+
   it('secret: right one passes, wrong one is 401, required and missing is 403', async () => {
     const { key, secret } = await newKey({ secret: true })
     assert.ok(secret)
@@ -71,13 +79,17 @@ describe('key security: secrets, allowlists, JWT, networks', () => {
     assert.equal(wrong.status, 401)
     assert.deepEqual(wrong.json, {
       jsonrpc: '2.0',
-      id: 1,
+      id: null,
       error: { code: -32001, message: 'invalid project id or project secret' },
     })
 
     await gateway.app.keyAdmin.setSecurity(key, { requireSecret: true })
     await gateway.app.keys.refresh()
-    await assertRejected(await post(key, rpcBody('eth_chainId')))
+    // a key that requires its secret answers a request without it as a key that does not exist
+    assertRefused(await post(key, rpcBody('eth_chainId')), 401, {
+      code: -32001,
+      message: 'invalid project id',
+    })
     assert.equal((await post(key, rpcBody('eth_chainId'), basic('', secret))).status, 200)
 
     const rotated = await gateway.app.keyAdmin.rotateSecret(key)
@@ -101,9 +113,9 @@ describe('key security: secrets, allowlists, JWT, networks', () => {
       assert.equal((await post(key, rpcBody('eth_chainId'), { origin })).status, 200, origin)
     }
     for (const origin of ['http://app.example.com', 'https://example.org', 'https://evil.com']) {
-      await assertRejected(await post(key, rpcBody('eth_chainId'), { origin }))
+      assertRefused(await post(key, rpcBody('eth_chainId'), { origin }))
     }
-    await assertRejected(await post(key, rpcBody('eth_chainId')))
+    assertRefused(await post(key, rpcBody('eth_chainId')))
   })
 
   it('user agents: a substring of the User-Agent passes', async () => {
@@ -114,7 +126,7 @@ describe('key security: secrets, allowlists, JWT, networks', () => {
       (await post(key, rpcBody('eth_chainId'), { 'user-agent': 'Mozilla MyWallet/2.1' })).status,
       200,
     )
-    await assertRejected(await post(key, rpcBody('eth_chainId'), { 'user-agent': 'curl/8.0' }))
+    assertRefused(await post(key, rpcBody('eth_chainId'), { 'user-agent': 'curl/8.0' }))
   })
 
   it('methods: listed methods pass; others are refused, per element in a batch', async () => {
@@ -158,7 +170,7 @@ describe('key security: secrets, allowlists, JWT, networks', () => {
     await gateway.app.keyAdmin.addAllowlistEntries(key, 'origins', ['example.com'])
     await gateway.app.keys.refresh()
     assert.equal((await post(key, rpcBody('eth_chainId'), { origin: 'https://example.com' })).status, 200)
-    await assertRejected(await post(key, rpcBody('eth_chainId'), { origin: 'https://other.com' }))
+    assertRefused(await post(key, rpcBody('eth_chainId'), { origin: 'https://other.com' }))
     await assertRejected(await post(key, rpcBody('eth_gasPrice'), { origin: 'https://example.com' }))
     assert.ok(secret)
     const bypass = await post(key, rpcBody('eth_gasPrice'), {
@@ -174,7 +186,7 @@ describe('key security: secrets, allowlists, JWT, networks', () => {
     await gateway.app.keyAdmin.setNetworks(key, ['devnet'], ['devnet', 'mainnet'])
     await gateway.app.keys.refresh()
     assert.equal((await post(key, rpcBody('eth_chainId'), {}, 'devnet')).status, 200)
-    await assertRejected(await post(key, rpcBody('eth_chainId'), {}, 'mainnet'))
+    assertRefused(await post(key, rpcBody('eth_chainId'), {}, 'mainnet'))
   })
 
   it('JWT: RS256 and ES256 by kid; exp, aud and signature checked; claims narrow; require-JWT', async () => {
@@ -200,7 +212,7 @@ describe('key security: secrets, allowlists, JWT, networks', () => {
       if (options.exp !== null) jwt.setExpirationTime(options.exp ?? Math.floor(Date.now() / 1000) + 600)
       return { authorization: `Bearer ${await jwt.sign(privateKey)}` }
     }
-    const invalid = { jsonrpc: '2.0', id: 1, error: { code: -32001, message: 'invalid JWT' } }
+    const invalid = { jsonrpc: '2.0', id: null, error: { code: -32001, message: 'invalid JWT' } }
 
     assert.equal(
       (await post(key, rpcBody('eth_chainId'), await sign('RS256', 'rsa-1', rsa.privateKey))).status,
@@ -236,7 +248,7 @@ describe('key security: secrets, allowlists, JWT, networks', () => {
     await assertRejected(
       await post(key, rpcBody('eth_blockNumber'), { ...narrowed, origin: 'https://example.com' }),
     )
-    await assertRejected(await post(key, rpcBody('eth_chainId'), { ...narrowed, origin: 'https://evil.com' }))
+    assertRefused(await post(key, rpcBody('eth_chainId'), { ...narrowed, origin: 'https://evil.com' }))
   })
 
   it('admin rules: 30 entries per allowlist, bad entries, failover only on plans that have it', async () => {

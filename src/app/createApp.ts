@@ -35,6 +35,7 @@ import { attachWebSockets } from '../server/attachWebSockets.ts'
 import { createHttpServer, type HttpServer } from '../server/createHttpServer.ts'
 import { createStores, type Leadership } from '../store/createStores.ts'
 import { createSubscriptionHub, type SubscriptionHub } from '../subscriptions/createSubscriptionHub.ts'
+import { answerFreeBytes, createAnswerMemory } from '../upstreams/AnswerBudget.ts'
 import { createReadiness } from './createReadiness.ts'
 import type { WorkerRole } from './workerRole.ts'
 
@@ -256,6 +257,12 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     const metricsDeps = metrics && { metrics, token: config.metrics.token }
     // the dashboard counts answers by network: remembered per path name and Host, not parsed each time
     const nameNetwork = createNetworkNamer(networks)
+    // one bound on answers in flight for the process, over HTTP and WebSocket alike
+    const answers = createAnswerMemory({
+      maxRequestBytes: config.server.maxAnswerBytes,
+      maxBytes: config.server.maxAnswerBytesInFlight,
+      freeBytes: answerFreeBytes,
+    })
     const server: HttpServer = createHttpServer(
       {
         rpc: (request) => handleHttpRpc(rpcDeps, request),
@@ -267,6 +274,9 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       },
       {
         maxBodyBytes: config.server.maxBodyBytes,
+        maxBodyBytesInFlight: config.server.maxBodyBytesInFlight,
+        answers,
+        sendTimeoutMs: config.server.sendTimeoutMs,
         keepAliveTimeoutMs: config.server.keepAliveTimeoutMs,
         headersTimeoutMs: config.server.headersTimeoutMs,
         requestTimeoutMs: config.server.requestTimeoutMs,
@@ -309,6 +319,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     const upgradeDeps = {
       ...rpcDeps,
       hubs,
+      answers,
       maxSubscriptions: config.websocket.maxSubscriptions,
       maxBufferedBytes: config.websocket.maxBufferedBytes,
       maxInFlight: config.websocket.maxInFlightRequests,

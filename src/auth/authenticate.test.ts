@@ -1,12 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { exportSPKI, generateKeyPair, SignJWT } from 'jose'
-import {
-  AuthRateLimitError,
-  InvalidJwtError,
-  InvalidSecretError,
-  ProjectSettingsError,
-} from '../errors/errors.ts'
+import { AuthRateLimitError, InvalidJwtError, InvalidKeyError, InvalidSecretError } from '../errors/errors.ts'
 import { createAccessPolicy } from './accessPolicy.ts'
 import type { ApiKey } from './apiKey.ts'
 import { type AuthenticateDeps, authenticate } from './authenticate.ts'
@@ -99,8 +94,8 @@ describe('authenticate: failed authentications', () => {
     const key = await entry(3, { secretHash: hashSecret(secret, hashKey), requireSecret: true })
     const d = deps(1)
     for (let i = 0; i < 3; i++) {
-      await assert.rejects(authenticate(key, from(undefined), d), ProjectSettingsError)
-      await assert.rejects(authenticate(key, from(basic('')), d), ProjectSettingsError)
+      await assert.rejects(authenticate(key, from(undefined), d), InvalidKeyError)
+      await assert.rejects(authenticate(key, from(basic('')), d), InvalidKeyError)
     }
     assert.equal(d.secretChecks, 0)
     assert.equal((await authenticate(key, from(basic(secret)), d)).secretVerified, true)

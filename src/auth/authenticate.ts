@@ -1,9 +1,4 @@
-import {
-  AuthRateLimitError,
-  InvalidJwtError,
-  InvalidSecretError,
-  ProjectSettingsError,
-} from '../errors/errors.ts'
+import { AuthRateLimitError, InvalidJwtError, InvalidKeyError, InvalidSecretError } from '../errors/errors.ts'
 import type { AuthFailureLimiter } from './createAuthFailureLimiter.ts'
 import type { JwtClaims, JwtVerifier } from './createJwtVerifier.ts'
 import type { KeyEntry } from './createKeyRegistry.ts'
@@ -33,7 +28,8 @@ export type Credentials = {
 /**
  * Checks what the request proves beyond the key: a secret sent as HTTP Basic with an empty user name
  * (or the key as user name), or a JWT as `Authorization: Bearer`. Throws 401 for a wrong secret or
- * JWT, 403 when the key requires a secret that is missing, 401 when it requires a JWT that is missing.
+ * JWT, or a missing JWT the key requires. A key that requires its secret answers a request without
+ * it as an unknown key does (401 `invalid project id`): a stranger learns nothing of the key.
  * A request that presents a secret or JWT from a client with too many failures is refused with 429
  * before anything is verified (createAuthFailureLimiter.ts); a wrong one counts as a failure.
  */
@@ -77,8 +73,7 @@ export async function authenticate(
     }
     throw err
   }
-  if (access.requireSecret && !secretVerified)
-    throw new ProjectSettingsError({ logDetails: 'secret required' })
+  if (access.requireSecret && !secretVerified) throw new InvalidKeyError({ logDetails: 'secret required' })
   if (access.jwt.required && claims === undefined) throw new InvalidJwtError({ logDetails: 'JWT required' })
   return { secretVerified, claims }
 }

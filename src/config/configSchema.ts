@@ -89,6 +89,29 @@ export const configSchema = z.strictObject({
         .int()
         .positive()
         .default(5 * 1024 * 1024),
+      /** Bytes of JSON-RPC request bodies held at once by the whole process (being read or run); past it, 503. */
+      maxBodyBytesInFlight: z
+        .int()
+        .positive()
+        .default(32 * 1024 * 1024),
+      /**
+       * Bytes of answers one request may hold, a batch's added up (over WebSocket at most
+       * websocket.maxBufferedBytes); past it, -32003 `response too large`.
+       */
+      maxAnswerBytes: z
+        .int()
+        .positive()
+        .default(32 * 1024 * 1024),
+      /**
+       * Bytes of large answers the whole process holds at once, from the upstream until sent (each
+       * request's first 64 KiB never count); past it, 503 `server busy`.
+       */
+      maxAnswerBytesInFlight: z
+        .int()
+        .positive()
+        .default(64 * 1024 * 1024),
+      /** An answer of 64 KiB or more that the client has not taken within this is dropped with its connection. */
+      sendTimeoutMs: z.int().positive().default(30_000),
       maxBatchSize: z.int().positive().default(1000),
       /**
        * Arrays and objects nested inside one another in a body, the envelope's own two included;
@@ -153,6 +176,15 @@ export const configSchema = z.strictObject({
     .refine((server) => server.requestTimeoutMs === 0 || server.headersTimeoutMs <= server.requestTimeoutMs, {
       message: 'expected at most server.requestTimeoutMs',
       path: ['headersTimeoutMs'],
+    })
+    // a bound below one request's own would refuse that request whatever else runs
+    .refine((server) => server.maxBodyBytesInFlight >= server.maxBodyBytes, {
+      message: 'expected at least server.maxBodyBytes',
+      path: ['maxBodyBytesInFlight'],
+    })
+    .refine((server) => server.maxAnswerBytesInFlight >= server.maxAnswerBytes, {
+      message: 'expected at least server.maxAnswerBytes',
+      path: ['maxAnswerBytesInFlight'],
     })
     .prefault({}),
   /** Where keys, accounts, usage and fee history live: one SQLite file, or PostgreSQL for many instances. */

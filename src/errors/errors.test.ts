@@ -36,6 +36,8 @@ const samples: Record<string, unknown[][]> = {
   NotificationsNotSupportedError: [[]],
   SubscriptionLimitError: [[100]],
   InFlightLimitError: [[64]],
+  ResponseTooLargeError: [[32 * 1024 * 1024]],
+  ServerBusyError: [[]],
   InvalidParamsError: [['invalid argument N: <why>']],
   LogResultsLimitError: [[10_000, [0x10n, 0x5fn]]],
   BodyTooLargeError: [[5_242_880]],

@@ -63,15 +63,15 @@ export class MissingGasApiKeyError extends TollgateError {
 
 export class InvalidKeyError extends TollgateError {
   override name = 'InvalidKeyError'
-  constructor() {
-    super(unauthorizedCode, 401, 'invalid project id')
+  constructor(options?: ErrorOptions) {
+    super(unauthorizedCode, 401, 'invalid project id', options)
   }
 }
 
 export class InvalidSecretError extends TollgateError {
   override name = 'InvalidSecretError'
-  constructor() {
-    super(unauthorizedCode, 401, 'invalid project id or project secret')
+  constructor(options?: ErrorOptions) {
+    super(unauthorizedCode, 401, 'invalid project id or project secret', options)
   }
 }
 
@@ -189,6 +189,28 @@ export class InFlightLimitError extends TollgateError {
   override name = 'InFlightLimitError'
   constructor(limit: number) {
     super(-32005, 200, `too many requests in flight on this connection: at most ${limit}`)
+  }
+}
+
+/**
+ * A request's answers passed `server.maxAnswerBytes` (a batch's answers add up): the call whose
+ * answer crossed it, and those after it, get this instead (geth's `response too large`).
+ */
+export class ResponseTooLargeError extends TollgateError {
+  override name = 'ResponseTooLargeError'
+  constructor(maxBytes: number) {
+    super(-32003, 200, `response too large: a request's answers may hold at most ${maxBytes} bytes`)
+  }
+}
+
+/**
+ * The process holds as many large answers (`server.maxAnswerBytesInFlight`) or request bodies
+ * (`server.maxBodyBytesInFlight`) as it may: this one waits for others to be sent or read.
+ */
+export class ServerBusyError extends TollgateError {
+  override name = 'ServerBusyError'
+  constructor(options?: ErrorOptions) {
+    super(-32005, 503, 'server busy, try again later', { ...options, retryAfterSeconds: 1 })
   }
 }
 

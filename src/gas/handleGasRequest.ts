@@ -71,17 +71,8 @@ export async function handleGasRequest(deps: GasDeps, request: GasRequest): Prom
         ? new UnsupportedChainIdError(request.chainId)
         : undefined,
   })
-  if (!access.ok) {
-    if (!access.entry) return fail(access.error)
-    if (!access.key) return refused(deps, access.entry, access.error, 0)
-    const { error, settlement } = await chargeRefusal(
-      deps.meter,
-      access.key.subject,
-      access.networkName,
-      access.error,
-    )
-    return refused(deps, access.entry, error, settlement?.chargedCredits ?? 0)
-  }
+  // a request that has not proved what its key requires costs nothing and shows nothing of the key
+  if (!access.ok) return fail(access.error)
   const { key, network } = access
   const ready = indexer as FeeIndexer
   let charged = 0
@@ -124,8 +115,8 @@ export async function handleGasRequest(deps: GasDeps, request: GasRequest): Prom
 function keyRequest(key: string, request: GasRequest): KeyRequest {
   return {
     key,
-    // the label a refusal is recorded under when the chain id names no network
-    networkName: '(gas)',
+    // the chain id names the network (the target given to authorizeKeyRequest)
+    networkName: undefined,
     host: undefined,
     authorization: request.authorization,
     clientAddress: request.clientAddress,

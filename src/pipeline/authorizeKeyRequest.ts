@@ -1,11 +1,13 @@
 import { type AuthenticateDeps, type Authentication, authenticate } from '../auth/authenticate.ts'
 import { authorizeRequest, type CallGuard } from '../auth/authorize.ts'
 import type { KeyEntry, KeyRegistry } from '../auth/createKeyRegistry.ts'
+import { parseBasicAuth } from '../auth/parseBasicAuth.ts'
 import {
   AuthRateLimitError,
   InvalidKeyError,
+  InvalidSecretError,
   MissingKeyError,
-  TollgateError,
+  type TollgateError,
   UnknownNetworkError,
 } from '../errors/errors.ts'
 import type { Network } from '../networks/createNetwork.ts'
@@ -29,17 +31,14 @@ export type KeyRequest = {
 
 export type KeyRequestDeps = AuthenticateDeps & { keys: KeyRegistry; networks: NetworkRegistry }
 
+/**
+ * What a keyed request may do. A refusal is a request that has not proved what its key requires
+ * (its secret, its JWT, its origin, user-agent and network rules): it costs the key nothing and shows
+ * nothing of it (no credit headers), whatever it sends.
+ */
 export type KeyRequestAccess =
   | { ok: true; key: KeyEntry; network: Network; guard: CallGuard | undefined; failover: boolean }
-  | {
-      ok: false
-      error: unknown
-      /** Set when the refusal can be charged to it (docs/compatibility.md §2: refused input costs 5, 401s nothing). */
-      key: KeyEntry | undefined
-      /** The active key the request named, charged or not (undefined: no key, or an unknown one). */
-      entry: KeyEntry | undefined
-      networkName: string
-    }
+  | { ok: false; error: unknown }
 
 /**
  * Where a request goes: its network, if known, and what refuses it once the client has proved it
@@ -50,6 +49,9 @@ export type RequestTarget = { network: Network | undefined; refusal: TollgateErr
 
 /** What a request without an Authorization header proves. */
 const anonymous: Authentication = { secretVerified: false, claims: undefined }
+
+/** The failure limiter's count for secrets sent with keys that do not exist (no key has id 0). */
+const unknownKeyId = 0
 
 /**
  * The checks every keyed request passes before its calls run: the key, what the request proves
@@ -62,19 +64,30 @@ export function authorizeKeyRequest(
   request: KeyRequest,
   target: RequestTarget = lookUpNetwork(deps, request),
 ): KeyRequestAccess | Promise<KeyRequestAccess> {
-  const networkName = request.networkName ?? '(unknown)'
-  if (request.key === '') {
-    return { ok: false, error: new MissingKeyError(), key: undefined, entry: undefined, networkName }
-  }
+  if (request.key === '') return { ok: false, error: new MissingKeyError() }
   const key = deps.keys.findActiveKey(request.key)
-  if (!key) return { ok: false, error: new InvalidKeyError(), key: undefined, entry: undefined, networkName }
+  if (!key) return { ok: false, error: unknownKey(deps, request) }
   if (request.authorization === undefined && !key.access.requireSecret && !key.access.jwt.required) {
     return authorize(key, anonymous, request, target)
   }
   return authenticate(key, request, deps).then(
     (auth) => authorize(key, auth, request, target),
-    (error: unknown) => refused(key, error, request, target),
+    (error: unknown) => ({ ok: false, error }),
   )
+}
+
+/**
+ * An unknown (or revoked) key is answered as a key that requires a secret answers a request that
+ * has not proved it: without a secret `invalid project id`, with one `invalid project id or project
+ * secret`, counted by the failure limiter like any wrong secret. Whether a key exists is not told.
+ */
+function unknownKey(deps: KeyRequestDeps, request: KeyRequest): TollgateError {
+  const secret = parseBasicAuth(request.authorization)?.password
+  if (secret === undefined || secret === '') return new InvalidKeyError()
+  const retryAfterMs = deps.authFailures.retryAfterMs(unknownKeyId, request.clientAddress)
+  if (retryAfterMs > 0) return new AuthRateLimitError(retryAfterMs)
+  deps.authFailures.recordFailure(unknownKeyId, request.clientAddress)
+  return new InvalidSecretError({ logDetails: 'no such key' })
 }
 
 /** What the key allows a request that has proved `auth`, going to `target`. */
@@ -99,25 +112,7 @@ function authorize(
       (key.apiKey.settings.failover || request.enableFailover?.toLowerCase() === 'true')
     return { ok: true, key, network, guard, failover }
   } catch (error) {
-    return refused(key, error, request, target)
-  }
-}
-
-function refused(
-  key: KeyEntry,
-  error: unknown,
-  request: KeyRequest,
-  target: RequestTarget,
-): KeyRequestAccess {
-  // a client that has not proved it holds the key pays nothing: 401s, and the 429 of failed authentications
-  const chargeable =
-    error instanceof TollgateError && error.httpStatus !== 401 && !(error instanceof AuthRateLimitError)
-  return {
-    ok: false,
-    error,
-    key: chargeable ? key : undefined,
-    entry: key,
-    networkName: target.network?.name ?? request.networkName ?? '(unknown)',
+    return { ok: false, error }
   }
 }
 

@@ -2,11 +2,12 @@ import { isUtf8 } from 'node:buffer'
 import type { Logger } from 'pino'
 import type { KeyEntry } from '../auth/createKeyRegistry.ts'
 import { keyRef } from '../auth/keyRef.ts'
-import type { TollgateError } from '../errors/errors.ts'
+import { TollgateError } from '../errors/errors.ts'
 import type { Cancellation } from '../failsafe/Cancellation.ts'
 import { parseRpcRequest } from '../jsonrpc/parseRpcRequest.ts'
-import type { RpcId, RpcPayload, RpcRequest } from '../jsonrpc/types.ts'
+import type { RpcPayload, RpcRequest } from '../jsonrpc/types.ts'
 import type { Meter } from '../metering/createMeter.ts'
+import type { AnswerBudget } from '../upstreams/AnswerBudget.ts'
 import {
   authorizeKeyRequest,
   type KeyRequest,
@@ -19,9 +20,14 @@ import { errorOutcome, type RpcOutcome, runRpcRequest } from './runRpcRequest.ts
 export type HttpRpcRequest = {
   /** Who sends it and where it goes (kept as its own object: spreading it into this one costs µs). */
   keyRequest: KeyRequest
-  /** The body's bytes, or the transport-level refusal (413, 415) that kept it from being read. */
-  body: Buffer | TollgateError
+  /**
+   * Reads the body: its bytes, or the transport-level refusal (413, 415, a busy server) that kept
+   * it from being read. Called only once the request is known to be someone's to run.
+   */
+  readBody(done: (body: Buffer | TollgateError) => void): void
   cancellation: Cancellation
+  /** What the request's answers may hold; the transport releases it once the answer is sent. */
+  answerBudget: AnswerBudget
 }
 
 export type HttpRpcResponse = {
@@ -40,13 +46,12 @@ export type HttpRpcDeps = KeyRequestDeps & {
 
 /**
  * A JSON-RPC POST: the key, what the request proves (secret, JWT), the network, the request-level
- * allowlists, then every call. Whole-request refusals cost 5 credits, except 401s (nobody to charge).
- * A request that runs is answered through the pipeline's own promise (runRpcRequest shapes the
- * answer): no layer of its own.
+ * allowlists, then the body and every call. A request that has not proved what its key requires is
+ * answered from its headers alone: its body is never read, it costs nothing and carries no credit
+ * headers. A body refused whole (413, 415, parse errors) costs 5 credits. A request that runs is
+ * answered through the pipeline's own promise (runRpcRequest shapes the answer).
  */
 export function handleHttpRpc(deps: HttpRpcDeps, request: HttpRpcRequest): Promise<HttpRpcResponse> {
-  // the key first: the body is parsed once the request is known to be someone's to run, and only
-  // for the id of the error otherwise
   const pending = authorizeKeyRequest(deps, request.keyRequest)
   return pending instanceof Promise
     ? pending.then((access) => answer(deps, request, access))
@@ -59,20 +64,26 @@ function answer(
   request: HttpRpcRequest,
   access: KeyRequestAccess,
 ): Promise<HttpRpcResponse> {
-  if (!access.ok && !access.key)
-    return Promise.resolve(unpaid(deps, requestIdOf(deps, request.body), access.error))
-  const key = access.key as KeyEntry
-  const networkName = access.ok ? access.network.name : access.networkName
-  const respond = (outcome: RpcOutcome) => response(deps, key, networkName, outcome)
   if (!access.ok) {
-    const id = requestIdOf(deps, request.body)
-    return refuse(deps, key, networkName, id, access.error).then(respond)
+    // the body is not read, so the call's id is not known
+    const { payload, httpStatus, headers } = errorOutcome(deps, null, access.error)
+    return Promise.resolve({ status: httpStatus, body: payload, headers: headers && toHeaderList(headers) })
   }
-  const parsed = parse(deps, request.body)
-  if (!parsed.ok) return refuse(deps, key, networkName, null, parsed.refusal).then(respond)
-  const { network, guard, failover } = access
-  const { cancellation } = request
-  const ctx = { network, key, guard, failover, meter: deps.meter, cancellation, log: deps.log }
+  return new Promise((resolve) => request.readBody((body) => resolve(run(deps, request, access, body))))
+}
+
+/** The body's calls run for a request its key admits. */
+function run(
+  deps: HttpRpcDeps,
+  request: HttpRpcRequest,
+  { key, network, guard, failover }: KeyRequestAccess & { ok: true },
+  body: Buffer | TollgateError,
+): Promise<HttpRpcResponse> {
+  const respond = (outcome: RpcOutcome) => response(deps, key, network.name, outcome)
+  const parsed = parse(deps, body)
+  if (!parsed.ok) return refuse(deps, key, network.name, parsed.refusal).then(respond)
+  const { cancellation, answerBudget } = request
+  const ctx = { network, key, guard, failover, meter: deps.meter, cancellation, answerBudget, log: deps.log }
   return runRpcRequest(ctx, parsed.request, respond)
 }
 
@@ -101,23 +112,17 @@ function response(
   }
 }
 
-/** A refusal of the whole request: 5 credits, unless even those cannot be paid (then the 402/429). */
-async function refuse(
-  deps: HttpRpcDeps,
-  key: KeyEntry,
-  network: string,
-  id: RpcId,
-  err: unknown,
-): Promise<RpcOutcome> {
-  const { error, settlement } = await chargeRefusal(deps.meter, key.subject, network, err)
-  const { payload, httpStatus, headers } = errorOutcome(deps, id, error)
+/**
+ * A body refused whole: 5 credits, unless even those cannot be paid (then the 402/429); a body the
+ * server was too busy to read (503) costs nothing.
+ */
+async function refuse(deps: HttpRpcDeps, key: KeyEntry, network: string, err: unknown): Promise<RpcOutcome> {
+  const ours = err instanceof TollgateError && err.httpStatus >= 500
+  const { error, settlement } = ours
+    ? { error: err, settlement: undefined }
+    : await chargeRefusal(deps.meter, key.subject, network, err)
+  const { payload, httpStatus, headers } = errorOutcome(deps, null, error)
   return { status: httpStatus, body: payload, settlement, partner: false, errorHeaders: headers }
-}
-
-/** A refusal nobody is charged for (401, or the 429 of too many failed authentications). */
-function unpaid(deps: HttpRpcDeps, id: RpcId, err: unknown): HttpRpcResponse {
-  const { payload, httpStatus, headers } = errorOutcome(deps, id, err)
-  return { status: httpStatus, body: payload, headers: headers && appendHeaders([], headers) }
 }
 
 /**
@@ -135,12 +140,14 @@ function creditHeaders(meter: Meter, key: KeyEntry, outcome: RpcOutcome): string
     'x-ratelimit-reset',
     `${settlement?.resetSeconds ?? meter.secondsToReset()}`,
   ]
-  if (outcome.errorHeaders) appendHeaders(headers, outcome.errorHeaders)
+  if (outcome.errorHeaders)
+    for (const name in outcome.errorHeaders) headers.push(name, outcome.errorHeaders[name] as string)
   if (outcome.partner) headers.push('x-served-by', 'partner')
   return headers
 }
 
-function appendHeaders(list: string[], headers: Record<string, string>): string[] {
+function toHeaderList(headers: Record<string, string>): string[] {
+  const list: string[] = []
   for (const name in headers) list.push(name, headers[name] as string)
   return list
 }
@@ -160,12 +167,4 @@ function parse(
   } catch (refusal) {
     return { ok: false, refusal }
   }
-}
-
-/** The id a whole-request refusal answers with: a single call's, when the body can be read. */
-function requestIdOf(deps: HttpRpcDeps, body: Buffer | TollgateError): RpcId {
-  const parsed = parse(deps, body)
-  if (!parsed.ok || parsed.request.isBatch) return null
-  const { entry } = parsed.request
-  return 'call' in entry ? entry.call.id : entry.id
 }

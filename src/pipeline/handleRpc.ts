@@ -49,7 +49,7 @@ export function handleRpc(ctx: RpcContext, prepared: PreparedCall & { ok: true }
   const scope = cacheScope(spec, params, network.heads.finalized())
   if (network.cache && scope !== 'never') return answerWithDuties(ctx, prepared)
   const route = routeOf(spec, params, scope, undefined, undefined)
-  const sent = network.pool.send(bodyOf(prepared, params), sendOptions(network, route, ctx.cancellation))
+  const sent = network.pool.send(bodyOf(prepared, params), sendOptions(ctx, route, ctx.cancellation))
   // eth_blockNumber and the calls whose "not found" is null: one step after the answer, not the
   // whole of answerWithDuties
   const { id } = prepared.call
@@ -98,7 +98,7 @@ async function answerWithDuties(ctx: RpcContext, prepared: PreparedCall & { ok: 
     const body = bodyOf(prepared, params)
     if (!partners && !checkLogs) {
       // nothing to do before sending: the pool's answer as it is
-      answer = await network.pool.send(body, sendOptions(network, route, ctx.cancellation))
+      answer = await network.pool.send(body, sendOptions(ctx, route, ctx.cancellation))
     } else {
       answer = toCallAnswer(await forward(ctx, spec, body, route, ctx.cancellation))
     }
@@ -108,6 +108,7 @@ async function answerWithDuties(ctx: RpcContext, prepared: PreparedCall & { ok: 
     const key = `${spec.name}${paramsJson}`
     const hit = cache.get(key, scope, call.id)
     if (hit !== undefined) {
+      holdKept(ctx, hit)
       if (!spec.monotonicHead) return hit
       // a kept eth_blockNumber may be lower than a head shown since (from another upstream)
       const shown = notBelowShownHead(network, call.id, hit)
@@ -117,13 +118,19 @@ async function answerWithDuties(ctx: RpcContext, prepared: PreparedCall & { ok: 
     // Calls that may fail over share loads only with each other: a key that may not must never get
     // a partner's answer, and one that may must not be held to a load that will not ask the partners
     const body = `{"jsonrpc":"2.0","id":1,"method":${JSON.stringify(call.method)},"params":${paramsJson}}`
+    let loadedHere = false
     const loaded = await cache.load(
       key,
       scope,
-      () => forward(ctx, spec, body, route, undefined),
+      () => {
+        loadedHere = true
+        return forward(ctx, spec, body, route, undefined)
+      },
       partners ? 'failover' : undefined,
     )
     const payload = 'result' in loaded ? resultAnswer(call.id, loaded.result) : withId(loaded.answer, call.id)
+    // the loader's budget took the answer as it came in; a call that shared its load takes it now
+    if (!loadedHere) holdKept(ctx, payload)
     answer = loaded.partner === true ? new PartnerAnswer(payload) : payload
   }
 
@@ -202,7 +209,7 @@ async function forward(
 ): Promise<FetchedAnswer> {
   const { network } = ctx
   const { partners, checkLogs } = route
-  const options = sendOptions(network, route, cancellation)
+  const options = sendOptions(ctx, route, cancellation)
   const { deadline } = options
   let fetched: FetchedAnswer
   if (!partners) fetched = { body: await network.pool.send(body, options), partner: false }
@@ -233,17 +240,25 @@ async function forward(
 
 /** How the network's pool sends a call: its deadline starts now. */
 function sendOptions(
-  network: Network,
+  ctx: RpcContext,
   { retry, headSensitive, rawTransaction }: Route,
   cancellation: Cancellation | undefined,
 ): SendOptions & { deadline: number } {
   return {
-    deadline: performance.now() + network.timeoutMs,
+    deadline: performance.now() + ctx.network.timeoutMs,
     retry,
     headSensitive,
     rawTransaction,
     cancellation,
+    answerBudget: ctx.answerBudget,
   }
+}
+
+/** An answer kept in memory (the cache's) is held by the request's budget too: a batch of them adds up. */
+function holdKept(ctx: RpcContext, payload: RpcPayload): void {
+  const bytes = payload instanceof AnswerParts ? payload.byteLength : payload.length
+  const refusal = ctx.answerBudget.take(bytes)
+  if (refusal) throw refusal
 }
 
 /**

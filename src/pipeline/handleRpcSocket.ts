@@ -1,11 +1,13 @@
 import { authorizeCall, type CallGuard } from '../auth/authorize.ts'
 import { InFlightLimitError, NotificationUnpaidError, SlowReaderError } from '../errors/errors.ts'
 import { toCloseFrame } from '../errors/toWireError.ts'
+import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import { parseRpcRequest } from '../jsonrpc/parseRpcRequest.ts'
 import { serializeBatch } from '../jsonrpc/serialize.ts'
 import type { RpcPayload, RpcRequest } from '../jsonrpc/types.ts'
 import { createClientSubscriptions } from '../subscriptions/createClientSubscriptions.ts'
 import type { SubscriptionHub } from '../subscriptions/createSubscriptionHub.ts'
+import type { AnswerBudget, AnswerMemory } from '../upstreams/AnswerBudget.ts'
 import { chargeRefusal } from './chargeRefusal.ts'
 import type { SocketAccess, SocketAccessResult, SocketGrant } from './createSocketAccess.ts'
 import type { RpcContext } from './rpcContext.ts'
@@ -13,7 +15,8 @@ import { errorOutcome, runRpcRequest } from './runRpcRequest.ts'
 
 /** What the session needs of a WebSocket: the server adapter provides it. */
 export type SocketPort = {
-  send(payload: RpcPayload): void
+  /** Queues a text frame; `sent` is called once it is written out (or dropped with the connection). */
+  send(payload: RpcPayload, sent?: () => void): void
   /** Sends the close frame (toCloseFrame: its reason already fits one). */
   close(code: number, reason: string): void
   bufferedBytes(): number
@@ -29,6 +32,8 @@ export type RpcSocketOptions = {
   maxInFlight: number
   /** The key as it stands now: read before each message and on `recheck`. */
   access: SocketAccess
+  /** Each message's answer budget (at most maxBufferedBytes: a larger answer could never be queued). */
+  answers: AnswerMemory
 }
 
 export type RpcSocketSession = {
@@ -46,7 +51,7 @@ export type RpcSocketSession = {
  * with 1008 and a reason.
  */
 export function openRpcSocket(
-  base: Omit<RpcContext, 'subscriptions'>,
+  base: Omit<RpcContext, 'subscriptions' | 'answerBudget'>,
   port: SocketPort,
   options: RpcSocketOptions,
 ): RpcSocketSession {
@@ -54,13 +59,15 @@ export function openRpcSocket(
   let inFlight = 0
   let grant: SocketGrant = { key: base.key, guard: base.guard, failover: base.failover }
 
-  function send(payload: RpcPayload): void {
-    if (closed) return
-    if (port.bufferedBytes() > options.maxBufferedBytes) {
-      shut(new SlowReaderError())
+  /** Sends `payload` unless the client has not read enough of what came before to take it. */
+  function send(payload: RpcPayload, budget?: AnswerBudget): void {
+    const bytes = payload instanceof AnswerParts ? payload.byteLength : payload.length
+    if (!closed && port.bufferedBytes() + bytes > options.maxBufferedBytes) shut(new SlowReaderError())
+    if (closed) {
+      budget?.release()
       return
     }
-    port.send(payload)
+    port.send(payload, budget && (() => budget.release()))
   }
 
   /** Ends the connection for `err`, with its close frame (1008 and its message, mostly). */
@@ -88,7 +95,7 @@ export function openRpcSocket(
     },
   })
 
-  let ctx: RpcContext = { ...base, subscriptions }
+  let ctx: Omit<RpcContext, 'answerBudget'> = { ...base, subscriptions }
 
   /** Takes the key's current access: closes the socket on a refusal; false then. */
   function apply(access: SocketAccessResult): boolean {
@@ -118,9 +125,17 @@ export function openRpcSocket(
       send(errorOutcome(current, null, error).payload)
       return
     }
-    await runRpcRequest(current, request, (outcome) => {
-      if (outcome.body !== '') send(outcome.body)
-    })
+    // held until the answer is written out (send's callback), or dropped
+    const answerBudget = options.answers.forRequest(options.maxBufferedBytes)
+    try {
+      await runRpcRequest({ ...current, answerBudget }, request, (outcome) => {
+        if (outcome.body !== '') send(outcome.body, answerBudget)
+        else answerBudget.release()
+      })
+    } catch (err) {
+      answerBudget.release()
+      throw err
+    }
   }
 
   /** A message over the in-flight limit: each of its calls gets -32005 at once; it costs nothing. */

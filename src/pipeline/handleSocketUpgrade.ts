@@ -1,8 +1,8 @@
 import { UnknownNetworkError } from '../errors/errors.ts'
 import { Cancellation } from '../failsafe/Cancellation.ts'
 import type { SubscriptionHub } from '../subscriptions/createSubscriptionHub.ts'
+import type { AnswerMemory } from '../upstreams/AnswerBudget.ts'
 import { authorizeKeyRequest, type KeyRequest } from './authorizeKeyRequest.ts'
-import { chargeRefusal } from './chargeRefusal.ts'
 import { createSocketAccess } from './createSocketAccess.ts'
 import type { HttpRpcDeps } from './handleHttpRpc.ts'
 import { openRpcSocket, type RpcSocketSession, type SocketPort } from './handleRpcSocket.ts'
@@ -12,6 +12,7 @@ export type SocketUpgradeRequest = KeyRequest
 
 export type SocketUpgradeDeps = HttpRpcDeps & {
   hubs: ReadonlyMap<string, SubscriptionHub>
+  answers: AnswerMemory
   maxSubscriptions: number
   maxBufferedBytes: number
   /** Messages one connection may have unanswered. */
@@ -36,13 +37,8 @@ export async function handleSocketUpgrade(
   request: SocketUpgradeRequest,
 ): Promise<SocketUpgrade> {
   const access = await authorizeKeyRequest(deps, request)
-  if (!access.ok) {
-    if (!access.key) return refused(deps, access.error)
-    return refused(
-      deps,
-      (await chargeRefusal(deps.meter, access.key.subject, access.networkName, access.error)).error,
-    )
-  }
+  // a request that has not proved what its key requires costs nothing
+  if (!access.ok) return refused(deps, access.error)
   const { key, network, guard, failover } = access
   const hub = deps.hubs.get(network.name)
   if (!hub) return refused(deps, new UnknownNetworkError())
@@ -62,6 +58,7 @@ export async function handleSocketUpgrade(
           maxJsonDepth: deps.maxJsonDepth,
           maxInFlight: deps.maxInFlight,
           access: keyAccess,
+          answers: deps.answers,
         },
       )
       const stopWatching = deps.keys.onChange(({ changed, removed }) => {

@@ -4,6 +4,7 @@ import type { KeyEntry } from '../auth/createKeyRegistry.ts'
 import type { Cancellation } from '../failsafe/Cancellation.ts'
 import type { Meter } from '../metering/createMeter.ts'
 import type { Network } from '../networks/createNetwork.ts'
+import type { AnswerBudget } from '../upstreams/AnswerBudget.ts'
 
 /** What one authenticated request carries through the pipeline. */
 export type RpcContext = {
@@ -16,6 +17,8 @@ export type RpcContext = {
   failover: boolean
   /** Set when the client goes away: upstream work stops, and it is not an upstream failure. */
   cancellation: Cancellation
+  /** What the request's answers may hold (a batch's add up); released by the transport once sent. */
+  answerBudget: AnswerBudget
   log: Logger
   /** Present on WebSocket connections: eth_subscribe and eth_unsubscribe are theirs. */
   subscriptions?: SubscriptionHandler

@@ -58,8 +58,8 @@ export function attachWebSockets(
           const session = answer.open({
             // JSON-RPC over WebSocket is text: relayed node bytes go out as text frames too
             // (a frame is one buffer: a kept result in parts is joined here)
-            send: (payload) =>
-              ws.send(payload instanceof AnswerParts ? payload.toBuffer() : payload, { binary: false }),
+            send: (payload, sent) =>
+              ws.send(payload instanceof AnswerParts ? payload.toBuffer() : payload, { binary: false }, sent),
             close: (code, reason) => ws.close(code, reason),
             bufferedBytes: () => ws.bufferedAmount,
           })

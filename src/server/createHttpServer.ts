@@ -11,12 +11,14 @@ import {
   UpgradeRequiredError,
 } from '../errors/errors.ts'
 import { toWireError } from '../errors/toWireError.ts'
+import { ByteBulkhead } from '../failsafe/ByteBulkhead.ts'
 import { Cancellation } from '../failsafe/Cancellation.ts'
 import type { GasRequest, GasResponse } from '../gas/handleGasRequest.ts'
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import type { RpcAnswerCounts } from '../metrics/createMetrics.ts'
 import type { MetricsRequest, MetricsResponse } from '../metrics/handleMetrics.ts'
 import type { HttpRpcRequest, HttpRpcResponse } from '../pipeline/handleHttpRpc.ts'
+import type { AnswerMemory } from '../upstreams/AnswerBudget.ts'
 import { type CompressionOptions, chooseEncoding, createCompressor } from './compression.ts'
 import { type CorsOptions, corsHeaders, preflightHeaders } from './corsHeaders.ts'
 import { createClientAddressOf } from './createClientAddressOf.ts'
@@ -52,6 +54,12 @@ export type HttpServerOptions = {
   trustedProxies: readonly string[]
   cors: CorsOptions
   compression: CompressionOptions
+  /** Bytes of JSON-RPC request bodies being read or run at once, for the whole process (more: 503). */
+  maxBodyBytesInFlight: number
+  /** Each JSON-RPC request's answer budget (shared with the WebSocket endpoint: one bound for the process). */
+  answers: AnswerMemory
+  /** An answer of at least `largeAnswerBytes` that the client has not taken within this is dropped with its connection. */
+  sendTimeoutMs: number
   /** Where JSON-RPC answers are counted by status class (a plain increment each), when metrics are on. */
   rpcAnswers?: RpcAnswerCounts | undefined
   /** Told each JSON-RPC answer's status with the network the request named (path or Host), when the dashboard is on. */
@@ -69,12 +77,15 @@ export type HttpServer = {
 
 const acceptedContentTypes = new Set(['application/json', 'application/json-rpc', 'application/jsonrequest'])
 const adminMaxBodyBytes = 1024 * 1024
+/** Answers this large are watched until sent (sendTimeoutMs): a client that does not read them is dropped. */
+const largeAnswerBytes = 64 * 1024
 
 /** The HTTP adapter: bytes in, bytes out. Routing, limits and headers; everything else is the handlers'. */
 export function createHttpServer(handlers: HttpHandlers, options: HttpServerOptions): HttpServer {
-  const { rpcAnswers, onRpcAnswer, compression } = options
+  const { rpcAnswers, onRpcAnswer, compression, answers } = options
   let inFlight = 0
   let drained: (() => void) | undefined
+  const bodies = new ByteBulkhead(options.maxBodyBytesInFlight)
 
   const server = createServer(
     {
@@ -87,19 +98,20 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
     },
     (req, res) => {
       inFlight++
-      const cancellation = new Cancellation()
-      // 'close' comes once: a plain listener, cheaper than once()'s wrapper (this is every request)
-      res.on('close', () => {
-        inFlight--
-        if (!res.writableFinished) cancellation.cancel()
-        if (inFlight === 0) drained?.()
-      })
       const route = parseRoute(req.url ?? '/')
-      if (route.kind === 'rpc') answerRpc(req, res, route, cancellation)
-      else void handle(req, res, route)
+      if (route.kind === 'rpc') answerRpc(req, res, route)
+      else {
+        res.on('close', ended)
+        void handle(req, res, route)
+      }
     },
   )
   server.maxConnections = options.maxConnections
+
+  function ended(): void {
+    inFlight--
+    if (inFlight === 0) drained?.()
+  }
   const clientAddressOf = createClientAddressOf(options.trustedProxies)
   limitConnectionsPerAddress(server, options.maxConnectionsPerAddress, options.maxConnectionsPerAddressExempt)
 
@@ -116,6 +128,8 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
     if (res.destroyed) return
     const parts = body instanceof AnswerParts ? body : undefined
     const length = parts ? parts.byteLength : (body as string | Buffer).length
+    // a client that does not take a large answer does not hold it (and the memory) for long
+    if (length >= largeAnswerBytes) res.setTimeout(options.sendTimeoutMs, () => res.destroy())
     const encoding = chooseEncoding(req.headers['accept-encoding'], length, compression)
     // a flat [name, value, ...] list (CORS headers set earlier with setHeader are merged by Node)
     const raw: string[] = ['content-type', contentType]
@@ -185,52 +199,48 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
 
   /**
    * A JSON-RPC POST (nearly every request): answered through callbacks and the one promise the
-   * pipeline returns, without an async layer of its own. What it throws is answered by sendError.
+   * pipeline returns, without an async layer of its own. The pipeline reads the body (readBody here)
+   * only once the key admits the request; what it throws is answered by sendError.
    */
-  function answerRpc(
-    req: IncomingMessage,
-    res: ServerResponse,
-    route: Route & { kind: 'rpc' },
-    cancellation: Cancellation,
-  ): void {
+  function answerRpc(req: IncomingMessage, res: ServerResponse, route: Route & { kind: 'rpc' }): void {
+    const cancellation = new Cancellation()
+    const answerBudget = answers.forRequest()
+    /** Bytes of the body held in `bodies`; undefined while it has not been asked for. */
+    let bodyBytes: number | undefined
+    // 'close' comes once: a plain listener, cheaper than once()'s wrapper (this is every request)
+    res.on('close', () => {
+      ended()
+      if (!res.writableFinished) cancellation.cancel()
+      answerBudget.release()
+      if (bodyBytes) bodies.giveBack(bodyBytes)
+    })
     try {
       if (handleCors(req, res)) return
       if (req.method !== 'POST') {
         if (rpcAnswers) rpcAnswers['4xx']++
         throw new HttpMethodNotAllowedError('POST')
       }
-      if (!isJsonContentType(req.headers['content-type'])) {
-        runRpc(req, res, route, refusedBody(res, new UnsupportedContentTypeError()), cancellation)
-      } else {
-        readBody(req, options.maxBodyBytes, (body) => {
-          if (Buffer.isBuffer(body)) runRpc(req, res, route, body, cancellation)
-          else if (body instanceof TollgateError)
-            runRpc(req, res, route, refusedBody(res, body), cancellation)
-          else sendError(res, body) // the stream's own error: the client went away mid-body
-        })
-      }
-    } catch (err) {
-      sendError(res, err)
-    }
-  }
-
-  /** A body refused before it was read (413, 415): it may still be arriving, so the connection closes. */
-  function refusedBody(res: ServerResponse, refusal: TollgateError): TollgateError {
-    res.setHeader('connection', 'close')
-    return refusal
-  }
-
-  /** Runs the request through the pipeline and sends its answer. */
-  function runRpc(
-    req: IncomingMessage,
-    res: ServerResponse,
-    route: Route & { kind: 'rpc' },
-    body: Buffer | TollgateError,
-    cancellation: Cancellation,
-  ): void {
-    try {
       const keyRequest = keyRequestOf(req, route, clientAddressOf(req))
-      handlers.rpc({ keyRequest, body, cancellation }).then(
+      const readBodyOf = (done: (body: Buffer | TollgateError) => void) => {
+        bodyBytes = 0
+        if (!isJsonContentType(req.headers['content-type'])) {
+          done(refusedBody(res, new UnsupportedContentTypeError()))
+          return
+        }
+        readBody(
+          req,
+          options.maxBodyBytes,
+          (body) => {
+            if (Buffer.isBuffer(body)) {
+              bodyBytes = body.length
+              done(body)
+            } else if (body instanceof TollgateError) done(refusedBody(res, body))
+            else sendError(res, body) // the stream's own error: the client went away mid-body
+          },
+          bodies,
+        )
+      }
+      handlers.rpc({ keyRequest, readBody: readBodyOf, cancellation, answerBudget }).then(
         (answer) => {
           try {
             if (rpcAnswers) {
@@ -239,6 +249,8 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
               else rpcAnswers['2xx']++
             }
             onRpcAnswer?.(route.networkName, req.headers.host, answer.status)
+            // refused from its headers alone: a body still on its way is not read, nor waited for
+            if (bodyBytes === undefined && !req.complete) res.setHeader('connection', 'close')
             send(req, res, answer.status, answer.body, answer.headers)
           } catch (err) {
             sendError(res, err)
@@ -249,6 +261,12 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
     } catch (err) {
       sendError(res, err)
     }
+  }
+
+  /** A body refused before it was read (413, 415, a busy server): it may still be arriving, so the connection closes. */
+  function refusedBody(res: ServerResponse, refusal: TollgateError): TollgateError {
+    res.setHeader('connection', 'close')
+    return refusal
   }
 
   /** Answers every other route; what it throws is answered by sendError. */

@@ -1,12 +1,20 @@
 import type { IncomingMessage } from 'node:http'
-import { BodyTooLargeError } from '../errors/errors.ts'
+import { BodyTooLargeError, ServerBusyError } from '../errors/errors.ts'
+import type { ByteBulkhead } from '../failsafe/ByteBulkhead.ts'
 
 /**
- * Reads the whole request body, refusing it as soon as it passes `maxBytes`. `done` is called once,
- * with the bytes or with what stopped them (BodyTooLargeError, or the stream's own error): a
- * callback, so that the JSON-RPC route, which reads a body every request, makes no promise for it.
+ * Reads the whole request body, refusing it as soon as it passes `maxBytes`, or as soon as the bytes
+ * of every body being read (`inFlight`, when given) would pass theirs. `done` is called once, with
+ * the bytes (still held in `inFlight`: the caller gives them back) or with what stopped them
+ * (BodyTooLargeError, ServerBusyError, or the stream's own error; nothing is then held): a callback,
+ * so that the JSON-RPC route, which reads a body every request, makes no promise for it.
  */
-export function readBody(req: IncomingMessage, maxBytes: number, done: (body: Buffer | Error) => void): void {
+export function readBody(
+  req: IncomingMessage,
+  maxBytes: number,
+  done: (body: Buffer | Error) => void,
+  inFlight?: ByteBulkhead,
+): void {
   const declared = Number(req.headers['content-length'])
   if (declared > maxBytes) {
     done(new BodyTooLargeError(maxBytes))
@@ -20,16 +28,20 @@ export function readBody(req: IncomingMessage, maxBytes: number, done: (body: Bu
   const finish = (body: Buffer | Error) => {
     if (finished) return
     finished = true
+    if (!Buffer.isBuffer(body)) inFlight?.giveBack(size)
     done(body)
   }
+  const refuse = (refusal: Error) => {
+    req.removeAllListeners('data')
+    req.resume()
+    finish(refusal)
+  }
   req.on('data', (chunk: Buffer) => {
-    size += chunk.length
-    if (size > maxBytes) {
-      req.removeAllListeners('data')
-      req.resume()
-      finish(new BodyTooLargeError(maxBytes))
-      return
+    if (size + chunk.length > maxBytes) return refuse(new BodyTooLargeError(maxBytes))
+    if (inFlight && !inFlight.tryTake(chunk.length)) {
+      return refuse(new ServerBusyError({ logDetails: 'request bodies in flight' }))
     }
+    size += chunk.length
     if (chunks) chunks.push(chunk)
     else chunks = [chunk]
   })

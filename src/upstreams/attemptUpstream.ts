@@ -1,6 +1,7 @@
 import type { Cancellation } from '../failsafe/Cancellation.ts'
 import { systemTimers, type Timers } from '../failsafe/Timers.ts'
 import { withTimeout } from '../failsafe/withTimeout.ts'
+import type { AnswerBudget } from './AnswerBudget.ts'
 import type { Upstream } from './createUpstream.ts'
 import { type AttemptFailure, type AttemptResult, judgeAttempt, type Verdict } from './judgeAttempt.ts'
 
@@ -10,6 +11,8 @@ export type AttemptStops = {
   /** The call's: another attempt (a hedge) answered first. */
   superseded?: Cancellation | undefined
   timers?: Timers
+  /** The client's answer budget: an answer past it stops the attempt with its refusal. */
+  budget?: AnswerBudget | undefined
 }
 
 /**
@@ -33,7 +36,10 @@ export function attemptUpstream<T = Verdict>(
   const judge = (result: AttemptResult): Verdict => {
     unsubscribeClient?.()
     unsubscribeCall?.()
-    return judgeAttempt(result)
+    const verdict = judgeAttempt(result)
+    // an answer that is not the client's (a failure to retry) is not held for it
+    if ('response' in result && !('answer' in verdict)) stops.budget?.giveBack(result.response.body.length)
+    return verdict
   }
   const stop = (result: AttemptResult): T => {
     const verdict = judge(result)
@@ -56,6 +62,7 @@ export function attemptUpstream<T = Verdict>(
             abort = abortRequest
             if (stoppedFor !== undefined) abortRequest(new Error(stoppedFor))
           },
+          budget: stops.budget,
         },
         (result) => {
           if (stoppedFor === undefined) settle(judged(judge(result)))

@@ -1,5 +1,6 @@
 import { type Dispatcher, Pool } from 'undici'
 import type { UpstreamConfig } from '../config/configSchema.ts'
+import type { AnswerBudget } from './AnswerBudget.ts'
 import { redactUrl } from './redactUrl.ts'
 
 export type UpstreamResponse = { status: number; body: Buffer }
@@ -9,6 +10,8 @@ export type PostOptions = {
   onStart?: (abort: (reason: Error) => void) => void
   /** Per-request inactivity timeout (headers, then body); 0 leaves it to the caller. */
   timeoutMs?: number
+  /** What the client's request may hold of answers: the body is refused (aborted) past it. */
+  budget?: AnswerBudget | undefined
 }
 
 /** How one request ended: the whole answer, or the connection error or abort that stopped it. */
@@ -49,10 +52,10 @@ export function createUpstream(config: UpstreamConfig, options: CreateUpstreamOp
 
   function dispatch(
     body: string | Buffer,
-    { onStart, timeoutMs = 0 }: PostOptions,
+    { onStart, timeoutMs = 0, budget }: PostOptions,
     done: (result: PostResult) => void,
   ) {
-    const handler = new CollectingHandler(done, options.maxResponseBytes, onStart)
+    const handler = new CollectingHandler(done, options.maxResponseBytes, onStart, budget)
     pool.dispatch(
       { path, method: 'POST', headers, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs },
       handler,
@@ -75,7 +78,8 @@ export function createUpstream(config: UpstreamConfig, options: CreateUpstreamOp
 }
 
 /**
- * Collects a response body into one Buffer, refusing answers larger than `maxBytes`. It implements
+ * Collects a response body into one Buffer, refusing answers larger than `maxBytes` or than the
+ * request's answer budget allows (aborted with the budget's refusal: TollgateErrors). It implements
  * undici's own handler interface (onConnect ... onComplete, the one its `request()` uses): a handler
  * of the newer interface (onRequestStart ...) is wrapped by undici in two more objects per request
  * and given the response headers parsed into an object, which nothing here reads.
@@ -91,6 +95,7 @@ class CollectingHandler implements Dispatcher.DispatchHandler {
     private readonly done: (result: PostResult) => void,
     private readonly maxBytes: number,
     private readonly onStart: PostOptions['onStart'],
+    private readonly budget: AnswerBudget | undefined,
   ) {}
 
   onConnect(abort: (reason?: Error) => void): void {
@@ -104,11 +109,16 @@ class CollectingHandler implements Dispatcher.DispatchHandler {
   }
 
   onData(chunk: Buffer): boolean {
-    this.#size += chunk.length
-    if (this.#size > this.maxBytes) {
+    if (this.#size + chunk.length > this.maxBytes) {
       this.#abort?.(new Error(`upstream answer larger than ${this.maxBytes} bytes`))
       return false
     }
+    const refusal = this.budget?.take(chunk.length)
+    if (refusal) {
+      this.#abort?.(refusal)
+      return false
+    }
+    this.#size += chunk.length
     if (this.#chunks) this.#chunks.push(chunk)
     else this.#chunks = [chunk]
     return true
@@ -121,6 +131,9 @@ class CollectingHandler implements Dispatcher.DispatchHandler {
   }
 
   onError(error: Error): void {
+    // what came in of an answer that will not be given is not held
+    this.budget?.giveBack(this.#size)
+    this.#chunks = undefined
     this.done({ error })
   }
 }

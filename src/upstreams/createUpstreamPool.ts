@@ -6,6 +6,7 @@ import { LatencyWindow } from '../failsafe/LatencyWindow.ts'
 import { systemTimers, type Timers } from '../failsafe/Timers.ts'
 import { withHedge } from '../failsafe/withHedge.ts'
 import { retryAfter } from '../failsafe/withRetry.ts'
+import type { AnswerBudget } from './AnswerBudget.ts'
 import { answerResentTransaction } from './answerResentTransaction.ts'
 import { attemptUpstream } from './attemptUpstream.ts'
 import { createMemberRanking } from './createMemberRanking.ts'
@@ -60,6 +61,8 @@ export type SendOptions = {
    */
   rawTransaction?: string | undefined
   cancellation?: Cancellation | undefined
+  /** What the client's request may hold of answers: a larger answer is refused (ResponseTooLargeError, ServerBusyError). */
+  answerBudget?: AnswerBudget | undefined
 }
 
 export type UpstreamPool = {
@@ -69,7 +72,8 @@ export type UpstreamPool = {
    * the first one that is not a failure (judgeAttempt), else the last node error that says what is
    * missing (docs/compatibility.md §7). Rejects with UpstreamTimeoutError when the deadline passes,
    * UpstreamUnavailableError when no member could answer, NodeErrorAnswer (only with `fallback`),
-   * and ClientGoneError when the client went away (which is not an upstream failure).
+   * ClientGoneError when the client went away (which is not an upstream failure), and the answer
+   * budget's refusal when the answer would not fit it.
    */
   send(body: string | Buffer, options?: SendOptions): Promise<Buffer>
   /** The highest head among members in use (undefined before any is known). */
@@ -227,6 +231,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     readonly fallback: boolean
     readonly rawTransaction: string | undefined
     readonly cancellation: Cancellation | undefined
+    readonly answerBudget: AnswerBudget | undefined
     readonly deadline: number
     readonly maxAttempts: number
     /** Idempotent reads only are hedged: not a transaction's send (resent only after a failure), not filters. */
@@ -256,6 +261,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
       this.fallback = sendOptions.fallback ?? false
       this.rawTransaction = sendOptions.rawTransaction
       this.cancellation = sendOptions.cancellation
+      this.answerBudget = sendOptions.answerBudget
       this.deadline = sendOptions.deadline ?? now() + options.timeoutMs
       this.maxAttempts = this.retry || this.rawTransaction !== undefined ? options.maxAttempts : 1
       this.hedgePolicy = this.retry && this.rawTransaction === undefined ? hedge : undefined
@@ -309,6 +315,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
         })
       }
       if (verdict.clientGone) throw new ClientGoneError()
+      if (verdict.refusal) throw verdict.refusal
       return this.failure()
     }
 
@@ -357,7 +364,8 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
         {
           delayMs: hedgeDelayMs(member, hedgePolicy),
           maxHedges: 1,
-          isFinal: ({ verdict }) => 'answer' in verdict || verdict.clientGone === true,
+          isFinal: ({ verdict }) =>
+            'answer' in verdict || verdict.clientGone === true || verdict.refusal !== undefined,
           onHedge: () => member.hedges++,
           timers,
         },
@@ -389,7 +397,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
       // a list of one at first (an empty one would be given room for 16)
       if (this.tried) this.tried.push(member)
       else this.tried = [member]
-      const stops = { cancellation: this.cancellation, superseded, timers }
+      const stops = { cancellation: this.cancellation, superseded, timers, budget: this.answerBudget }
       return attemptUpstream(member.upstream, this.body, timeoutMs, stops, (verdict): Step => {
         if ('answer' in verdict) succeeded(member, now() - began)
         else if (!verdict.clientGone) this.failed(member, verdict, probe, timeoutMs >= remaining)

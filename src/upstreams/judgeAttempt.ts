@@ -1,4 +1,4 @@
-import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/errors.ts'
+import { TollgateError, UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/errors.ts'
 import type { UpstreamResponse } from './createUpstream.ts'
 import { classifyNodeError, readNodeError } from './nodeErrors.ts'
 
@@ -33,6 +33,11 @@ export type AttemptFailure = {
   superseded?: boolean
   /** The node's own error answer: the client gets the last one if no upstream answers (docs/compatibility.md §7). */
   nodeAnswer?: Buffer
+  /**
+   * The client's answer budget refused the answer on its way in (too large, or the process is busy):
+   * the call's answer, whatever another upstream would send.
+   */
+  refusal?: TollgateError
 }
 
 /** A failure that left the request unsent is safe to retry even for calls that are not idempotent. */
@@ -53,6 +58,9 @@ export function judgeAttempt(result: AttemptResult): Verdict {
     return { reason: `no answer within ${result.timedOutMs} ms`, blame: 'down', timedOut: true }
   }
   if ('error' in result) {
+    if (result.error instanceof TollgateError) {
+      return { reason: result.error.message, blame: 'none', refusal: result.error }
+    }
     const { code, message } = result.error
     return { reason: message, blame: 'down', unsent: code !== undefined && unsentErrorCodes.has(code) }
   }
@@ -74,13 +82,13 @@ export function judgeAttempt(result: AttemptResult): Verdict {
 }
 
 /**
- * Whether a call may go on to another attempt after this failure: not once the client is gone or
- * another attempt has answered; otherwise while it has attempts left (`attemptsLeft`: idempotent
+ * Whether a call may go on to another attempt after this failure: not once the client is gone,
+ * another attempt has answered, or the client's answer budget refused the answer; otherwise while it has attempts left (`attemptsLeft`: idempotent
  * calls get maxAttempts, others one), or whatever it has left when the request never reached a
  * node (`unsent`: safe to send again, idempotent or not).
  */
 export function mayRetry(failure: AttemptFailure, attemptsLeft: boolean): boolean {
-  if (failure.clientGone || failure.superseded) return false
+  if (failure.clientGone || failure.superseded || failure.refusal) return false
   return attemptsLeft || failure.unsent === true
 }
 

@@ -1,0 +1,171 @@
+import assert from 'node:assert/strict'
+import { request as httpRequest } from 'node:http'
+import { after, before, describe, it } from 'node:test'
+import { WebSocket } from 'ws'
+import { postJson, rpcBody } from './helpers/postJson.ts'
+import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
+import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
+
+const creditHeaders = ['x-credits-charged', 'x-credits-remaining', 'x-ratelimit-reset']
+const unknownKey = 'f'.repeat(32)
+const stranger = '203.0.113.7'
+const owner = '198.51.100.1'
+
+/**
+ * Nothing a stranger does costs a key's owner: requests that have not proved what the key requires
+ * (its secret, its origin rules, a network it may use) take no credits and no per-second allowance,
+ * show no balance, and a key that requires its secret answers them as a key that does not exist.
+ */
+describe('strangers: refusals before the key is proved', () => {
+  let node: TestNode
+  let gateway: TestGateway
+  let key: string
+  let secret: string
+
+  before(async () => {
+    node = await startTestNode({ loadBlocks: 1 })
+    // failed authentications are counted per client address: a stranger's and an owner's differ
+    gateway = await startTestGateway({
+      upstreams: [node.url],
+      config: { server: { host: '127.0.0.1', port: 0, trustedProxies: ['127.0.0.1'] } },
+    })
+    // the core plan: 500 credits a second, what a flood of 5-credit refusals used to drain
+    const created = await gateway.app.keyAdmin.create({ plan: 'core', secret: true })
+    key = created.key.key
+    secret = created.secret as string
+    await gateway.app.keyAdmin.setSecurity(key, { requireSecret: true })
+    await gateway.app.keyAdmin.addAllowlistEntries(key, 'origins', ['https://app.example'])
+    await gateway.app.keys.refresh()
+  })
+  after(async () => {
+    await gateway?.close()
+    await node?.stop()
+  })
+
+  const basic = (password: string) => ({
+    authorization: `Basic ${Buffer.from(`:${password}`).toString('base64')}`,
+  })
+  /** A call from `from`: the stranger's address unless an owner's is given. */
+  const post = (path: string, headers: Record<string, string> = {}, from = stranger) =>
+    postJson(`${gateway.url}${path}`, rpcBody('eth_chainId'), {
+      'content-type': 'application/json',
+      'x-forwarded-for': from,
+      ...headers,
+    })
+
+  /** Status, body and every header but the date: what a stranger can compare. */
+  function seen(response: Awaited<ReturnType<typeof post>>) {
+    const headers = [...response.headers].filter(([name]) => name !== 'date')
+    return { status: response.status, text: response.text, headers }
+  }
+
+  it('a key that requires its secret answers a stranger as a key that does not exist', async () => {
+    assert.deepEqual(seen(await post(`/v3/${key}`)), seen(await post(`/v3/${unknownKey}`)))
+    assert.deepEqual((await post(`/v3/${key}`)).json, {
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32001, message: 'invalid project id' },
+    })
+    // a wrong secret, and any secret with a key that does not exist
+    const wrong = await post(`/v3/${key}`, basic('wrong'))
+    assert.deepEqual(seen(wrong), seen(await post(`/v3/${unknownKey}`, basic('wrong'))))
+    assert.equal(wrong.status, 401)
+    assert.deepEqual((wrong.json as { error: unknown }).error, {
+      code: -32001,
+      message: 'invalid project id or project secret',
+    })
+  })
+
+  it('refusals before the key is proved take nothing and show nothing; the owners are served', async () => {
+    // a second key that asks no secret, only an origin: a stranger from another page proves nothing
+    const created = await gateway.app.keyAdmin.create({ plan: 'core' })
+    const pageKey = created.key.key
+    await gateway.app.keyAdmin.addAllowlistEntries(pageKey, 'origins', ['https://app.example'])
+    await gateway.app.keys.refresh()
+    const refusals = [
+      () => post(`/v3/${key}`),
+      () => post(`/v3/${key}`, basic('wrong')),
+      () => post(`/v3/${pageKey}`, { origin: 'https://evil.example' }),
+      () => post(`/nowhere/v3/${pageKey}`, { origin: 'https://app.example' }),
+    ]
+    // 280 refusals at 5 credits each were nearly three seconds of the core plan's allowance
+    const statuses = new Set<number>()
+    for (let round = 0; round < 70; round++) {
+      for (const refuse of refusals) {
+        const response = await refuse()
+        statuses.add(response.status)
+        for (const name of creditHeaders) assert.equal(response.headers.get(name), null, name)
+      }
+    }
+    // the wrong secrets are slowed by the failure limiter (429, per client address): what slows strangers
+    assert.deepEqual([...statuses].sort(), [401, 403, 404, 429])
+
+    for (const [ownKey, headers] of [
+      [key, basic(secret)],
+      [pageKey, { origin: 'https://app.example' }],
+    ] as const) {
+      const served = []
+      for (let call = 0; call < 50; call++) served.push(await post(`/v3/${ownKey}`, headers, owner))
+      assert.deepEqual(new Set(served.map((response) => response.status)), new Set([200]))
+      const last = served[served.length - 1] as Awaited<ReturnType<typeof post>>
+      // the owner's own calls of 5 credits, and nothing else
+      const spent = 3_000_000 - Number(last.headers.get('x-credits-remaining'))
+      assert.equal(spent, 50 * 5)
+    }
+  })
+
+  it('a refusal of the network costs a key that proved its secret nothing either', async () => {
+    const before = await post(`/v3/${key}`, basic(secret), owner)
+    const refused = await post(`/nowhere/v3/${key}`, basic(secret), owner)
+    assert.equal(refused.status, 404)
+    for (const name of creditHeaders) assert.equal(refused.headers.get(name), null, name)
+    const after = await post(`/v3/${key}`, basic(secret), owner)
+    assert.equal(
+      Number(before.headers.get('x-credits-remaining')) - Number(after.headers.get('x-credits-remaining')),
+      5,
+      'only the second served call was charged',
+    )
+  })
+
+  it('the Gas API and the WebSocket upgrade refuse a stranger for free, with no balance shown', async () => {
+    const gas = await fetch(`${gateway.url}/v3/${key}/networks/31337/baseFeePercentile`)
+    assert.equal(gas.status, 401)
+    for (const name of creditHeaders) assert.equal(gas.headers.get(name), null, name)
+    const unsupported = await fetch(`${gateway.url}/v3/${key}/networks/6001/baseFeePercentile`, {
+      headers: { ...basic(secret), 'x-forwarded-for': owner },
+    })
+    assert.equal(unsupported.status, 400)
+    for (const name of creditHeaders) assert.equal(unsupported.headers.get(name), null, name)
+
+    const socket = new WebSocket(`${gateway.url.replace('http', 'ws')}/ws/v3/${key}`)
+    const status = await new Promise<number | undefined>((resolve) => {
+      socket.on('unexpected-response', (_request, response) => resolve(response.statusCode))
+      socket.on('open', () => resolve(undefined))
+      socket.on('error', () => undefined)
+    })
+    socket.terminate()
+    assert.equal(status, 401)
+    const served = await post(`/v3/${key}`, basic(secret), owner)
+    assert.equal(served.headers.get('x-credits-charged'), '5')
+  })
+
+  it('the body of a request its key does not admit is never read', async () => {
+    // a body announced as 4 MiB of which only the first bytes come: the answer does not wait for the rest
+    const answer = await new Promise<{ status: number | undefined; connection: string | undefined }>(
+      (resolve, reject) => {
+        const request = httpRequest(`${gateway.url}/v3/${unknownKey}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'content-length': String(4 * 1024 * 1024) },
+        })
+        request.on('response', (response) => {
+          resolve({ status: response.statusCode, connection: response.headers.connection })
+          response.resume()
+          request.destroy()
+        })
+        request.on('error', reject)
+        request.write('{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[')
+      },
+    )
+    assert.deepEqual(answer, { status: 401, connection: 'close' })
+  })
+})
