@@ -62,6 +62,7 @@ const samples: Record<string, unknown[][]> = {
   MetricsTokenRequiredError: [[]],
   DashboardNotBuiltError: [[]],
   KeyRevokedError: [[]],
+  JwtExpiredError: [[]],
   NotificationUnpaidError: [[]],
   SlowReaderError: [[]],
   ShuttingDownError: [[]],
