@@ -230,7 +230,10 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
         perMinute: config.auth.failuresPerMinute,
         now: () => clock.now(),
       }),
-      verifyJwt: createJwtVerifier(() => clock.now()),
+      verifyJwt: createJwtVerifier({
+        maxLifetimeSeconds: config.auth.maxJwtLifetimeSeconds,
+        now: () => clock.now(),
+      }),
     }
     const gasDeps = { ...rpcDeps, indexers, historyBlocks: config.gas.historyBlocks }
     const adminDeps = {
@@ -323,6 +326,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       maxSubscriptions: config.websocket.maxSubscriptions,
       maxBufferedBytes: config.websocket.maxBufferedBytes,
       maxInFlight: config.websocket.maxInFlightRequests,
+      now: () => clock.now(),
     }
     const webSockets = attachWebSockets(
       server.server,

@@ -36,7 +36,7 @@ function deps(burst = 3) {
       counted.secretChecks++
       return verifier(...args)
     },
-    verifyJwt: createJwtVerifier(),
+    verifyJwt: createJwtVerifier({ maxLifetimeSeconds: 86_400 }),
     authFailures: createAuthFailureLimiter({ burst, perMinute: 1, now: () => 0 }),
   }
   return counted

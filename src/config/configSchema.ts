@@ -374,6 +374,8 @@ export const configSchema = z.strictObject({
       failureBurst: z.int().positive().default(20),
       /** How fast that allowance comes back. */
       failuresPerMinute: z.int().positive().default(60),
+      /** The longest a JWT may be valid (`exp - iat`, and `exp` from now); longer ones are refused (401). */
+      maxJwtLifetimeSeconds: z.int().positive().max(86_400).default(86_400),
     })
     .prefault({}),
   admin: z

@@ -64,6 +64,7 @@ const samples: Record<string, unknown[][]> = {
   MetricsTokenRequiredError: [[]],
   DashboardNotBuiltError: [[]],
   KeyRevokedError: [[]],
+  JwtExpiredError: [[]],
   NotificationUnpaidError: [[]],
   SlowReaderError: [[]],
   ShuttingDownError: [[]],

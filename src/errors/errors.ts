@@ -430,6 +430,14 @@ export class KeyRevokedError extends TollgateError {
   }
 }
 
+/** The JWT the connection was opened with expired (its `exp` passed): the client opens a new one with a new token. */
+export class JwtExpiredError extends TollgateError {
+  override name = 'JwtExpiredError'
+  constructor() {
+    super(unauthorizedCode, 401, 'JWT expired')
+  }
+}
+
 /** A subscription's notification the daily balance cannot pay for. */
 export class NotificationUnpaidError extends TollgateError {
   override name = 'NotificationUnpaidError'

@@ -37,7 +37,15 @@ export type KeyRequestDeps = AuthenticateDeps & { keys: KeyRegistry; networks: N
  * nothing of it (no credit headers), whatever it sends.
  */
 export type KeyRequestAccess =
-  | { ok: true; key: KeyEntry; network: Network; guard: CallGuard | undefined; failover: boolean }
+  | {
+      ok: true
+      key: KeyEntry
+      network: Network
+      guard: CallGuard | undefined
+      failover: boolean
+      /** When the request's JWT expires (ms since the epoch); undefined without one. */
+      tokenExpiresMs: number | undefined
+    }
   | { ok: false; error: unknown }
 
 /**
@@ -110,7 +118,7 @@ function authorize(
     const failover =
       key.failoverAllowed &&
       (key.apiKey.settings.failover || request.enableFailover?.toLowerCase() === 'true')
-    return { ok: true, key, network, guard, failover }
+    return { ok: true, key, network, guard, failover, tokenExpiresMs: auth.claims?.expiresMs }
   } catch (error) {
     return { ok: false, error }
   }

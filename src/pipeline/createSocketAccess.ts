@@ -1,7 +1,7 @@
 import type { CallGuard } from '../auth/authorize.ts'
 import type { AuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
 import type { KeyEntry } from '../auth/createKeyRegistry.ts'
-import { InvalidKeyError, KeyRevokedError } from '../errors/errors.ts'
+import { InvalidKeyError, JwtExpiredError, KeyRevokedError } from '../errors/errors.ts'
 import { authorizeKeyRequest, type KeyRequest, type KeyRequestDeps } from './authorizeKeyRequest.ts'
 
 /** What an open socket's calls run with: the key's current entry and what it allows this connection. */
@@ -13,6 +13,13 @@ export type SocketAccessResult =
   /** The refusal that ends the socket (its close frame: toCloseFrame). */
   | { ok: false; refusal: unknown }
 
+/** The JWT the upgrade was authenticated with, if any, and the clock its expiry is read on. */
+export type SocketToken = {
+  /** The token's `exp` in ms since the epoch; undefined: the upgrade sent no JWT. */
+  expiresMs: number | undefined
+  now: () => number
+}
+
 export type SocketAccess = {
   /**
    * The access as the key stands now: one map lookup while the key's entry is the one last checked;
@@ -22,6 +29,7 @@ export type SocketAccess = {
 }
 
 const revoked: SocketAccessResult = { ok: false, refusal: new KeyRevokedError() }
+const expired: SocketAccessResult = { ok: false, refusal: new JwtExpiredError() }
 
 /**
  * A re-check is not a new attempt: a rotated secret would otherwise count every open socket of the
@@ -35,11 +43,14 @@ const notAnAttempt: AuthFailureLimiter = { retryAfterMs: () => 0, recordFailure:
  * (docs/compatibility.md §6): a revoked key ends it, and a changed key is authorized again with what
  * the upgrade sent (secret, JWT, origin, user agent, network). A refusal ends the socket with 1008
  * and the refusal's message; new limits and method or contract allowlists apply to the next call.
+ * A socket opened with a JWT ends when the token expires (JwtExpiredError): from then on `current`
+ * refuses, and the caller's timer (callAt) applies it unasked.
  */
 export function createSocketAccess(
   deps: KeyRequestDeps,
   request: KeyRequest,
   initial: SocketGrant,
+  token: SocketToken,
 ): SocketAccess {
   const recheckDeps: KeyRequestDeps = { ...deps, authFailures: notAnAttempt }
   let last: SocketAccessResult = { ok: true, grant: initial }
@@ -60,6 +71,10 @@ export function createSocketAccess(
   return {
     current() {
       if (!last.ok) return last
+      if (token.expiresMs !== undefined && token.now() >= token.expiresMs) {
+        last = expired
+        return last
+      }
       const entry = deps.keys.findActiveKey(request.key)
       if (entry === last.grant.key) return last
       if (!entry) {

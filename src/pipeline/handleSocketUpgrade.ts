@@ -1,5 +1,6 @@
 import { UnknownNetworkError } from '../errors/errors.ts'
 import { Cancellation } from '../failsafe/Cancellation.ts'
+import { callAt } from '../failsafe/callAt.ts'
 import type { SubscriptionHub } from '../subscriptions/createSubscriptionHub.ts'
 import type { AnswerMemory } from '../upstreams/AnswerBudget.ts'
 import { authorizeKeyRequest, type KeyRequest } from './authorizeKeyRequest.ts'
@@ -17,6 +18,8 @@ export type SocketUpgradeDeps = HttpRpcDeps & {
   maxBufferedBytes: number
   /** Messages one connection may have unanswered. */
   maxInFlight: number
+  /** The clock a JWT's expiry is read on. */
+  now: () => number
 }
 
 /** What the server adapter drives: frames in, and the end of the connection. */
@@ -30,7 +33,8 @@ export type SocketUpgrade =
  * A WebSocket upgrade on /ws/v3/{KEY}: the same key, secret, JWT, network and origin/user-agent
  * checks as HTTP. A refusal answers the upgrade request with the HTTP status of docs/compatibility.md §1.
  * The open socket follows its key: a revoked key closes it at the registry's next reload, and a
- * changed one is checked again then and before each message (createSocketAccess).
+ * changed one is checked again then and before each message (createSocketAccess). A socket opened
+ * with a JWT is closed when the token expires.
  */
 export async function handleSocketUpgrade(
   deps: SocketUpgradeDeps,
@@ -39,14 +43,19 @@ export async function handleSocketUpgrade(
   const access = await authorizeKeyRequest(deps, request)
   // a request that has not proved what its key requires costs nothing
   if (!access.ok) return refused(deps, access.error)
-  const { key, network, guard, failover } = access
+  const { key, network, guard, failover, tokenExpiresMs } = access
   const hub = deps.hubs.get(network.name)
   if (!hub) return refused(deps, new UnknownNetworkError())
   return {
     ok: true,
     open(port) {
       const cancellation = new Cancellation()
-      const keyAccess = createSocketAccess(deps, request, { key, guard, failover })
+      const keyAccess = createSocketAccess(
+        deps,
+        request,
+        { key, guard, failover },
+        { expiresMs: tokenExpiresMs, now: deps.now },
+      )
       const session = openRpcSocket(
         { network, key, guard, failover, meter: deps.meter, cancellation, log: deps.log },
         port,
@@ -66,10 +75,16 @@ export async function handleSocketUpgrade(
       })
       // a change announced between the upgrade's checks and now
       void session.recheck()
+      // the token's end closes the socket even if the client sends nothing more
+      const stopExpiry =
+        tokenExpiresMs === undefined
+          ? undefined
+          : callAt(tokenExpiresMs, () => void session.recheck(), deps.now)
       return {
         message: session.message,
         close() {
           stopWatching()
+          stopExpiry?.()
           cancellation.cancel()
           session.close()
         },
