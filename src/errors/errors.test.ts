@@ -39,6 +39,7 @@ const samples: Record<string, unknown[][]> = {
   ResponseTooLargeError: [[32 * 1024 * 1024]],
   ServerBusyError: [[]],
   InvalidParamsError: [['invalid argument N: <why>']],
+  ParamLimitError: [[0, 'too many addresses, the limit is 1000']],
   LogResultsLimitError: [[10_000, [0x10n, 0x5fn]]],
   BodyTooLargeError: [[5_242_880]],
   UnsupportedContentTypeError: [[]],

@@ -222,6 +222,17 @@ export class InvalidParamsError extends TollgateError {
 }
 
 /**
+ * A parameter past one of its limits (docs/compatibility.md §7, "Parameter limits"), refused before
+ * any node is asked: `why` names the limit. Kept whole where a field's other faults read `invalid field`.
+ */
+export class ParamLimitError extends InvalidParamsError {
+  override name = 'ParamLimitError'
+  constructor(index: number, why: string) {
+    super(`invalid argument ${index}: ${why}`)
+  }
+}
+
+/**
  * An eth_getLogs answer with more logs than the network allows (docs/compatibility.md §7), worded as
  * the hosted service words it, with the range up to the block where the limit was passed.
  */

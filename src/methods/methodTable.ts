@@ -1,3 +1,5 @@
+import { blockOverrides } from './blockOverrides.ts'
+import { paramLimits } from './paramLimits.ts'
 import {
   address,
   any,
@@ -11,7 +13,6 @@ import {
   hash,
   hexId,
   logFilter,
-  object,
   type ParamParser,
   type ParamSpec,
   quantity,
@@ -20,6 +21,11 @@ import {
   storageKey,
   storageSlot,
 } from './params.ts'
+import { simulatePayload } from './simulatePayload.ts'
+import { stateOverrides } from './stateOverrides.ts'
+import { traceFilter } from './traceFilter.ts'
+import { traceCallOptions, traceOptions } from './traceOptions.ts'
+import { traceTypes } from './traceTypes.ts'
 
 /**
  * How long an answer stays true: `immutable` when the call names a block by hash (or a finalized
@@ -57,7 +63,10 @@ export type MethodSpec = {
   localResult: (() => unknown) | undefined
   /** Offered over WebSocket only: over HTTP the call answers -32601 `notifications not supported`. */
   subscriptionOnly: boolean
-  /** eth_getLogs: held to the network's block-range and result limits (docs/compatibility.md §7). */
+  /**
+   * eth_getLogs and trace_filter: held to the network's block-range limit, and eth_getLogs to its
+   * result limit (docs/compatibility.md §7; trace answers hold no logs, so none is ever counted).
+   */
   boundsLogs: boolean
   /**
    * eth_sendRawTransaction: resent after a failure a node may have seen (never blindly: a resend's
@@ -104,6 +113,10 @@ export const defaultMethodSpec: MethodSpec = {
 
 const required = (parse: ParamParser): ParamSpec => ({ parse })
 const optional = (parse: ParamParser): ParamSpec => ({ parse, optional: true })
+/** trace_get's trace address: a path in a call tree, no deeper than the EVM's 1024 calls. */
+const traceAddress = arrayOf(quantity, 'trace address indices', paramLimits.traceAddressIndices)
+/** eth_getProof's storage keys: geth's maxGetProofKeys. */
+const proofKeys = arrayOf(storageKey, 'storage keys', paramLimits.proofKeys)
 /** A block argument geth lets callers leave out: it means `latest`, and is sent on as such. */
 const latestIfOmitted: ParamSpec = { parse: blockRef, optional: true, defaultValue: 'latest' }
 
@@ -155,7 +168,7 @@ const rows: Record<string, [readonly ParamSpec[], Row?]> = {
     { costCredits: 1000, nullWhenNotFound: true, cacheClass: 'head' },
   ],
   eth_call: [
-    [required(callObject), latestIfOmitted, optional(object), optional(object)],
+    [required(callObject), latestIfOmitted, optional(stateOverrides), optional(blockOverrides)],
     { capsGas: true, addressesOf: callTarget, cacheClass: 'head' },
   ],
   eth_createAccessList: [
@@ -163,7 +176,7 @@ const rows: Record<string, [readonly ParamSpec[], Row?]> = {
     { addressesOf: callTarget, cacheClass: 'head' },
   ],
   eth_getProof: [
-    [required(address), required(arrayOf(storageKey, 'storage keys')), required(blockRef)],
+    [required(address), required(proofKeys), required(blockRef)],
     { costCredits: 150, addressesOf: firstParam, cacheClass: 'head' },
   ],
 
@@ -201,7 +214,7 @@ const rows: Record<string, [readonly ParamSpec[], Row?]> = {
   eth_getUncleCountByBlockHash: [[required(hash)], { costCredits: 150, cacheClass: 'immutable' }],
   eth_getUncleCountByBlockNumber: [[required(blockTag)], { costCredits: 150, cacheClass: 'head' }],
   eth_estimateGas: [
-    [required(callObject), latestIfOmitted, optional(object), optional(object)],
+    [required(callObject), latestIfOmitted, optional(stateOverrides), optional(blockOverrides)],
     { costCredits: 300, capsGas: true, addressesOf: callTarget },
   ],
   eth_getLogs: [
@@ -220,30 +233,28 @@ const rows: Record<string, [readonly ParamSpec[], Row?]> = {
   eth_uninstallFilter: [[required(hexId)], { idempotent: false, nodeState: true }],
   eth_getFilterChanges: [[required(hexId)], { costCredits: 140, idempotent: false, nodeState: true }],
   eth_getFilterLogs: [[required(hexId)], { costCredits: 255, nodeState: true }],
-  eth_simulateV1: [[required(object), latestIfOmitted], { costCredits: 300 }],
+  eth_simulateV1: [[required(simulatePayload), latestIfOmitted], { costCredits: 300 }],
 
   // WebSocket only
   eth_subscribe: [[required(any), optional(any)], { costCredits: 5, subscriptionOnly: true }],
   eth_unsubscribe: [[required(hexId)], { costCredits: 10, subscriptionOnly: true }],
 
   // Tracing: read-only replays, at the docs/compatibility.md §2 prices
-  debug_traceTransaction: [[required(hash), optional(object)], { costCredits: 1000 }],
-  debug_traceCall: [[required(callObject), required(blockRef), optional(object)], { costCredits: 1000 }],
-  debug_traceBlockByNumber: [[required(blockTag), optional(object)], { costCredits: 1000 }],
-  debug_traceBlockByHash: [[required(hash), optional(object)], { costCredits: 1000 }],
+  debug_traceTransaction: [[required(hash), optional(traceOptions)], { costCredits: 1000 }],
+  debug_traceCall: [
+    [required(callObject), required(blockRef), optional(traceCallOptions)],
+    { costCredits: 1000 },
+  ],
+  debug_traceBlockByNumber: [[required(blockTag), optional(traceOptions)], { costCredits: 1000 }],
+  debug_traceBlockByHash: [[required(hash), optional(traceOptions)], { costCredits: 1000 }],
   trace_block: [[required(blockTag)], { costCredits: 300 }],
   trace_transaction: [[required(hash)], { costCredits: 300 }],
-  trace_get: [[required(hash), required(arrayOf(quantity, 'indices'))], { costCredits: 300 }],
-  trace_call: [
-    [required(callObject), required(arrayOf(any, 'trace types')), optional(blockRef)],
-    { costCredits: 300 },
-  ],
-  trace_filter: [[required(object)], { costCredits: 300 }],
-  trace_replayTransaction: [[required(hash), required(arrayOf(any, 'trace types'))], { costCredits: 300 }],
-  trace_replayBlockTransactions: [
-    [required(blockTag), required(arrayOf(any, 'trace types'))],
-    { costCredits: 300 },
-  ],
+  trace_get: [[required(hash), required(traceAddress)], { costCredits: 300 }],
+  trace_call: [[required(callObject), required(traceTypes), optional(blockRef)], { costCredits: 300 }],
+  // held to the network's block-range limit as eth_getLogs is
+  trace_filter: [[required(traceFilter)], { costCredits: 300, boundsLogs: true }],
+  trace_replayTransaction: [[required(hash), required(traceTypes)], { costCredits: 300 }],
+  trace_replayBlockTransactions: [[required(blockTag), required(traceTypes)], { costCredits: 300 }],
 }
 
 const table = new Map<string, MethodSpec>(

@@ -65,16 +65,17 @@ describe('parameter forms (docs/compatibility.md §7)', () => {
     rejects(receiptsBlockRef, ['18446744073709551616', '9'.repeat(5_000_000)])
   })
 
-  it('eth_feeHistory block counts: hex or decimal of at most 64 bits (anvil aborts on more)', () => {
-    for (const value of [4, '0x4', '4', '0xffffffffffffffff', '18446744073709551615']) {
+  it('eth_feeHistory block counts: hex or decimal, at most 1024 blocks (anvil aborts past 64 bits)', () => {
+    for (const value of [0, 4, '0x4', '4', 1024, '0x400', '1024']) {
       assert.equal(blockCount(value, 0), value)
     }
-    rejects(blockCount, [
-      '0x10000000000000000',
-      '18446744073709551616',
-      `0x${'f'.repeat(40)}`,
-      '9'.repeat(5_000_000),
-    ])
+    for (const value of [1025, '0x401', '1025', '0xffffffffffffffff', '18446744073709551616']) {
+      assert.throws(() => blockCount(value, 0), {
+        code: -32602,
+        message: 'invalid argument 0: block count too large, the limit is 1024 blocks',
+      })
+    }
+    rejects(blockCount, [`0x${'f'.repeat(40)}`, '9'.repeat(5_000_000)])
     rejects(blockCount, ['0x04', '-1', -1, 1.5, null, '0x'])
   })
 

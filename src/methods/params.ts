@@ -1,4 +1,5 @@
-import { InvalidParamsError } from '../errors/errors.ts'
+import { InvalidParamsError, ParamLimitError } from '../errors/errors.ts'
+import { paramLimits } from './paramLimits.ts'
 
 /**
  * Parameter validators. Each takes an untrusted value and returns it (or its normal form), or
@@ -23,11 +24,21 @@ const slotPattern = /^0x[0-9a-fA-F]{1,64}$/
 const hexPattern = /^0x[0-9a-fA-F]+$/
 const decimalPattern = /^(0|[1-9][0-9]*)$/
 
-function invalidArgument(index: number, why: string): InvalidParamsError {
+export function invalidArgument(index: number, why: string): InvalidParamsError {
   return new InvalidParamsError(`invalid argument ${index}: ${why}`)
 }
 
-function describe(value: unknown): string {
+/** The refusal of a list or map past its limit (docs/compatibility.md §7, "Parameter limits"). */
+export function tooMany(index: number, what: string, limit: number): ParamLimitError {
+  return new ParamLimitError(index, `too many ${what}, the limit is ${limit}`)
+}
+
+/** The refusal of a value past its limit: `limit` with its unit (`1024 blocks`). */
+export function tooLarge(index: number, what: string, limit: string): ParamLimitError {
+  return new ParamLimitError(index, `${what} too large, the limit is ${limit}`)
+}
+
+export function describe(value: unknown): string {
   if (value === null) return 'null'
   if (Array.isArray(value)) return 'an array'
   return typeof value === 'object' ? 'an object' : `a ${typeof value}`
@@ -138,26 +149,31 @@ function isUint64(text: string): boolean {
 }
 
 /**
- * eth_feeHistory's block count: hex quantity or decimal integer of at most 64 bits, as geth accepts
- * (anvil aborts the whole process on a larger one).
+ * eth_feeHistory's block count: hex quantity or decimal integer, as geth accepts, of at most 1024
+ * blocks (geth's and the hosted service's limit; anvil aborts the whole process on a count over 64
+ * bits). Lengths first, so no long string is read as a number.
  */
 export const blockCount: ParamParser = (value, index) => {
-  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value
-  if (typeof value === 'string' && (quantityPattern.test(value) || decimalPattern.test(value))) {
-    if (isUint64(value)) return value
-    throw invalidArgument(index, 'block count too large, want at most 64 bits')
+  const limit = paramLimits.feeHistoryBlocks
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) {
+    if (value <= limit) return value
+  } else if (typeof value === 'string' && (quantityPattern.test(value) || decimalPattern.test(value))) {
+    if (isUint64(value) && BigInt(value) <= BigInt(limit)) return value
+  } else {
+    throw invalidArgument(index, 'expected a block count as a hex quantity or a decimal integer')
   }
-  throw invalidArgument(index, 'expected a block count as a hex quantity or a decimal integer')
+  throw tooLarge(index, 'block count', `${limit} blocks`)
 }
 
 /**
  * An array whose items each pass `parse`; the items come back in their normal form (the same array
  * when every item already was: the call can then be forwarded as the client wrote it).
  */
-export function arrayOf(parse: ParamParser, what: string): ParamParser {
+export function arrayOf(parse: ParamParser, what: string, maxItems = Number.POSITIVE_INFINITY): ParamParser {
   return (value, index) => {
     if (!Array.isArray(value))
       throw invalidArgument(index, `expected an array of ${what}, got ${describe(value)}`)
+    if (value.length > maxItems) throw tooMany(index, what, maxItems)
     const items = value.map((item) => parse(item, index))
     return items.every((item, at) => item === value[at]) ? value : items
   }
@@ -166,6 +182,8 @@ export function arrayOf(parse: ParamParser, what: string): ParamParser {
 export const rewardPercentiles: ParamParser = (value, index) => {
   if (!Array.isArray(value))
     throw invalidArgument(index, `expected an array of percentiles, got ${describe(value)}`)
+  if (value.length > paramLimits.rewardPercentiles)
+    throw tooMany(index, 'reward percentiles', paramLimits.rewardPercentiles)
   let previous = -1
   for (const item of value) {
     if (typeof item !== 'number' || item < 0 || item > 100 || item < previous) {
@@ -185,8 +203,8 @@ function quantityOfBits(bits: number): ParamParser {
   }
 }
 
-const uint64 = quantityOfBits(64)
-const uint256 = quantityOfBits(256)
+export const uint64 = quantityOfBits(64)
+export const uint256 = quantityOfBits(256)
 
 const accessList: ParamParser = (value, index) => {
   if (!Array.isArray(value)) throw invalidArgument(index, 'expected an array')
@@ -232,24 +250,33 @@ export const callObject: ParamParser = (value, index) => {
   return value
 }
 
-function field(parse: ParamParser, value: unknown, index: number, name: string): void {
+/** Checks one named field of an object argument: a refusal names the field. */
+export function field(parse: ParamParser, value: unknown, index: number, name: string): void {
   try {
     parse(value, index)
-  } catch {
+  } catch (err) {
+    if (err instanceof ParamLimitError) throw err
     throw invalidArgument(index, `invalid field ${name}`)
   }
 }
 
-const topicEntry: ParamParser = (value, index) => {
-  if (value === null) return value
-  if (Array.isArray(value)) {
-    for (const item of value) if (item !== null) hash(item, index)
-    return value
+/** One topic position: null (any), a topic, or up to 1000 alternatives (null among them is any). */
+function parseTopicPosition(value: unknown, index: number, position: number): void {
+  if (value === null) return
+  if (!Array.isArray(value)) {
+    field(hash, value, index, 'topics')
+    return
   }
-  return hash(value, index)
+  if (value.length > paramLimits.topicAlternatives) {
+    throw tooMany(index, `alternatives in topic position ${position}`, paramLimits.topicAlternatives)
+  }
+  for (const item of value) if (item !== null) field(hash, item, index, 'topics')
 }
 
-/** Log filter (eth_getLogs, eth_newFilter): blockHash, or fromBlock/toBlock; address one or many; topics. */
+/**
+ * Log filter (eth_getLogs, eth_newFilter, eth_subscribe logs): blockHash, or fromBlock/toBlock;
+ * address one or up to 1000; topics in up to 4 positions. The limits are geth's.
+ */
 export const logFilter: ParamParser = (value, index) => {
   const filter = object(value, index) as Record<string, unknown>
   if (filter.fromBlock !== undefined && filter.fromBlock !== null)
@@ -264,12 +291,20 @@ export const logFilter: ParamParser = (value, index) => {
   }
   const addresses = filter.address
   if (addresses !== undefined && addresses !== null) {
-    if (Array.isArray(addresses)) field(arrayOf(address, 'addresses'), addresses, index, 'address')
-    else field(address, addresses, index, 'address')
+    if (Array.isArray(addresses)) {
+      if (addresses.length > paramLimits.filterAddresses)
+        throw tooMany(index, 'addresses', paramLimits.filterAddresses)
+      for (const item of addresses) field(address, item, index, 'address')
+    } else field(address, addresses, index, 'address')
   }
-  if (filter.topics !== undefined && filter.topics !== null) {
-    if (!Array.isArray(filter.topics)) throw invalidArgument(index, 'invalid field topics')
-    for (const topic of filter.topics) field(topicEntry, topic, index, 'topics')
+  const { topics } = filter
+  if (topics !== undefined && topics !== null) {
+    if (!Array.isArray(topics)) throw invalidArgument(index, 'invalid field topics')
+    if (topics.length > paramLimits.topicPositions)
+      throw tooMany(index, 'topic positions', paramLimits.topicPositions)
+    for (let position = 0; position < topics.length; position++) {
+      parseTopicPosition(topics[position], index, position)
+    }
   }
   return value
 }

@@ -10,7 +10,8 @@ const logIndexKey = Buffer.from('"logIndex"')
 const blockNumberKey = Buffer.from('"blockNumber"')
 
 /**
- * eth_getLogs within the network's limits (docs/compatibility.md §7): a `fromBlock`..`toBlock` range
+ * eth_getLogs (and trace_filter, whose answer holds no logs to count) within the network's limits
+ * (docs/compatibility.md §7): a `fromBlock`..`toBlock` range
  * wider than `maxLogsBlockRange` is refused with -32602 before any node is asked (tags are read
  * against the network's head; a `blockHash` query has no range). Returns the check for the answer:
  * more than `maxLogsResults` logs is refused with -32005 and a smaller range to try, as the hosted

@@ -84,6 +84,13 @@ describe('createClientSubscriptions', () => {
   it('refuses unknown kinds, pending transactions without an upstream WebSocket, and too many', () => {
     const { subscriptions, heads } = setup(1_000)
     assert.throws(() => subscriptions.subscribe(['newBlocks']), { code: -32602 })
+    // a logs filter past geth's limits makes no subscription
+    const addresses = Array.from({ length: 1001 }, (_, at) => `0x${at.toString(16).padStart(40, '0')}`)
+    assert.throws(() => subscriptions.subscribe(['logs', { address: addresses }]), {
+      code: -32602,
+      message: 'invalid argument 1: too many addresses, the limit is 1000',
+    })
+    assert.equal(subscriptions.size, 0)
     assert.throws(() => subscriptions.subscribe(['newPendingTransactions']), /needs an upstream WebSocket/)
     const first = subscriptions.subscribe(['newHeads'])
     subscriptions.subscribe(['newHeads'])

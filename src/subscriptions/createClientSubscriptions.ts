@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto'
 import { InvalidParamsError, SubscriptionLimitError } from '../errors/errors.ts'
 import { credits } from '../methods/methodTable.ts'
 import { logFilter } from '../methods/params.ts'
+import { createLogMatcher, type LogFilter } from './createLogMatcher.ts'
 import type { SubscriptionHub } from './createSubscriptionHub.ts'
-import { type LogFilter, matchLog } from './matchLog.ts'
 
 type NotificationKind = keyof typeof credits.notification
 
@@ -55,9 +55,12 @@ export function createClientSubscriptions(options: ClientSubscriptionsOptions): 
       })
     }
     if (kind === 'logs') {
-      const filter = (filterParam === undefined ? {} : logFilter(filterParam, 1)) as LogFilter
+      // prepared once: each log then costs the same whatever the filter's lists hold
+      const matches = createLogMatcher(
+        (filterParam === undefined ? {} : logFilter(filterParam, 1)) as LogFilter,
+      )
       return hub.onLogs((event) => {
-        const matching = event.logs.filter((log) => matchLog(filter, log))
+        const matching = event.logs.filter(matches)
         if (matching.length === 0) return
         // logs a reorg dropped are sent again with removed: true, free
         if (event.kind === 'logs' && !paid('logs')) return

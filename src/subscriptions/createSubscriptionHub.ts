@@ -3,7 +3,7 @@ import type { HeadEvent, Header } from '../networks/createHeadChain.ts'
 import type { Network } from '../networks/createNetwork.ts'
 import { callUpstream } from '../upstreams/callUpstream.ts'
 import { createUpstreamSocket, type UpstreamSocket } from '../upstreams/createUpstreamSocket.ts'
-import type { Log } from './matchLog.ts'
+import type { Log } from './createLogMatcher.ts'
 
 /** A block's logs, in order with the heads: new ones, or those of a block a reorg dropped (removed: true). */
 export type LogsEvent = { kind: 'logs' | 'removed'; header: Header; logs: Log[] }
