@@ -38,6 +38,7 @@ const samples: Record<string, unknown[][]> = {
   InFlightLimitError: [[64]],
   InvalidParamsError: [['invalid argument N: <why>']],
   LogResultsLimitError: [[10_000, [0x10n, 0x5fn]]],
+  FilterNotFoundError: [[]],
   BodyTooLargeError: [[5_242_880]],
   UnsupportedContentTypeError: [[]],
   RouteNotFoundError: [[]],

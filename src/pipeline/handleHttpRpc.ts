@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer'
 import type { Logger } from 'pino'
+import type { FilterIds } from '../auth/createFilterIds.ts'
 import type { KeyEntry } from '../auth/createKeyRegistry.ts'
 import { keyRef } from '../auth/keyRef.ts'
 import type { TollgateError } from '../errors/errors.ts'
@@ -33,6 +34,7 @@ export type HttpRpcResponse = {
 
 export type HttpRpcDeps = KeyRequestDeps & {
   meter: Meter
+  filterIds: FilterIds
   maxBatchSize: number
   maxJsonDepth: number
   log: Logger
@@ -72,7 +74,8 @@ function answer(
   if (!parsed.ok) return refuse(deps, key, networkName, null, parsed.refusal).then(respond)
   const { network, guard, failover } = access
   const { cancellation } = request
-  const ctx = { network, key, guard, failover, meter: deps.meter, cancellation, log: deps.log }
+  const { meter, filterIds, log } = deps
+  const ctx = { network, key, guard, failover, meter, filterIds, cancellation, log }
   return runRpcRequest(ctx, parsed.request, respond)
 }
 

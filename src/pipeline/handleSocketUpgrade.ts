@@ -52,7 +52,16 @@ export async function handleSocketUpgrade(
       const cancellation = new Cancellation()
       const keyAccess = createSocketAccess(deps, request, { key, guard, failover })
       const session = openRpcSocket(
-        { network, key, guard, failover, meter: deps.meter, cancellation, log: deps.log },
+        {
+          network,
+          key,
+          guard,
+          failover,
+          meter: deps.meter,
+          filterIds: deps.filterIds,
+          cancellation,
+          log: deps.log,
+        },
         port,
         {
           hub,
