@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import { exportSPKI, generateKeyPair, SignJWT } from 'jose'
 import { type Address, createWalletClient, encodeFunctionData, http, publicActions } from 'viem'
 import { foundry } from 'viem/chains'
 import WebSocket from 'ws'
@@ -196,5 +197,39 @@ describe('the contracts allowlist holds on every road', () => {
     } finally {
       client.socket.close()
     }
+  })
+
+  it('a JWT with `addresses` narrows every road the same way, on a key without an allowlist', async () => {
+    const open = (await gateway.app.keyAdmin.create({ plan: 'team' })).key.key
+    const pair = await generateKeyPair('ES256')
+    await gateway.app.keyAdmin.addJwtKey(open, 'ec-1', await exportSPKI(pair.publicKey))
+    await gateway.app.keys.refresh()
+    const jwt = await new SignJWT({ addresses: [a] })
+      .setProtectedHeader({ alg: 'ES256', kid: 'ec-1' })
+      .setExpirationTime(Math.floor(Date.now() / 1000) + 600)
+      .sign(pair.privateKey)
+    const withJwt = (method: string, params: unknown[]) =>
+      postJson(`${gateway.url}/v3/${open}`, rpcBody(method, params), {
+        'content-type': 'application/json',
+        authorization: `Bearer ${jwt}`,
+      })
+    assert.equal(
+      (await withJwt('debug_traceCall', [{ to: a }, 'latest', { tracer: 'callTracer' }])).status,
+      200,
+    )
+    for (const [method, params] of [
+      ['debug_traceCall', [{ to: b }, 'latest', { tracer: 'callTracer' }]],
+      ['eth_simulateV1', [{ blockStateCalls: [{ calls: [{ to: b }] }] }, 'latest']],
+      ['eth_call', [{ to: a }, 'latest', { [a]: { code: '0x00' } }]],
+      ['debug_traceTransaction', [node.fixtures.legacyTx]],
+    ] as const) {
+      assert.equal((await withJwt(method, [...params])).status, 403, method)
+    }
+    // without the JWT the key has no allowlist: the same trace passes
+    const bare = await postJson(
+      `${gateway.url}/v3/${open}`,
+      rpcBody('debug_traceTransaction', [node.fixtures.legacyTx]),
+    )
+    assert.equal(bare.status, 200)
   })
 })
