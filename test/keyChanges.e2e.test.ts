@@ -99,6 +99,23 @@ describe('key changes reach open WebSockets', () => {
     assert.deepEqual(await closed, { code: 1008, reason: 'rejected due to project ID settings' })
   })
 
+  it('a logs subscription whose contract the allowlist no longer allows ends with its socket (1008)', async () => {
+    const a = `0x${'aa'.repeat(20)}`
+    const b = `0x${'bb'.repeat(20)}`
+    const first = await socketOnNewKey()
+    await gateway.app.keyAdmin.addAllowlistEntries(first.key, 'contracts', [a, b])
+    await gateway.app.keys.refresh()
+    const second = await connect(`${gateway.url.replace('http', 'ws')}/ws/v3/${first.key}`)
+    assert.match(String((await first.call('eth_subscribe', ['logs', { address: a }])).result), /^0x/)
+    assert.match(String((await second.call('eth_subscribe', ['logs', { address: [a, b] }])).result), /^0x/)
+    await gateway.app.keyAdmin.removeAllowlistEntries(first.key, 'contracts', [b])
+    await gateway.app.keys.refresh()
+    assert.deepEqual(await second.closed, { code: 1008, reason: 'rejected due to project ID settings' })
+    // the subscription to A is still allowed: its socket stays and answers
+    assert.equal((await first.call('eth_chainId')).result, '0x7a69')
+    first.socket.close()
+  })
+
   it('a rotated secret ends the sockets opened with the old one, and is not held against their client', async () => {
     const { key, secret } = await gateway.app.keyAdmin.create({ ...unlimitedKey, secret: true })
     await gateway.app.keys.refresh()

@@ -5,6 +5,7 @@ import { createNetworkNamer } from '../admin/createNetworkNamer.ts'
 import { createSharedDashboardFigures } from '../admin/createSharedDashboardFigures.ts'
 import { type AdminRequest, handleAdmin } from '../admin/handleAdmin.ts'
 import { createAuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
+import { createFilterIds } from '../auth/createFilterIds.ts'
 import { createJwtVerifier } from '../auth/createJwtVerifier.ts'
 import { createKeyRegistry, type KeyRegistry } from '../auth/createKeyRegistry.ts'
 import { createSecretVerifier } from '../auth/createSecretVerifier.ts'
@@ -213,15 +214,17 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       })
     }
 
+    const secretHashKey = await getSecretHashKey(stores.keys)
     const rpcDeps: HttpRpcDeps = {
       keys,
       networks,
       meter,
+      filterIds: createFilterIds(secretHashKey),
       maxBatchSize: config.server.maxBatchSize,
       maxJsonDepth: config.server.maxJsonDepth,
       log,
       verifySecret: createSecretVerifier({
-        hashKey: await getSecretHashKey(stores.keys),
+        hashKey: secretHashKey,
         store: stores.keys,
         onError: (err) => log.error({ err }, 'storing a secret hash in place of its scrypt hash failed'),
       }),

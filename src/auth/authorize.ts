@@ -1,4 +1,5 @@
 import { ProjectSettingsError } from '../errors/errors.ts'
+import type { Contracts } from '../methods/methodContracts.ts'
 import type { Authentication } from './authenticate.ts'
 import type { KeyEntry } from './createKeyRegistry.ts'
 import { matchOrigin } from './matchOrigin.ts'
@@ -51,22 +52,29 @@ export function authorizeRequest(
 }
 
 /**
- * Per-call checks: the method must be on every method list; a call of a method that names contract
- * addresses must name at least one, and each must be on every contract list.
+ * Per-call checks: the method must be on every method list. Under a contracts allowlist, a call
+ * must touch no contract, or name the contracts it touches (at least one), each on every contract
+ * list; a call whose contracts cannot be told is refused (docs/compatibility.md §4). A filter's
+ * contracts were checked when it was made: its id is sealed to the lists it was made under.
  */
 export function authorizeCall(
   guard: CallGuard,
   method: string,
-  addressesOf: ((params: unknown[]) => string[]) | undefined,
+  contracts: Contracts,
   params: unknown[],
 ): void {
   for (const methods of guard.methods) {
     if (!methods.has(method)) throw new ProjectSettingsError({ logDetails: 'method not allowed' })
   }
-  if (guard.contracts.length === 0 || addressesOf === undefined) return
-  const addresses = addressesOf(params).map((address) => address.toLowerCase())
-  for (const contracts of guard.contracts) {
-    if (addresses.length === 0 || !addresses.every((address) => contracts.has(address))) {
+  if (guard.contracts.length === 0 || contracts === 'none' || contracts === 'filter') return
+  const touched = contracts === 'unchecked' ? contracts : contracts(params)
+  if (touched === 'none') return
+  if (touched === 'unchecked') {
+    throw new ProjectSettingsError({ logDetails: 'call cannot be checked against the contract allowlist' })
+  }
+  const addresses = touched.map((address) => address.toLowerCase())
+  for (const allowed of guard.contracts) {
+    if (addresses.length === 0 || !addresses.every((address) => allowed.has(address))) {
       throw new ProjectSettingsError({ logDetails: 'contract address not allowed' })
     }
   }

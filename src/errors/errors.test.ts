@@ -41,6 +41,7 @@ const samples: Record<string, unknown[][]> = {
   InvalidParamsError: [['invalid argument N: <why>']],
   ParamLimitError: [[0, 'too many addresses, the limit is 1000']],
   LogResultsLimitError: [[10_000, [0x10n, 0x5fn]]],
+  FilterNotFoundError: [[]],
   BodyTooLargeError: [[5_242_880]],
   UnsupportedContentTypeError: [[]],
   RouteNotFoundError: [[]],

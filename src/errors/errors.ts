@@ -248,6 +248,17 @@ export class LogResultsLimitError extends TollgateError {
   }
 }
 
+/**
+ * A filter id this key did not make (another key's, or none at all), answered as geth answers an
+ * unknown filter, never forwarded (docs/compatibility.md §4).
+ */
+export class FilterNotFoundError extends TollgateError {
+  override name = 'FilterNotFoundError'
+  constructor() {
+    super(-32000, 200, 'filter not found')
+  }
+}
+
 export class BodyTooLargeError extends TollgateError {
   override name = 'BodyTooLargeError'
   constructor(limitBytes: number) {

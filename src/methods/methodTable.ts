@@ -1,4 +1,5 @@
 import { blockOverrides } from './blockOverrides.ts'
+import { type Contracts, methodContracts } from './methodContracts.ts'
 import { paramLimits } from './paramLimits.ts'
 import {
   address,
@@ -33,6 +34,9 @@ import { traceTypes } from './traceTypes.ts'
  */
 export type CacheClass = 'immutable' | 'head' | 'never'
 
+/** How a call uses a filter id: answers a new one, or names one (an unknown id: `filter not found`, or `false` to remove). */
+export type FilterRole = 'makes' | 'reads' | 'removes'
+
 export type MethodSpec = {
   name: string
   /** false: answered with -32601 before any node is asked. */
@@ -53,12 +57,17 @@ export type MethodSpec = {
    * never to whichever is at the head at the moment, so that a filter's calls reach the node that made it.
    */
   nodeState: boolean
+  /** Makes, reads or removes a node's filter: its ids are sealed to the key that made it (docs/compatibility.md §4). */
+  filterRole: FilterRole | undefined
   /** "Not found" is a null result, whatever the node answered (docs/compatibility.md §7). */
   nullWhenNotFound: boolean
   /** `gas` above 10x the latest block gas limit is lowered to that cap (docs/compatibility.md §7). */
   capsGas: boolean
-  /** The contract addresses a call names, for the contract-address allowlist (docs/compatibility.md §4). */
-  addressesOf: ((params: unknown[]) => string[]) | undefined
+  /**
+   * Which contracts a call touches, for the contracts allowlist (docs/compatibility.md §4): kept in
+   * methodContracts.ts, one entry per method; `unchecked` (refused for such keys) where none is.
+   */
+  contracts: Contracts
   /** Answered by the gateway itself, never forwarded. */
   localResult: (() => unknown) | undefined
   /** Offered over WebSocket only: over HTTP the call answers -32601 `notifications not supported`. */
@@ -102,9 +111,10 @@ export const defaultMethodSpec: MethodSpec = {
   idempotent: true,
   monotonicHead: false,
   nodeState: false,
+  filterRole: undefined,
   nullWhenNotFound: false,
   capsGas: false,
-  addressesOf: undefined,
+  contracts: 'unchecked',
   localResult: undefined,
   subscriptionOnly: false,
   boundsLogs: false,
@@ -120,24 +130,13 @@ const proofKeys = arrayOf(storageKey, 'storage keys', paramLimits.proofKeys)
 /** A block argument geth lets callers leave out: it means `latest`, and is sent on as such. */
 const latestIfOmitted: ParamSpec = { parse: blockRef, optional: true, defaultValue: 'latest' }
 
-const firstParam = (params: unknown[]): string[] => (typeof params[0] === 'string' ? [params[0]] : [])
-const callTarget = (params: unknown[]): string[] => {
-  const to = (params[0] as { to?: unknown } | undefined)?.to
-  return typeof to === 'string' ? [to] : []
-}
-const filterAddresses = (params: unknown[]): string[] => {
-  const value = (params[0] as { address?: unknown } | undefined)?.address
-  if (typeof value === 'string') return [value]
-  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []
-}
-
-type Row = Partial<Omit<MethodSpec, 'name' | 'params'>>
+type Row = Partial<Omit<MethodSpec, 'name' | 'params' | 'contracts' | 'filterRole'>>
 
 const rows: Record<string, [readonly ParamSpec[], Row?]> = {
   // docs/compatibility.md §2
   eth_getStorageAt: [
     [required(address), required(storageSlot), required(blockRef)],
-    { failoverEligible: true, addressesOf: firstParam, cacheClass: 'head' },
+    { failoverEligible: true, cacheClass: 'head' },
   ],
   eth_getBlockByHash: [
     [required(hash), required(boolean)],
@@ -169,15 +168,12 @@ const rows: Record<string, [readonly ParamSpec[], Row?]> = {
   ],
   eth_call: [
     [required(callObject), latestIfOmitted, optional(stateOverrides), optional(blockOverrides)],
-    { capsGas: true, addressesOf: callTarget, cacheClass: 'head' },
+    { capsGas: true, cacheClass: 'head' },
   ],
-  eth_createAccessList: [
-    [required(callObject), latestIfOmitted],
-    { addressesOf: callTarget, cacheClass: 'head' },
-  ],
+  eth_createAccessList: [[required(callObject), latestIfOmitted], { cacheClass: 'head' }],
   eth_getProof: [
     [required(address), required(proofKeys), required(blockRef)],
-    { costCredits: 150, addressesOf: firstParam, cacheClass: 'head' },
+    { costCredits: 150, cacheClass: 'head' },
   ],
 
   // The other standard reads (docs/compatibility.md §2 costs)
@@ -201,9 +197,9 @@ const rows: Record<string, [readonly ParamSpec[], Row?]> = {
     // anvil fills the last baseFeePerGas (the next block's) from the current head, even for old blocks
     { cacheClass: 'head', pinnedIsImmutable: false },
   ],
-  eth_getBalance: [[required(address), required(blockRef)], { addressesOf: firstParam, cacheClass: 'head' }],
-  eth_getCode: [[required(address), required(blockRef)], { addressesOf: firstParam, cacheClass: 'head' }],
-  eth_getTransactionCount: [[required(address), required(blockRef)], { addressesOf: firstParam }],
+  eth_getBalance: [[required(address), required(blockRef)], { cacheClass: 'head' }],
+  eth_getCode: [[required(address), required(blockRef)], { cacheClass: 'head' }],
+  eth_getTransactionCount: [[required(address), required(blockRef)]],
   eth_getTransactionByHash: [[required(hash)], { nullWhenNotFound: true, cacheClass: 'head' }],
   eth_getBlockTransactionCountByHash: [[required(hash)], { costCredits: 150, cacheClass: 'immutable' }],
   eth_getBlockTransactionCountByNumber: [[required(blockTag)], { costCredits: 150, cacheClass: 'head' }],
@@ -215,19 +211,13 @@ const rows: Record<string, [readonly ParamSpec[], Row?]> = {
   eth_getUncleCountByBlockNumber: [[required(blockTag)], { costCredits: 150, cacheClass: 'head' }],
   eth_estimateGas: [
     [required(callObject), latestIfOmitted, optional(stateOverrides), optional(blockOverrides)],
-    { costCredits: 300, capsGas: true, addressesOf: callTarget },
+    { costCredits: 300, capsGas: true },
   ],
-  eth_getLogs: [
-    [required(logFilter)],
-    { costCredits: 255, addressesOf: filterAddresses, cacheClass: 'head', boundsLogs: true },
-  ],
+  eth_getLogs: [[required(logFilter)], { costCredits: 255, cacheClass: 'head', boundsLogs: true }],
   // not idempotent: filters are state on one node; a transaction is resent only where a node may
   // have lost it, and a resend's "already known" is its hash
   eth_sendRawTransaction: [[required(bytes)], { idempotent: false, sendsTransaction: true }],
-  eth_newFilter: [
-    [required(logFilter)],
-    { addressesOf: filterAddresses, idempotent: false, nodeState: true },
-  ],
+  eth_newFilter: [[required(logFilter)], { idempotent: false, nodeState: true }],
   eth_newBlockFilter: [[], { idempotent: false, nodeState: true }],
   eth_newPendingTransactionFilter: [[], { idempotent: false, nodeState: true }],
   eth_uninstallFilter: [[required(hexId)], { idempotent: false, nodeState: true }],
@@ -255,6 +245,16 @@ const rows: Record<string, [readonly ParamSpec[], Row?]> = {
   trace_filter: [[required(traceFilter)], { costCredits: 300, boundsLogs: true }],
   trace_replayTransaction: [[required(hash), required(traceTypes)], { costCredits: 300 }],
   trace_replayBlockTransactions: [[required(blockTag), required(traceTypes)], { costCredits: 300 }],
+}
+
+/** The filter column: the methods on a node's filters, whose ids tollgate seals to their key. */
+const filterRoles: Readonly<Record<string, FilterRole>> = {
+  eth_newFilter: 'makes',
+  eth_newBlockFilter: 'makes',
+  eth_newPendingTransactionFilter: 'makes',
+  eth_getFilterChanges: 'reads',
+  eth_getFilterLogs: 'reads',
+  eth_uninstallFilter: 'removes',
 }
 
 const table = new Map<string, MethodSpec>(
@@ -289,9 +289,10 @@ function methodSpec(
     idempotent: spec.idempotent,
     monotonicHead: spec.monotonicHead,
     nodeState: spec.nodeState,
+    filterRole: offered ? filterRoles[name] : undefined,
     nullWhenNotFound: spec.nullWhenNotFound,
     capsGas: spec.capsGas,
-    addressesOf: spec.addressesOf,
+    contracts: (offered ? methodContracts[name] : undefined) ?? defaultMethodSpec.contracts,
     localResult: spec.localResult,
     subscriptionOnly: spec.subscriptionOnly,
     boundsLogs: spec.boundsLogs,

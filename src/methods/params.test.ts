@@ -246,11 +246,4 @@ describe('the method table', () => {
       assert.equal(getMethodSpec(method).failoverEligible, true, method)
     }
   })
-
-  it('names the contract addresses a call touches', () => {
-    assert.deepEqual(getMethodSpec('eth_call').addressesOf?.([{ to: addr }, 'latest']), [addr])
-    assert.deepEqual(getMethodSpec('eth_getLogs').addressesOf?.([{ address: [addr, addr] }]), [addr, addr])
-    assert.deepEqual(getMethodSpec('eth_getBalance').addressesOf?.([addr, 'latest']), [addr])
-    assert.equal(getMethodSpec('eth_blockNumber').addressesOf, undefined)
-  })
 })

@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer'
 import type { Logger } from 'pino'
+import type { FilterIds } from '../auth/createFilterIds.ts'
 import type { KeyEntry } from '../auth/createKeyRegistry.ts'
 import { keyRef } from '../auth/keyRef.ts'
 import { TollgateError } from '../errors/errors.ts'
@@ -39,6 +40,7 @@ export type HttpRpcResponse = {
 
 export type HttpRpcDeps = KeyRequestDeps & {
   meter: Meter
+  filterIds: FilterIds
   maxBatchSize: number
   maxJsonDepth: number
   log: Logger
@@ -83,7 +85,8 @@ function run(
   const parsed = parse(deps, body)
   if (!parsed.ok) return refuse(deps, key, network.name, parsed.refusal).then(respond)
   const { cancellation, answerBudget } = request
-  const ctx = { network, key, guard, failover, meter: deps.meter, cancellation, answerBudget, log: deps.log }
+  const { meter, filterIds, log } = deps
+  const ctx = { network, key, guard, failover, meter, filterIds, cancellation, answerBudget, log }
   return runRpcRequest(ctx, parsed.request, respond)
 }
 

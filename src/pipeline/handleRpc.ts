@@ -1,5 +1,7 @@
+import type { FilterOwner } from '../auth/createFilterIds.ts'
 import { type CacheScope, cacheScope } from '../cache/cacheScope.ts'
 import { type FetchedAnswer, resultAnswer } from '../cache/createRpcCache.ts'
+import { FilterNotFoundError } from '../errors/errors.ts'
 import type { Cancellation } from '../failsafe/Cancellation.ts'
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import { asWrittenBody } from '../jsonrpc/parseRpcRequest.ts'
@@ -65,7 +67,12 @@ export function handleRpc(ctx: RpcContext, prepared: PreparedCall & { ok: true }
  * applies, are handleRpc's own.
  */
 function hasDuties(spec: MethodSpec): boolean {
-  return spec.localResult !== undefined || spec.subscriptionOnly || spec.boundsLogs
+  return (
+    spec.localResult !== undefined ||
+    spec.subscriptionOnly ||
+    spec.boundsLogs ||
+    spec.filterRole !== undefined
+  )
 }
 
 /** Every other call: answered here, or capped, bounded, cached, failed over or read after sending. */
@@ -80,7 +87,17 @@ async function answerWithDuties(ctx: RpcContext, prepared: PreparedCall & { ok: 
         : ctx.subscriptions.unsubscribe(params[0])
     return local(call.id, result)
   }
-  const { network } = ctx
+  const { network, filterIds } = ctx
+  const { filterRole } = spec
+  if (filterRole === 'reads' || filterRole === 'removes') {
+    // a filter this key did not make is unknown to it: answered as the node answers one, not forwarded
+    const nodeId = typeof params[0] === 'string' ? filterIds.open(params[0], filterOwner(ctx)) : undefined
+    if (nodeId === undefined) {
+      if (filterRole === 'removes') return local(call.id, false)
+      throw new FilterNotFoundError()
+    }
+    params = [nodeId]
+  }
   if (spec.capsGas) {
     if (!network.heads.latest()) await network.heads.poll()
     const head = network.heads.latest()
@@ -136,6 +153,7 @@ async function answerWithDuties(ctx: RpcContext, prepared: PreparedCall & { ok: 
 
   const partner = answer instanceof PartnerAnswer
   const payload = answer instanceof PartnerAnswer ? answer.payload : answer
+  if (filterRole === 'makes') return sealedFilter(ctx, call.id, payload, partner)
   if (spec.nullWhenNotFound && saysNotFound(payload)) return local(call.id, null, partner)
   if (spec.monotonicHead) {
     // a promise only while a new number waits to be shown everywhere: no await otherwise
@@ -303,6 +321,23 @@ function saysNotFound(payload: RpcPayload): boolean {
   if (payload instanceof AnswerParts) return false
   const error = readNodeError(payload)
   return error !== undefined && isNotFoundError(error)
+}
+
+/** Who the filters of this call's key, network and contract allowlists belong to. */
+function filterOwner(ctx: RpcContext): FilterOwner {
+  return { keyId: ctx.key.subject.keyId, network: ctx.network.name, guard: ctx.guard }
+}
+
+/** A new filter's answer with the id sealed to its owner; an error (or anything else) as it came. */
+function sealedFilter(ctx: RpcContext, id: RpcId, payload: RpcPayload, partner: boolean): CallAnswer {
+  let result: unknown
+  try {
+    result = (JSON.parse(payload.toString()) as { result?: unknown }).result
+  } catch {
+    return partner ? new PartnerAnswer(payload) : payload
+  }
+  if (typeof result !== 'string') return partner ? new PartnerAnswer(payload) : payload
+  return local(id, ctx.filterIds.seal(result, filterOwner(ctx)), partner)
 }
 
 /** A whole answer (an error, usually) re-addressed to `id`. */

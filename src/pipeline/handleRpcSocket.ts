@@ -5,6 +5,7 @@ import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import { parseRpcRequest } from '../jsonrpc/parseRpcRequest.ts'
 import { serializeBatch } from '../jsonrpc/serialize.ts'
 import type { RpcPayload, RpcRequest } from '../jsonrpc/types.ts'
+import { getMethodSpec } from '../methods/methodTable.ts'
 import { createClientSubscriptions } from '../subscriptions/createClientSubscriptions.ts'
 import type { SubscriptionHub } from '../subscriptions/createSubscriptionHub.ts'
 import type { AnswerBudget, AnswerMemory } from '../upstreams/AnswerBudget.ts'
@@ -95,7 +96,23 @@ export function openRpcSocket(
     },
   })
 
-  let ctx: Omit<RpcContext, 'answerBudget'> = { ...base, subscriptions }
+  // each live subscription's params: checked again when the key's allowlists change
+  const live = new Map<string, unknown[]>()
+  let ctx: Omit<RpcContext, 'answerBudget'> = {
+    ...base,
+    subscriptions: {
+      subscribe(params) {
+        const id = subscriptions.subscribe(params)
+        live.set(id, params)
+        return id
+      },
+      unsubscribe(id) {
+        const ended = subscriptions.unsubscribe(id)
+        if (ended) live.delete(id as string)
+        return ended
+      },
+    },
+  }
 
   /** Takes the key's current access: closes the socket on a refusal; false then. */
   function apply(access: SocketAccessResult): boolean {
@@ -107,8 +124,9 @@ export function openRpcSocket(
     if (access.grant === grant) return true
     grant = access.grant
     ctx = { ...ctx, ...grant }
-    // live subscriptions are ongoing use: they end with the socket when eth_subscribe is no longer allowed
-    const refusal = subscriptions.size > 0 ? subscribeRefusal(grant.guard) : undefined
+    // live subscriptions are ongoing use: they end with the socket when one is no longer allowed (the
+    // method, or a logs subscription's contracts)
+    const refusal = live.size > 0 ? subscribeRefusal(grant.guard, live.values()) : undefined
     if (refusal === undefined) return true
     shut(refusal)
     return false
@@ -185,11 +203,12 @@ export function openRpcSocket(
   }
 }
 
-/** Why eth_subscribe is no longer allowed by the key's method allowlist, if it is not. */
-function subscribeRefusal(guard: CallGuard | undefined): unknown {
+/** Why a live subscription is no longer allowed by the key's method or contract allowlists, if one is not. */
+function subscribeRefusal(guard: CallGuard | undefined, live: Iterable<unknown[]>): unknown {
   if (!guard) return undefined
+  const { contracts } = getMethodSpec('eth_subscribe')
   try {
-    authorizeCall(guard, 'eth_subscribe', undefined, [])
+    for (const params of live) authorizeCall(guard, 'eth_subscribe', contracts, params)
     return undefined
   } catch (err) {
     return err

@@ -57,7 +57,16 @@ export async function handleSocketUpgrade(
         { expiresMs: tokenExpiresMs, now: deps.now },
       )
       const session = openRpcSocket(
-        { network, key, guard, failover, meter: deps.meter, cancellation, log: deps.log },
+        {
+          network,
+          key,
+          guard,
+          failover,
+          meter: deps.meter,
+          filterIds: deps.filterIds,
+          cancellation,
+          log: deps.log,
+        },
         port,
         {
           hub,

@@ -40,7 +40,7 @@ export function prepareCall(ctx: RpcContext, entry: RpcEntry): PreparedCall {
     if (!spec.offered) throw new MethodNotFoundError(call.method)
     if (spec.subscriptionOnly && !ctx.subscriptions) throw new NotificationsNotSupportedError()
     const params = parseParams(spec.params, call.params)
-    if (ctx.guard) authorizeCall(ctx.guard, spec.name, spec.addressesOf, params)
+    if (ctx.guard) authorizeCall(ctx.guard, spec.name, spec.contracts, params)
     const paramsAsSent = isUnchanged(params, call.params)
     return { ok: true, call, spec, params, costCredits: spec.costCredits, paramsAsSent }
   } catch (err) {

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino'
 import type { CallGuard } from '../auth/authorize.ts'
+import type { FilterIds } from '../auth/createFilterIds.ts'
 import type { KeyEntry } from '../auth/createKeyRegistry.ts'
 import type { Cancellation } from '../failsafe/Cancellation.ts'
 import type { Meter } from '../metering/createMeter.ts'
@@ -13,6 +14,8 @@ export type RpcContext = {
   /** Per-call allowlist checks left after the request-level ones, if any. */
   guard: CallGuard | undefined
   meter: Meter
+  /** Seals the filter ids the key's calls make, and opens those they name (docs/compatibility.md §4). */
+  filterIds: FilterIds
   /** Calls may go to the network's partners when its upstreams fail (plan, header or key switch). */
   failover: boolean
   /** Set when the client goes away: upstream work stops, and it is not an upstream failure. */

@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { ProjectSettingsError } from '../errors/errors.ts'
+import { getMethodSpec, getOfferedMethods } from '../methods/methodTable.ts'
+import { authorizeCall, type CallGuard } from './authorize.ts'
+
+const allowed = `0x${'aa'.repeat(20)}`
+const other = `0x${'bb'.repeat(20)}`
+const hash = `0x${'11'.repeat(32)}`
+
+/** A key whose contracts allowlist is [allowed] (written in mixed case, as a client may). */
+const guard: CallGuard = { methods: [], contracts: [new Set([allowed])] }
+
+/**
+ * For each method that names contracts, a call naming `contract` and nothing else: the walk below
+ * fails for a method that reads addresses and has no sample here.
+ */
+const naming: Record<string, (contract: string) => unknown[]> = {
+  eth_getStorageAt: (contract) => [contract, '0x0', 'latest'],
+  eth_getBalance: (contract) => [contract, 'latest'],
+  eth_getCode: (contract) => [contract, 'latest'],
+  eth_getTransactionCount: (contract) => [contract, 'latest'],
+  eth_getProof: (contract) => [contract, [], 'latest'],
+  eth_call: (contract) => [{ to: contract, data: '0x' }, 'latest'],
+  eth_estimateGas: (contract) => [{ to: contract }, 'latest'],
+  eth_createAccessList: (contract) => [{ to: contract }, 'latest'],
+  eth_getLogs: (contract) => [{ address: contract, fromBlock: '0x0' }],
+  eth_newFilter: (contract) => [{ address: [contract] }],
+  eth_simulateV1: (contract) => [{ blockStateCalls: [{ calls: [{ to: contract }] }] }, 'latest'],
+  debug_traceCall: (contract) => [{ to: contract }, 'latest', { tracer: 'callTracer' }],
+  trace_call: (contract) => [{ to: contract }, ['trace'], 'latest'],
+  eth_subscribe: (contract) => ['logs', { address: contract }],
+}
+
+function refuses(method: string, params: unknown[]): boolean {
+  try {
+    authorizeCall(guard, method, getMethodSpec(method).contracts, params)
+    return false
+  } catch (err) {
+    assert.ok(err instanceof ProjectSettingsError, `${method}: ${String(err)}`)
+    return true
+  }
+}
+
+describe('authorizeCall under a contracts allowlist', () => {
+  it('the default row is refused: a method nobody thought about cannot reach a contract', () => {
+    assert.equal(getMethodSpec('eth_somethingNew').contracts, 'unchecked')
+  })
+
+  it('walks every offered method: each checks what it names, touches nothing, or is refused', () => {
+    const seen = { checked: 0, none: 0, refused: 0, filter: 0 }
+    for (const method of getOfferedMethods()) {
+      const { contracts } = getMethodSpec(method)
+      if (typeof contracts === 'function') {
+        const sample = naming[method]
+        assert.ok(sample, `${method} reads addresses from its params: give it a sample`)
+        assert.equal(refuses(method, sample(allowed)), false, `${method} naming the allowed contract`)
+        assert.equal(
+          refuses(method, sample(allowed.toUpperCase().replace('0X', '0x'))),
+          false,
+          `${method} in upper case`,
+        )
+        assert.equal(refuses(method, sample(other)), true, `${method} naming another contract`)
+        seen.checked++
+      } else if (contracts === 'unchecked') {
+        // refused whatever it names
+        assert.equal(refuses(method, [hash]), true, method)
+        seen.refused++
+      } else {
+        assert.equal(naming[method], undefined, `${method} names no contract, yet has a sample`)
+        assert.equal(refuses(method, [hash]), false, method)
+        seen[contracts]++
+      }
+    }
+    // the table as it stands: a row moved from one kind to another shows here
+    assert.deepEqual(seen, { checked: 14, none: 34, refused: 9, filter: 2 })
+  })
+
+  it('a guard with no contracts allowlist checks no contract, not even an unchecked method', () => {
+    const methodsOnly: CallGuard = { methods: [new Set(getOfferedMethods())], contracts: [] }
+    for (const method of getOfferedMethods()) {
+      authorizeCall(methodsOnly, method, getMethodSpec(method).contracts, [])
+    }
+  })
+
+  it('every list must allow every address: the key and the JWT narrow together', () => {
+    const narrowed: CallGuard = { methods: [], contracts: [new Set([allowed, other]), new Set([allowed])] }
+    const { contracts } = getMethodSpec('eth_getLogs')
+    authorizeCall(narrowed, 'eth_getLogs', contracts, [{ address: allowed }])
+    assert.throws(
+      () => authorizeCall(narrowed, 'eth_getLogs', contracts, [{ address: [allowed, other] }]),
+      ProjectSettingsError,
+    )
+  })
+
+  it('the method allowlist comes first, whatever the contracts', () => {
+    const methods: CallGuard = { methods: [new Set(['eth_call'])], contracts: [new Set([allowed])] }
+    assert.throws(
+      () => authorizeCall(methods, 'eth_blockNumber', 'none', []),
+      (err: ProjectSettingsError) => err.logDetails === 'method not allowed',
+    )
+  })
+})
