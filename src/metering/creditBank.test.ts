@@ -90,6 +90,7 @@ const ask = (fields: Partial<BankSubjectRequest> = {}): BankSubjectRequest => ({
   rateCredits: 0,
   rateMinCredits: 0,
   rateSliceCredits: 0,
+  rateReturnedCredits: 0,
   ...fields,
 })
 
