@@ -1,0 +1,141 @@
+import assert from 'node:assert/strict'
+import { after, describe, it } from 'node:test'
+import { createBankBackends } from '../../test/helpers/createBankBackends.ts'
+import { createRandom } from '../../test/helpers/createRandom.ts'
+import { type RateFlow, rateBoundExcess } from '../../test/helpers/rateBoundExcess.ts'
+import { createTestPrefix } from '../../test/helpers/testRedis.ts'
+import { createMemoryBank } from './createMemoryBank.ts'
+import { createRedisBank } from './createRedisBank.ts'
+import type { BankReply, BankSubjectRequest } from './creditBank.ts'
+
+const prefix = createTestPrefix()
+after(() => prefix.remove())
+
+const backends = createBankBackends(prefix.keyPrefix)
+
+/** An exchange about one subject's per-second budget alone (100 credits per second), no daily balance. */
+const askRate = (fields: Partial<BankSubjectRequest> = {}): BankSubjectRequest => ({
+  subject: 'account:1',
+  day: new Date().toISOString().slice(0, 10),
+  dailyLimit: -1,
+  usedCredits: 0,
+  heldCredits: 0,
+  freeCredits: 0,
+  returning: false,
+  flushedCredits: 0,
+  seedCredits: undefined,
+  leaseCredits: 0,
+  leaseMinCredits: 0,
+  maxLeaseCredits: 0,
+  creditsPerSecond: 100,
+  rateCredits: 0,
+  rateMinCredits: 0,
+  rateSliceCredits: 25,
+  rateReturnedCredits: 0,
+  ...fields,
+})
+
+/** A call of `costCredits` asking for the tokens it lacks. */
+const call = (costCredits: number, fields: Partial<BankSubjectRequest> = {}) =>
+  askRate({ rateCredits: costCredits, rateMinCredits: costCredits, ...fields })
+
+function rateOf(reply: BankReply): { granted: number; waitMs: number } {
+  assert.equal(reply.needsSeed, false)
+  if (reply.needsSeed) throw new Error('unreachable')
+  const [answer] = reply.subjects
+  return { granted: answer?.rateGrantedCredits ?? -1, waitMs: answer?.rateWaitMs ?? -1 }
+}
+
+/** `waitMs` as the bank would say it at the first exchange, less at most this much the clock moved on since. */
+const closeTo = (waitMs: number, expectedMs: number) => waitMs <= expectedMs && waitMs > expectedMs - 5_000
+
+for (const [name, open] of Object.entries(backends)) {
+  describe(`the ${name} bank's per-second bucket`, () => {
+    it('grants a request dearer than it holds when full, into debt: every instance then waits for the debt and its cost', async (t) => {
+      const backend = open(15_000)
+      t.after(() => backend.close())
+      const [one, other] = [await backend.instance(), await backend.instance()]
+      // 100 credits per second, full: a call of 10,000 is granted whole, and 9,900 are owed
+      assert.deepEqual(rateOf(await one.exchange({ subjects: [call(10_000)] })), {
+        granted: 10_000,
+        waitMs: 0,
+      })
+      // a call of 80 elsewhere: 99 s to pay the debt, 0.8 s for its cost
+      const cheap = rateOf(await other.exchange({ subjects: [call(80)] }))
+      assert.ok(cheap.granted === 0 && closeTo(cheap.waitMs, 99_800), `wait ${cheap.waitMs} ms`)
+      // another dear call waits for the debt and a full bucket
+      const dear = rateOf(await one.exchange({ subjects: [call(10_000)] }))
+      assert.ok(dear.granted === 0 && closeTo(dear.waitMs, 100_000), `wait ${dear.waitMs} ms`)
+      // a call that cost 5,000 less than it held gives them back: they pay half the debt
+      const paid = rateOf(await one.exchange({ subjects: [call(80, { rateReturnedCredits: 5_000 })] }))
+      assert.ok(paid.granted === 0 && closeTo(paid.waitMs, 49_800), `wait ${paid.waitMs} ms`)
+      const repaid = rateOf(await other.exchange({ subjects: [call(80, { rateReturnedCredits: 4_980 })] }))
+      assert.equal(repaid.granted, 80, 'once the debt is paid')
+    })
+
+    it('a call that fits is granted from what the bucket holds, never into debt', async (t) => {
+      const backend = open(15_000)
+      t.after(() => backend.close())
+      const bank = await backend.instance()
+      assert.deepEqual(rateOf(await bank.exchange({ subjects: [call(60)] })), { granted: 60, waitMs: 0 })
+      // 40 left (and what refilled since): a call of 200 waits for a full bucket, not into debt now
+      const dear = rateOf(await bank.exchange({ subjects: [call(200)] }))
+      assert.ok(dear.granted === 0 && closeTo(dear.waitMs, 600), `wait ${dear.waitMs} ms`)
+    })
+  })
+}
+
+describe('the per-second bucket in the bank, over time (memory bank, fake clock)', () => {
+  it('over any window, what it grants less what comes back is at most rate x window + max(a second, the dearest grant)', async () => {
+    const ratePerSecond = 100
+    for (const seed of [11, 12, 13, 14, 15]) {
+      const random = createRandom(seed)
+      let nowMs = Date.parse('2026-11-22T10:00:00Z')
+      const bank = createMemoryBank({ now: () => nowMs })
+      const instances = ['a', 'b', 'c'].map((id) => ({ bank: bank.forInstance(id), held: 0 }))
+      const flows: RateFlow[] = []
+      let debts = 0
+      for (let step = 0; step < 500; step++) {
+        nowMs += random.pick([0, 0, 5, 50, 300, 1_000, 4_000])
+        const instance = random.pick(instances)
+        const cost = random.chance(0.1) ? random.pick([101, 400, 2_000]) : random.pick([5, 30, 80])
+        const returned = random.chance(0.2) ? random.int(instance.held + 1) : 0
+        instance.held -= returned
+        const reply = await instance.bank.exchange({
+          subjects: [call(cost, { rateSliceCredits: 25, rateReturnedCredits: returned })],
+        })
+        if (returned > 0) flows.push({ atMs: nowMs, credits: -returned })
+        const { granted } = rateOf(reply)
+        if (granted > ratePerSecond) debts++
+        if (granted > 0) flows.push({ atMs: nowMs, credits: granted })
+        instance.held += granted
+      }
+      bank.close()
+      assert.ok(debts >= 3, `seed ${seed}: ${debts} grants into debt`)
+      const excess = rateBoundExcess(flows, ratePerSecond)
+      assert.ok(excess <= 1e-6, `seed ${seed}: ${excess} credits over the bound`)
+    }
+  })
+
+  it('the bucket is kept until its debt is paid, however long that takes', async () => {
+    let nowMs = Date.parse('2026-11-22T10:00:00Z')
+    const bank = createMemoryBank({ now: () => nowMs }).forInstance('a')
+    assert.equal(rateOf(await bank.exchange({ subjects: [call(20_100)] })).granted, 20_100)
+    // 200 s of debt: a bucket unused for a minute is otherwise forgotten (full again)
+    nowMs += 150_000
+    assert.deepEqual(rateOf(await bank.exchange({ subjects: [call(100)] })), { granted: 0, waitMs: 51_000 })
+    nowMs += 51_000
+    assert.equal(rateOf(await bank.exchange({ subjects: [call(100)] })).granted, 100)
+  })
+})
+
+describe('the Redis bucket of a subject in debt', () => {
+  it('outlives the debt (its key expires only once the bucket would be full again)', async (t) => {
+    const keyPrefix = `${prefix.keyPrefix}ttl:`
+    const bank = await createRedisBank({ url: 'redis://127.0.0.1:6379', keyPrefix })
+    t.after(() => bank.close())
+    assert.equal(rateOf(await bank.exchange({ subjects: [call(20_100)] })).granted, 20_100)
+    const ttlMs = await prefix.redis.pttl(`${keyPrefix}rate:account:1`)
+    assert.ok(ttlMs > 195_000 && ttlMs <= 201_000, `expires in ${ttlMs} ms`)
+  })
+})
