@@ -4,12 +4,15 @@
  * its whole cost; the shared bucket decides the rest (a call dearer than it holds is granted on a
  * full bucket, which goes into debt). Tokens not spent within `lifeMs` are dropped, so no instance
  * sits on budget the others could use. Credits given back beyond a second's worth in the slice (or
- * once it has lapsed) go back to the shared bucket with the next exchange (they pay its debt).
+ * once it has lapsed, or while the bucket is in debt for it) go back to the shared bucket at once
+ * (they pay its debt).
  */
 export class RateSlice {
   #tokens = 0
   #expiresAtMs = 0
   #returning = 0
+  /** Until when the shared bucket is in debt for a grant this slice took (as far as this instance knows). */
+  #debtUntilMs = 0
 
   constructor(
     public ratePerSecond: number,
@@ -39,14 +42,25 @@ export class RateSlice {
     this.#tokens = Math.max(0, this.tokens(nowMs) - costCredits)
   }
 
+  /**
+   * Tokens granted by the shared bucket. More than a second's worth can only come from a full bucket
+   * that went into debt for them: until it is paid, credits given back go to the bank, not the slice.
+   */
   add(credits: number, nowMs: number): void {
     this.#tokens = this.tokens(nowMs) + credits
     this.#expiresAtMs = nowMs + this.lifeMs
+    if (credits > this.ratePerSecond) {
+      this.#debtUntilMs = nowMs + ((credits - this.ratePerSecond) * 1000) / this.ratePerSecond
+    }
   }
 
-  /** Keeps what fits in a second's worth while the slice lives; the rest goes back to the shared bucket. */
+  /**
+   * Keeps what fits in a second's worth while the slice lives (and the bucket is not in debt for it);
+   * the rest goes back to the shared bucket.
+   */
   giveBack(credits: number, nowMs: number): void {
-    const room = nowMs < this.#expiresAtMs ? Math.max(0, this.ratePerSecond - this.tokens(nowMs)) : 0
+    const keeps = nowMs < this.#expiresAtMs && nowMs >= this.#debtUntilMs
+    const room = keeps ? Math.max(0, this.ratePerSecond - this.tokens(nowMs)) : 0
     const kept = Math.min(credits, room)
     this.#tokens += kept
     this.#returning += credits - kept

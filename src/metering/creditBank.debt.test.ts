@@ -4,8 +4,12 @@ import { createBankBackends } from '../../test/helpers/createBankBackends.ts'
 import { createRandom } from '../../test/helpers/createRandom.ts'
 import { type RateFlow, rateBoundExcess } from '../../test/helpers/rateBoundExcess.ts'
 import { createTestPrefix } from '../../test/helpers/testRedis.ts'
+import { RateLimitError } from '../errors/errors.ts'
+import { openSqlite } from '../store/openSqlite.ts'
 import { createMemoryBank } from './createMemoryBank.ts'
+import { createMeter, type Meter, type MeterSubject } from './createMeter.ts'
 import { createRedisBank } from './createRedisBank.ts'
+import { createSqliteUsageStore } from './createSqliteUsageStore.ts'
 import type { BankReply, BankSubjectRequest } from './creditBank.ts'
 
 const prefix = createTestPrefix()
@@ -137,5 +141,106 @@ describe('the Redis bucket of a subject in debt', () => {
     assert.equal(rateOf(await bank.exchange({ subjects: [call(20_100)] })).granted, 20_100)
     const ttlMs = await prefix.redis.pttl(`${keyPrefix}rate:account:1`)
     assert.ok(ttlMs > 195_000 && ttlMs <= 201_000, `expires in ${ttlMs} ms`)
+  })
+})
+
+describe('meters sharing a per-second bucket in debt (memory bank, fake clock)', () => {
+  const core: MeterSubject = {
+    accountId: 1,
+    keyId: 10,
+    accountCounter: 'account:1',
+    keyCounter: 'key:10',
+    accountDailyCredits: 3_000_000,
+    accountCreditsPerSecond: 500,
+    keyDailyCredits: undefined,
+    keyCreditsPerSecond: undefined,
+  }
+  const usage = (credits: number) => ({ method: 'eth_blockNumber', network: 'devnet', credits })
+
+  /** Two meters on one memory bank, all on one fake clock. */
+  async function startTwo() {
+    let nowMs = Date.parse('2026-11-22T10:00:00Z')
+    const clock = { now: () => nowMs }
+    const bank = createMemoryBank({ now: clock.now })
+    const store = createSqliteUsageStore(openSqlite(':memory:'))
+    const meters = await Promise.all(
+      ['a', 'b'].map((id) =>
+        createMeter({ store, clock, flushMs: 600_000, bank: bank.forInstance(id), recallMs: 0 }),
+      ),
+    )
+    return {
+      meters: meters as [Meter, Meter],
+      advance: (ms: number) => (nowMs += ms),
+      async close() {
+        await Promise.all(meters.map((meter) => meter.close()))
+        bank.close()
+      },
+    }
+  }
+
+  /** The refusal of a call of `credits`, or 'served' (settled at its full cost). */
+  async function spend(meter: Meter, credits: number, chargedCredits = credits): Promise<unknown> {
+    try {
+      meter.settle(await meter.admit(core, credits), [usage(chargedCredits)])
+      return 'served'
+    } catch (err) {
+      return err
+    }
+  }
+
+  const retryAfter = (result: unknown) =>
+    result instanceof RateLimitError && result.wireFields?.event === -33200
+      ? result.retryAfterSeconds
+      : result
+
+  it('a batch dearer than the bucket is served on a full one; then every instance refuses until the debt is paid', async (t) => {
+    const { meters, advance, close } = await startTwo()
+    t.after(close)
+    const [a, b] = meters
+    assert.equal(await spend(a, 80_080), 'served')
+    // 79,580 owed: a call of 80 waits 159.16 s for the debt and 0.16 s for its cost, wherever it comes
+    assert.equal(retryAfter(await spend(b, 80)), 160)
+    assert.equal(retryAfter(await spend(a, 80)), 160)
+    assert.equal(retryAfter(await spend(b, 80_080)), 161, 'another batch waits for a full bucket')
+    advance(159_319)
+    assert.equal(retryAfter(await spend(b, 80)), 1)
+    advance(1)
+    assert.equal(await spend(b, 80), 'served')
+  })
+
+  it('what a dear request held and did not cost goes back to the shared bucket: only its cost is owed', async (t) => {
+    const { meters, close } = await startTwo()
+    t.after(close)
+    const [a, b] = meters
+    // held for 80,080, cost 80 (the rest failed upstream): 80,000 given back
+    assert.equal(await spend(a, 80_080, 80), 'served')
+    // a keeps a second's worth in its slice, the bank gets the rest: 420 left between them, as in one process
+    assert.equal(await spend(a, 420), 'served')
+    assert.equal(retryAfter(await spend(a, 1)), 1)
+    assert.equal(retryAfter(await spend(b, 1)), 1)
+  })
+
+  it('over any window, the credits served stay within rate x window + max(a second, the dearest request), plus what the slices held', async (t) => {
+    for (const seed of [21, 22, 23, 24, 25]) {
+      const { meters, advance, close } = await startTwo()
+      t.after(close)
+      const random = createRandom(seed)
+      const flows: RateFlow[] = []
+      let dear = 0
+      for (let step = 0; step < 400; step++) {
+        const nowMs = advance(random.pick([0, 0, 5, 50, 200, 1_000, 3_000]))
+        const cost = random.chance(0.1) ? random.pick([501, 1_000, 5_080]) : random.pick([5, 80, 150])
+        const charged = random.chance(0.8) ? cost : random.int(cost + 1)
+        const result = await spend(random.pick(meters), cost, charged)
+        if (result !== 'served') continue
+        if (cost > 500) dear++
+        flows.push({ atMs: nowMs, credits: charged })
+      }
+      assert.ok(dear >= 2, `seed ${seed}: ${dear} dear requests served`)
+      const excess = rateBoundExcess(flows, 500)
+      // each instance may also spend what its slice held when the window opened (taken from the bank
+      // before it, while the bank refilled): at most a second's worth each
+      assert.ok(excess <= 2 * 500, `seed ${seed}: ${excess} credits over the bound`)
+    }
   })
 })
