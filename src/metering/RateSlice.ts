@@ -66,6 +66,18 @@ export class RateSlice {
     this.#returning += credits - kept
   }
 
+  /**
+   * Tokens beyond a second's worth that a grant into debt left here unspent (the call they were for
+   * was refused on another limit) go back to the shared bucket; true when there were some.
+   */
+  returnUnspentDebt(nowMs: number): boolean {
+    const extra = this.tokens(nowMs) - this.ratePerSecond
+    if (extra <= 0 || nowMs >= this.#debtUntilMs) return false
+    this.#tokens -= extra
+    this.#returning += extra
+    return true
+  }
+
   /** Credits given back that are still to go back to the shared bucket. */
   returningCredits(): number {
     return this.#returning

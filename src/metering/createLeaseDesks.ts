@@ -382,8 +382,21 @@ export function createLeaseDesks(
         waiter.reject(ledger.refusalOf(waiter.subject, waiter.costCredits, ledger.now())?.error)
     }
     const asking = kept.filter((waiter) => waiter.rounds <= 4)
+    if (asking.length === 0 && parked.length === 0) returnUnspentDebts(entries, waiters[0]?.subject)
     // calls kept for another reason ask again at once; the parked ones with them
     return { kept: [...parked, ...asking], parkUntilMs: asking.length === 0 ? parkUntilMs : undefined }
+  }
+
+  /**
+   * A grant into debt (a call dearer than a second's worth) whose call was refused on another limit
+   * (the key's bucket granted it, the account's did not) goes back to the bank at once: one process
+   * takes from neither bucket then.
+   */
+  function returnUnspentDebts(entries: Entry[], subject: MeterSubject | undefined): void {
+    const nowMs = ledger.now()
+    let returning = false
+    for (const entry of entries) if (entry.slice?.returnUnspentDebt(nowMs)) returning = true
+    if (returning && subject !== undefined) enqueue(subject, undefined)
   }
 
   /**

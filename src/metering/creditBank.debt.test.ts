@@ -179,9 +179,14 @@ describe('meters sharing a per-second bucket in debt (memory bank, fake clock)',
   }
 
   /** The refusal of a call of `credits`, or 'served' (settled at its full cost). */
-  async function spend(meter: Meter, credits: number, chargedCredits = credits): Promise<unknown> {
+  async function spend(
+    meter: Meter,
+    credits: number,
+    chargedCredits = credits,
+    payer = core,
+  ): Promise<unknown> {
     try {
-      meter.settle(await meter.admit(core, credits), [usage(chargedCredits)])
+      meter.settle(await meter.admit(payer, credits), [usage(chargedCredits)])
       return 'served'
     } catch (err) {
       return err
@@ -218,6 +223,20 @@ describe('meters sharing a per-second bucket in debt (memory bank, fake clock)',
     assert.equal(await spend(a, 420), 'served')
     assert.equal(retryAfter(await spend(a, 1)), 1)
     assert.equal(retryAfter(await spend(b, 1)), 1)
+  })
+
+  it("a dear call the key's own bucket would take into debt but the account's refuses costs the key nothing", async (t) => {
+    const { meters, advance, close } = await startTwo()
+    t.after(close)
+    const [a] = meters
+    const ownRate: MeterSubject = { ...core, keyCreditsPerSecond: 100 }
+    // another key of the account takes 450 of the account's 500
+    assert.equal(await spend(a, 450, 450, { ...core, keyId: 11, keyCounter: 'key:11' }), 'served')
+    // 1,000 against the key's own 100 per second (full) and the account's 50: refused on the account
+    assert.equal(retryAfter(await spend(a, 1_000, 1_000, ownRate)), 1)
+    advance(1_000)
+    // the key's bucket was not taken into debt for it: full again, and a call of 100 is served
+    assert.equal(await spend(a, 100, 100, ownRate), 'served')
   })
 
   it('over any window, the credits served stay within rate x window + max(a second, the dearest request), plus what the slices held', async (t) => {
