@@ -139,16 +139,16 @@ describe('batches against the per-second limit, two gateways on one Redis', () =
     flows.push({ atMs: startMs, credits: 5_080 })
 
     // 4,580 owed: another batch, through either gateway, waits 9.16 s for the debt and 1 s for a full
-    // bucket; a single call of 5, 9.17 s (less what passed since)
+    // bucket; a single call of 5, 9.17 s (less what passed since: a busy machine may take seconds)
     for (const url of [urls[1], urls[0]]) {
       const refused = await postJson(url, batch)
       assert.equal(refused.status, 429)
       assert.deepEqual(refused.json, planRefusal)
-      assert.ok(retryAfter(refused) >= 9 && retryAfter(refused) <= 11, `Retry-After ${retryAfter(refused)}`)
+      assert.ok(retryAfter(refused) >= 5 && retryAfter(refused) <= 11, `Retry-After ${retryAfter(refused)}`)
     }
     const single = await postJson(urls[1], rpcBody('eth_chainId'))
     assert.equal(single.status, 429)
-    assert.ok(retryAfter(single) >= 8 && retryAfter(single) <= 10, `Retry-After ${retryAfter(single)}`)
+    assert.ok(retryAfter(single) >= 5 && retryAfter(single) <= 10, `Retry-After ${retryAfter(single)}`)
 
     // single calls through both, until one is served: not before the debt is paid
     let turn = 0
