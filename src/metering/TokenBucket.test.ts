@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import { createRandom } from '../../test/helpers/createRandom.ts'
+import { type RateFlow, rateBoundExcess } from '../../test/helpers/rateBoundExcess.ts'
 import { TokenBucket } from './TokenBucket.ts'
 
 describe('TokenBucket', () => {
@@ -17,13 +19,37 @@ describe('TokenBucket', () => {
     assert.equal(bucket.canTake(1, 60_000), false)
   })
 
-  it('admits a call dearer than the rate when full, and empties', () => {
+  it('admits a call dearer than what it holds when full, into debt: nothing more until it is paid', () => {
     const bucket = new TokenBucket(500, 0)
-    assert.equal(bucket.canTake(1000, 0), true)
-    bucket.take(1000, 0)
+    assert.equal(bucket.canTake(80_080, 0), true)
+    bucket.take(80_080, 0)
+    assert.equal(bucket.tokens(0), -79_580, 'what the bucket could not cover')
     assert.equal(bucket.canTake(5, 0), false)
-    assert.equal(bucket.canTake(1000, 999), false)
-    assert.equal(bucket.canTake(1000, 1000), true)
+    // the debt is paid off at the rate: 79,580 credits in 159.16 s, then the call's own cost
+    assert.equal(bucket.msUntilCanTake(5, 0), 159_170)
+    assert.equal(bucket.msUntilCanTake(80_080, 0), 160_160, 'a dear call waits for a full bucket')
+    assert.equal(bucket.canTake(80_080, 1_000), false, 'a second later it is not full again')
+    assert.equal(bucket.canTake(5, 159_169), false)
+    assert.equal(bucket.canTake(5, 159_170), true)
+    assert.equal(bucket.canTake(80_080, 160_159), false)
+    assert.equal(bucket.canTake(80_080, 160_160), true)
+  })
+
+  it('a 429 during the debt says when the call would be admitted: paying the debt, then its cost', () => {
+    for (const [atMs, cost] of [
+      [0, 80],
+      [400, 80],
+      [999, 5],
+      [1_500, 500],
+      [1_500, 2_000],
+    ] as const) {
+      const bucket = new TokenBucket(500, 0)
+      bucket.take(1_000, 0)
+      const waitMs = bucket.msUntilCanTake(cost, atMs)
+      assert.ok(waitMs > 0, `refused at ${atMs} ms`)
+      assert.equal(bucket.canTake(cost, atMs + waitMs - 1), false, `not before ${atMs + waitMs} ms`)
+      assert.equal(bucket.canTake(cost, atMs + waitMs), true, `at ${atMs + waitMs} ms`)
+    }
   })
 
   it('tells how long until a call fits: never longer than refilling to full', () => {
@@ -47,5 +73,49 @@ describe('TokenBucket', () => {
     assert.equal(bucket.canTake(31, 0), false)
     bucket.giveBack(1000, 0)
     assert.equal(bucket.canTake(100, 0), true)
+  })
+
+  it('a give-back pays off debt: a request that cost less than it held owes only what it cost', () => {
+    const bucket = new TokenBucket(500, 0)
+    bucket.take(80_080, 0)
+    bucket.giveBack(40_000, 0)
+    assert.equal(bucket.tokens(0), -39_580)
+    bucket.giveBack(40_000, 0)
+    assert.equal(bucket.tokens(0), 420, 'a request that cost 80 in the end leaves what 80 would')
+  })
+
+  it('over any window, credits through it are at most rate x window + max(a second, the dearest call)', () => {
+    const ratePerSecond = 500
+    for (const seed of [1, 2, 3, 4, 5]) {
+      const random = createRandom(seed)
+      const bucket = new TokenBucket(ratePerSecond, 0)
+      const flows: RateFlow[] = []
+      const pending: { credits: number }[] = []
+      let nowMs = 0
+      let debts = 0
+      for (let step = 0; step < 600; step++) {
+        nowMs += random.pick([0, 0, 1, 10, 50, 200, 1_000, 3_000])
+        // requests in flight settle now or later; some cost less than they held
+        for (const request of pending.splice(0, random.int(pending.length + 1))) {
+          const refund = random.chance(0.5) ? 0 : random.int(request.credits + 1)
+          if (refund === 0) continue
+          bucket.giveBack(refund, nowMs)
+          flows.push({ atMs: nowMs, credits: -refund })
+        }
+        const cost = random.chance(0.1)
+          ? random.pick([501, 1_000, 5_080, 20_000])
+          : random.pick([5, 80, 150, 500])
+        const inDebt = bucket.tokens(nowMs) < 0
+        if (!bucket.canTake(cost, nowMs)) continue
+        assert.equal(inDebt, false, 'nothing is admitted while a debt is unpaid')
+        if (cost > bucket.tokens(nowMs)) debts++
+        bucket.take(cost, nowMs)
+        flows.push({ atMs: nowMs, credits: cost })
+        pending.push({ credits: cost })
+      }
+      assert.ok(debts >= 3, `seed ${seed}: ${debts} requests went into debt`)
+      const excess = rateBoundExcess(flows, ratePerSecond)
+      assert.ok(excess <= 1e-6, `seed ${seed}: ${excess} credits over the bound`)
+    }
   })
 })

@@ -45,6 +45,7 @@ const request = (dailyLimit: number, subject = 'account:1'): BankRequest => ({
       rateCredits: 0,
       rateMinCredits: 0,
       rateSliceCredits: 0,
+      rateReturnedCredits: 0,
     },
   ],
 })

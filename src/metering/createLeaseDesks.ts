@@ -79,7 +79,8 @@ export type LeaseDesks = {
   /**
    * A call settled for less than it held. Near the end of a balance (leases shrinking: less than
    * four full leases left in the pool as last seen), credits it freed beyond what the bank counts
-   * free here are reported at once: another instance would refuse a call they pay.
+   * free here are reported at once: another instance would refuse a call they pay. Per-second
+   * credits its slices could not keep go back to the bank at once too (they pay a debt there).
    */
   refunded(subject: MeterSubject): void
   /** Reports every account that holds a lease or spent since its last report (renewing leases). */
@@ -219,7 +220,9 @@ export function createLeaseDesks(
       const leaseCredits = dailyLimit < 0 ? 0 : Math.max(0, sum(costs) - free)
       const slice = perSecond > 0 ? ledger.slice(subjectId, perSecond, nowMs) : undefined
       const tokens = slice?.tokens(nowMs) ?? 0
-      const needs = slice ? costs.map((cost) => slice.needOf(cost)) : []
+      // a call is paid whole from the slice: the bank grants what a call dearer than a second's
+      // worth lacks on a full bucket, into debt
+      const needs = slice ? costs : []
       const rateCredits = Math.max(0, sum(needs) - tokens)
       requests.push({
         subject: subjectId,
@@ -238,6 +241,7 @@ export function createLeaseDesks(
         rateCredits,
         rateMinCredits: rateCredits > 0 ? Math.max(1, Math.min(...needs) - tokens) : 0,
         rateSliceCredits: Math.ceil((perSecond * leaseSeconds) / 4),
+        rateReturnedCredits: slice?.returningCredits() ?? 0,
       })
       entries.push({ subject: subjectId, counter: found, sentUnsent: found.unsent, slice })
     }
@@ -316,6 +320,7 @@ export function createLeaseDesks(
       entry.counter.reportedUsed = request.usedCredits
       entry.counter.reportedFree = Math.min(request.freeCredits, answer.heldCredits) + answer.leasedCredits
       entry.counter.refresh = request.returning
+      entry.slice?.returned(request.rateReturnedCredits)
       entry.slice?.add(answer.rateGrantedCredits, answeredMs)
       bySubject.set(entry.subject, {
         waitMs: answer.rateWaitMs,
@@ -377,8 +382,21 @@ export function createLeaseDesks(
         waiter.reject(ledger.refusalOf(waiter.subject, waiter.costCredits, ledger.now())?.error)
     }
     const asking = kept.filter((waiter) => waiter.rounds <= 4)
+    if (asking.length === 0 && parked.length === 0) returnUnspentDebts(entries, waiters[0]?.subject)
     // calls kept for another reason ask again at once; the parked ones with them
     return { kept: [...parked, ...asking], parkUntilMs: asking.length === 0 ? parkUntilMs : undefined }
+  }
+
+  /**
+   * A grant into debt (a call dearer than a second's worth) whose call was refused on another limit
+   * (the key's bucket granted it, the account's did not) goes back to the bank at once: one process
+   * takes from neither bucket then.
+   */
+  function returnUnspentDebts(entries: Entry[], subject: MeterSubject | undefined): void {
+    const nowMs = ledger.now()
+    let returning = false
+    for (const entry of entries) if (entry.slice?.returnUnspentDebt(nowMs)) returning = true
+    if (returning && subject !== undefined) enqueue(subject, undefined)
   }
 
   /**
@@ -397,7 +415,9 @@ export function createLeaseDesks(
       const daily = refusal.check === 'account' || refusal.check === 'key'
       const refused = daily && onBankDown === 'closed' ? new BalanceUnavailableError() : undefined
       if (refused || !borrowFor(subject, refusal, costCredits, nowMs)) {
-        waiter.reject(refused ?? refusal.error)
+        waiter.reject(
+          refused ?? (daily ? refusal.error : fallbackRefusal(subject, refusal, costCredits, nowMs)),
+        )
         return
       }
     }
@@ -415,6 +435,16 @@ export function createLeaseDesks(
       const limit = onKey ? (subject.keyDailyCredits ?? 0) : subject.accountDailyCredits
       return borrow(found, limit, costCredits - ledger.available(found, limit, nowMs))
     }
+    const { subjectId, perSecond, fallback } = fallbackOf(subject, refusal, nowMs)
+    if (!fallback.canTake(costCredits, nowMs)) return false
+    fallback.take(costCredits, nowMs)
+    const slice = ledger.slice(subjectId, perSecond, nowMs)
+    slice.add(costCredits - slice.tokens(nowMs), nowMs)
+    return true
+  }
+
+  /** The per-second bucket of this instance alone that stands in for the bank's while it is away. */
+  function fallbackOf(subject: MeterSubject, refusal: Refusal, nowMs: number) {
     const subjectId = refusal.check === 'keyRate' ? subject.keyCounter : subject.accountCounter
     const perSecond =
       refusal.check === 'keyRate' ? (subject.keyCreditsPerSecond ?? 0) : subject.accountCreditsPerSecond
@@ -424,11 +454,23 @@ export function createLeaseDesks(
       fallbackBuckets.set(subjectId, fallback)
     }
     fallback.ratePerSecond = perSecond
-    if (!fallback.canTake(costCredits, nowMs)) return false
-    fallback.take(costCredits, nowMs)
-    const slice = ledger.slice(subjectId, perSecond, nowMs)
-    slice.add(slice.needOf(costCredits) - slice.tokens(nowMs), nowMs)
-    return true
+    return { subjectId, perSecond, fallback }
+  }
+
+  /** The 429 of a per-second limit while the bank is away: when this instance's own bucket would admit the call. */
+  function fallbackRefusal(subject: MeterSubject, refusal: Refusal, costCredits: number, nowMs: number) {
+    const kind = refusal.check === 'keyRate' ? 'keyCreditsPerSecond' : 'planCreditsPerSecond'
+    const { fallback } = fallbackOf(subject, refusal, nowMs)
+    return new RateLimitError(kind, fallback.msUntilCanTake(costCredits, nowMs))
+  }
+
+  /** Whether a call gave back per-second credits its slice could not keep: they go back to the bank at once. */
+  function returnsRate(subject: MeterSubject): boolean {
+    const nowMs = ledger.now()
+    const account = ledger.slice(subject.accountCounter, subject.accountCreditsPerSecond, nowMs)
+    if (account.returningCredits() > 0) return true
+    if (subject.keyCreditsPerSecond === undefined) return false
+    return ledger.slice(subject.keyCounter, subject.keyCreditsPerSecond, nowMs).returningCredits() > 0
   }
 
   function borrow(found: DayCounter, limit: number, credits: number): boolean {
@@ -519,7 +561,7 @@ export function createLeaseDesks(
           found.leased - found.used - found.reserved > found.reportedFree
         )
       })
-      if (understated) enqueue(subject, undefined)
+      if (understated || returnsRate(subject)) enqueue(subject, undefined)
     },
     reportAll,
     leaseValid: (nowMs) => onBankDown === 'open' || bankUp || nowMs - lastBankOkMs < bank.leaseTtlMs,

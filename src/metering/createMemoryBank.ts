@@ -150,19 +150,27 @@ export function createMemoryBank({
     let rateGranted = 0
     let rateWait = 0
     const rate = request.creditsPerSecond
-    if (rate > 0 && request.rateCredits > 0) {
+    if (rate > 0 && (request.rateCredits > 0 || request.rateReturnedCredits > 0)) {
       let bucket = buckets.get(request.subject)
       if (bucket && bucket.expiresAt <= at) bucket = undefined
       let tokens = bucket?.tokens ?? rate
       const since = bucket?.since ?? at
-      tokens = Math.min(rate, tokens + (Math.max(0, at - since) * rate) / 1000)
-      if (tokens >= request.rateMinCredits) {
-        rateGranted = Math.floor(Math.min(tokens, Math.max(request.rateCredits, request.rateSliceCredits)))
-        tokens -= rateGranted
-      } else {
-        rateWait = Math.ceil(((request.rateMinCredits - tokens) * 1000) / rate)
+      tokens = Math.min(rate, tokens + (Math.max(0, at - since) * rate) / 1000 + request.rateReturnedCredits)
+      if (request.rateCredits > 0) {
+        if (tokens >= request.rateMinCredits) {
+          rateGranted = Math.floor(Math.min(tokens, Math.max(request.rateCredits, request.rateSliceCredits)))
+          tokens -= rateGranted
+        } else if (tokens >= rate) {
+          // full, and the least asked for is more: granted all the same, the bucket goes into debt
+          rateGranted = request.rateMinCredits
+          tokens -= rateGranted
+        } else {
+          rateWait = Math.ceil(((Math.min(request.rateMinCredits, rate) - tokens) * 1000) / rate)
+        }
       }
-      buckets.set(request.subject, { tokens, since: at, expiresAt: at + bucketKeepMs })
+      // kept until the debt is paid and the bucket full again, as the Redis key is
+      const keepMs = Math.max(bucketKeepMs, Math.ceil(((rate - tokens) * 1000) / rate))
+      buckets.set(request.subject, { tokens, since: at, expiresAt: at + keepMs })
     }
     return {
       leasedCredits: leased,

@@ -110,6 +110,53 @@ for (const backend of storeBackends) {
       await meter.close()
     })
 
+    it('a request dearer than a second of credits goes into debt: nothing more until it is paid', async () => {
+      const clock = fakeClock()
+      const meter = await createMeter({ store: await makeStore(), clock, flushMs: 60_000 })
+      const core = subject({ accountCreditsPerSecond: 500, accountDailyCredits: 3_000_000 })
+      const planRefusal = (retryAfterSeconds: number) => (err: RateLimitError) =>
+        err.wireFields?.event === -33200 && err.retryAfterSeconds === retryAfterSeconds
+      // a batch of 1,000 eth_blockNumber on a full bucket: served, and 79,580 credits owed
+      meter.settle(meter.admit(core, 80_080), [usage(80_080)])
+      // a call of 80: 159.16 s to pay the debt, 0.16 s for its own cost
+      assert.throws(() => meter.admit(core, 80), planRefusal(160))
+      assert.throws(() => meter.admit(core, 5), planRefusal(160))
+      assert.throws(() => meter.admit(core, 80_080), planRefusal(161), 'another batch: a full bucket')
+      clock.advance(159_319)
+      assert.throws(() => meter.admit(core, 80), planRefusal(1))
+      clock.advance(1)
+      meter.settle(meter.admit(core, 80), [usage(80)])
+      assert.throws(() => meter.admit(core, 80_080), planRefusal(1))
+      clock.advance(999)
+      assert.throws(() => meter.admit(core, 80_080), planRefusal(1), 'one millisecond short of full')
+      clock.advance(1)
+      meter.settle(meter.admit(core, 80_080), [usage(80_080)])
+
+      // a key's own limit the same, with its own 429
+      const ownRate = subject({ accountId: 2, keyId: 20, keyCreditsPerSecond: 100, accountDailyCredits: 1e9 })
+      meter.settle(meter.admit(ownRate, 1_000), [usage(1_000)])
+      assert.throws(
+        () => meter.admit(ownRate, 80),
+        (err: RateLimitError) => err.wireFields?.event === -33300 && err.retryAfterSeconds === 10,
+      )
+      await meter.close()
+    })
+
+    it('a dear request that cost less than it held owes only what it cost', async () => {
+      const clock = fakeClock()
+      const meter = await createMeter({ store: await makeStore(), clock, flushMs: 60_000 })
+      const core = subject({ accountCreditsPerSecond: 500, accountDailyCredits: 3_000_000 })
+      // held for 1,000 calls; all but one failed upstream (free)
+      meter.settle(meter.admit(core, 80_080), [usage(80)])
+      meter.settle(meter.admit(core, 420), [usage(420)])
+      // the bucket is at 0: 500 less the 80 charged, less the 420 after
+      assert.throws(
+        () => meter.admit(core, 1),
+        (err: RateLimitError) => err.wireFields?.event === -33200 && err.retryAfterSeconds === 1,
+      )
+      await meter.close()
+    })
+
     it('persists usage and reads it back after a restart, with the history per method and hour', async () => {
       const store = await makeStore()
       const clock = fakeClock()

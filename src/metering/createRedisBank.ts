@@ -88,6 +88,7 @@ export async function createRedisBank({
         each.rateSliceCredits,
         each.freeCredits,
         each.returning ? 1 : 0,
+        each.rateReturnedCredits,
       )
     }
     const reply = await redis.tollgateCredits(keys.length, ...keys, ...args)

@@ -1,75 +1,21 @@
 import assert from 'node:assert/strict'
-import { randomUUID } from 'node:crypto'
-import { EventEmitter } from 'node:events'
 import { after, describe, it } from 'node:test'
 import { setImmediate as nextTurn } from 'node:timers/promises'
+import { type Backend, createBankBackends } from '../../test/helpers/createBankBackends.ts'
 import { createTestPrefix } from '../../test/helpers/testRedis.ts'
 import { until } from '../../test/helpers/until.ts'
 import { DailyLimitError } from '../errors/errors.ts'
 import { openSqlite } from '../store/openSqlite.ts'
 import { systemClock } from './clock.ts'
-import { type BankMessage, createClusterBank } from './createClusterBank.ts'
-import { createMemoryBank } from './createMemoryBank.ts'
 import { createMeter, type Meter, type MeterSubject } from './createMeter.ts'
-import { createRedisBank } from './createRedisBank.ts'
 import { createSqliteUsageStore } from './createSqliteUsageStore.ts'
 import type { BankReply, BankSubjectRequest, CreditBank } from './creditBank.ts'
-import { serveClusterBank } from './serveClusterBank.ts'
 import type { UsageStore } from './usageStore.ts'
-
-/** A bank's backend: instances that share its balances, each under an id of its own. */
-type Backend = { instance(): Promise<CreditBank>; close(): Promise<void> }
 
 const prefix = createTestPrefix()
 after(() => prefix.remove())
 
-const backends: Record<string, (leaseTtlMs: number) => Backend> = {
-  memory(leaseTtlMs) {
-    const bank = createMemoryBank({ leaseTtlMs })
-    return {
-      instance: async () => bank.forInstance(randomUUID()),
-      close: async () => bank.close(),
-    }
-  },
-  // workers of `tollgate start --workers N` without Redis: the primary's memory bank over the cluster channel
-  cluster(leaseTtlMs) {
-    const memory = createMemoryBank({ leaseTtlMs })
-    const opened: CreditBank[] = []
-    return {
-      async instance() {
-        const worker = new EventEmitter()
-        const primary = new EventEmitter()
-        const deliver = (to: EventEmitter) => (message: BankMessage) =>
-          setImmediate(() => to.emit('message', structuredClone(message)))
-        serveClusterBank(Object.assign(primary, { send: deliver(worker) }), memory.forInstance(randomUUID()))
-        const bank = createClusterBank({
-          channel: Object.assign(worker, { send: deliver(primary) }),
-          leaseTtlMs,
-        })
-        opened.push(bank)
-        return bank
-      },
-      async close() {
-        await Promise.all(opened.map((bank) => bank.close()))
-        memory.close()
-      },
-    }
-  },
-  redis(leaseTtlMs) {
-    const keyPrefix = `${prefix.keyPrefix}${randomUUID()}:`
-    const opened: CreditBank[] = []
-    return {
-      async instance() {
-        const bank = await createRedisBank({ url: 'redis://127.0.0.1:6379', keyPrefix, leaseTtlMs })
-        opened.push(bank)
-        return bank
-      },
-      async close() {
-        await Promise.all(opened.map((bank) => bank.close()))
-      },
-    }
-  },
-}
+const backends = createBankBackends(prefix.keyPrefix)
 
 const today = () => new Date().toISOString().slice(0, 10)
 
@@ -90,6 +36,7 @@ const ask = (fields: Partial<BankSubjectRequest> = {}): BankSubjectRequest => ({
   rateCredits: 0,
   rateMinCredits: 0,
   rateSliceCredits: 0,
+  rateReturnedCredits: 0,
   ...fields,
 })
 

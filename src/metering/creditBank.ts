@@ -64,10 +64,16 @@ export type BankSubjectRequest = {
   maxLeaseCredits: number
   /** Per-second budget (0: no per-second limit asked for). */
   creditsPerSecond: number
-  /** Per-second tokens wanted, the least that helps, and the slice worth taking at once. */
+  /**
+   * Per-second tokens wanted, the least that helps, and the slice worth taking at once. When the
+   * bucket holds less than the least that helps but is full (a call dearer than a second's worth),
+   * the least is granted and the bucket goes into debt by what it could not cover.
+   */
   rateCredits: number
   rateMinCredits: number
   rateSliceCredits: number
+  /** Per-second tokens given back (calls that cost less than they held), returned to the bucket first. */
+  rateReturnedCredits: number
 }
 
 export type BankRequest = { subjects: BankSubjectRequest[] }
@@ -79,7 +85,10 @@ export type BankSubjectReply = {
   grantedCredits: number
   /** Per-second tokens granted now. */
   rateGrantedCredits: number
-  /** When the per-second budget could not give `rateMinCredits`: how long until it can. */
+  /**
+   * When the per-second budget could not give `rateMinCredits`: how long until it can (in debt, the
+   * time to pay it off first; for more than a second's worth, until the bucket is full).
+   */
   rateWaitMs: number
   /**
    * Of `heldCredits`, what the bank counts as held: all of it, unless it had no record of them (Redis

@@ -15,10 +15,14 @@
  * nothing), then grants a lease of at most `maxLease`, shrinking with what is left: a quarter of the
  * remainder per live instance, never less than the least asked for (one call), never past the limit
  * (after a recall, exactly what is asked for, as far as it is there). Per subject there is also a
- * token bucket (`t`, `ts`) for the per-second limit, from which slices are taken.
+ * token bucket (`t`, `ts`) for the per-second limit, from which slices are taken: credits given back
+ * first, then a slice when it holds the least asked for; else, when it is full, the least asked for
+ * (more than a second's worth) all the same, and the bucket goes below zero by what it could not
+ * cover: a debt paid off by refilling before anything more is granted. The bucket's key outlives
+ * its debt.
  *
  * KEYS: per subject, its day hash and its bucket. ARGV: instance id, lease ttl (ms), subject count,
- * then per subject the 14 numbers of a BankSubjectRequest (creditBank.ts; a daily limit of -1: the
+ * then per subject the 15 numbers of a BankSubjectRequest (creditBank.ts; a daily limit of -1: the
  * subject has no daily balance, only a per-second one). Answers `{-1}` when a day hash is absent and
  * no seed was sent; otherwise per subject: leased, granted, rate granted, rate wait (ms), and held
  * (what the bank accepts of the credits the instance holds: less when it had no record of them and
@@ -30,7 +34,7 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local me = ARGV[1]
 local ttl = tonumber(ARGV[2])
 local n = tonumber(ARGV[3])
-local per = 14
+local per = 15
 
 for i = 1, n do
   local day = KEYS[2 * i - 1]
@@ -59,6 +63,7 @@ for i = 1, n do
   local rateSlice = tonumber(ARGV[a + 12])
   local free = tonumber(ARGV[a + 13])
   local returning = ARGV[a + 14] == '1'
+  local rateReturned = tonumber(ARGV[a + 15])
 
   local leased, granted, kept, othersFree = 0, 0, 0, 0
   if limit >= 0 then
@@ -112,19 +117,24 @@ for i = 1, n do
   end
 
   local rateGranted, rateWait = 0, 0
-  if rate > 0 and rateWant > 0 then
+  if rate > 0 and (rateWant > 0 or rateReturned > 0) then
     local state = redis.call('HMGET', bucket, 't', 'ts')
     local tokens = tonumber(state[1]) or rate
     local since = tonumber(state[2]) or now
-    tokens = math.min(rate, tokens + math.max(0, now - since) * rate / 1000)
-    if tokens >= rateMin then
-      rateGranted = math.floor(math.min(tokens, math.max(rateWant, rateSlice)))
-      tokens = tokens - rateGranted
-    else
-      rateWait = math.ceil((rateMin - tokens) * 1000 / rate)
+    tokens = math.min(rate, tokens + math.max(0, now - since) * rate / 1000 + rateReturned)
+    if rateWant > 0 then
+      if tokens >= rateMin then
+        rateGranted = math.floor(math.min(tokens, math.max(rateWant, rateSlice)))
+        tokens = tokens - rateGranted
+      elseif tokens >= rate then
+        rateGranted = rateMin
+        tokens = tokens - rateMin
+      else
+        rateWait = math.ceil((math.min(rateMin, rate) - tokens) * 1000 / rate)
+      end
     end
     redis.call('HSET', bucket, 't', tostring(tokens), 'ts', now)
-    redis.call('PEXPIRE', bucket, 60000)
+    redis.call('PEXPIRE', bucket, math.max(60000, math.ceil((rate - tokens) * 1000 / rate)))
   end
   out[#out + 1] = leased
   out[#out + 1] = granted
