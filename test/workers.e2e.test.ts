@@ -161,6 +161,50 @@ describe('tollgate start --workers 2 on the embedded default', () => {
     assert.deepEqual(await usageOf(dir, created.key), { calls: 1_000, credits: 80_000 })
   })
 
+  it("a core key's 1,000-call batch leaves its per-second bucket in debt on both workers", async () => {
+    const created = JSON.parse(await tollgate(dir, ['keys', 'create', '--plan', 'core', '--json'])) as {
+      key: string
+    }
+    const keyUrl = `${url}/v3/${created.key}`
+    const batch = JSON.stringify(
+      Array.from({ length: 1_000 }, (_, id) => ({ jsonrpc: '2.0', id, method: 'eth_chainId', params: [] })),
+    )
+    // fresh connections go round the two workers
+    const once = new Agent({ keepAlive: false })
+    const postBatch = () =>
+      new Promise<{ status: number; retryAfter: number }>((done, fail) => {
+        const req = request(
+          keyUrl,
+          { method: 'POST', agent: once, headers: { 'content-type': 'application/json' } },
+          (res) => {
+            res.resume()
+            res.on('end', () =>
+              done({ status: res.statusCode ?? 0, retryAfter: Number(res.headers['retry-after'] ?? 0) }),
+            )
+          },
+        )
+        req.on('error', fail)
+        req.end(batch)
+      })
+    // until both workers have loaded the key (two calls in a row answered), then a full bucket
+    await until(async () => {
+      const pair = [await post(once, keyUrl, 'eth_chainId'), await post(once, keyUrl, 'eth_chainId')]
+      return pair.every((answer) => answer.status === 200)
+    }, 'the key to load on both workers')
+    await until(async () => (await postBatch()).status === 200, 'a batch to be served')
+    // 5,080 credits on 500 per second: 4,580 owed; the next batches wait for it and a full bucket,
+    // whichever worker they reach
+    const refused = [await postBatch(), await postBatch(), await postBatch(), await postBatch()]
+    assert.deepEqual(
+      refused.map((answer) => answer.status),
+      [429, 429, 429, 429],
+    )
+    assert.ok(
+      refused.every((answer) => answer.retryAfter >= 5 && answer.retryAfter <= 11),
+      `Retry-After ${refused.map((answer) => answer.retryAfter).join(', ')}`,
+    )
+  })
+
   it('a worker that dies is replaced, and the port answers all along', async () => {
     const before = childrenOf(primary.pid ?? 0)
     const victim = [...serverPids(port)][0]
