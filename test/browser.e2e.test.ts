@@ -221,9 +221,10 @@ describe('browsers: a page on another origin calls tollgate (real Chromium)', ()
     })
     assert.ok('status' in answer, JSON.stringify(answer))
     assert.equal(answer.status, 403)
+    // refused from the request's headers, its body unread: the id is not known
     assert.deepEqual(answer.body, {
       jsonrpc: '2.0',
-      id: 1,
+      id: null,
       error: { code: -32002, message: 'rejected due to project ID settings' },
     })
   })

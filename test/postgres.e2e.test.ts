@@ -162,7 +162,10 @@ describe('tollgate on PostgreSQL: every CLI command, the gateway beside it, read
     )
     assert.equal(secured.hasSecret, true)
     assert.equal(secured.requireSecret, true)
-    await until(async () => (await call()) === 403, 'a call without the secret refused')
+    await until(
+      async () => (await call()) === 401,
+      'a call without the secret refused (as an unknown key is)',
+    )
     await tollgate(['keys', 'security', created.key, '--no-require-secret', ...config])
 
     const allowed = JSON.parse(

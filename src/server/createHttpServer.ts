@@ -77,6 +77,8 @@ export type HttpServer = {
 
 const acceptedContentTypes = new Set(['application/json', 'application/json-rpc', 'application/jsonrequest'])
 const adminMaxBodyBytes = 1024 * 1024
+/** A body this small that a refused request did not read is discarded as it comes, its connection kept. */
+const smallBodyBytes = 64 * 1024
 /** Answers this large are watched until sent (sendTimeoutMs): a client that does not read them is dropped. */
 const largeAnswerBytes = 64 * 1024
 
@@ -249,8 +251,11 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
               else rpcAnswers['2xx']++
             }
             onRpcAnswer?.(route.networkName, req.headers.host, answer.status)
-            // refused from its headers alone: a body still on its way is not read, nor waited for
-            if (bodyBytes === undefined && !req.complete) res.setHeader('connection', 'close')
+            // refused from its headers alone: a large body still on its way is not read, nor waited
+            // for (a small one is let through, as Node does, to keep the connection)
+            if (bodyBytes === undefined && !req.complete && !isSmallBody(req)) {
+              res.setHeader('connection', 'close')
+            }
             send(req, res, answer.status, answer.body, answer.headers)
           } catch (err) {
             sendError(res, err)
@@ -396,6 +401,11 @@ function limitConnectionsPerAddress(server: Server, limit: number, exempt: reado
       else open.set(address, left)
     })
   })
+}
+
+/** A body declared small enough to be let through unread (Node discards it) on a kept connection. */
+function isSmallBody(req: IncomingMessage): boolean {
+  return Number(req.headers['content-length']) <= smallBodyBytes
 }
 
 function isJsonContentType(header: string | undefined): boolean {
