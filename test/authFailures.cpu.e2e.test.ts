@@ -239,7 +239,7 @@ describe('wrong secrets are cheap: 10,000 of them against a gateway process', ()
     const refused = answers.find((answer) => answer.status === 429) as PlainResponse
     assert.deepEqual(refused.json, {
       jsonrpc: '2.0',
-      id: 1,
+      id: null,
       error: {
         code: 429,
         message: 'Too Many Requests',

@@ -238,9 +238,10 @@ describe('network selection', () => {
       await chainIdVia(`/polygon/v3/${gateway.key}`),
     ]) {
       assert.equal(response.status, 404)
+      // refused from the request's headers: its body is not read, so its id is not known
       assert.deepEqual(response.json, {
         jsonrpc: '2.0',
-        id: 1,
+        id: null,
         error: { code: -32600, message: 'unknown network' },
       })
     }

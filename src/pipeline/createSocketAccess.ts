@@ -1,7 +1,7 @@
 import type { CallGuard } from '../auth/authorize.ts'
 import type { AuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
 import type { KeyEntry } from '../auth/createKeyRegistry.ts'
-import { InvalidKeyError, JwtExpiredError, KeyRevokedError } from '../errors/errors.ts'
+import { JwtExpiredError, KeyRevokedError } from '../errors/errors.ts'
 import { authorizeKeyRequest, type KeyRequest, type KeyRequestDeps } from './authorizeKeyRequest.ts'
 
 /** What an open socket's calls run with: the key's current entry and what it allows this connection. */
@@ -61,7 +61,10 @@ export function createSocketAccess(
       const access = await authorizeKeyRequest(recheckDeps, request)
       last = access.ok
         ? { ok: true, grant: { key: access.key, guard: access.guard, failover: access.failover } }
-        : toRefusal(access.error)
+        : // an unknown key is a revoked one; a key that is there refuses what the upgrade proved
+          deps.keys.findActiveKey(request.key)
+          ? { ok: false, refusal: access.error }
+          : revoked
       return last
     } finally {
       checking = undefined
@@ -85,8 +88,4 @@ export function createSocketAccess(
       return checking
     },
   }
-}
-
-function toRefusal(error: unknown): SocketAccessResult {
-  return error instanceof InvalidKeyError ? revoked : { ok: false, refusal: error }
 }
