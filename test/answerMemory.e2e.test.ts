@@ -31,16 +31,19 @@ describe('hostile clients: answers and bodies held in memory are bounded', () =>
   let anvil: Anvil
   let gateway: GatewayProcess
   let endpoint: string
+  /** A second gateway with room for one large answer, that drops a client not taking it within 1 s. */
+  let strict: GatewayProcess
+  let strictEndpoint: string
   const sockets: Socket[] = []
 
-  before(async () => {
-    anvil = await startAnvil()
-    const configFile = join(dir, 'tollgate.yaml')
+  /** A gateway process in front of the anvil, with `server` settings over the defaults, and a key. */
+  async function startGateway(name: string, server: Record<string, unknown>) {
+    const configFile = join(dir, `${name}.yaml`)
     writeFileSync(
       configFile,
       stringify({
-        server: { host: '127.0.0.1', port: 0 },
-        storage: { sqlite: join(dir, 'tollgate.db') },
+        server: { host: '127.0.0.1', port: 0, ...server },
+        storage: { sqlite: join(dir, `${name}.db`) },
         networks: [{ name: 'devnet', chainId: 31337, upstreams: [{ url: anvil.url }] }],
         cache: { enabled: false },
         gas: { enabled: false },
@@ -53,14 +56,25 @@ describe('hostile clients: answers and bodies held in memory are bounded', () =>
       { encoding: 'utf8' },
     )
     const { key } = JSON.parse(created) as { key: string }
-    gateway = await startGatewayProcess(['start', '--config', configFile])
-    endpoint = `${gateway.url}/v3/${key}`
+    const started = await startGatewayProcess(['start', '--config', configFile])
+    return { started, endpoint: `${started.url}/v3/${key}` }
+  }
+
+  before(async () => {
+    anvil = await startAnvil()
+    ;({ started: gateway, endpoint } = await startGateway('default', {}))
+    ;({ started: strict, endpoint: strictEndpoint } = await startGateway('strict', {
+      maxAnswerBytes: 20 * mib,
+      maxAnswerBytesInFlight: 20 * mib,
+      sendTimeoutMs: 1_000,
+    }))
   })
   after(async () => {
     for (const socket of sockets) socket.destroy()
-    if (gateway) {
-      gateway.child.kill('SIGTERM')
-      await exited(gateway.child)
+    for (const each of [gateway, strict]) {
+      if (!each) continue
+      each.child.kill('SIGTERM')
+      await exited(each.child)
     }
     await anvil?.stop()
     rmSync(dir, { recursive: true, force: true })
@@ -88,8 +102,8 @@ describe('hostile clients: answers and bodies held in memory are bounded', () =>
   }
 
   /** A client that sends one request and never reads a byte of the answer. */
-  function neverReads(path: string, body: string): Socket {
-    const { port } = new URL(gateway.url)
+  function neverReads(path: string, body: string, to = gateway): Socket {
+    const { port } = new URL(to.url)
     const socket = connect(Number(port), '127.0.0.1')
     socket.on('error', () => undefined)
     socket.pause()
@@ -153,6 +167,30 @@ describe('hostile clients: answers and bodies held in memory are bounded', () =>
     await anotherClientServed()
   })
 
+  it('a client that does not take its large answer is dropped after server.sendTimeoutMs, freeing what it held', async () => {
+    const sent = await answersSent(strict)
+    const unread = neverReads(new URL(strictEndpoint).pathname, JSON.stringify(bigCall), strict)
+    const dropped = new Promise((resolve) => unread.once('close', resolve))
+    await until(
+      async () => (await answersSent(strict))['2xx'] > sent['2xx'],
+      'the unread answer sent',
+      60_000,
+    )
+    // while the unread answer is held, the process has no room for another large one
+    const refused = await postJson(strictEndpoint, bigCall)
+    assert.equal(refused.status, 503)
+    assert.equal(refused.headers.get('retry-after'), '1')
+    assert.deepEqual((refused.json as { error: unknown }).error, {
+      code: -32005,
+      message: 'server busy, try again later',
+    })
+    await dropped
+    const served = await postJson(strictEndpoint, bigCall)
+    assert.equal(served.status, 200)
+    assert.equal((served.json as { result: string }).result.length, 2 + 16 * mib)
+    sockets.splice(sockets.indexOf(unread), 1)
+  })
+
   /** 150 clients each sending a body of nearly 5 MiB to `path`, reading only once all are sent. */
   async function sendBodies(path: string): Promise<void> {
     const body = `{"jsonrpc":"2.0","id":1,"method":"eth_call","params":[{"data":"0x${'00'.repeat(2 * mib)}"}]}`
@@ -194,8 +232,8 @@ describe('hostile clients: answers and bodies held in memory are bounded', () =>
   })
 
   /** The gateway's JSON-RPC answers so far, by status class (its /metrics). */
-  async function answersSent(): Promise<{ total: number; '2xx': number; '5xx': number }> {
-    const text = await (await fetch(`${gateway.url}/metrics`)).text()
+  async function answersSent(of = gateway): Promise<{ total: number; '2xx': number; '5xx': number }> {
+    const text = await (await fetch(`${of.url}/metrics`)).text()
     const count = (statusClass: string) =>
       Number(
         new RegExp(`tollgate_http_rpc_responses_total\\{status_class="${statusClass}"\\} (\\d+)`).exec(

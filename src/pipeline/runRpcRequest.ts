@@ -27,6 +27,8 @@ type CallOutcome = {
   usage: UsageRecord | undefined
   isNotification: boolean
   partner?: boolean
+  /** A failure's own headers (a busy server's Retry-After): a single call's answer carries them. */
+  errorHeaders?: Record<string, string> | undefined
 }
 
 /** The label usage is recorded under for a batch's envelope charge. */
@@ -74,6 +76,7 @@ async function runSingle<T>(
     body: outcome.isNotification ? '' : outcome.payload,
     settlement,
     partner: outcome.partner === true,
+    errorHeaders: outcome.errorHeaders,
   })
 }
 
@@ -162,13 +165,13 @@ function answeredCall(
 
 function failedCall(ctx: RpcContext, prepared: PreparedCall & { ok: true }, err: unknown): CallOutcome {
   const { call, spec } = prepared
-  const { payload, httpStatus } = errorOutcome(ctx, call.id, err)
+  const { payload, httpStatus, headers } = errorOutcome(ctx, call.id, err)
   // failures on our side or upstream (5xx), and calls whose client went away, cost nothing; params
   // refused before any node was asked (an eth_getLogs range over the limit) cost what refused input costs
   const free = httpStatus >= 500 || err instanceof ClientGoneError
   const charged = free ? 0 : err instanceof InvalidParamsError ? credits.refusedInput : spec.costCredits
   const usage = { method: spec.name, network: ctx.network.name, credits: charged }
-  return { payload, httpStatus, usage, isNotification: call.isNotification }
+  return { payload, httpStatus, usage, isNotification: call.isNotification, errorHeaders: headers }
 }
 
 export function errorOutcome(ctx: Pick<RpcContext, 'log'>, id: RpcId, err: unknown) {
