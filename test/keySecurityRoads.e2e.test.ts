@@ -113,14 +113,22 @@ describe('the contracts allowlist holds on every road', () => {
     ])) as { to: string }
     assert.equal(traced.to.toLowerCase(), a.toLowerCase())
     // a JavaScript tracer can read any contract's state: refused for every key, as code run on the node
-    const scripted = await post(
-      rpcBody('debug_traceCall', [{ to: a }, 'latest', { tracer: '{result: function() {}}' }]),
-    )
-    assert.equal((scripted.json as { error?: { code: number } }).error?.code, -32602)
+    // under any name geth reads as `tracer` (it matches names case-insensitively)
+    for (const name of ['tracer', 'Tracer', 'TRACER']) {
+      const scripted = await post(
+        rpcBody('debug_traceCall', [{ to: a }, 'latest', { [name]: '{result: function() {}}' }]),
+      )
+      assert.equal((scripted.json as { error?: { code: number } }).error?.code, -32602, name)
+    }
     await assertRefused('debug_traceCall', [
       { to: a },
       'latest',
       { tracer: 'callTracer', stateOverrides: { [a]: { code: '0x00' } } },
+    ])
+    await assertRefused('debug_traceCall', [
+      { to: a },
+      'latest',
+      { StateOverrides: { [a]: { CODE: '0x00' } } },
     ])
     await assertRefused('trace_call', [{ to: b, data: counter }, ['trace'], 'latest'])
     // anvil has no trace_call: its own answer shows the call went to it

@@ -96,12 +96,15 @@ describe('parameters past their limits never reach a node (docs/compatibility.md
   it('a JavaScript tracer and an oversized trace_filter are refused before any node is asked', async () => {
     const tracer =
       '{data: [], fault: function(log) {}, step: function(log) { this.data.push(log.op.toString()) }, result: function() { return this.data }}'
-    const traced = await post('debug_traceTransaction', [`0x${'12'.repeat(32)}`, { tracer }])
-    assert.deepEqual((traced.json as Message).error, {
-      code: -32602,
-      message:
-        "invalid argument 1: expected tracer to be one of the node's built-in tracers by name, such as callTracer",
-    })
+    // under any name geth reads as `tracer`
+    for (const name of ['tracer', 'Tracer']) {
+      const traced = await post('debug_traceTransaction', [`0x${'12'.repeat(32)}`, { [name]: tracer }])
+      assert.deepEqual((traced.json as Message).error, {
+        code: -32602,
+        message:
+          "invalid argument 1: expected tracer to be one of the node's built-in tracers by name, such as callTracer",
+      })
+    }
     assert.equal(sent('debug_traceTransaction'), 0)
     // no fromBlock is the first block: from 0 to the head is over this network's 1-block range
     const filtered = await post('trace_filter', [{ toBlock: 'latest' }], 'narrow')
@@ -110,6 +113,28 @@ describe('parameters past their limits never reach a node (docs/compatibility.md
       message: 'invalid argument 0: block range too large, the limit is 1 blocks',
     })
     assert.equal(sent('trace_filter'), 0)
+  })
+
+  it('a block range under names geth reads as fromBlock and toBlock is held to the limit', async () => {
+    for (const filter of [
+      { FromBlock: 'earliest', TOBLOCK: 'latest' },
+      { fromBlock: 'latest', toBlock: 'latest', FROMBLOCK: 'earliest' },
+    ]) {
+      const logs = await post('eth_getLogs', [filter], 'narrow')
+      assert.deepEqual((logs.json as Message).error, {
+        code: -32602,
+        message: 'invalid argument 0: block range too large, the limit is 1 blocks',
+      })
+    }
+    assert.equal(sent('eth_getLogs'), 0)
+    // geth reads the last: latest, within the range, sent on under its exact name
+    const within = await post('eth_getLogs', [{ FromBlock: 'earliest', fromBlock: 'latest' }], 'narrow')
+    assert.deepEqual((within.json as Message).result, [])
+    const forwarded = upstream.requests.filter((request) => request.method === 'eth_getLogs')
+    assert.deepEqual(
+      forwarded.map((request) => request.params),
+      [[{ fromBlock: 'latest' }]],
+    )
   })
 
   it('a logs subscription over 1000 addresses is refused over WebSocket; one at the limit gets its logs', async () => {

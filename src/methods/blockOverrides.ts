@@ -1,3 +1,4 @@
+import { toGethFieldName } from './gethFieldName.ts'
 import { paramLimits } from './paramLimits.ts'
 import {
   address,
@@ -11,7 +12,13 @@ import {
   uint256,
 } from './params.ts'
 
-const withdrawalFields = new Map<string, ParamParser>([
+/** Fields by the name geth matches them under (toGethFieldName's), each with its exact name. */
+type Fields = ReadonlyMap<string, [name: string, parse: ParamParser]>
+
+const toFields = (fields: [string, ParamParser][]): Fields =>
+  new Map(fields.map(([name, parse]) => [toGethFieldName(name), [name, parse]]))
+
+const withdrawalFields = toFields([
   ['index', uint64],
   ['validatorIndex', uint64],
   ['address', address],
@@ -41,7 +48,7 @@ const blockHashes: ParamParser = (value, index) => {
 }
 
 /** The fields geth and reth read (both spellings where they differ); others pass through. */
-const blockFields = new Map<string, ParamParser>([
+const blockFields = toFields([
   ['number', uint256],
   ['difficulty', uint256],
   ['time', uint64],
@@ -58,13 +65,14 @@ const blockFields = new Map<string, ParamParser>([
   ['blockHash', blockHashes],
 ])
 
-function checkFields(fields: ReadonlyMap<string, ParamParser>, value: unknown, index: number): void {
+/** Checks each field as geth reads its name (`TIME` is `time`): two keys read as one are both checked. */
+function checkFields(fields: Fields, value: unknown, index: number): void {
   const item = object(value, index) as Record<string, unknown>
-  for (const name in item) {
-    const parse = fields.get(name)
-    const fieldValue = item[name]
-    if (parse !== undefined && fieldValue !== undefined && fieldValue !== null) {
-      field(parse, fieldValue, index, name)
+  for (const written in item) {
+    const known = fields.get(toGethFieldName(written))
+    const fieldValue = item[written]
+    if (known !== undefined && fieldValue !== undefined && fieldValue !== null) {
+      field(known[1], fieldValue, index, known[0])
     }
   }
 }

@@ -67,13 +67,26 @@ describe('methodContracts', () => {
     assert.deepEqual(simulate([]), [])
   })
 
-  it('debug_traceCall: built-in tracers only, and its state override', () => {
+  it('debug_traceCall: the call and its state override (its tracer is checked by its params)', () => {
     const trace = (config: unknown) => contractsOf('debug_traceCall', [{ to: a }, 'latest', config])
     assert.deepEqual(trace(undefined), [a])
     assert.deepEqual(trace({ tracer: 'callTracer', stateOverrides: { [b]: { balance: '0x1' } } }), [a, b])
-    assert.equal(trace({ tracer: '{result: function() { return 1 }, fault: function() {}}' }), 'unchecked')
-    assert.equal(trace({ tracer: 'callTracer', Tracer: 'muxTracer' }), 'unchecked')
+    assert.deepEqual(trace({ StateOverrides: { [b]: { balance: '0x1' } } }), [a, b])
     assert.equal(trace({ stateOverrides: { [a]: { code: '0x00' } } }), 'unchecked')
+    assert.equal(trace({ stateOverrideſ: { [a]: { CODE: '0x00' } } }), 'unchecked')
+    assert.deepEqual(contractsOf('debug_traceCall', [{ to: b }, 'latest', { tracer: 'callTracer' }]), [b])
+  })
+
+  it("reads names as geth does: ſ and the Kelvin sign fold, ß and ligatures do not (JavaScript's upper case would)", () => {
+    // geth reads no `address` in `addreß`: the filter is of every contract
+    assert.deepEqual(contractsOf('eth_getLogs', [{ addreß: a }]), [])
+    assert.deepEqual(contractsOf('eth_getLogs', [{ addreſſ: a }]), [a])
+    assert.equal(contractsOf('eth_call', [{ to: a }, 'latest', { [a]: { ﬆate: {} } }]), 'unchecked')
+    assert.deepEqual(contractsOf('eth_call', [{ to: a }, 'latest', { [a]: { ſtate: {} } }]), [a, a])
+    const simulate = (payload: unknown) => contractsOf('eth_simulateV1', [payload])
+    assert.deepEqual(simulate({ BLOCKSTATECALLS: [{ CALLS: [{ To: b }] }] }), [b])
+    const kelvin = '\u212a'
+    assert.deepEqual(simulate({ [`bloc${kelvin}StateCalls`]: [{ calls: [{ to: b }] }] }), [b])
   })
 
   it('eth_subscribe: a logs subscription names its addresses; heads and pending transactions none', () => {

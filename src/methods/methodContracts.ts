@@ -1,3 +1,5 @@
+import { toGethFieldName } from './gethFieldName.ts'
+
 /**
  * What one call touches, for a key with a contracts allowlist (docs/compatibility.md §4): the
  * addresses it names (each must be allowed, and there must be one), `none` (chain data only), or
@@ -15,25 +17,15 @@ export type Contracts = 'none' | 'unchecked' | 'filter' | ((params: unknown[]) =
 /** The fields a state override may set for a key with a contracts allowlist: none replaces code. */
 const overrideFields = new Set(['balance', 'nonce', 'state', 'statediff'])
 
-/** Tracers that report what the call did, never read state of their own (a JavaScript tracer can). */
-const builtInTracers = new Set([
-  'callTracer',
-  'flatCallTracer',
-  'prestateTracer',
-  '4byteTracer',
-  'noopTracer',
-])
-
 /**
- * Every value of `object`'s fields named `name` the way geth reads JSON: case-insensitively, with
- * Unicode's folds (`ſ` is `s`, the Kelvin sign `k`), so `{"to": A, "TO": B}` is read as geth reads it.
- * `name` is lower case.
+ * Every value of `object`'s fields named `name` the way geth reads JSON (toGethFieldName), so
+ * `{"to": A, "TO": B}` is read as geth reads it. `name` is as toGethFieldName gives it.
  */
 function fieldsNamed(object: unknown, name: string): unknown[] {
   if (typeof object !== 'object' || object === null || Array.isArray(object)) return []
   const values: unknown[] = []
   for (const [field, value] of Object.entries(object)) {
-    if (field === name || field.toUpperCase().toLowerCase() === name) values.push(value)
+    if (field === name || toGethFieldName(field) === name) values.push(value)
   }
   return values
 }
@@ -76,7 +68,7 @@ function addOverrides(into: string[], overrides: unknown): boolean {
   for (const [overridden, account] of Object.entries(overrides)) {
     if (typeof account !== 'object' || account === null || Array.isArray(account)) return false
     for (const field of Object.keys(account)) {
-      if (!overrideFields.has(field.toUpperCase().toLowerCase())) return false
+      if (!overrideFields.has(toGethFieldName(field))) return false
     }
     into.push(overridden)
   }
@@ -123,15 +115,14 @@ const simulateContracts = (params: unknown[]): CallContracts => {
   return addresses
 }
 
-/** debug_traceCall: the call's `to` and its config's state override, under a built-in tracer only. */
+/**
+ * debug_traceCall: the call's `to` and its config's state override. Its tracer is a built-in one,
+ * whatever the casing of its key: the params refuse any other (traceOptions.ts).
+ */
 const traceCallContracts = (params: unknown[]): CallContracts => {
-  const config = params[2]
-  for (const tracer of fieldsNamed(config, 'tracer')) {
-    if (tracer !== null && !(typeof tracer === 'string' && builtInTracers.has(tracer))) return 'unchecked'
-  }
   const addresses: string[] = []
   if (!addTargets(addresses, params[0])) return []
-  for (const overrides of fieldsNamed(config, 'stateoverrides')) {
+  for (const overrides of fieldsNamed(params[2], 'stateoverrides')) {
     if (!addOverrides(addresses, overrides)) return 'unchecked'
   }
   return addresses

@@ -1,5 +1,7 @@
 import { InvalidParamsError, ParamLimitError } from '../errors/errors.ts'
+import { toGethFieldName } from './gethFieldName.ts'
 import { paramLimits } from './paramLimits.ts'
+import { type FieldNames, toExactFieldNames } from './toExactFieldNames.ts'
 
 /**
  * Parameter validators. Each takes an untrusted value and returns it (or its normal form), or
@@ -234,18 +236,26 @@ const callFields = new Map<string, ParamParser>([
   ['accessList', accessList],
 ])
 
+/** callFields by the name geth matches them under, for names not written exactly. */
+const foldedCallFields = new Map([...callFields.keys()].map((name) => [toGethFieldName(name), name]))
+
 /**
  * Transaction call object (eth_call, eth_estimateGas, eth_createAccessList). Unknown fields pass
- * through. The fields the call has are walked (two or three, usually), not every field checked.
+ * through. The fields the call has are walked (two or three, usually), not every field checked; a
+ * name written exactly is looked up as it is, any other as geth reads it (`Data` is `data`).
  */
 export const callObject: ParamParser = (value, index) => {
   const call = object(value, index) as Record<string, unknown>
-  for (const name in call) {
-    const parse = callFields.get(name)
-    const fieldValue = call[name]
-    if (parse !== undefined && fieldValue !== undefined && fieldValue !== null) {
-      field(parse, fieldValue, index, name)
+  for (const written in call) {
+    let name: string | undefined = written
+    let parse = callFields.get(name)
+    if (parse === undefined) {
+      name = foldedCallFields.get(toGethFieldName(written))
+      if (name === undefined) continue
+      parse = callFields.get(name) as ParamParser
     }
+    const fieldValue = call[written]
+    if (fieldValue !== undefined && fieldValue !== null) field(parse, fieldValue, index, name)
   }
   return value
 }
@@ -273,12 +283,41 @@ function parseTopicPosition(value: unknown, index: number, position: number): vo
   for (const item of value) if (item !== null) field(hash, item, index, 'topics')
 }
 
+/** An address list of a log filter: one, or up to 1000. */
+function parseAddresses(addresses: unknown, index: number): void {
+  if (!Array.isArray(addresses)) {
+    field(address, addresses, index, 'address')
+    return
+  }
+  if (addresses.length > paramLimits.filterAddresses) {
+    throw tooMany(index, 'addresses', paramLimits.filterAddresses)
+  }
+  for (const item of addresses) field(address, item, index, 'address')
+}
+
+function parseTopics(topics: unknown, index: number): void {
+  if (!Array.isArray(topics)) throw invalidArgument(index, 'invalid field topics')
+  if (topics.length > paramLimits.topicPositions) {
+    throw tooMany(index, 'topic positions', paramLimits.topicPositions)
+  }
+  for (let position = 0; position < topics.length; position++) {
+    parseTopicPosition(topics[position], index, position)
+  }
+}
+
+/** A log filter's block fields, sent on under their exact names (the block-range limit reads them). */
+const filterBlockFields: FieldNames = new Map(
+  ['fromBlock', 'toBlock', 'blockHash'].map((name) => [toGethFieldName(name), name]),
+)
+
 /**
  * Log filter (eth_getLogs, eth_newFilter, eth_subscribe logs): blockHash, or fromBlock/toBlock;
- * address one or up to 1000; topics in up to 4 positions. The limits are geth's.
+ * address one or up to 1000; topics in up to 4 positions. The limits are geth's. Names are read as
+ * geth reads them: the block fields are sent on as geth reads them, under their exact names, and
+ * every key geth could read as `address` or `topics` is checked as one.
  */
 export const logFilter: ParamParser = (value, index) => {
-  const filter = object(value, index) as Record<string, unknown>
+  const filter = toExactFieldNames(object(value, index) as Record<string, unknown>, filterBlockFields)
   if (filter.fromBlock !== undefined && filter.fromBlock !== null)
     field(blockTag, filter.fromBlock, index, 'fromBlock')
   if (filter.toBlock !== undefined && filter.toBlock !== null)
@@ -289,24 +328,14 @@ export const logFilter: ParamParser = (value, index) => {
       throw invalidArgument(index, 'cannot specify both blockHash and fromBlock/toBlock')
     }
   }
-  const addresses = filter.address
-  if (addresses !== undefined && addresses !== null) {
-    if (Array.isArray(addresses)) {
-      if (addresses.length > paramLimits.filterAddresses)
-        throw tooMany(index, 'addresses', paramLimits.filterAddresses)
-      for (const item of addresses) field(address, item, index, 'address')
-    } else field(address, addresses, index, 'address')
+  for (const name in filter) {
+    const fieldValue = filter[name]
+    if (fieldValue === undefined || fieldValue === null) continue
+    const folded = toGethFieldName(name)
+    if (folded === 'address') parseAddresses(fieldValue, index)
+    else if (folded === 'topics') parseTopics(fieldValue, index)
   }
-  const { topics } = filter
-  if (topics !== undefined && topics !== null) {
-    if (!Array.isArray(topics)) throw invalidArgument(index, 'invalid field topics')
-    if (topics.length > paramLimits.topicPositions)
-      throw tooMany(index, 'topic positions', paramLimits.topicPositions)
-    for (let position = 0; position < topics.length; position++) {
-      parseTopicPosition(topics[position], index, position)
-    }
-  }
-  return value
+  return filter
 }
 
 /**

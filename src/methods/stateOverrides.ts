@@ -1,3 +1,4 @@
+import { toGethFieldName } from './gethFieldName.ts'
 import { paramLimits } from './paramLimits.ts'
 import {
   address,
@@ -38,26 +39,42 @@ const code: ParamParser = (value, index) => {
   return value
 }
 
-/** The fields geth reads; others pass through. */
-const accountFields = new Map<string, ParamParser>([
-  ['balance', uint256],
-  ['nonce', uint64],
-  ['movePrecompileToAddress', address],
-])
+/** The fields geth reads, by the name it matches them under; others pass through. */
+const accountFields = new Map<string, [name: string, parse: ParamParser]>(
+  (
+    [
+      ['balance', uint256],
+      ['nonce', uint64],
+      ['code', code],
+      ['movePrecompileToAddress', address],
+    ] as const
+  ).map(([name, parse]) => [toGethFieldName(name), [name, parse]]),
+)
 
+/**
+ * One overridden account, its fields read as geth reads their names (`CODE` is `code`, `stateDIFF`
+ * is `stateDiff`): two keys geth reads as one field are both checked, whichever it would take.
+ */
 function parseAccount(value: unknown, index: number, key: string): void {
   const account = object(value, index) as Record<string, unknown>
-  for (const name in account) {
-    const fieldValue = account[name]
+  let hasState = false
+  let hasStateDiff = false
+  for (const written in account) {
+    const fieldValue = account[written]
     if (fieldValue === undefined || fieldValue === null) continue
-    if (name === 'code') code(fieldValue, index)
-    else if (name === 'state' || name === 'stateDiff') parseStorage(fieldValue, index, name)
-    else {
-      const parse = accountFields.get(name)
-      if (parse !== undefined) field(parse, fieldValue, index, name)
+    const name = toGethFieldName(written)
+    if (name === 'state') {
+      parseStorage(fieldValue, index, 'state')
+      hasState = true
+    } else if (name === 'statediff') {
+      parseStorage(fieldValue, index, 'stateDiff')
+      hasStateDiff = true
+    } else {
+      const known = accountFields.get(name)
+      if (known !== undefined) field(known[1], fieldValue, index, known[0])
     }
   }
-  if (account.state != null && account.stateDiff != null) {
+  if (hasState && hasStateDiff) {
     throw invalidArgument(index, `account ${key} has both state and stateDiff`)
   }
 }

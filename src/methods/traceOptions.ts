@@ -1,5 +1,6 @@
 import { ParamLimitError } from '../errors/errors.ts'
 import { blockOverrides } from './blockOverrides.ts'
+import { toGethFieldName } from './gethFieldName.ts'
 import { paramLimits } from './paramLimits.ts'
 import { boolean, field, invalidArgument, object, type ParamParser, quantity, tooMany } from './params.ts'
 import { stateOverrides } from './stateOverrides.ts'
@@ -41,7 +42,7 @@ function tracerName(value: unknown, index: number): string {
  * Walks a tracerConfig: at most 1024 keys and items in all, objects nested at most 3 deep. A
  * muxTracer's config names its tracers: they must be built-in ones too.
  */
-function checkTracerConfig(config: unknown, tracer: unknown, index: number): void {
+function checkTracerConfig(config: unknown, isMux: boolean, index: number): void {
   object(config, index)
   let values = 0
   const walk = (value: unknown, depth: number, muxed: boolean): void => {
@@ -61,7 +62,7 @@ function checkTracerConfig(config: unknown, tracer: unknown, index: number): voi
       walk(item, depth + 1, muxed && key === 'muxTracer')
     }
   }
-  walk(config, 1, tracer === 'muxTracer')
+  walk(config, 1, isMux)
 }
 
 const nonNegativeInteger: ParamParser = (value, index) => {
@@ -98,17 +99,31 @@ const callOptionFields = new Map<string, ParamParser>([
   ['txIndex', quantity],
 ])
 
+/** Whether any key geth could read as `tracer` names muxTracer (geth reads the last). */
+function isMuxTraced(options: Record<string, unknown>): boolean {
+  for (const name in options) {
+    if (options[name] === 'muxTracer' && toGethFieldName(name) === 'tracer') return true
+  }
+  return false
+}
+
+/**
+ * Checks each field as geth reads its name (`Tracer` is `tracer`): two keys geth reads as one field
+ * are both checked, whichever it would take.
+ */
 function withFields(fields: ReadonlyMap<string, ParamParser>): ParamParser {
+  const folded = new Map([...fields.keys()].map((name) => [toGethFieldName(name), name]))
   return (value, index) => {
     const options = object(value, index) as Record<string, unknown>
-    for (const name in options) {
-      const fieldValue = options[name]
+    for (const written in options) {
+      const fieldValue = options[written]
       if (fieldValue === undefined || fieldValue === null) continue
+      const name = toGethFieldName(written)
       if (name === 'tracer') tracerName(fieldValue, index)
-      else if (name === 'tracerConfig') checkTracerConfig(fieldValue, options.tracer, index)
+      else if (name === 'tracerconfig') checkTracerConfig(fieldValue, isMuxTraced(options), index)
       else {
-        const parse = fields.get(name)
-        if (parse !== undefined) field(parse, fieldValue, index, name)
+        const known = folded.get(name)
+        if (known !== undefined) field(fields.get(known) as ParamParser, fieldValue, index, known)
       }
     }
     return value
