@@ -66,9 +66,22 @@ describe('strangers: refusals before the key is proved', () => {
       id: null,
       error: { code: -32001, message: 'invalid project id' },
     })
-    // a wrong secret, and any secret with a key that does not exist
+    // whatever credentials it sends: a wrong secret, another user name, a JWT
+    const credentials = (asKey: string) => [
+      basic('wrong').authorization,
+      `Basic ${Buffer.from('bob:').toString('base64')}`,
+      `Basic ${Buffer.from(`${asKey}:`).toString('base64')}`,
+      'Bearer eyJhbGciOiJFUzI1NiJ9.e30.c2ln',
+    ]
+    const unknownCredentials = credentials(unknownKey)
+    for (const [index, authorization] of credentials(key).entries()) {
+      const known = seen(await post(`/v3/${key}`, { authorization }))
+      const unknown = seen(
+        await post(`/v3/${unknownKey}`, { authorization: unknownCredentials[index] ?? '' }),
+      )
+      assert.deepEqual(known, unknown, authorization)
+    }
     const wrong = await post(`/v3/${key}`, basic('wrong'))
-    assert.deepEqual(seen(wrong), seen(await post(`/v3/${unknownKey}`, basic('wrong'))))
     assert.equal(wrong.status, 401)
     assert.deepEqual((wrong.json as { error: unknown }).error, {
       code: -32001,

@@ -1,4 +1,5 @@
 import { AuthRateLimitError, InvalidJwtError, InvalidKeyError, InvalidSecretError } from '../errors/errors.ts'
+import type { AccessPolicy } from './accessPolicy.ts'
 import type { AuthFailureLimiter } from './createAuthFailureLimiter.ts'
 import type { JwtClaims, JwtVerifier } from './createJwtVerifier.ts'
 import type { KeyEntry } from './createKeyRegistry.ts'
@@ -11,6 +12,9 @@ export type Authentication = {
   /** Claims of a verified JWT, which narrow the allowlists. */
   claims: JwtClaims | undefined
 }
+
+/** What authentication reads of a key: its id and value, and what it requires. */
+export type AuthenticatedKey = { apiKey: Pick<KeyEntry['apiKey'], 'id' | 'key'>; access: AccessPolicy }
 
 export type AuthenticateDeps = {
   verifySecret: SecretVerifier
@@ -34,7 +38,7 @@ export type Credentials = {
  * before anything is verified (createAuthFailureLimiter.ts); a wrong one counts as a failure.
  */
 export async function authenticate(
-  entry: KeyEntry,
+  entry: AuthenticatedKey,
   credentials: Credentials,
   deps: AuthenticateDeps,
 ): Promise<Authentication> {

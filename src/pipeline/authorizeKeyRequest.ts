@@ -1,11 +1,9 @@
+import type { AccessPolicy } from '../auth/accessPolicy.ts'
 import { type AuthenticateDeps, type Authentication, authenticate } from '../auth/authenticate.ts'
 import { authorizeRequest, type CallGuard } from '../auth/authorize.ts'
 import type { KeyEntry, KeyRegistry } from '../auth/createKeyRegistry.ts'
-import { parseBasicAuth } from '../auth/parseBasicAuth.ts'
 import {
-  AuthRateLimitError,
   InvalidKeyError,
-  InvalidSecretError,
   MissingKeyError,
   type TollgateError,
   UnknownNetworkError,
@@ -58,8 +56,22 @@ export type RequestTarget = { network: Network | undefined; refusal: TollgateErr
 /** What a request without an Authorization header proves. */
 const anonymous: Authentication = { secretVerified: false, claims: undefined }
 
-/** The failure limiter's count for secrets sent with keys that do not exist (no key has id 0). */
-const unknownKeyId = 0
+/**
+ * What an unknown (or revoked) key is checked as: a key that requires its secret and has none, and
+ * no JWT keys. Whatever a request sends, it is refused as such a key refuses it, so a stranger cannot
+ * tell a key that requires its secret from one that does not exist.
+ */
+const unknownKeyAccess: AccessPolicy = {
+  networks: undefined,
+  origins: [],
+  userAgents: [],
+  methods: undefined,
+  contracts: undefined,
+  hasAllowlists: false,
+  secretHash: undefined,
+  requireSecret: true,
+  jwt: { required: false, audience: undefined, keys: new Map() },
+}
 
 /**
  * The checks every keyed request passes before its calls run: the key, what the request proves
@@ -74,7 +86,7 @@ export function authorizeKeyRequest(
 ): KeyRequestAccess | Promise<KeyRequestAccess> {
   if (request.key === '') return { ok: false, error: new MissingKeyError() }
   const key = deps.keys.findActiveKey(request.key)
-  if (!key) return { ok: false, error: unknownKey(deps, request) }
+  if (!key) return refuseUnknownKey(deps, request)
   if (request.authorization === undefined && !key.access.requireSecret && !key.access.jwt.required) {
     return authorize(key, anonymous, request, target)
   }
@@ -85,17 +97,25 @@ export function authorizeKeyRequest(
 }
 
 /**
- * An unknown (or revoked) key is answered as a key that requires a secret answers a request that
- * has not proved it: without a secret `invalid project id`, with one `invalid project id or project
- * secret`, counted by the failure limiter like any wrong secret. Whether a key exists is not told.
+ * An unknown key, authenticated as `unknownKeyAccess`: always refused, with what a key that requires
+ * its secret answers. Failures count against the key's value (a number made from it: no real key
+ * has a negative id), as they would against a key that exists.
  */
-function unknownKey(deps: KeyRequestDeps, request: KeyRequest): TollgateError {
-  const secret = parseBasicAuth(request.authorization)?.password
-  if (secret === undefined || secret === '') return new InvalidKeyError()
-  const retryAfterMs = deps.authFailures.retryAfterMs(unknownKeyId, request.clientAddress)
-  if (retryAfterMs > 0) return new AuthRateLimitError(retryAfterMs)
-  deps.authFailures.recordFailure(unknownKeyId, request.clientAddress)
-  return new InvalidSecretError({ logDetails: 'no such key' })
+function refuseUnknownKey(deps: KeyRequestDeps, request: KeyRequest): Promise<KeyRequestAccess> {
+  const stranger = { apiKey: { id: unknownKeyId(request.key), key: request.key }, access: unknownKeyAccess }
+  return authenticate(stranger, request, deps).then(
+    () => ({ ok: false, error: new InvalidKeyError() }),
+    (error: unknown) => ({ ok: false, error }),
+  )
+}
+
+/** A negative number from a key's value (FNV-1a), so its failures have a bucket of their own. */
+function unknownKeyId(key: string): number {
+  let hash = 0x811c9dc5
+  for (let index = 0; index < key.length; index++) {
+    hash = Math.imul(hash ^ key.charCodeAt(index), 0x01000193)
+  }
+  return -1 - (hash >>> 0)
 }
 
 /** What the key allows a request that has proved `auth`, going to `target`. */
