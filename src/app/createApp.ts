@@ -15,6 +15,7 @@ import type { KeyStore } from '../auth/keyStore.ts'
 import { createSharedCache } from '../cache/createSharedCache.ts'
 import type { Config, NetworkConfig } from '../config/configSchema.ts'
 import { type Devnet, devnetNetwork, startDevnet } from '../devnet/startDevnet.ts'
+import { ByteBulkhead } from '../failsafe/ByteBulkhead.ts'
 import { createFeeIndexer, type FeeIndexer } from '../gas/createFeeIndexer.ts'
 import { createSharedFeeIndexer } from '../gas/createSharedFeeIndexer.ts'
 import type { FeeHistoryStore } from '../gas/feeHistoryStore.ts'
@@ -36,7 +37,7 @@ import { attachWebSockets } from '../server/attachWebSockets.ts'
 import { createHttpServer, type HttpServer } from '../server/createHttpServer.ts'
 import { createStores, type Leadership } from '../store/createStores.ts'
 import { createSubscriptionHub, type SubscriptionHub } from '../subscriptions/createSubscriptionHub.ts'
-import { answerFreeBytes, createAnswerMemory } from '../upstreams/AnswerBudget.ts'
+import { createAnswerMemory, smallMessageBytes } from '../upstreams/AnswerBudget.ts'
 import { createReadiness } from './createReadiness.ts'
 import type { WorkerRole } from './workerRole.ts'
 
@@ -259,16 +260,22 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
             indexers,
             now: () => clock.now(),
           })
-    const metrics = config.metrics.enabled ? createMetrics({ networks: networks.all }) : undefined
-    const metricsDeps = metrics && { metrics, token: config.metrics.token }
-    // the dashboard counts answers by network: remembered per path name and Host, not parsed each time
-    const nameNetwork = createNetworkNamer(networks)
     // one bound on answers in flight for the process, over HTTP and WebSocket alike
     const answers = createAnswerMemory({
       maxRequestBytes: config.server.maxAnswerBytes,
       maxBytes: config.server.maxAnswerBytesInFlight,
-      freeBytes: answerFreeBytes,
     })
+    // and one on request bodies and WebSocket messages
+    const bodies = new ByteBulkhead(config.server.maxBodyBytesInFlight, smallMessageBytes)
+    const metrics = config.metrics.enabled
+      ? createMetrics({
+          networks: networks.all,
+          inFlight: { answerBytes: () => answers.inUseBytes(), bodyBytes: () => bodies.inUseBytes },
+        })
+      : undefined
+    const metricsDeps = metrics && { metrics, token: config.metrics.token }
+    // the dashboard counts answers by network: remembered per path name and Host, not parsed each time
+    const nameNetwork = createNetworkNamer(networks)
     const server: HttpServer = createHttpServer(
       {
         rpc: (request) => handleHttpRpc(rpcDeps, request),
@@ -280,7 +287,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       },
       {
         maxBodyBytes: config.server.maxBodyBytes,
-        maxBodyBytesInFlight: config.server.maxBodyBytesInFlight,
+        bodies,
         answers,
         sendTimeoutMs: config.server.sendTimeoutMs,
         keepAliveTimeoutMs: config.server.keepAliveTimeoutMs,
@@ -326,6 +333,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       ...rpcDeps,
       hubs,
       answers,
+      bodies,
       maxSubscriptions: config.websocket.maxSubscriptions,
       maxBufferedBytes: config.websocket.maxBufferedBytes,
       maxInFlight: config.websocket.maxInFlightRequests,

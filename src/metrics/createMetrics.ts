@@ -17,7 +17,11 @@ export type Metrics = {
   rpcAnswers: RpcAnswerCounts
 }
 
-export type MetricsOptions = { networks: readonly Network[] }
+export type MetricsOptions = {
+  networks: readonly Network[]
+  /** Bytes the process holds now of large answers until sent, and of request bodies and messages. */
+  inFlight: { answerBytes(): number; bodyBytes(): number }
+}
 
 type Labels<T extends string> = Partial<Record<T, string>>
 type Sample<T extends string> = [labels: Labels<T>, value: number | bigint | undefined]
@@ -65,6 +69,19 @@ export function createMetrics(options: MetricsOptions): Metrics {
       },
     })
   }
+
+  gauge(
+    'tollgate_answers_in_flight_bytes',
+    'Bytes of large answers the process holds until they are sent (bounded by server.maxAnswerBytesInFlight).',
+    [],
+    () => [[{}, options.inFlight.answerBytes()]],
+  )
+  gauge(
+    'tollgate_bodies_in_flight_bytes',
+    'Bytes of large request bodies and WebSocket messages the process holds (bounded by server.maxBodyBytesInFlight).',
+    [],
+    () => [[{}, options.inFlight.bodyBytes()]],
+  )
 
   const networkLabel = ['network' as const]
   total('tollgate_cache_hits_total', 'Answers served from the cache.', networkLabel, () =>

@@ -135,19 +135,14 @@ async function answerWithDuties(ctx: RpcContext, prepared: PreparedCall & { ok: 
     // Calls that may fail over share loads only with each other: a key that may not must never get
     // a partner's answer, and one that may must not be held to a load that will not ask the partners
     const body = `{"jsonrpc":"2.0","id":1,"method":${JSON.stringify(call.method)},"params":${paramsJson}}`
-    let loadedHere = false
     const loaded = await cache.load(
       key,
       scope,
-      () => {
-        loadedHere = true
-        return forward(ctx, spec, body, route, undefined)
-      },
+      () => load(ctx, spec, body, route),
       partners ? 'failover' : undefined,
     )
     const payload = 'result' in loaded ? resultAnswer(call.id, loaded.result) : withId(loaded.answer, call.id)
-    // the loader's budget took the answer as it came in; a call that shared its load takes it now
-    if (!loadedHere) holdKept(ctx, payload)
+    holdKept(ctx, payload)
     answer = loaded.partner === true ? new PartnerAnswer(payload) : payload
   }
 
@@ -254,6 +249,16 @@ async function forward(
   }
   checkLogs?.(fetched.body)
   return fetched
+}
+
+/**
+ * A cache load: shared by every identical call in flight and not ended when its first client
+ * leaves, so it holds what it takes in on a budget of its own until it ends (each caller then takes
+ * the answer it is given on its own budget).
+ */
+function load(ctx: RpcContext, spec: MethodSpec, body: string, route: Route): Promise<FetchedAnswer> {
+  const answerBudget = ctx.answerBudget.forShared()
+  return forward({ ...ctx, answerBudget }, spec, body, route, undefined).finally(() => answerBudget.release())
 }
 
 /** How the network's pool sends a call: its deadline starts now. */

@@ -1,6 +1,12 @@
 import { authorizeCall, type CallGuard } from '../auth/authorize.ts'
-import { InFlightLimitError, NotificationUnpaidError, SlowReaderError } from '../errors/errors.ts'
+import {
+  InFlightLimitError,
+  NotificationUnpaidError,
+  ServerBusyError,
+  SlowReaderError,
+} from '../errors/errors.ts'
 import { toCloseFrame } from '../errors/toWireError.ts'
+import type { ByteBulkhead } from '../failsafe/ByteBulkhead.ts'
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import { parseRpcRequest } from '../jsonrpc/parseRpcRequest.ts'
 import { serializeBatch } from '../jsonrpc/serialize.ts'
@@ -35,6 +41,8 @@ export type RpcSocketOptions = {
   access: SocketAccess
   /** Each message's answer budget (at most maxBufferedBytes: a larger answer could never be queued). */
   answers: AnswerMemory
+  /** The process's bound on request bodies and messages in flight, shared with HTTP. */
+  bodies: ByteBulkhead
 }
 
 export type RpcSocketSession = {
@@ -156,9 +164,11 @@ export function openRpcSocket(
     }
   }
 
-  /** A message over the in-flight limit: each of its calls gets -32005 at once; it costs nothing. */
-  function refuseInFlight(text: string): void {
-    const limit = new InFlightLimitError(options.maxInFlight)
+  /**
+   * A message refused before it runs (over the in-flight limit, or no room for it in the process's
+   * bound on messages in flight): each of its calls gets `limit` at once; it costs nothing.
+   */
+  function refuseMessage(text: string, limit: unknown): void {
     let request: RpcRequest
     try {
       request = parseRpcRequest(text, options)
@@ -180,7 +190,13 @@ export function openRpcSocket(
     async message(text) {
       if (closed) return
       if (inFlight >= options.maxInFlight) {
-        refuseInFlight(text)
+        refuseMessage(text, new InFlightLimitError(options.maxInFlight))
+        return
+      }
+      // held, like an HTTP body, until the message is answered
+      const held = options.bodies.holder()
+      if (!held.take(text.length)) {
+        refuseMessage(text, new ServerBusyError({ logDetails: 'request bodies in flight' }))
         return
       }
       inFlight++
@@ -191,6 +207,7 @@ export function openRpcSocket(
         send(errorOutcome(ctx, null, err).payload)
       } finally {
         inFlight--
+        held.release()
       }
     },
     async recheck() {

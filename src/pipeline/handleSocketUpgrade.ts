@@ -1,4 +1,5 @@
 import { UnknownNetworkError } from '../errors/errors.ts'
+import type { ByteBulkhead } from '../failsafe/ByteBulkhead.ts'
 import { Cancellation } from '../failsafe/Cancellation.ts'
 import { callAt } from '../failsafe/callAt.ts'
 import type { SubscriptionHub } from '../subscriptions/createSubscriptionHub.ts'
@@ -14,6 +15,7 @@ export type SocketUpgradeRequest = KeyRequest
 export type SocketUpgradeDeps = HttpRpcDeps & {
   hubs: ReadonlyMap<string, SubscriptionHub>
   answers: AnswerMemory
+  bodies: ByteBulkhead
   maxSubscriptions: number
   maxBufferedBytes: number
   /** Messages one connection may have unanswered. */
@@ -77,6 +79,7 @@ export async function handleSocketUpgrade(
           maxInFlight: deps.maxInFlight,
           access: keyAccess,
           answers: deps.answers,
+          bodies: deps.bodies,
         },
       )
       const stopWatching = deps.keys.onChange(({ changed, removed }) => {

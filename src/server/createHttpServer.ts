@@ -11,14 +11,14 @@ import {
   UpgradeRequiredError,
 } from '../errors/errors.ts'
 import { toWireError } from '../errors/toWireError.ts'
-import { ByteBulkhead } from '../failsafe/ByteBulkhead.ts'
+import type { ByteBulkhead, ByteHolder } from '../failsafe/ByteBulkhead.ts'
 import { Cancellation } from '../failsafe/Cancellation.ts'
 import type { GasRequest, GasResponse } from '../gas/handleGasRequest.ts'
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import type { RpcAnswerCounts } from '../metrics/createMetrics.ts'
 import type { MetricsRequest, MetricsResponse } from '../metrics/handleMetrics.ts'
 import type { HttpRpcRequest, HttpRpcResponse } from '../pipeline/handleHttpRpc.ts'
-import type { AnswerMemory } from '../upstreams/AnswerBudget.ts'
+import { type AnswerMemory, smallMessageBytes } from '../upstreams/AnswerBudget.ts'
 import { type CompressionOptions, chooseEncoding, createCompressor } from './compression.ts'
 import { type CorsOptions, corsHeaders, preflightHeaders } from './corsHeaders.ts'
 import { createClientAddressOf } from './createClientAddressOf.ts'
@@ -54,11 +54,11 @@ export type HttpServerOptions = {
   trustedProxies: readonly string[]
   cors: CorsOptions
   compression: CompressionOptions
-  /** Bytes of JSON-RPC request bodies being read or run at once, for the whole process (more: 503). */
-  maxBodyBytesInFlight: number
+  /** The process's bound on JSON-RPC request bodies held at once (shared with the WebSocket endpoint; full: 503). */
+  bodies: ByteBulkhead
   /** Each JSON-RPC request's answer budget (shared with the WebSocket endpoint: one bound for the process). */
   answers: AnswerMemory
-  /** An answer of at least `largeAnswerBytes` that the client has not taken within this is dropped with its connection. */
+  /** An answer of more than smallMessageBytes that the client has not taken within this is dropped with its connection. */
   sendTimeoutMs: number
   /** Where JSON-RPC answers are counted by status class (a plain increment each), when metrics are on. */
   rpcAnswers?: RpcAnswerCounts | undefined
@@ -77,17 +77,12 @@ export type HttpServer = {
 
 const acceptedContentTypes = new Set(['application/json', 'application/json-rpc', 'application/jsonrequest'])
 const adminMaxBodyBytes = 1024 * 1024
-/** A body this small that a refused request did not read is discarded as it comes, its connection kept. */
-const smallBodyBytes = 64 * 1024
-/** Answers this large are watched until sent (sendTimeoutMs): a client that does not read them is dropped. */
-const largeAnswerBytes = 64 * 1024
 
 /** The HTTP adapter: bytes in, bytes out. Routing, limits and headers; everything else is the handlers'. */
 export function createHttpServer(handlers: HttpHandlers, options: HttpServerOptions): HttpServer {
-  const { rpcAnswers, onRpcAnswer, compression, answers } = options
+  const { rpcAnswers, onRpcAnswer, compression, answers, bodies } = options
   let inFlight = 0
   let drained: (() => void) | undefined
-  const bodies = new ByteBulkhead(options.maxBodyBytesInFlight)
 
   const server = createServer(
     {
@@ -131,7 +126,7 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
     const parts = body instanceof AnswerParts ? body : undefined
     const length = parts ? parts.byteLength : (body as string | Buffer).length
     // a client that does not take a large answer does not hold it (and the memory) for long
-    if (length >= largeAnswerBytes) res.setTimeout(options.sendTimeoutMs, () => res.destroy())
+    if (length > smallMessageBytes) dropIfNotTaken(res, options.sendTimeoutMs)
     const encoding = chooseEncoding(req.headers['accept-encoding'], length, compression)
     // a flat [name, value, ...] list (CORS headers set earlier with setHeader are merged by Node)
     const raw: string[] = ['content-type', contentType]
@@ -207,14 +202,14 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
   function answerRpc(req: IncomingMessage, res: ServerResponse, route: Route & { kind: 'rpc' }): void {
     const cancellation = new Cancellation()
     const answerBudget = answers.forRequest()
-    /** Bytes of the body held in `bodies`; undefined while it has not been asked for. */
-    let bodyBytes: number | undefined
+    /** What the body holds of the bound on bodies in flight; undefined while it has not been asked for. */
+    let body: ByteHolder | undefined
     // 'close' comes once: a plain listener, cheaper than once()'s wrapper (this is every request)
     res.on('close', () => {
       ended()
       if (!res.writableFinished) cancellation.cancel()
       answerBudget.release()
-      if (bodyBytes) bodies.giveBack(bodyBytes)
+      body?.release()
     })
     try {
       if (handleCors(req, res)) return
@@ -223,8 +218,8 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
         throw new HttpMethodNotAllowedError('POST')
       }
       const keyRequest = keyRequestOf(req, route, clientAddressOf(req))
-      const readBodyOf = (done: (body: Buffer | TollgateError) => void) => {
-        bodyBytes = 0
+      const readBodyOf = (done: (read: Buffer | TollgateError) => void) => {
+        body = bodies.holder()
         if (!isJsonContentType(req.headers['content-type'])) {
           done(refusedBody(res, new UnsupportedContentTypeError()))
           return
@@ -232,14 +227,12 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
         readBody(
           req,
           options.maxBodyBytes,
-          (body) => {
-            if (Buffer.isBuffer(body)) {
-              bodyBytes = body.length
-              done(body)
-            } else if (body instanceof TollgateError) done(refusedBody(res, body))
-            else sendError(res, body) // the stream's own error: the client went away mid-body
+          (read) => {
+            if (Buffer.isBuffer(read)) done(read)
+            else if (read instanceof TollgateError) done(refusedBody(res, read))
+            else sendError(res, read) // the stream's own error: the client went away mid-body
           },
-          bodies,
+          body,
         )
       }
       handlers.rpc({ keyRequest, readBody: readBodyOf, cancellation, answerBudget }).then(
@@ -253,7 +246,7 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
             onRpcAnswer?.(route.networkName, req.headers.host, answer.status)
             // refused from its headers alone: a large body still on its way is not read, nor waited
             // for (a small one is let through, as Node does, to keep the connection)
-            if (bodyBytes === undefined && !req.complete && !isSmallBody(req)) {
+            if (body === undefined && !req.complete && !isSmallBody(req)) {
               res.setHeader('connection', 'close')
             }
             send(req, res, answer.status, answer.body, answer.headers)
@@ -403,9 +396,18 @@ function limitConnectionsPerAddress(server: Server, limit: number, exempt: reado
   })
 }
 
+/**
+ * A deadline for a large answer to be taken: one that has not gone out by then is dropped with its
+ * connection (a client that reads a little now and then would keep an idle timeout waiting for ever).
+ */
+function dropIfNotTaken(res: ServerResponse, timeoutMs: number): void {
+  const timer = setTimeout(() => res.destroy(), timeoutMs)
+  res.once('close', () => clearTimeout(timer))
+}
+
 /** A body declared small enough to be let through unread (Node discards it) on a kept connection. */
 function isSmallBody(req: IncomingMessage): boolean {
-  return Number(req.headers['content-length']) <= smallBodyBytes
+  return Number(req.headers['content-length']) <= smallMessageBytes
 }
 
 function isJsonContentType(header: string | undefined): boolean {

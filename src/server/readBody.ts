@@ -1,19 +1,19 @@
 import type { IncomingMessage } from 'node:http'
 import { BodyTooLargeError, ServerBusyError } from '../errors/errors.ts'
-import type { ByteBulkhead } from '../failsafe/ByteBulkhead.ts'
+import type { ByteHolder } from '../failsafe/ByteBulkhead.ts'
 
 /**
- * Reads the whole request body, refusing it as soon as it passes `maxBytes`, or as soon as the bytes
- * of every body being read (`inFlight`, when given) would pass theirs. `done` is called once, with
- * the bytes (still held in `inFlight`: the caller gives them back) or with what stopped them
- * (BodyTooLargeError, ServerBusyError, or the stream's own error; nothing is then held): a callback,
- * so that the JSON-RPC route, which reads a body every request, makes no promise for it.
+ * Reads the whole request body, refusing it as soon as it passes `maxBytes`, or as soon as the
+ * process's bound on bodies in flight has no room for it (`held`, when given, takes each chunk; the
+ * caller releases it when the request ends). `done` is called once, with the bytes or with what
+ * stopped them (BodyTooLargeError, ServerBusyError, or the stream's own error): a callback, so that
+ * the JSON-RPC route, which reads a body every request, makes no promise for it.
  */
 export function readBody(
   req: IncomingMessage,
   maxBytes: number,
   done: (body: Buffer | Error) => void,
-  inFlight?: ByteBulkhead,
+  held?: ByteHolder,
 ): void {
   const declared = Number(req.headers['content-length'])
   if (declared > maxBytes) {
@@ -28,7 +28,6 @@ export function readBody(
   const finish = (body: Buffer | Error) => {
     if (finished) return
     finished = true
-    if (!Buffer.isBuffer(body)) inFlight?.giveBack(size)
     done(body)
   }
   const refuse = (refusal: Error) => {
@@ -38,7 +37,7 @@ export function readBody(
   }
   req.on('data', (chunk: Buffer) => {
     if (size + chunk.length > maxBytes) return refuse(new BodyTooLargeError(maxBytes))
-    if (inFlight && !inFlight.tryTake(chunk.length)) {
+    if (held && !held.take(chunk.length)) {
       return refuse(new ServerBusyError({ logDetails: 'request bodies in flight' }))
     }
     size += chunk.length

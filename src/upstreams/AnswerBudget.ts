@@ -1,85 +1,81 @@
 import { ResponseTooLargeError, ServerBusyError, type TollgateError } from '../errors/errors.ts'
-import { ByteBulkhead } from '../failsafe/ByteBulkhead.ts'
+import { ByteBulkhead, type ByteHolder } from '../failsafe/ByteBulkhead.ts'
 
-/** Each request's first answer bytes that the process's bound never refuses: small answers always go. */
-export const answerFreeBytes = 64 * 1024
+/** Bodies and answers this small are never refused for the process's sake, nor watched until sent. */
+export const smallMessageBytes = 64 * 1024
 
 export type AnswerMemoryOptions = {
   /** One request's answers, a batch's added up (`server.maxAnswerBytes`). */
   maxRequestBytes: number
   /** Large answers held by the whole process at once, until sent (`server.maxAnswerBytesInFlight`). */
   maxBytes: number
-  /** Each request's first bytes, never refused for the process's sake: small answers always go. */
-  freeBytes: number
 }
 
 /**
  * What one request's answers may hold: at most `maxRequestBytes` in all, and beyond its first
- * `freeBytes`, a share of the process's bound on answers in flight, held until the transport has sent
- * the answer (or dropped it) and calls `release`. Bytes are taken as they come in from upstreams
- * (createUpstream's collector), and for answers from the cache as they are found, so that no answer
- * is held whole before it is known to fit.
+ * smallMessageBytes a share of the process's bound on answers in flight, held until the transport
+ * has sent the answer (or dropped it) and calls `release`. Bytes are taken as they come in from
+ * upstreams (createUpstream's collector), and for answers from the cache as they are found, so no
+ * answer is held whole before it is known to fit.
  */
 export class AnswerBudget {
   #takenBytes = 0
-  /** What this request holds of the process's bound. */
-  #sharedBytes = 0
   #released = false
+  readonly #held: ByteHolder
 
   constructor(
-    private readonly options: AnswerMemoryOptions,
+    private readonly maxRequestBytes: number,
     private readonly shared: ByteBulkhead,
-  ) {}
+  ) {
+    this.#held = shared.holder()
+  }
 
   /** Takes `bytes` of an answer: undefined when they fit, else the refusal to answer with. */
   take(bytes: number): TollgateError | undefined {
-    // a shared upstream load that outlives its first requester (the cache's) is no longer counted
+    // an attempt still coming in after its client left (about to be aborted) holds nothing more
     if (this.#released) return undefined
-    const { maxRequestBytes, freeBytes } = this.options
-    const taken = this.#takenBytes + bytes
-    if (taken > maxRequestBytes) return new ResponseTooLargeError(maxRequestBytes)
-    const shared = Math.max(0, taken - freeBytes) - this.#sharedBytes
-    if (shared > 0) {
-      if (!this.shared.tryTake(shared)) return new ServerBusyError({ logDetails: 'answers in flight' })
-      this.#sharedBytes += shared
-    }
-    this.#takenBytes = taken
+    if (this.#takenBytes + bytes > this.maxRequestBytes)
+      return new ResponseTooLargeError(this.maxRequestBytes)
+    if (!this.#held.take(bytes)) return new ServerBusyError({ logDetails: 'answers in flight' })
+    this.#takenBytes += bytes
     return undefined
   }
 
   /** Bytes of an answer that was dropped (a failed or superseded attempt): no longer held. */
   giveBack(bytes: number): void {
-    if (this.#released) return
-    this.#takenBytes -= bytes
-    const shared = Math.max(0, this.#takenBytes - this.options.freeBytes)
-    this.shared.giveBack(this.#sharedBytes - shared)
-    this.#sharedBytes = shared
+    this.#takenBytes = Math.max(0, this.#takenBytes - bytes)
+    this.#held.giveBack(bytes)
+  }
+
+  /**
+   * A budget of its own, from the same bound, for work that outlives this request or is shared with
+   * others (a cache load): released when that work ends.
+   */
+  forShared(): AnswerBudget {
+    return new AnswerBudget(this.maxRequestBytes, this.shared)
   }
 
   /** The request's answer is sent or dropped: everything it held is free. */
   release(): void {
-    if (this.#released) return
     this.#released = true
-    this.shared.giveBack(this.#sharedBytes)
-    this.#sharedBytes = 0
+    this.#takenBytes = 0
+    this.#held.release()
   }
 }
 
 export type AnswerMemory = {
   /** A new request's budget; `maxRequestBytes` lowers the request's own bound (a WebSocket's buffer). */
   forRequest(maxRequestBytes?: number): AnswerBudget
+  /** Bytes of large answers held now, by the whole process. */
+  inUseBytes(): number
 }
 
 /** The process's answers in flight, handing each request (or WebSocket message) its budget. */
 export function createAnswerMemory(options: AnswerMemoryOptions): AnswerMemory {
-  const shared = new ByteBulkhead(options.maxBytes)
+  const shared = new ByteBulkhead(options.maxBytes, smallMessageBytes)
   return {
-    forRequest: (maxRequestBytes) =>
-      new AnswerBudget(
-        maxRequestBytes === undefined || maxRequestBytes >= options.maxRequestBytes
-          ? options
-          : { ...options, maxRequestBytes },
-        shared,
-      ),
+    forRequest: (maxRequestBytes = options.maxRequestBytes) =>
+      new AnswerBudget(Math.min(maxRequestBytes, options.maxRequestBytes), shared),
+    inUseBytes: () => shared.inUseBytes,
   }
 }

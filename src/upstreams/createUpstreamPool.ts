@@ -364,8 +364,8 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
         {
           delayMs: hedgeDelayMs(member, hedgePolicy),
           maxHedges: 1,
-          isFinal: ({ verdict }) =>
-            'answer' in verdict || verdict.clientGone === true || verdict.refusal !== undefined,
+          // a budget's refusal is not: the other attempt's bytes may be what filled it
+          isFinal: ({ verdict }) => 'answer' in verdict || verdict.clientGone === true,
           onHedge: () => member.hedges++,
           timers,
         },

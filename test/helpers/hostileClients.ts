@@ -1,0 +1,93 @@
+import { execFileSync } from 'node:child_process'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { connect, type Socket } from 'node:net'
+import { join } from 'node:path'
+import { stringify } from 'yaml'
+import { bin, type GatewayProcess, startGatewayProcess } from './gatewayProcess.ts'
+
+export const mib = 1024 * 1024
+
+/** A gateway process in front of `upstream` on SQLite in `dir`, with `server` settings over the defaults. */
+export async function startKeyedGateway(
+  dir: string,
+  name: string,
+  upstream: string,
+  server: Record<string, unknown> = {},
+): Promise<{ gateway: GatewayProcess; endpoint: string }> {
+  const configFile = join(dir, `${name}.yaml`)
+  writeFileSync(
+    configFile,
+    stringify({
+      server: { host: '127.0.0.1', port: 0, ...server },
+      storage: { sqlite: join(dir, `${name}.db`) },
+      networks: [{ name: 'devnet', chainId: 31337, upstreams: [{ url: upstream }] }],
+      cache: { enabled: false },
+      gas: { enabled: false },
+      log: { level: 'error' },
+    }),
+  )
+  const created = execFileSync(
+    process.execPath,
+    [bin, 'keys', 'create', '--config', configFile, '--plan', 'team', '--json'],
+    { encoding: 'utf8' },
+  )
+  const { key } = JSON.parse(created) as { key: string }
+  const gateway = await startGatewayProcess(['start', '--config', configFile])
+  return { gateway, endpoint: `${gateway.url}/v3/${key}` }
+}
+
+/** Samples a process's resident memory (from /proc) until stopped: the most it grew by since the start. */
+export function watchGrowth(pid: number): { stop(): number } {
+  const residentBytes = () =>
+    Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) * 1024
+  const start = residentBytes()
+  let peak = start
+  const timer = setInterval(() => {
+    peak = Math.max(peak, residentBytes())
+  }, 10)
+  return {
+    stop() {
+      clearInterval(timer)
+      return Math.max(peak, residentBytes()) - start
+    },
+  }
+}
+
+/** A client that sends one request to `url`'s host and never reads a byte of the answer. */
+export function neverReads(url: string, path: string, body: string): Socket {
+  const socket = connect(Number(new URL(url).port), '127.0.0.1')
+  socket.on('error', () => undefined)
+  socket.pause()
+  socket.write(
+    `POST ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  )
+  return socket
+}
+
+export type GatewayFigures = {
+  /** JSON-RPC answers over HTTP so far, by status class. */
+  answers: { total: number; '2xx': number; '5xx': number }
+  answersInFlightBytes: number
+  bodiesInFlightBytes: number
+}
+
+/** What the gateway's /metrics says now of its answers and of what it holds. */
+export async function readFigures(gateway: GatewayProcess): Promise<GatewayFigures> {
+  const text = await (await fetch(`${gateway.url}/metrics`)).text()
+  const read = (series: string) => {
+    const line = text.split('\n').find((each) => each.startsWith(`${series} `))
+    return Number(line?.slice(series.length + 1) ?? 0)
+  }
+  const byClass = (statusClass: string) =>
+    read(`tollgate_http_rpc_responses_total{status_class="${statusClass}"}`)
+  return {
+    answers: {
+      total: byClass('2xx') + byClass('4xx') + byClass('5xx'),
+      '2xx': byClass('2xx'),
+      '5xx': byClass('5xx'),
+    },
+    answersInFlightBytes: read('tollgate_answers_in_flight_bytes'),
+    bodiesInFlightBytes: read('tollgate_bodies_in_flight_bytes'),
+  }
+}
