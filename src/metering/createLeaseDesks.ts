@@ -1,8 +1,8 @@
-import { BalanceUnavailableError, RateLimitError, type TollgateError } from '../errors/errors.ts'
+import { RateLimitError, type TollgateError } from '../errors/errors.ts'
+import { createBankDownFallback } from './createBankDownFallback.ts'
 import type { Admission, MeterSubject } from './createMeter.ts'
 import type { BankReply, BankSubjectRequest, CreditBank, LeaseNotice } from './creditBank.ts'
 import type { RateSlice } from './RateSlice.ts'
-import { TokenBucket } from './TokenBucket.ts'
 import type { UsageStore } from './usageStore.ts'
 
 /** One subject's (`account:<id>`, `key:<id>`) counts for one UTC day in this process. */
@@ -129,7 +129,7 @@ export function createLeaseDesks(
   /** Subjects another instance asked this one to give its free credits back for, with their day. */
   const recalled = new Map<string, string>()
   const keysOfAccount = new Map<string, Map<string, MeterSubject>>()
-  const fallbackBuckets = new Map<string, TokenBucket>()
+  const fallback = createBankDownFallback(ledger, { onBankDown, borrow })
   let bankUp = true
   let lastBankOkMs = ledger.now()
   let closing = false
@@ -399,69 +399,13 @@ export function createLeaseDesks(
     if (returning && subject !== undefined) enqueue(subject, undefined)
   }
 
-  /**
-   * Redis cannot be reached: `closed` refuses what the lease cannot pay; `open` counts on locally.
-   * Per-second limits hold per instance meanwhile, in both modes.
-   */
+  /** Redis cannot be reached: the call is admitted or refused by `onBankDown` (createBankDownFallback.ts). */
   function serveWithoutBank(waiter: Waiter): void {
-    const { subject, costCredits } = waiter
-    for (let attempt = 0; attempt < 4; attempt++) {
-      const nowMs = ledger.now()
-      const refusal = ledger.refusalOf(subject, costCredits, nowMs)
-      if (refusal === undefined) {
-        waiter.resolve(ledger.hold(subject, costCredits, nowMs))
-        return
-      }
-      const daily = refusal.check === 'account' || refusal.check === 'key'
-      const refused = daily && onBankDown === 'closed' ? new BalanceUnavailableError() : undefined
-      if (refused || !borrowFor(subject, refusal, costCredits, nowMs)) {
-        waiter.reject(
-          refused ?? (daily ? refusal.error : fallbackRefusal(subject, refusal, costCredits, nowMs)),
-        )
-        return
-      }
+    try {
+      waiter.resolve(fallback.admit(waiter.subject, waiter.costCredits))
+    } catch (err) {
+      waiter.reject(err)
     }
-    waiter.reject(new BalanceUnavailableError())
-  }
-
-  /**
-   * Without the bank, takes what one check lacks from the balance as last seen (daily), or from a
-   * per-second bucket of this instance alone; reported, and so reconciled, with the next exchange.
-   */
-  function borrowFor(subject: MeterSubject, refusal: Refusal, costCredits: number, nowMs: number): boolean {
-    if (refusal.check === 'account' || refusal.check === 'key') {
-      const onKey = refusal.check === 'key'
-      const found = ledger.counter(onKey ? subject.keyCounter : subject.accountCounter)
-      const limit = onKey ? (subject.keyDailyCredits ?? 0) : subject.accountDailyCredits
-      return borrow(found, limit, costCredits - ledger.available(found, limit, nowMs))
-    }
-    const { subjectId, perSecond, fallback } = fallbackOf(subject, refusal, nowMs)
-    if (!fallback.canTake(costCredits, nowMs)) return false
-    fallback.take(costCredits, nowMs)
-    const slice = ledger.slice(subjectId, perSecond, nowMs)
-    slice.add(costCredits - slice.tokens(nowMs), nowMs)
-    return true
-  }
-
-  /** The per-second bucket of this instance alone that stands in for the bank's while it is away. */
-  function fallbackOf(subject: MeterSubject, refusal: Refusal, nowMs: number) {
-    const subjectId = refusal.check === 'keyRate' ? subject.keyCounter : subject.accountCounter
-    const perSecond =
-      refusal.check === 'keyRate' ? (subject.keyCreditsPerSecond ?? 0) : subject.accountCreditsPerSecond
-    let fallback = fallbackBuckets.get(subjectId)
-    if (fallback === undefined) {
-      fallback = new TokenBucket(perSecond, nowMs)
-      fallbackBuckets.set(subjectId, fallback)
-    }
-    fallback.ratePerSecond = perSecond
-    return { subjectId, perSecond, fallback }
-  }
-
-  /** The 429 of a per-second limit while the bank is away: when this instance's own bucket would admit the call. */
-  function fallbackRefusal(subject: MeterSubject, refusal: Refusal, costCredits: number, nowMs: number) {
-    const kind = refusal.check === 'keyRate' ? 'keyCreditsPerSecond' : 'planCreditsPerSecond'
-    const { fallback } = fallbackOf(subject, refusal, nowMs)
-    return new RateLimitError(kind, fallback.msUntilCanTake(costCredits, nowMs))
   }
 
   /** Whether a call gave back per-second credits its slice could not keep: they go back to the bank at once. */
