@@ -1,6 +1,6 @@
 import { BalanceUnavailableError, RateLimitError } from '../errors/errors.ts'
-import type { DayCounter, LocalLedger, Refusal } from './createLeaseDesks.ts'
 import type { Admission, MeterSubject } from './createMeter.ts'
+import type { DayCounter, LocalLedger, Refusal } from './LocalLedger.ts'
 import { TokenBucket } from './TokenBucket.ts'
 
 export type BankDownFallbackOptions = {
