@@ -169,6 +169,35 @@ describe('eth_getLogs is bounded (docs/compatibility.md §7)', () => {
       assert.equal((suggested.json as { result: unknown[] }).result.length, 5)
     })
 
+    it('a trace_filter answer is not counted for logs, whatever fields it holds', async () => {
+      // scripted: three traces, each with a logIndex field, past what `tiny` allows an eth_getLogs
+      const traces = [0, 1, 2].map((index) => ({
+        action: { from: node.fixtures.demo, to: node.fixtures.demo, input: `0x${'00'.repeat(64)}` },
+        blockNumber: Number(first),
+        logIndex: hex(index),
+        subtraces: 0,
+        traceAddress: [],
+        type: 'call',
+      }))
+      upstream.behave({
+        kind: 'forMethods',
+        methods: ['trace_filter'],
+        behaviour: { kind: 'json', respond: () => traces },
+        otherwise: node.url,
+      })
+      try {
+        const filter = { fromBlock: hex(first), toBlock: hex(first + 3n) }
+        const answer = await postJson(
+          `${gateway.url}/tiny/v3/${gateway.key}`,
+          rpcBody('trace_filter', [filter], 'traces'),
+        )
+        assert.ok(answer.text.length > 2 * 128, 'long enough to be counted')
+        assert.deepEqual(answer.json, { jsonrpc: '2.0', id: 'traces', result: traces })
+      } finally {
+        upstream.behave({ kind: 'proxy', target: node.url })
+      }
+    })
+
     it('a blockHash query over the limit is refused without a range to suggest', async () => {
       const block = (await nodeCall('eth_getBlockByNumber', [hex(first + 1n), false])).result as {
         hash: string

@@ -43,6 +43,15 @@ function serverPids(port: number): Set<number> {
   return new Set([...out.matchAll(/pid=(\d+)/g)].map((match) => Number(match[1])))
 }
 
+/** The process holding the server side of the connection from local port `clientPort` to `port`. */
+function serverPidOf(port: number, clientPort: number): number | undefined {
+  const out = execFileSync('ss', ['-tnpH', `( sport = :${port} and dport = :${clientPort} )`], {
+    encoding: 'utf8',
+  })
+  const found = /pid=(\d+)/.exec(out)?.[1]
+  return found === undefined ? undefined : Number(found)
+}
+
 type Answer = { status: number; body: string }
 
 /** POSTs one JSON-RPC call over `agent` (kept-alive connections). */
@@ -161,7 +170,7 @@ describe('tollgate start --workers 2 on the embedded default', () => {
     assert.deepEqual(await usageOf(dir, created.key), { calls: 1_000, credits: 80_000 })
   })
 
-  it("a core key's 1,000-call batch leaves its per-second bucket in debt on both workers", async () => {
+  it("a core key's 1,000-call batch leaves its per-second bucket in debt: the next batches 429 on both workers", async () => {
     const created = JSON.parse(await tollgate(dir, ['keys', 'create', '--plan', 'core', '--json'])) as {
       key: string
     }
@@ -169,40 +178,57 @@ describe('tollgate start --workers 2 on the embedded default', () => {
     const batch = JSON.stringify(
       Array.from({ length: 1_000 }, (_, id) => ({ jsonrpc: '2.0', id, method: 'eth_chainId', params: [] })),
     )
-    // fresh connections go round the two workers
-    const once = new Agent({ keepAlive: false })
+    /**
+     * The batch on a connection of its own (fresh connections go round the two workers); the worker
+     * that answered: the process holding the server side of that connection, looked up while it is
+     * still open.
+     */
     const postBatch = () =>
-      new Promise<{ status: number; retryAfter: number }>((done, fail) => {
+      new Promise<{ status: number; retryAfter: number; pid: number | undefined }>((done, fail) => {
+        const own = new Agent({ keepAlive: true, maxSockets: 1 })
         const req = request(
           keyUrl,
-          { method: 'POST', agent: once, headers: { 'content-type': 'application/json' } },
+          { method: 'POST', agent: own, headers: { 'content-type': 'application/json' } },
           (res) => {
+            const pid = serverPidOf(port, res.socket.localPort ?? 0)
             res.resume()
-            res.on('end', () =>
-              done({ status: res.statusCode ?? 0, retryAfter: Number(res.headers['retry-after'] ?? 0) }),
-            )
+            res.on('end', () => {
+              own.destroy()
+              done({ status: res.statusCode ?? 0, retryAfter: Number(res.headers['retry-after'] ?? 0), pid })
+            })
           },
         )
         req.on('error', fail)
         req.end(batch)
       })
     // until both workers have loaded the key (two calls in a row answered), then a full bucket
+    const once = new Agent({ keepAlive: false })
     await until(async () => {
       const pair = [await post(once, keyUrl, 'eth_chainId'), await post(once, keyUrl, 'eth_chainId')]
       return pair.every((answer) => answer.status === 200)
     }, 'the key to load on both workers')
+    const sentMs = Date.now()
     await until(async () => (await postBatch()).status === 200, 'a batch to be served')
-    // 5,080 credits on 500 per second: 4,580 owed; the next batches wait for it and a full bucket,
+    // 5,080 credits on 500 per second: 4,580 owed; the next batches wait 9.16 s for it and 1 s for a
+    // full bucket, less what passed since the batch was served (at most since it was sent), on
     // whichever worker they reach
     const refused = [await postBatch(), await postBatch(), await postBatch(), await postBatch()]
+    const answeredMs = Date.now()
     assert.deepEqual(
       refused.map((answer) => answer.status),
       [429, 429, 429, 429],
     )
+    const soonest = Math.ceil((10_160 - (answeredMs - sentMs)) / 1_000)
+    const latest = Math.ceil(10_160 / 1_000)
     assert.ok(
-      refused.every((answer) => answer.retryAfter >= 5 && answer.retryAfter <= 11),
-      `Retry-After ${refused.map((answer) => answer.retryAfter).join(', ')}`,
+      refused.every((answer) => answer.retryAfter >= Math.max(1, soonest) && answer.retryAfter <= latest),
+      `Retry-After ${refused.map((answer) => answer.retryAfter).join(', ')}, expected ${soonest} to ${latest}`,
     )
+    // both workers refused: the debt is the primary's bucket's, not one worker's
+    const children = new Set(childrenOf(primary.pid ?? 0))
+    const refusedBy = new Set(refused.map((answer) => answer.pid))
+    assert.equal(refusedBy.size, 2, `refused by ${[...refusedBy].join(', ')}`)
+    for (const pid of refusedBy) assert.ok(pid !== undefined && children.has(pid), `${pid} is a worker`)
   })
 
   it('a worker that dies is replaced, and the port answers all along', async () => {

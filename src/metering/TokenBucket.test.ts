@@ -4,6 +4,10 @@ import { createRandom } from '../../test/helpers/createRandom.ts'
 import { type RateFlow, rateBoundExcess } from '../../test/helpers/rateBoundExcess.ts'
 import { TokenBucket } from './TokenBucket.ts'
 
+/** Below zero: a full second's worth is more than a second of refilling away. */
+const inDebt = (bucket: TokenBucket, nowMs: number) =>
+  bucket.msUntilCanTake(bucket.ratePerSecond, nowMs) > 1_000
+
 describe('TokenBucket', () => {
   it('starts full, refills at its rate up to one second of credits', () => {
     const bucket = new TokenBucket(500, 0)
@@ -23,7 +27,7 @@ describe('TokenBucket', () => {
     const bucket = new TokenBucket(500, 0)
     assert.equal(bucket.canTake(80_080, 0), true)
     bucket.take(80_080, 0)
-    assert.equal(bucket.tokens(0), -79_580, 'what the bucket could not cover')
+    assert.equal(inDebt(bucket, 0), true, 'by what the bucket could not cover')
     assert.equal(bucket.canTake(5, 0), false)
     // the debt is paid off at the rate: 79,580 credits in 159.16 s, then the call's own cost
     assert.equal(bucket.msUntilCanTake(5, 0), 159_170)
@@ -79,9 +83,12 @@ describe('TokenBucket', () => {
     const bucket = new TokenBucket(500, 0)
     bucket.take(80_080, 0)
     bucket.giveBack(40_000, 0)
-    assert.equal(bucket.tokens(0), -39_580)
+    // 39,580 owed: paid in 79.16 s, then 5 credits more
+    assert.equal(bucket.msUntilCanTake(5, 0), 79_170)
     bucket.giveBack(40_000, 0)
-    assert.equal(bucket.tokens(0), 420, 'a request that cost 80 in the end leaves what 80 would')
+    // a request that cost 80 in the end leaves what 80 would: 420
+    assert.equal(bucket.canTake(420, 0), true)
+    assert.equal(bucket.canTake(421, 0), false)
   })
 
   it('over any window, credits through it are at most rate x window + max(a second, the dearest call)', () => {
@@ -105,11 +112,11 @@ describe('TokenBucket', () => {
         const cost = random.chance(0.1)
           ? random.pick([501, 1_000, 5_080, 20_000])
           : random.pick([5, 80, 150, 500])
-        const inDebt = bucket.tokens(nowMs) < 0
+        const wasInDebt = inDebt(bucket, nowMs)
         if (!bucket.canTake(cost, nowMs)) continue
-        assert.equal(inDebt, false, 'nothing is admitted while a debt is unpaid')
-        if (cost > bucket.tokens(nowMs)) debts++
+        assert.equal(wasInDebt, false, 'nothing is admitted while a debt is unpaid')
         bucket.take(cost, nowMs)
+        if (inDebt(bucket, nowMs)) debts++
         flows.push({ atMs: nowMs, credits: cost })
         pending.push({ credits: cost })
       }

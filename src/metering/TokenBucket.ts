@@ -18,12 +18,6 @@ export class TokenBucket {
     this.#updatedAtMs = nowMs
   }
 
-  /** What the bucket holds now: below zero while a debt is being paid. */
-  tokens(nowMs: number): number {
-    this.#refill(nowMs)
-    return this.#tokens
-  }
-
   canTake(costCredits: number, nowMs: number): boolean {
     this.#refill(nowMs)
     return this.#tokens >= costCredits || this.#tokens >= this.ratePerSecond

@@ -1,54 +1,15 @@
-import { BalanceUnavailableError, RateLimitError, type TollgateError } from '../errors/errors.ts'
+import { RateLimitError, type TollgateError } from '../errors/errors.ts'
+import { createBankDownFallback } from './createBankDownFallback.ts'
+import {
+  type BankRequestBuilt,
+  type BankRequestEntry,
+  createBankRequest,
+  fullLeaseOf,
+} from './createBankRequest.ts'
 import type { Admission, MeterSubject } from './createMeter.ts'
 import type { BankReply, BankSubjectRequest, CreditBank, LeaseNotice } from './creditBank.ts'
-import type { RateSlice } from './RateSlice.ts'
-import { TokenBucket } from './TokenBucket.ts'
+import type { DayCounter, LocalLedger } from './LocalLedger.ts'
 import type { UsageStore } from './usageStore.ts'
-
-/** One subject's (`account:<id>`, `key:<id>`) counts for one UTC day in this process. */
-export type DayCounter = {
-  day: string
-  /** Without a bank: the day's charges (read back from the store at start). With one: this instance's. */
-  used: number
-  reserved: number
-  /** With a bank: credits this instance got for the day (leases and borrowing), spent ones included. */
-  leased: number
-  /** The day's credits granted to every instance, as last seen (from the store until the bank answers). */
-  granted: number
-  /** Credits borrowed (bank down, or a notification) since the last exchange was sent. */
-  unsent: number
-  /** `used` as the bank last acknowledged it. */
-  reportedUsed: number
-  /** What the bank counts as this instance's free credits (`f:` in creditScript.ts) since the last exchange. */
-  reportedFree: number
-  /**
-   * The lease went back on request: the next report (due even with nothing to report) shows this
-   * instance what the others then spent of it.
-   */
-  refresh: boolean
-  lastUseMs: number
-}
-
-/** The first check a call fails in this process now, and the error that refuses it. */
-export type Refusal = { check: 'account' | 'key' | 'keyRate' | 'accountRate'; error: TollgateError }
-
-/** What the desks need of the meter's local accounting (createMeter.ts). */
-export type LocalLedger = {
-  /** The time, with the meter's day and hour moved on to it. */
-  now(): number
-  day(): string
-  counters: ReadonlyMap<string, DayCounter>
-  counter(subject: string): DayCounter
-  slice(subject: string, creditsPerSecond: number, nowMs: number): RateSlice
-  available(found: DayCounter, limit: number, nowMs: number): number
-  left(found: DayCounter, limit: number, nowMs: number): number
-  refusalOf(subject: MeterSubject, costCredits: number, nowMs: number): Refusal | undefined
-  hold(subject: MeterSubject, costCredits: number, nowMs: number): Admission
-  /** Of a subject's day, what this process has written to the store. */
-  flushedCredits(subject: string, day: string): number
-  /** Runs `work` while no usage flush runs (so the store and flushedCredits agree). */
-  exclusive<T>(work: () => Promise<T>): Promise<T>
-}
 
 export type LeaseDesksOptions = {
   bank: CreditBank
@@ -110,8 +71,6 @@ type Desk = {
   /** Ends the wait of calls parked on a recall (credits came back, a report is due, or closing). */
   wake: (() => void) | undefined
 }
-type Entry = { subject: string; counter: DayCounter; sentUnsent: number; slice: RateSlice | undefined }
-type Built = { requests: BankSubjectRequest[]; entries: Entry[] }
 /** The calls still waiting after an exchange; when they all wait for a recall, until when at most. */
 type Served = { kept: Waiter[]; parkUntilMs: number | undefined }
 type BySubject = Map<string, { waitMs: number; found: DayCounter; othersFree: number }>
@@ -129,7 +88,7 @@ export function createLeaseDesks(
   /** Subjects another instance asked this one to give its free credits back for, with their day. */
   const recalled = new Map<string, string>()
   const keysOfAccount = new Map<string, Map<string, MeterSubject>>()
-  const fallbackBuckets = new Map<string, TokenBucket>()
+  const fallback = createBankDownFallback(ledger, { onBankDown, borrow })
   let bankUp = true
   let lastBankOkMs = ledger.now()
   let closing = false
@@ -191,72 +150,25 @@ export function createLeaseDesks(
     })
   }
 
-  /**
-   * What one exchange asks for and reports: the account, its keys with limits of their own. The
-   * subjects in `returning` give their free credits back (another instance asked for them).
-   */
-  function build(accountCounter: string, waiters: Waiter[], returning: Set<string>): Built | undefined {
-    const nowMs = ledger.now()
-    const requests: BankSubjectRequest[] = []
-    const entries: Entry[] = []
-    const account = waiters[0]?.subject ?? keysOfAccount.get(accountCounter)?.values().next().value
+  /** What one exchange asks for and reports (createBankRequest.ts); undefined when the account is unknown. */
+  function build(
+    accountCounter: string,
+    waiters: Waiter[],
+    returning: Set<string>,
+  ): BankRequestBuilt | undefined {
+    const keys = keysOfAccount.get(accountCounter)
+    const account = waiters[0]?.subject ?? keys?.values().next().value
     if (account === undefined) return undefined
-    const subjects: [string, MeterSubject, boolean][] = [[accountCounter, account, true]]
-    for (const subject of keysOfAccount.get(accountCounter)?.values() ?? []) {
-      if (subject.keyDailyCredits !== undefined || subject.keyCreditsPerSecond !== undefined) {
-        subjects.push([subject.keyCounter, subject, false])
-      }
-    }
-    for (const [subjectId, subject, isAccount] of subjects) {
-      const found = ledger.counter(subjectId)
-      const waiting = isAccount ? waiters : waiters.filter((each) => each.subject.keyCounter === subjectId)
-      const dailyLimit = isAccount ? subject.accountDailyCredits : (subject.keyDailyCredits ?? -1)
-      const perSecond = isAccount ? subject.accountCreditsPerSecond : (subject.keyCreditsPerSecond ?? 0)
-      if (closing || returning.has(subjectId) || (waiting.length === 0 && nowMs - found.lastUseMs > idleMs)) {
-        found.leased = found.used + found.reserved // idle, recalled, or closing: the lease goes back
-      }
-      const free = dailyLimit < 0 ? 0 : ledger.available(found, dailyLimit, nowMs)
-      const costs = waiting.map((each) => each.costCredits)
-      const leaseCredits = dailyLimit < 0 ? 0 : Math.max(0, sum(costs) - free)
-      const slice = perSecond > 0 ? ledger.slice(subjectId, perSecond, nowMs) : undefined
-      const tokens = slice?.tokens(nowMs) ?? 0
-      // a call is paid whole from the slice: the bank grants what a call dearer than a second's
-      // worth lacks on a full bucket, into debt
-      const needs = slice ? costs : []
-      const rateCredits = Math.max(0, sum(needs) - tokens)
-      requests.push({
-        subject: subjectId,
-        day: found.day,
-        dailyLimit,
-        usedCredits: found.used,
-        heldCredits: found.leased - found.used,
-        freeCredits: dailyLimit < 0 ? 0 : Math.max(0, found.leased - found.used - found.reserved),
-        returning: returning.has(subjectId),
-        flushedCredits: ledger.flushedCredits(subjectId, found.day),
-        seedCredits: undefined,
-        leaseCredits,
-        leaseMinCredits: leaseCredits > 0 ? Math.max(0, Math.min(...costs) - free) : 0,
-        maxLeaseCredits: Math.max(leaseCredits, fullLeaseOf(subject, isAccount)),
-        creditsPerSecond: perSecond,
-        rateCredits,
-        rateMinCredits: rateCredits > 0 ? Math.max(1, Math.min(...needs) - tokens) : 0,
-        rateSliceCredits: Math.ceil((perSecond * leaseSeconds) / 4),
-        rateReturnedCredits: slice?.returningCredits() ?? 0,
-      })
-      entries.push({ subject: subjectId, counter: found, sentUnsent: found.unsent, slice })
-    }
-    return { requests, entries }
-  }
-
-  /**
-   * The largest lease of a balance: `leaseSeconds` of the per-second limit it is spent under (the
-   * account's own for the account's balance; a key's, or else its account's, for the key's).
-   */
-  function fullLeaseOf(subject: MeterSubject, isAccount: boolean): number {
-    const perSecond = isAccount
-      ? subject.accountCreditsPerSecond
-      : (subject.keyCreditsPerSecond ?? subject.accountCreditsPerSecond)
-    return Math.floor(perSecond * leaseSeconds)
+    return createBankRequest(ledger, {
+      accountCounter,
+      account,
+      keys: keys?.values() ?? [],
+      waiters,
+      returning,
+      closing,
+      idleMs,
+      leaseSeconds,
+    })
   }
 
   /** The account's subjects (its own, its keys') recalled for their current day; no longer recalled. */
@@ -283,7 +195,7 @@ export function createLeaseDesks(
         // the day's figure in the store and what this process wrote into it, read at one moment
         built = await ledger.exclusive(async () => {
           const seeds = await store.loadDailyUsage(ledger.day())
-          const again = build(accountCounter, waiters, returning) as Built
+          const again = build(accountCounter, waiters, returning) as BankRequestBuilt
           for (const request of again.requests) request.seedCredits = seeds.get(request.subject) ?? 0
           return again
         })
@@ -306,7 +218,7 @@ export function createLeaseDesks(
     }
     const bySubject: BySubject = new Map()
     reply.subjects.forEach((answer, index) => {
-      const entry = entries[index] as Entry
+      const entry = entries[index] as BankRequestEntry
       const request = requests[index] as BankSubjectRequest
       // held credits the bank no longer counts (it lost them, and they no longer fit) are dropped
       const dropped = Math.min(
@@ -392,76 +304,20 @@ export function createLeaseDesks(
    * (the key's bucket granted it, the account's did not) goes back to the bank at once: one process
    * takes from neither bucket then.
    */
-  function returnUnspentDebts(entries: Entry[], subject: MeterSubject | undefined): void {
+  function returnUnspentDebts(entries: BankRequestEntry[], subject: MeterSubject | undefined): void {
     const nowMs = ledger.now()
     let returning = false
     for (const entry of entries) if (entry.slice?.returnUnspentDebt(nowMs)) returning = true
     if (returning && subject !== undefined) enqueue(subject, undefined)
   }
 
-  /**
-   * Redis cannot be reached: `closed` refuses what the lease cannot pay; `open` counts on locally.
-   * Per-second limits hold per instance meanwhile, in both modes.
-   */
+  /** Redis cannot be reached: the call is admitted or refused by `onBankDown` (createBankDownFallback.ts). */
   function serveWithoutBank(waiter: Waiter): void {
-    const { subject, costCredits } = waiter
-    for (let attempt = 0; attempt < 4; attempt++) {
-      const nowMs = ledger.now()
-      const refusal = ledger.refusalOf(subject, costCredits, nowMs)
-      if (refusal === undefined) {
-        waiter.resolve(ledger.hold(subject, costCredits, nowMs))
-        return
-      }
-      const daily = refusal.check === 'account' || refusal.check === 'key'
-      const refused = daily && onBankDown === 'closed' ? new BalanceUnavailableError() : undefined
-      if (refused || !borrowFor(subject, refusal, costCredits, nowMs)) {
-        waiter.reject(
-          refused ?? (daily ? refusal.error : fallbackRefusal(subject, refusal, costCredits, nowMs)),
-        )
-        return
-      }
+    try {
+      waiter.resolve(fallback.admit(waiter.subject, waiter.costCredits))
+    } catch (err) {
+      waiter.reject(err)
     }
-    waiter.reject(new BalanceUnavailableError())
-  }
-
-  /**
-   * Without the bank, takes what one check lacks from the balance as last seen (daily), or from a
-   * per-second bucket of this instance alone; reported, and so reconciled, with the next exchange.
-   */
-  function borrowFor(subject: MeterSubject, refusal: Refusal, costCredits: number, nowMs: number): boolean {
-    if (refusal.check === 'account' || refusal.check === 'key') {
-      const onKey = refusal.check === 'key'
-      const found = ledger.counter(onKey ? subject.keyCounter : subject.accountCounter)
-      const limit = onKey ? (subject.keyDailyCredits ?? 0) : subject.accountDailyCredits
-      return borrow(found, limit, costCredits - ledger.available(found, limit, nowMs))
-    }
-    const { subjectId, perSecond, fallback } = fallbackOf(subject, refusal, nowMs)
-    if (!fallback.canTake(costCredits, nowMs)) return false
-    fallback.take(costCredits, nowMs)
-    const slice = ledger.slice(subjectId, perSecond, nowMs)
-    slice.add(costCredits - slice.tokens(nowMs), nowMs)
-    return true
-  }
-
-  /** The per-second bucket of this instance alone that stands in for the bank's while it is away. */
-  function fallbackOf(subject: MeterSubject, refusal: Refusal, nowMs: number) {
-    const subjectId = refusal.check === 'keyRate' ? subject.keyCounter : subject.accountCounter
-    const perSecond =
-      refusal.check === 'keyRate' ? (subject.keyCreditsPerSecond ?? 0) : subject.accountCreditsPerSecond
-    let fallback = fallbackBuckets.get(subjectId)
-    if (fallback === undefined) {
-      fallback = new TokenBucket(perSecond, nowMs)
-      fallbackBuckets.set(subjectId, fallback)
-    }
-    fallback.ratePerSecond = perSecond
-    return { subjectId, perSecond, fallback }
-  }
-
-  /** The 429 of a per-second limit while the bank is away: when this instance's own bucket would admit the call. */
-  function fallbackRefusal(subject: MeterSubject, refusal: Refusal, costCredits: number, nowMs: number) {
-    const kind = refusal.check === 'keyRate' ? 'keyCreditsPerSecond' : 'planCreditsPerSecond'
-    const { fallback } = fallbackOf(subject, refusal, nowMs)
-    return new RateLimitError(kind, fallback.msUntilCanTake(costCredits, nowMs))
   }
 
   /** Whether a call gave back per-second credits its slice could not keep: they go back to the bank at once. */
@@ -557,7 +413,7 @@ export function createLeaseDesks(
         if (found === undefined || limit === undefined) return false
         const pool = limit - found.granted - found.unsent
         return (
-          pool < 4 * fullLeaseOf(subject, isAccount) &&
+          pool < 4 * fullLeaseOf(subject, isAccount, leaseSeconds) &&
           found.leased - found.used - found.reserved > found.reportedFree
         )
       })
@@ -573,10 +429,4 @@ export function createLeaseDesks(
       await Promise.all([...desks.values()].map((desk) => desk.running))
     },
   }
-}
-
-function sum(values: number[]): number {
-  let total = 0
-  for (const value of values) total += value
-  return total
 }

@@ -73,10 +73,15 @@ export type MethodSpec = {
   /** Offered over WebSocket only: over HTTP the call answers -32601 `notifications not supported`. */
   subscriptionOnly: boolean
   /**
-   * eth_getLogs and trace_filter: held to the network's block-range limit, and eth_getLogs to its
-   * result limit (docs/compatibility.md §7; trace answers hold no logs, so none is ever counted).
+   * eth_getLogs and trace_filter: a `fromBlock`..`toBlock` range held to the network's
+   * `maxLogsBlockRange` (docs/compatibility.md §7).
    */
-  boundsLogs: boolean
+  boundsBlockRange: boolean
+  /**
+   * eth_getLogs: its answer's logs held to the network's `maxLogsResults` (docs/compatibility.md §7),
+   * counted in the answer; a trace answer holds no logs to count.
+   */
+  countsLogs: boolean
   /**
    * eth_sendRawTransaction: resent after a failure a node may have seen (never blindly: a resend's
    * `already known` answers the transaction's hash, docs/compatibility.md §7).
@@ -117,7 +122,8 @@ export const defaultMethodSpec: MethodSpec = {
   contracts: 'unchecked',
   localResult: undefined,
   subscriptionOnly: false,
-  boundsLogs: false,
+  boundsBlockRange: false,
+  countsLogs: false,
   sendsTransaction: false,
 }
 
@@ -213,7 +219,10 @@ const rows: Record<string, [readonly ParamSpec[], Row?]> = {
     [required(callObject), latestIfOmitted, optional(stateOverrides), optional(blockOverrides)],
     { costCredits: 300, capsGas: true },
   ],
-  eth_getLogs: [[required(logFilter)], { costCredits: 255, cacheClass: 'head', boundsLogs: true }],
+  eth_getLogs: [
+    [required(logFilter)],
+    { costCredits: 255, cacheClass: 'head', boundsBlockRange: true, countsLogs: true },
+  ],
   // not idempotent: filters are state on one node; a transaction is resent only where a node may
   // have lost it, and a resend's "already known" is its hash
   eth_sendRawTransaction: [[required(bytes)], { idempotent: false, sendsTransaction: true }],
@@ -242,7 +251,7 @@ const rows: Record<string, [readonly ParamSpec[], Row?]> = {
   trace_get: [[required(hash), required(traceAddress)], { costCredits: 300 }],
   trace_call: [[required(callObject), required(traceTypes), optional(blockRef)], { costCredits: 300 }],
   // held to the network's block-range limit as eth_getLogs is
-  trace_filter: [[required(traceFilter)], { costCredits: 300, boundsLogs: true }],
+  trace_filter: [[required(traceFilter)], { costCredits: 300, boundsBlockRange: true }],
   trace_replayTransaction: [[required(hash), required(traceTypes)], { costCredits: 300 }],
   trace_replayBlockTransactions: [[required(blockTag), required(traceTypes)], { costCredits: 300 }],
 }
@@ -295,7 +304,8 @@ function methodSpec(
     contracts: (offered ? methodContracts[name] : undefined) ?? defaultMethodSpec.contracts,
     localResult: spec.localResult,
     subscriptionOnly: spec.subscriptionOnly,
-    boundsLogs: spec.boundsLogs,
+    boundsBlockRange: spec.boundsBlockRange,
+    countsLogs: spec.countsLogs,
     sendsTransaction: spec.sendsTransaction,
   }
 }

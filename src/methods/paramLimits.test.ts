@@ -226,6 +226,24 @@ describe('parameter limits, at and just past each (docs/compatibility.md §7)', 
       'invalid argument 1: expected an object, got a string',
     )
     refuses(...trace({ timeout: 'forever' }), 'invalid argument 1: invalid field timeout')
+    // timeout: at most 60 s however written; reexec: at most 128 blocks
+    for (const timeout of ['60s', '1m', '59.999999999s', '60000ms', '0.0166h', '0'])
+      accepts(...trace({ timeout }))
+    for (const timeout of ['60.000000001s', '1m1ns', '61s', '1000000h', '2m']) {
+      refuses(...trace({ timeout }), 'invalid argument 1: timeout too large, the limit is 60s')
+    }
+    accepts(...trace({ reexec: 128 }))
+    refuses(...trace({ reexec: 129 }), 'invalid argument 1: reexec too large, the limit is 128 blocks')
+    refuses(
+      ...trace({ reexec: 2 ** 53 - 1 }),
+      'invalid argument 1: reexec too large, the limit is 128 blocks',
+    )
+    refuses(...trace({ REEXEC: 129 }), 'invalid argument 1: reexec too large, the limit is 128 blocks')
+    refuses(
+      'debug_traceCall',
+      [{ to: addr }, 'latest', { tracer: 'callTracer', Timeout: '61s' }],
+      'invalid argument 2: timeout too large, the limit is 60s',
+    )
     refuses(...trace({ reexec: '0x80' }), 'invalid argument 1: invalid field reexec')
     for (const method of ['debug_traceBlockByNumber', 'debug_traceBlockByHash']) {
       const block = method === 'debug_traceBlockByHash' ? txHash : 'latest'

@@ -36,6 +36,13 @@ export const paramLimits = {
   tracerConfigValues: 1024,
   /** Objects nested in a tracerConfig (muxTracer's configs of its tracers are the second level). */
   tracerConfigDepth: 3,
+  /**
+   * debug_trace*'s `timeout`: how long the node may run a tracer for one call (geth's default is
+   * 5 s); longer keeps a node busy for the cost of one call.
+   */
+  traceTimeoutSeconds: 60,
+  /** debug_trace*'s `reexec`: blocks the node may re-execute to rebuild state (geth's default). */
+  traceReexecBlocks: 128,
   /** trace_get's trace address: no call tree is deeper than the EVM's 1024 calls. */
   traceAddressIndices: 1024,
   /** trace_filter's fromAddress and toAddress lists, each: as log filter addresses. */

@@ -2,7 +2,17 @@ import { ParamLimitError } from '../errors/errors.ts'
 import { blockOverrides } from './blockOverrides.ts'
 import { toGethFieldName } from './gethFieldName.ts'
 import { paramLimits } from './paramLimits.ts'
-import { boolean, field, invalidArgument, object, type ParamParser, quantity, tooMany } from './params.ts'
+import {
+  boolean,
+  field,
+  invalidArgument,
+  object,
+  type ParamParser,
+  quantity,
+  tooLarge,
+  tooMany,
+} from './params.ts'
+import { parseGoDurationNs } from './parseGoDurationNs.ts'
 import { stateOverrides } from './stateOverrides.ts'
 
 /**
@@ -29,9 +39,6 @@ const builtInTracers = new Set([
 ])
 
 const tracerWhy = "expected tracer to be one of the node's built-in tracers by name, such as callTracer"
-
-/** A Go duration, as geth reads `timeout` ("10s", "1m30s", "500ms"). */
-const durationPattern = /^(0|([0-9]+(\.[0-9]+)?(ns|us|µs|μs|ms|s|m|h))+)$/
 
 function tracerName(value: unknown, index: number): string {
   if (typeof value !== 'string' || !builtInTracers.has(value)) throw invalidArgument(index, tracerWhy)
@@ -72,17 +79,33 @@ const nonNegativeInteger: ParamParser = (value, index) => {
   return value
 }
 
-const duration: ParamParser = (value, index) => {
-  if (typeof value !== 'string' || value.length > 32 || !durationPattern.test(value)) {
+/** A Go duration, as geth reads `timeout` ("10s", "1m30s", "500ms"), up to the limit. */
+const timeout: ParamParser = (value, index) => {
+  let ns: bigint
+  try {
+    if (typeof value !== 'string' || value.length > 32) throw new Error('not a duration')
+    ns = parseGoDurationNs(value)
+  } catch {
     throw invalidArgument(index, 'expected a duration such as 10s')
+  }
+  if (ns > BigInt(paramLimits.traceTimeoutSeconds) * 1_000_000_000n) {
+    throw tooLarge(index, 'timeout', `${paramLimits.traceTimeoutSeconds}s`)
+  }
+  return value
+}
+
+const reexec: ParamParser = (value, index) => {
+  nonNegativeInteger(value, index)
+  if ((value as number) > paramLimits.traceReexecBlocks) {
+    throw tooLarge(index, 'reexec', `${paramLimits.traceReexecBlocks} blocks`)
   }
   return value
 }
 
 /** geth's TraceConfig and the struct logger's fields; others pass through. */
 const optionFields = new Map<string, ParamParser>([
-  ['timeout', duration],
-  ['reexec', nonNegativeInteger],
+  ['timeout', timeout],
+  ['reexec', reexec],
   ['limit', nonNegativeInteger],
   ['disableStorage', boolean],
   ['disableStack', boolean],

@@ -70,7 +70,7 @@ function hasDuties(spec: MethodSpec): boolean {
   return (
     spec.localResult !== undefined ||
     spec.subscriptionOnly ||
-    spec.boundsLogs ||
+    spec.boundsBlockRange ||
     spec.filterRole !== undefined
   )
 }
@@ -104,7 +104,8 @@ async function answerWithDuties(ctx: RpcContext, prepared: PreparedCall & { ok: 
     if (head) params = capGas(params, head)
   }
 
-  const checkLogs = spec.boundsLogs ? await boundLogs(network, params[0]) : undefined
+  const bounded = spec.boundsBlockRange ? await boundLogs(network, params[0]) : undefined
+  const checkLogs = spec.countsLogs ? bounded : undefined
   const { cache } = network
   const scope = cacheScope(spec, params, network.heads.finalized())
   // this call's own right to fail over (docs/compatibility.md §7): plan, header or key switch, method
