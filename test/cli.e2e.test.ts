@@ -154,13 +154,14 @@ describe('tollgate keys', () => {
         'applied migration 1: keys',
         'applied migration 2: accounts and usage ledger',
         'applied migration 3: fee history',
-        `sqlite ${file} is at schema version 3`,
+        'applied migration 4: usage batches',
+        `sqlite ${file} is at schema version 4`,
         '',
       ].join('\n'),
     )
     assert.equal(
       (await tollgate(['migrate', '--config', configFile])).stdout,
-      `sqlite ${file} is at schema version 3 (nothing to apply)\n`,
+      `sqlite ${file} is at schema version 4 (nothing to apply)\n`,
     )
     // the running gateway's file is up to date already, and migrate does not need its lock
     const running = JSON.parse((await tollgate(['migrate', '--json', '--config', gateway.configFile])).stdout)

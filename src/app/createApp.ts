@@ -21,6 +21,9 @@ import { handleGasRequest } from '../gas/handleGasRequest.ts'
 import { type Clock, systemClock } from '../metering/clock.ts'
 import { createMeter, type Meter } from '../metering/createMeter.ts'
 import { createRedisBank } from '../metering/createRedisBank.ts'
+import { createUsageSpool } from '../metering/createUsageSpool.ts'
+import { getSpoolDir } from '../metering/getSpoolDir.ts'
+import { replayUsageSpool } from '../metering/replayUsageSpool.ts'
 import type { UsageStore } from '../metering/usageStore.ts'
 import { getFailoverMethods } from '../methods/methodTable.ts'
 import { createMetrics } from '../metrics/createMetrics.ts'
@@ -125,11 +128,23 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
         })
       : worker?.bank
     if (bank) cleanups.push(() => bank.close())
+    const spool = createUsageSpool({
+      dir: getSpoolDir(config),
+      ledgerId: await stores.usage.getLedgerId(),
+      onWrite: ({ file, calls, credits, cause }) =>
+        log.warn(
+          { err: cause, file, calls, credits },
+          'the database did not take the last usage: kept in a spool file, added at the next start',
+        ),
+    })
+    // before the meter reads today's balances; with --workers the primary did it before forking
+    if (!worker) await replayUsageSpool(spool, stores.usage, log)
     const meter = await createMeter({
       // the dashboard's live figures count the usage the meter writes
       store: dashboardOn ? withUsageTap(stores.usage, dashboardStats.recordUsage) : stores.usage,
       clock,
       flushMs: config.metering.flushMs,
+      spool,
       bank,
       onBankDown: config.metering.onRedisDown,
       onError: (err) => log.error({ err }, 'usage flush or credit report failed; retrying with the next'),
