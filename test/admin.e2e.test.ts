@@ -274,3 +274,45 @@ describe('admin API off', () => {
     }
   })
 })
+
+describe('admin API: wrong tokens per client address', () => {
+  let offsetMs = 0
+  const clock = { now: () => Date.now() + offsetMs }
+  let gateway: TestGateway
+
+  before(async () => {
+    gateway = await startTestGateway({
+      upstreams: ['http://127.0.0.1:9'],
+      config: { admin: { token }, upstreams: { headPollMs: 60_000 } },
+      clock,
+    })
+  })
+  after(() => gateway?.close())
+
+  const keys = (authorization: string | undefined, path = '/admin/keys') =>
+    fetch(`${gateway.url}${path}`, authorization === undefined ? {} : { headers: { authorization } })
+
+  it('10 wrong tokens, then 429 with Retry-After even for the right one, shared with the dashboard sign-in', async () => {
+    // no token at all is not a guess: never counted
+    for (let i = 0; i < 12; i++) assert.equal((await keys(undefined)).status, 401)
+    for (let i = 0; i < 10; i++) assert.equal((await keys(`Bearer wrong-${i}`)).status, 401, `attempt ${i}`)
+    const limited = await keys(`Bearer ${token}`)
+    assert.equal(limited.status, 429)
+    assert.deepEqual(await limited.json(), { error: { message: 'Too Many Requests' } })
+    assert.ok(Number(limited.headers.get('retry-after')) >= 1, 'Retry-After')
+    // the dashboard's sign-in counts the same wrong tokens
+    const signIn = await fetch(`${gateway.url}/dashboard/api/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: gateway.url },
+      body: JSON.stringify({ token }),
+    })
+    assert.equal(signIn.status, 429)
+    // a minute later, one more attempt a second has come back: the right token is answered again
+    offsetMs = 60_000
+    try {
+      assert.equal((await keys(`Bearer ${token}`)).status, 200)
+    } finally {
+      offsetMs = 0
+    }
+  })
+})

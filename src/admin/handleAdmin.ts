@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { z } from 'zod'
+import type { AuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
 import type { KeyAdmin } from '../auth/keyAdmin.ts'
 import { toKeyView } from '../auth/keyView.ts'
 import { allowlistKindList, toAllowlistKind } from '../auth/toAllowlistKind.ts'
@@ -7,15 +8,24 @@ import { planNames } from '../config/planNames.ts'
 import {
   AdminRequestError,
   AdminTokenRequiredError,
+  AuthRateLimitError,
   RouteNotFoundError,
   UnknownAllowlistKindError,
 } from '../errors/errors.ts'
 import { toWireError } from '../errors/toWireError.ts'
 import { utcDay, utcHour } from '../metering/clock.ts'
 import type { UsageStore } from '../metering/usageStore.ts'
+import { adminTokenKeyId } from './createAdminTokenFailures.ts'
 
-export type AdminRequest = { method: string; url: string; authorization: string | undefined; body: string }
-export type AdminResponse = { status: number; body: unknown }
+export type AdminRequest = {
+  method: string
+  url: string
+  authorization: string | undefined
+  body: string
+  /** Whom wrong tokens are counted against (undefined: the dashboard's own calls, signed in). */
+  clientAddress: string | undefined
+}
+export type AdminResponse = { status: number; body: unknown; headers?: Record<string, string> }
 
 export type AdminDeps = {
   /** The bearer token; undefined turns the admin API off (404). */
@@ -26,6 +36,8 @@ export type AdminDeps = {
   /** Pending usage is written before usage is read, so answers include the latest calls. */
   flushUsage: () => Promise<void>
   now: () => number
+  /** Wrong tokens per client address, shared with the dashboard's sign-in (createAdminTokenFailures). */
+  tokenFailures: AuthFailureLimiter
 }
 
 const createBody = z.strictObject({
@@ -58,11 +70,18 @@ const jwtKeyBody = z.strictObject({ kid: z.string().min(1), publicKey: z.string(
 export async function handleAdmin(deps: AdminDeps, request: AdminRequest): Promise<AdminResponse> {
   try {
     if (deps.token === undefined) throw new RouteNotFoundError()
-    if (!tokenMatches(deps.token, request.authorization)) throw new AdminTokenRequiredError()
+    // an address that sent too many wrong tokens is refused before its token is looked at
+    const waitMs = deps.tokenFailures.retryAfterMs(adminTokenKeyId, request.clientAddress)
+    if (waitMs > 0) throw new AuthRateLimitError(waitMs)
+    if (!tokenMatches(deps.token, request.authorization)) {
+      if (request.authorization !== undefined)
+        deps.tokenFailures.recordFailure(adminTokenKeyId, request.clientAddress)
+      throw new AdminTokenRequiredError()
+    }
     return await route(deps, request)
   } catch (err) {
-    const { httpStatus, body } = toWireError(err instanceof z.ZodError ? toRequestError(err) : err, 'admin')
-    return { status: httpStatus, body }
+    const answer = toWireError(err instanceof z.ZodError ? toRequestError(err) : err, 'admin')
+    return { status: answer.httpStatus, body: answer.body, headers: answer.headers }
   }
 }
 

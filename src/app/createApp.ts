@@ -1,4 +1,5 @@
 import { type Logger, pino } from 'pino'
+import { createAdminTokenFailures } from '../admin/createAdminTokenFailures.ts'
 import { createDashboard } from '../admin/createDashboard.ts'
 import { createDashboardStats, withUsageTap } from '../admin/createDashboardStats.ts'
 import { createNetworkNamer } from '../admin/createNetworkNamer.ts'
@@ -247,8 +248,11 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       verifyJwt: createJwtVerifier(() => clock.now()),
     }
     const gasDeps = { ...rpcDeps, indexers, historyBlocks: config.gas.historyBlocks }
+    // wrong admin tokens, per client address: /admin and the dashboard's sign-in count together
+    const adminTokenFailures = createAdminTokenFailures(() => clock.now())
     const adminDeps = {
       token: config.admin.token,
+      tokenFailures: adminTokenFailures,
       admin: keyAdmin,
       usage: stores.usage,
       networks: networks.all.map((network) => network.name),
@@ -266,6 +270,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
             networks: networks.all,
             indexers,
             now: () => clock.now(),
+            tokenFailures: adminTokenFailures,
           })
     const metrics = config.metrics.enabled ? createMetrics({ networks: networks.all }) : undefined
     const metricsDeps = metrics && { metrics, token: config.metrics.token }
