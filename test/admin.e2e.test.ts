@@ -37,6 +37,35 @@ describe('admin API and usage reports', () => {
     assert.equal((await admin('GET', '/keys', undefined, 'Bearer nope')).status, 401)
   })
 
+  it('refuses query numbers out of range or not whole with 400 naming the bound; body numbers too', async () => {
+    for (const query of ['days=99999999999', 'days=0', 'days=1.5', 'days=-3', 'days=', 'days=abc']) {
+      assert.deepEqual(await admin('GET', `/usage?${query}`), {
+        status: 400,
+        json: { error: { message: 'days: expected a whole number from 1 to 3650' } },
+      })
+    }
+    for (const query of ['hours=99999999999', 'hours=8761', 'hours=1e2']) {
+      assert.deepEqual(await admin('GET', `/usage?${query}`), {
+        status: 400,
+        json: { error: { message: 'hours: expected a whole number from 1 to 8760' } },
+      })
+    }
+    assert.equal((await admin('GET', '/usage?days=3650')).status, 200)
+    assert.equal((await admin('GET', '/usage?hours=8760')).status, 200)
+    assert.deepEqual(
+      await admin('POST', '/keys', { plan: 'custom', dailyCredits: 1e300, creditsPerSecond: 1 }),
+      {
+        status: 400,
+        json: { error: { message: 'dailyCredits: Too big: expected int to be <=9007199254740991' } },
+      },
+    )
+    const limits = await admin('PATCH', '/keys/0123456789abcdef0123456789abcdef', { creditsPerSecond: 2.5 })
+    assert.deepEqual(limits, {
+      status: 400,
+      json: { error: { message: 'creditsPerSecond: Invalid input: expected int, received number' } },
+    })
+  })
+
   it('creates and manages keys; usage by method and day matches what was spent, in the API and the CLI', async () => {
     const created = await admin('POST', '/keys', { plan: 'team', name: 'app', secret: true })
     assert.equal(created.status, 201)

@@ -168,6 +168,19 @@ describe('tollgate keys', () => {
     assert.deepEqual(running.applied, [])
   })
 
+  it('usage --days out of range is refused with the bound', async () => {
+    const configFile = join(gateway.dir, 'usage-days.yaml')
+    writeFileSync(configFile, `storage:\n  sqlite: ${join(gateway.dir, 'usage-days.db')}\n`)
+    await assert.rejects(
+      tollgate(['usage', '--days', '99999999999', '--config', configFile]),
+      (err: { stderr: string; code: number }) => {
+        assert.equal(err.code, 1)
+        assert.equal(err.stderr, '--days: expected a whole number from 1 to 3650\n')
+        return true
+      },
+    )
+  })
+
   it('a bad config file stops the command with the file, the path and what was expected', async () => {
     const file = join(gateway.dir, 'bad.yaml')
     writeFileSync(file, 'networks: [{ name: x, chainId: -1, upstreams: [] }]\n')

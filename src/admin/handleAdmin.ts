@@ -16,6 +16,8 @@ import { toWireError } from '../errors/toWireError.ts'
 import { utcDay, utcHour } from '../metering/clock.ts'
 import type { UsageStore } from '../metering/usageStore.ts'
 import { adminTokenKeyId } from './createAdminTokenFailures.ts'
+import { parseWholeNumber } from './parseWholeNumber.ts'
+import { usageDays, usageHours } from './usageBounds.ts'
 
 export type AdminRequest = {
   method: string
@@ -161,28 +163,23 @@ async function patchKey(deps: AdminDeps, key: string, patch: z.infer<typeof patc
  * the same rows `tollgate usage` prints, read from the same store.
  */
 async function usage(deps: AdminDeps, query: URLSearchParams) {
+  // checked before anything is read or written
+  const hoursParam = query.get('hours')
+  const days = parseWholeNumber('days', query.get('days'), usageDays)
+  const hours = parseWholeNumber('hours', hoursParam, usageHours)
   await deps.flushUsage()
   const keyParam = query.get('key')
   const keyId = keyParam === null ? undefined : (await deps.admin.show(keyParam)).id
   const keys = new Map((await deps.admin.list()).map((key) => [key.id, key.key]))
   const byKey = keyId === undefined ? {} : { keyId }
-  const hoursParam = query.get('hours')
   const rows =
     hoursParam === null
-      ? await deps.usage.queryUsage({
-          fromDay: utcDay(deps.now() - (count(query.get('days'), 7) - 1) * 86_400_000),
-          ...byKey,
-        })
+      ? await deps.usage.queryUsage({ fromDay: utcDay(deps.now() - (days - 1) * 86_400_000), ...byKey })
       : await deps.usage.queryHourlyUsage({
-          fromHour: utcHour(deps.now() - (count(hoursParam, 48) - 1) * 3_600_000),
+          fromHour: utcHour(deps.now() - (hours - 1) * 3_600_000),
           ...byKey,
         })
   return rows.map(({ keyId: id, ...row }) => ({ ...row, key: keys.get(id) ?? String(id) }))
-}
-
-/** A whole number of days or hours back, the current one included; at least 1. */
-function count(param: string | null, fallback: number): number {
-  return Math.max(1, Number.parseInt(param ?? String(fallback), 10) || fallback)
 }
 
 function ok(body: unknown): AdminResponse {
