@@ -254,6 +254,48 @@ describe('admin API and usage reports', () => {
     assert.deepEqual((await admin('GET', `/keys/${key}/allowlists`)).json.methods, [], 'nothing was added')
   })
 
+  it('key and account names: at most 100 characters, no bidi or control characters, in the API and the CLI alike', async () => {
+    const keysBefore = ((await admin('GET', '/keys')).json as unknown[]).length
+    assert.deepEqual(await admin('POST', '/keys', { name: 'n'.repeat(900 * 1024) }), {
+      status: 400,
+      json: { error: { message: 'the key name is too long: at most 100 characters, got 921600' } },
+    })
+    assert.deepEqual(await admin('POST', '/keys', { name: 'invoice\u202Egpj.exe' }), {
+      status: 400,
+      json: {
+        error: {
+          message:
+            'the key name may not contain U+202E (a bidirectional formatting character), found at character 8',
+        },
+      },
+    })
+    assert.deepEqual(await admin('POST', '/keys', { account: 'acme\u0007' }), {
+      status: 400,
+      json: {
+        error: {
+          message: 'the account name may not contain U+0007 (a control character), found at character 5',
+        },
+      },
+    })
+    await assert.rejects(
+      run(process.execPath, [
+        resolve('bin/tollgate.js'),
+        ...['keys', 'create', '--name', 'pay\u2067ment', '--config', gateway.configFile],
+      ]),
+      (err: { stderr: string; code: number }) => {
+        assert.equal(err.code, 1)
+        assert.equal(
+          err.stderr,
+          'the key name may not contain U+2067 (a bidirectional formatting character), found at character 4\n',
+        )
+        return true
+      },
+    )
+    assert.equal(((await admin('GET', '/keys')).json as unknown[]).length, keysBefore, 'nothing was made')
+    const made = await admin('POST', '/keys', { name: 'Zürich – 東京 🔑'.padEnd(100, '.') })
+    assert.equal(made.status, 201)
+  })
+
   it('the CLI: create with a secret, show, set-limits, allowlist, networks, plans', async () => {
     const cli = async (...args: string[]) =>
       (await run(process.execPath, [resolve('bin/tollgate.js'), ...args, '--config', gateway.configFile]))
