@@ -1,7 +1,7 @@
 import { KeyAdminError } from '../errors/errors.ts'
 
 /** The most characters (code points) a key's or an account's name may have. */
-export const maxNameCharacters = 100
+const maxNameCharacters = 100
 
 /** Bidirectional formatting characters: they make a name display as something it is not. */
 const bidiControl = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u
