@@ -90,6 +90,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       exclusive: !worker,
       onSessionError: (err) =>
         log.warn({ err }, 'a database session for key changes or leases failed; reopening'),
+      onWarning: (message) => log.warn(message),
     })
     cleanups.push(() => stores.close())
     const keyAdmin = createKeyAdmin(stores.keys, config.plans)

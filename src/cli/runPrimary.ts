@@ -64,7 +64,10 @@ export async function runPrimary(config: Config, log: Logger): Promise<Primary> 
   }
   try {
     // the schema is brought up to date here, once, before any worker opens the database
-    const stores = await createStores(config.storage, { exclusive: false })
+    const stores = await createStores(config.storage, {
+      exclusive: false,
+      onWarning: (message) => log.warn(message),
+    })
     let devnet: Primary['devnet']
     let endpoint: DevnetEndpoint | undefined
     try {
