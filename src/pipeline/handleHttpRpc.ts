@@ -6,6 +6,7 @@ import type { TollgateError } from '../errors/errors.ts'
 import type { Cancellation } from '../failsafe/Cancellation.ts'
 import { parseRpcRequest } from '../jsonrpc/parseRpcRequest.ts'
 import type { RpcId, RpcPayload, RpcRequest } from '../jsonrpc/types.ts'
+import { withRawIds } from '../jsonrpc/withRawIds.ts'
 import type { Meter } from '../metering/createMeter.ts'
 import {
   authorizeKeyRequest,
@@ -59,14 +60,19 @@ function answer(
   request: HttpRpcRequest,
   access: KeyRequestAccess,
 ): Promise<HttpRpcResponse> {
-  if (!access.ok && !access.key)
-    return Promise.resolve(unpaid(deps, requestIdOf(deps, request.body), access.error))
+  if (!access.ok && !access.key) {
+    const { id, rawIds } = requestIdOf(deps, request.body)
+    const refusal = unpaid(deps, id, access.error)
+    return Promise.resolve(rawIds ? { ...refusal, body: withRawIds(refusal.body, rawIds) } : refusal)
+  }
   const key = access.key as KeyEntry
   const networkName = access.ok ? access.network.name : access.networkName
   const respond = (outcome: RpcOutcome) => response(deps, key, networkName, outcome)
   if (!access.ok) {
-    const id = requestIdOf(deps, request.body)
-    return refuse(deps, key, networkName, id, access.error).then(respond)
+    const { id, rawIds } = requestIdOf(deps, request.body)
+    return refuse(deps, key, networkName, id, access.error).then((outcome) =>
+      respond(rawIds ? { ...outcome, body: withRawIds(outcome.body, rawIds) } : outcome),
+    )
   }
   const parsed = parse(deps, request.body)
   if (!parsed.ok) return refuse(deps, key, networkName, null, parsed.refusal).then(respond)
@@ -162,10 +168,16 @@ function parse(
   }
 }
 
-/** The id a whole-request refusal answers with: a single call's, when the body can be read. */
-function requestIdOf(deps: HttpRpcDeps, body: Buffer | TollgateError): RpcId {
+/**
+ * The id a whole-request refusal answers with: a single call's, when the body can be read (with the
+ * text of an id JSON would alter, to be written back in place of its stand-in).
+ */
+function requestIdOf(
+  deps: HttpRpcDeps,
+  body: Buffer | TollgateError,
+): { id: RpcId; rawIds: string[] | undefined } {
   const parsed = parse(deps, body)
-  if (!parsed.ok || parsed.request.isBatch) return null
-  const { entry } = parsed.request
-  return 'call' in entry ? entry.call.id : entry.id
+  if (!parsed.ok || parsed.request.isBatch) return { id: null, rawIds: undefined }
+  const { entry, rawIds } = parsed.request
+  return { id: 'call' in entry ? entry.call.id : entry.id, rawIds }
 }
