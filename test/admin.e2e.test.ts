@@ -37,6 +37,35 @@ describe('admin API and usage reports', () => {
     assert.equal((await admin('GET', '/keys', undefined, 'Bearer nope')).status, 401)
   })
 
+  it('refuses query numbers out of range or not whole with 400 naming the bound; body numbers too', async () => {
+    for (const query of ['days=99999999999', 'days=0', 'days=1.5', 'days=-3', 'days=', 'days=abc']) {
+      assert.deepEqual(await admin('GET', `/usage?${query}`), {
+        status: 400,
+        json: { error: { message: 'days: expected a whole number from 1 to 3650' } },
+      })
+    }
+    for (const query of ['hours=99999999999', 'hours=8761', 'hours=1e2']) {
+      assert.deepEqual(await admin('GET', `/usage?${query}`), {
+        status: 400,
+        json: { error: { message: 'hours: expected a whole number from 1 to 8760' } },
+      })
+    }
+    assert.equal((await admin('GET', '/usage?days=3650')).status, 200)
+    assert.equal((await admin('GET', '/usage?hours=8760')).status, 200)
+    assert.deepEqual(
+      await admin('POST', '/keys', { plan: 'custom', dailyCredits: 1e300, creditsPerSecond: 1 }),
+      {
+        status: 400,
+        json: { error: { message: 'dailyCredits: Too big: expected int to be <=9007199254740991' } },
+      },
+    )
+    const limits = await admin('PATCH', '/keys/0123456789abcdef0123456789abcdef', { creditsPerSecond: 2.5 })
+    assert.deepEqual(limits, {
+      status: 400,
+      json: { error: { message: 'creditsPerSecond: Invalid input: expected int, received number' } },
+    })
+  })
+
   it('creates and manages keys; usage by method and day matches what was spent, in the API and the CLI', async () => {
     const created = await admin('POST', '/keys', { plan: 'team', name: 'app', secret: true })
     assert.equal(created.status, 201)
@@ -225,6 +254,48 @@ describe('admin API and usage reports', () => {
     assert.deepEqual((await admin('GET', `/keys/${key}/allowlists`)).json.methods, [], 'nothing was added')
   })
 
+  it('key and account names: at most 100 characters, no bidi or control characters, in the API and the CLI alike', async () => {
+    const keysBefore = ((await admin('GET', '/keys')).json as unknown[]).length
+    assert.deepEqual(await admin('POST', '/keys', { name: 'n'.repeat(900 * 1024) }), {
+      status: 400,
+      json: { error: { message: 'the key name is too long: at most 100 characters, got 921600' } },
+    })
+    assert.deepEqual(await admin('POST', '/keys', { name: 'invoice\u202Egpj.exe' }), {
+      status: 400,
+      json: {
+        error: {
+          message:
+            'the key name may not contain U+202E (a bidirectional formatting character), found at character 8',
+        },
+      },
+    })
+    assert.deepEqual(await admin('POST', '/keys', { account: 'acme\u0007' }), {
+      status: 400,
+      json: {
+        error: {
+          message: 'the account name may not contain U+0007 (a control character), found at character 5',
+        },
+      },
+    })
+    await assert.rejects(
+      run(process.execPath, [
+        resolve('bin/tollgate.js'),
+        ...['keys', 'create', '--name', 'pay\u2067ment', '--config', gateway.configFile],
+      ]),
+      (err: { stderr: string; code: number }) => {
+        assert.equal(err.code, 1)
+        assert.equal(
+          err.stderr,
+          'the key name may not contain U+2067 (a bidirectional formatting character), found at character 4\n',
+        )
+        return true
+      },
+    )
+    assert.equal(((await admin('GET', '/keys')).json as unknown[]).length, keysBefore, 'nothing was made')
+    const made = await admin('POST', '/keys', { name: 'Zürich – 東京 🔑'.padEnd(100, '.') })
+    assert.equal(made.status, 201)
+  })
+
   it('the CLI: create with a secret, show, set-limits, allowlist, networks, plans', async () => {
     const cli = async (...args: string[]) =>
       (await run(process.execPath, [resolve('bin/tollgate.js'), ...args, '--config', gateway.configFile]))
@@ -271,6 +342,48 @@ describe('admin API off', () => {
       assert.equal(response.status, 404)
     } finally {
       await gateway.close()
+    }
+  })
+})
+
+describe('admin API: wrong tokens per client address', () => {
+  let offsetMs = 0
+  const clock = { now: () => Date.now() + offsetMs }
+  let gateway: TestGateway
+
+  before(async () => {
+    gateway = await startTestGateway({
+      upstreams: ['http://127.0.0.1:9'],
+      config: { admin: { token }, upstreams: { headPollMs: 60_000 } },
+      clock,
+    })
+  })
+  after(() => gateway?.close())
+
+  const keys = (authorization: string | undefined, path = '/admin/keys') =>
+    fetch(`${gateway.url}${path}`, authorization === undefined ? {} : { headers: { authorization } })
+
+  it('10 wrong tokens, then 429 with Retry-After even for the right one, shared with the dashboard sign-in', async () => {
+    // no token at all is not a guess: never counted
+    for (let i = 0; i < 12; i++) assert.equal((await keys(undefined)).status, 401)
+    for (let i = 0; i < 10; i++) assert.equal((await keys(`Bearer wrong-${i}`)).status, 401, `attempt ${i}`)
+    const limited = await keys(`Bearer ${token}`)
+    assert.equal(limited.status, 429)
+    assert.deepEqual(await limited.json(), { error: { message: 'Too Many Requests' } })
+    assert.ok(Number(limited.headers.get('retry-after')) >= 1, 'Retry-After')
+    // the dashboard's sign-in counts the same wrong tokens
+    const signIn = await fetch(`${gateway.url}/dashboard/api/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: gateway.url },
+      body: JSON.stringify({ token }),
+    })
+    assert.equal(signIn.status, 429)
+    // a minute later, one more attempt a second has come back: the right token is answered again
+    offsetMs = 60_000
+    try {
+      assert.equal((await keys(`Bearer ${token}`)).status, 200)
+    } finally {
+      offsetMs = 0
     }
   })
 })

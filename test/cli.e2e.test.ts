@@ -154,17 +154,31 @@ describe('tollgate keys', () => {
         'applied migration 1: keys',
         'applied migration 2: accounts and usage ledger',
         'applied migration 3: fee history',
-        `sqlite ${file} is at schema version 3`,
+        'applied migration 4: usage batches',
+        `sqlite ${file} is at schema version 4`,
         '',
       ].join('\n'),
     )
     assert.equal(
       (await tollgate(['migrate', '--config', configFile])).stdout,
-      `sqlite ${file} is at schema version 3 (nothing to apply)\n`,
+      `sqlite ${file} is at schema version 4 (nothing to apply)\n`,
     )
     // the running gateway's file is up to date already, and migrate does not need its lock
     const running = JSON.parse((await tollgate(['migrate', '--json', '--config', gateway.configFile])).stdout)
     assert.deepEqual(running.applied, [])
+  })
+
+  it('usage --days out of range is refused with the bound', async () => {
+    const configFile = join(gateway.dir, 'usage-days.yaml')
+    writeFileSync(configFile, `storage:\n  sqlite: ${join(gateway.dir, 'usage-days.db')}\n`)
+    await assert.rejects(
+      tollgate(['usage', '--days', '99999999999', '--config', configFile]),
+      (err: { stderr: string; code: number }) => {
+        assert.equal(err.code, 1)
+        assert.equal(err.stderr, '--days: expected a whole number from 1 to 3650\n')
+        return true
+      },
+    )
   })
 
   it('a bad config file stops the command with the file, the path and what was expected', async () => {

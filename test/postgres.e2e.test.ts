@@ -79,7 +79,8 @@ describe('tollgate on PostgreSQL: every CLI command, the gateway beside it, read
         'applied migration 2: usage ledger',
         'applied migration 3: fee history',
         'applied migration 4: key change notifications',
-        `postgres 127.0.0.1:5432/test schema ${schema.schema} is at schema version 4`,
+        'applied migration 5: usage batches',
+        `postgres 127.0.0.1:5432/test schema ${schema.schema} is at schema version 5`,
         '',
       ].join('\n'),
     )
@@ -87,7 +88,7 @@ describe('tollgate on PostgreSQL: every CLI command, the gateway beside it, read
     assert.deepEqual(again, {
       database: `postgres 127.0.0.1:5432/test schema ${schema.schema}`,
       applied: [],
-      version: 4,
+      version: 5,
     })
   })
 

@@ -1,4 +1,4 @@
-import { createAuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
+import type { AuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
 import type { FeeIndexer } from '../gas/createFeeIndexer.ts'
 import type { Network } from '../networks/createNetwork.ts'
 import { createDashboardSessions } from './createDashboardSessions.ts'
@@ -14,13 +14,12 @@ export type DashboardOptions = {
   networks: readonly Network[]
   indexers: ReadonlyMap<number, FeeIndexer>
   now: () => number
+  /** Wrong admin tokens per client address, shared with /admin (createAdminTokenFailures). */
+  tokenFailures: AuthFailureLimiter
 }
 
 /** How long a sign-in lasts. */
 const sessionTtlMs = 12 * 3_600_000
-/** Wrong admin tokens a client address may try at once, and how many more per minute after that. */
-const signInBurst = 10
-const signInsPerMinute = 10
 
 /** The /dashboard handler: sessions, the sign-in limiter and the built pages, made once. */
 export function createDashboard(
@@ -32,11 +31,7 @@ export function createDashboard(
     admin: options.admin,
     token: options.token,
     sessions: createDashboardSessions({ token: options.token, ttlMs: sessionTtlMs, now: options.now }),
-    signInFailures: createAuthFailureLimiter({
-      burst: signInBurst,
-      perMinute: signInsPerMinute,
-      now: options.now,
-    }),
+    signInFailures: options.tokenFailures,
     overview: () => stats.snapshot(networks),
     indexers: options.indexers,
     assets: loadDashboardAssets(),

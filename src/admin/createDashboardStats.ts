@@ -225,6 +225,11 @@ export function withUsageTap(store: UsageStore, tap: (delta: UsageDelta) => void
       await store.addUsage(delta)
       tap(delta)
     },
+    async addBatch(batchId, delta) {
+      const added = await store.addBatch(batchId, delta)
+      if (added) tap(delta)
+      return added
+    },
   }
 }
 

@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { z } from 'zod'
+import type { AuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
 import type { KeyAdmin } from '../auth/keyAdmin.ts'
 import { toKeyView } from '../auth/keyView.ts'
 import { allowlistKindList, toAllowlistKind } from '../auth/toAllowlistKind.ts'
@@ -7,15 +8,26 @@ import { planNames } from '../config/planNames.ts'
 import {
   AdminRequestError,
   AdminTokenRequiredError,
+  AuthRateLimitError,
   RouteNotFoundError,
   UnknownAllowlistKindError,
 } from '../errors/errors.ts'
 import { toWireError } from '../errors/toWireError.ts'
 import { utcDay, utcHour } from '../metering/clock.ts'
 import type { UsageStore } from '../metering/usageStore.ts'
+import { adminTokenKeyId } from './createAdminTokenFailures.ts'
+import { parseWholeNumber } from './parseWholeNumber.ts'
+import { usageDays, usageHours } from './usageBounds.ts'
 
-export type AdminRequest = { method: string; url: string; authorization: string | undefined; body: string }
-export type AdminResponse = { status: number; body: unknown }
+export type AdminRequest = {
+  method: string
+  url: string
+  authorization: string | undefined
+  body: string
+  /** Whom wrong tokens are counted against (undefined: the dashboard's own calls, signed in). */
+  clientAddress: string | undefined
+}
+export type AdminResponse = { status: number; body: unknown; headers?: Record<string, string> }
 
 export type AdminDeps = {
   /** The bearer token; undefined turns the admin API off (404). */
@@ -26,6 +38,8 @@ export type AdminDeps = {
   /** Pending usage is written before usage is read, so answers include the latest calls. */
   flushUsage: () => Promise<void>
   now: () => number
+  /** Wrong tokens per client address, shared with the dashboard's sign-in (createAdminTokenFailures). */
+  tokenFailures: AuthFailureLimiter
 }
 
 const createBody = z.strictObject({
@@ -58,11 +72,18 @@ const jwtKeyBody = z.strictObject({ kid: z.string().min(1), publicKey: z.string(
 export async function handleAdmin(deps: AdminDeps, request: AdminRequest): Promise<AdminResponse> {
   try {
     if (deps.token === undefined) throw new RouteNotFoundError()
-    if (!tokenMatches(deps.token, request.authorization)) throw new AdminTokenRequiredError()
+    // an address that sent too many wrong tokens is refused before its token is looked at
+    const waitMs = deps.tokenFailures.retryAfterMs(adminTokenKeyId, request.clientAddress)
+    if (waitMs > 0) throw new AuthRateLimitError(waitMs)
+    if (!tokenMatches(deps.token, request.authorization)) {
+      if (request.authorization !== undefined)
+        deps.tokenFailures.recordFailure(adminTokenKeyId, request.clientAddress)
+      throw new AdminTokenRequiredError()
+    }
     return await route(deps, request)
   } catch (err) {
-    const { httpStatus, body } = toWireError(err instanceof z.ZodError ? toRequestError(err) : err, 'admin')
-    return { status: httpStatus, body }
+    const answer = toWireError(err instanceof z.ZodError ? toRequestError(err) : err, 'admin')
+    return { status: answer.httpStatus, body: answer.body, headers: answer.headers }
   }
 }
 
@@ -142,28 +163,23 @@ async function patchKey(deps: AdminDeps, key: string, patch: z.infer<typeof patc
  * the same rows `tollgate usage` prints, read from the same store.
  */
 async function usage(deps: AdminDeps, query: URLSearchParams) {
+  // checked before anything is read or written
+  const hoursParam = query.get('hours')
+  const days = parseWholeNumber('days', query.get('days'), usageDays)
+  const hours = parseWholeNumber('hours', hoursParam, usageHours)
   await deps.flushUsage()
   const keyParam = query.get('key')
   const keyId = keyParam === null ? undefined : (await deps.admin.show(keyParam)).id
   const keys = new Map((await deps.admin.list()).map((key) => [key.id, key.key]))
   const byKey = keyId === undefined ? {} : { keyId }
-  const hoursParam = query.get('hours')
   const rows =
     hoursParam === null
-      ? await deps.usage.queryUsage({
-          fromDay: utcDay(deps.now() - (count(query.get('days'), 7) - 1) * 86_400_000),
-          ...byKey,
-        })
+      ? await deps.usage.queryUsage({ fromDay: utcDay(deps.now() - (days - 1) * 86_400_000), ...byKey })
       : await deps.usage.queryHourlyUsage({
-          fromHour: utcHour(deps.now() - (count(hoursParam, 48) - 1) * 3_600_000),
+          fromHour: utcHour(deps.now() - (hours - 1) * 3_600_000),
           ...byKey,
         })
   return rows.map(({ keyId: id, ...row }) => ({ ...row, key: keys.get(id) ?? String(id) }))
-}
-
-/** A whole number of days or hours back, the current one included; at least 1. */
-function count(param: string | null, fallback: number): number {
-  return Math.max(1, Number.parseInt(param ?? String(fallback), 10) || fallback)
 }
 
 function ok(body: unknown): AdminResponse {

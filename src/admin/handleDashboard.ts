@@ -9,6 +9,7 @@ import {
 } from '../errors/errors.ts'
 import { toWireError } from '../errors/toWireError.ts'
 import type { FeeIndexer } from '../gas/createFeeIndexer.ts'
+import { adminTokenKeyId } from './createAdminTokenFailures.ts'
 import type { DashboardSessions } from './createDashboardSessions.ts'
 import type { AdminRequest, AdminResponse } from './handleAdmin.ts'
 import type { DashboardAssets } from './loadDashboardAssets.ts'
@@ -36,7 +37,7 @@ export type DashboardDeps = {
   admin: (request: AdminRequest) => Promise<AdminResponse>
   token: string
   sessions: DashboardSessions
-  /** Wrong tokens at sign-in, counted per client address (and against one shared "key", 0). */
+  /** Wrong tokens at sign-in, counted per client address with /admin's (createAdminTokenFailures). */
   signInFailures: AuthFailureLimiter
   /** The overview page's figures: the last hour per minute, upstreams and caches now. */
   overview: () => Promise<unknown>
@@ -47,7 +48,6 @@ export type DashboardDeps = {
 
 const cookieName = 'tollgate_session'
 const csrfHeader = 'x-csrf-token'
-const signInKeyId = 0
 
 /** Every dashboard answer: no framing, no sniffing, no referrer, scripts and styles from here only. */
 const securityHeaders = {
@@ -133,6 +133,8 @@ async function route(deps: DashboardDeps, request: DashboardRequest): Promise<Da
       url: `/${api}${url.search}`,
       authorization: `Bearer ${deps.token}`,
       body: request.body,
+      // signed in already: the admin token's limiter has nothing to count
+      clientAddress: undefined,
     })
     return json(answer.status, answer.body)
   }
@@ -140,7 +142,7 @@ async function route(deps: DashboardDeps, request: DashboardRequest): Promise<Da
 }
 
 function signIn(deps: DashboardDeps, request: DashboardRequest): DashboardResponse {
-  const waitMs = deps.signInFailures.retryAfterMs(signInKeyId, request.clientAddress)
+  const waitMs = deps.signInFailures.retryAfterMs(adminTokenKeyId, request.clientAddress)
   if (waitMs > 0) throw new AuthRateLimitError(waitMs)
   let token: unknown
   try {
@@ -150,7 +152,7 @@ function signIn(deps: DashboardDeps, request: DashboardRequest): DashboardRespon
   }
   const signedIn = typeof token === 'string' ? deps.sessions.signIn(token) : undefined
   if (!signedIn) {
-    deps.signInFailures.recordFailure(signInKeyId, request.clientAddress)
+    deps.signInFailures.recordFailure(adminTokenKeyId, request.clientAddress)
     throw new AdminTokenRequiredError()
   }
   const { cookie, session } = signedIn

@@ -1,4 +1,5 @@
 import { type Logger, pino } from 'pino'
+import { createAdminTokenFailures } from '../admin/createAdminTokenFailures.ts'
 import { createDashboard } from '../admin/createDashboard.ts'
 import { createDashboardStats, withUsageTap } from '../admin/createDashboardStats.ts'
 import { createNetworkNamer } from '../admin/createNetworkNamer.ts'
@@ -23,6 +24,9 @@ import { handleGasRequest } from '../gas/handleGasRequest.ts'
 import { type Clock, systemClock } from '../metering/clock.ts'
 import { createMeter, type Meter } from '../metering/createMeter.ts'
 import { createRedisBank } from '../metering/createRedisBank.ts'
+import { createUsageSpool } from '../metering/createUsageSpool.ts'
+import { getSpoolDir } from '../metering/getSpoolDir.ts'
+import { replayUsageSpool } from '../metering/replayUsageSpool.ts'
 import type { UsageStore } from '../metering/usageStore.ts'
 import { getFailoverMethods } from '../methods/methodTable.ts'
 import { createMetrics } from '../metrics/createMetrics.ts'
@@ -89,6 +93,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       exclusive: !worker,
       onSessionError: (err) =>
         log.warn({ err }, 'a database session for key changes or leases failed; reopening'),
+      onWarning: (message) => log.warn(message),
     })
     cleanups.push(() => stores.close())
     const keyAdmin = createKeyAdmin(stores.keys, config.plans)
@@ -128,11 +133,23 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
         })
       : worker?.bank
     if (bank) cleanups.push(() => bank.close())
+    const spool = createUsageSpool({
+      dir: getSpoolDir(config),
+      ledgerId: await stores.usage.getLedgerId(),
+      onWrite: ({ file, calls, credits, cause }) =>
+        log.warn(
+          { err: cause, file, calls, credits },
+          'the database did not take the last usage: kept in a spool file, added at the next start',
+        ),
+    })
+    // before the meter reads today's balances; with --workers the primary did it before forking
+    if (!worker) await replayUsageSpool(spool, stores.usage, log)
     const meter = await createMeter({
       // the dashboard's live figures count the usage the meter writes
       store: dashboardOn ? withUsageTap(stores.usage, dashboardStats.recordUsage) : stores.usage,
       clock,
       flushMs: config.metering.flushMs,
+      spool,
       bank,
       onBankDown: config.metering.onRedisDown,
       onError: (err) => log.error({ err }, 'usage flush or credit report failed; retrying with the next'),
@@ -240,8 +257,11 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       }),
     }
     const gasDeps = { ...rpcDeps, indexers, historyBlocks: config.gas.historyBlocks }
+    // wrong admin tokens, per client address: /admin and the dashboard's sign-in count together
+    const adminTokenFailures = createAdminTokenFailures(() => clock.now())
     const adminDeps = {
       token: config.admin.token,
+      tokenFailures: adminTokenFailures,
       admin: keyAdmin,
       usage: stores.usage,
       networks: networks.all.map((network) => network.name),
@@ -259,6 +279,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
             networks: networks.all,
             indexers,
             now: () => clock.now(),
+            tokenFailures: adminTokenFailures,
           })
     // one bound on answers in flight for the process, over HTTP and WebSocket alike
     const answers = createAnswerMemory({

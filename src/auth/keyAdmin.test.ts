@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
 import { storeBackends } from '../../test/helpers/storeBackends.ts'
 import { loadConfig } from '../config/loadConfig.ts'
-import { AllowlistEntryError } from '../errors/errors.ts'
+import { AllowlistEntryError, KeyAdminError } from '../errors/errors.ts'
 import { createKeyAdmin } from './keyAdmin.ts'
 
 for (const backend of storeBackends)
@@ -21,6 +21,19 @@ for (const backend of storeBackends)
       assert.deepEqual((await admin.show(key.key)).settings.allowlists.methods, [])
       const added = await admin.addAllowlistEntries(key.key, 'methods', ['eth_chainId', 'eth_call'])
       assert.deepEqual(added.settings.allowlists.methods, ['eth_chainId', 'eth_call'])
+    })
+
+    it('refuses a long or spoofing key or account name, and stores nothing', async () => {
+      const before = (await store.listKeys()).length
+      await assert.rejects(admin.create({ name: 'n'.repeat(101) }), KeyAdminError)
+      await assert.rejects(admin.create({ name: 'invoice\u202Efdp.exe' }), /U\+202E/)
+      await assert.rejects(
+        admin.create({ account: 'acme\u0000' }),
+        /the account name may not contain U\+0000/,
+      )
+      assert.equal((await store.listKeys()).length, before)
+      const { key } = await admin.create({ name: 'n'.repeat(100), account: `spool-${'a'.repeat(94)}` })
+      assert.equal(key.name, 'n'.repeat(100))
     })
 
     it('an entry stored before the check existed can still be removed', async () => {

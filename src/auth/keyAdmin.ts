@@ -14,6 +14,7 @@ import {
 } from './keySettings.ts'
 import { type KeyStore, KeyStoreError } from './keyStore.ts'
 import { parseAllowlistEntry } from './parseAllowlistEntry.ts'
+import { parseName } from './parseName.ts'
 
 export type CreateKeyOptions = {
   plan?: PlanName
@@ -95,6 +96,10 @@ export function createKeyAdmin(store: KeyStore, plans: PlansConfig) {
     plans,
 
     async create(options: CreateKeyOptions): Promise<{ key: ApiKey; secret: string | undefined }> {
+      // the names shown in lists and on the dashboard, checked before anything is looked up (a NUL
+      // is not even a valid PostgreSQL text)
+      const name = parseName('the key name', options.name ?? '')
+      if (options.account !== undefined) parseName('the account name', options.account)
       const existing = options.account === undefined ? undefined : await store.getAccount(options.account)
       if (existing && options.plan !== undefined && options.plan !== existing.plan) {
         throw new KeyAdminError(
@@ -136,7 +141,7 @@ export function createKeyAdmin(store: KeyStore, plans: PlansConfig) {
       try {
         const key = await store.createKey({
           account: existing ? { existing: existing.name } : { create: account },
-          name: options.name ?? '',
+          name,
           settings,
           maxKeysPerAccount: (created) => plans[created.plan]?.keysPerAccount ?? null,
         })

@@ -7,6 +7,9 @@ import type { DevnetFixtures } from '../devnet/seedDevnet.ts'
 import type { Anvil } from '../devnet/startAnvil.ts'
 import { type DevnetEndpoint, startDevnet } from '../devnet/startDevnet.ts'
 import { createMemoryBank, type MemoryBank } from '../metering/createMemoryBank.ts'
+import { createUsageSpool } from '../metering/createUsageSpool.ts'
+import { getSpoolDir } from '../metering/getSpoolDir.ts'
+import { replayUsageSpool } from '../metering/replayUsageSpool.ts'
 import { serveClusterBank } from '../metering/serveClusterBank.ts'
 import { assertPortFree } from '../server/assertPortFree.ts'
 import { createStores } from '../store/createStores.ts'
@@ -44,7 +47,7 @@ const restartDelayMs = 1_000
  * The primary process of `tollgate start --workers N`: it checks the port, locks an SQLite file for
  * the whole gateway, migrates, starts and seeds the embedded devnet, holds the credit bank when there
  * is no Redis, and forks the workers that serve the port (node:cluster hands them the connections).
- * A worker that dies is forked again in its slot; one that dies before the gateway is up fails the
+ * It adds the usage spooled at the last stop to the ledger. A worker that dies is forked again in its slot; one that dies before the gateway is up fails the
  * start. Worker slot 0 indexes fee history.
  */
 export async function runPrimary(config: Config, log: Logger): Promise<Primary> {
@@ -61,10 +64,16 @@ export async function runPrimary(config: Config, log: Logger): Promise<Primary> 
   }
   try {
     // the schema is brought up to date here, once, before any worker opens the database
-    const stores = await createStores(config.storage, { exclusive: false })
+    const stores = await createStores(config.storage, {
+      exclusive: false,
+      onWarning: (message) => log.warn(message),
+    })
     let devnet: Primary['devnet']
     let endpoint: DevnetEndpoint | undefined
     try {
+      // what the workers spooled at the last stop, added once, before any worker reads a balance
+      const spool = createUsageSpool({ dir: getSpoolDir(config), ledgerId: await stores.usage.getLedgerId() })
+      await replayUsageSpool(spool, stores.usage, log)
       if (config.devnet) {
         const admin = createKeyAdmin(stores.keys, config.plans)
         const started = await startDevnet(config.devnet, { store: stores.keys, admin })

@@ -1,4 +1,6 @@
 import type { Command } from 'commander'
+import { parseWholeNumber } from '../admin/parseWholeNumber.ts'
+import { usageDays } from '../admin/usageBounds.ts'
 import { utcDay } from '../metering/clock.ts'
 import { configOption } from './configOption.ts'
 import { print, table, withAdmin } from './openAdmin.ts'
@@ -15,7 +17,7 @@ export function addUsageCommand(program: Command): void {
     .addOption(configOption())
     .action((options: { key?: string; days: string; json?: boolean; config?: string }) =>
       withAdmin(options.config, async ({ admin, usage }) => {
-        const days = Math.max(1, Number.parseInt(options.days, 10) || 7)
+        const days = parseWholeNumber('--days', options.days, usageDays)
         const fromDay = utcDay(Date.now() - (days - 1) * 86_400_000)
         const keys = await admin.list()
         const byId = new Map(keys.map((key) => [key.id, key.key]))

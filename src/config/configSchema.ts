@@ -366,6 +366,11 @@ export const configSchema = z.strictObject({
        * process) may take before the instance treats it as down and onRedisDown applies.
        */
       redisTimeoutMs: z.int().positive().default(1_000),
+      /**
+       * Where usage the database did not take at a stop is kept until the next start adds it (default:
+       * `spool` beside the SQLite file, else `./data/spool`).
+       */
+      spoolDir: z.string().min(1).optional(),
     })
     .prefault({}),
   auth: z

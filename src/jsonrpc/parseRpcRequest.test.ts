@@ -2,10 +2,39 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { type InvalidRequestError, ParseError } from '../errors/errors.ts'
 import { asWrittenBody, parseRpcRequest } from './parseRpcRequest.ts'
+import { withRawIds } from './withRawIds.ts'
 
 const options = { maxBatchSize: 3, maxJsonDepth: 64 }
 
 describe('parseRpcRequest', () => {
+  it('an id JSON would write otherwise gets a stand-in and its text is kept; other ids are left alone', () => {
+    const plain = parseRpcRequest('{"jsonrpc": "2.0", "id": 12, "method": "m", "params": []}', options)
+    assert.equal(plain.rawIds, undefined)
+    const single = parseRpcRequest(
+      '{"jsonrpc": "2.0", "id": 12345678901234567890123, "method": "m"}',
+      options,
+    )
+    assert.deepEqual(single.rawIds, ['12345678901234567890123'])
+    const call = !single.isBatch && 'call' in single.entry ? single.entry.call : undefined
+    assert.equal(typeof call?.id, 'string')
+    assert.equal(call?.text, undefined, 'not forwarded as written: the node gets the stand-in')
+    assert.equal(
+      withRawIds(JSON.stringify({ jsonrpc: '2.0', id: call?.id, result: '0x1' }), single.rawIds ?? []),
+      '{"jsonrpc":"2.0","id":12345678901234567890123,"result":"0x1"}',
+    )
+    const batch = parseRpcRequest(
+      '[{"jsonrpc":"2.0","id":1,"method":"m"},{"jsonrpc":"1","id":-0,"method":"m"}]',
+      {
+        ...options,
+      },
+    )
+    assert.deepEqual(batch.rawIds, ['-0'])
+    assert.ok(batch.isBatch)
+    const [first, second] = batch.entries
+    assert.equal(first && 'call' in first ? first.call.id : undefined, 1)
+    assert.equal(typeof (second && 'error' in second ? second.id : undefined), 'string')
+  })
+
   it('parses a single call, with params defaulting to []', () => {
     const text = '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}'
     assert.deepEqual(parseRpcRequest(text, options), {

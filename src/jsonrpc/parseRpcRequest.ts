@@ -1,8 +1,10 @@
 import { InvalidRequestError, ParseError } from '../errors/errors.ts'
 import { isJsonDeeperThan } from './isJsonDeeperThan.ts'
 import { readCallText } from './readCallText.ts'
+import { readIdTexts } from './readIdTexts.ts'
 import { readStringified } from './readStringified.ts'
 import type { RpcCall, RpcEntry, RpcId, RpcRequest } from './types.ts'
+import { toRawIdStandIn } from './withRawIds.ts'
 
 export type ParseRpcRequestOptions = {
   maxBatchSize: number
@@ -47,13 +49,49 @@ export function parseRpcRequest(
       call.envelope = value as object
       call.stringified = stringified
     }
-    return { isBatch: false, entry }
+    const request: RpcRequest = { isBatch: false, entry }
+    // text JSON.stringify writes holds no number it would write otherwise
+    return stringified || !hasAlteredId(idOf(entry)) ? request : withStandIns(request, [entry], body)
   }
   if (value.length === 0) throw new InvalidRequestError('empty batch')
   if (value.length > maxBatchSize) {
     return { isBatch: true, entries: [{ id: null, error: new InvalidRequestError('batch too large') }] }
   }
-  return { isBatch: true, entries: value.map(toRpcEntry) }
+  const entries = value.map(toRpcEntry)
+  const request: RpcRequest = { isBatch: true, entries }
+  return stringified || !entries.some((entry) => hasAlteredId(idOf(entry)))
+    ? request
+    : withStandIns(request, entries, body)
+}
+
+const idOf = (entry: RpcEntry): RpcId => ('call' in entry ? entry.call.id : entry.id)
+
+/** A number id JSON.stringify may not write as the client did: past 2^53, a fraction, or -0. */
+function hasAlteredId(id: RpcId): boolean {
+  return typeof id === 'number' && (!Number.isSafeInteger(id) || Object.is(id, -0))
+}
+
+/**
+ * The rare request with such an id: each is replaced by a stand-in string id (what the pipeline,
+ * the node and the answer carry) and its text kept, written back into the answer (withRawIds).
+ */
+function withStandIns(request: RpcRequest, entries: RpcEntry[], body: string): RpcRequest {
+  const texts = readIdTexts(body)
+  const rawIds: string[] = []
+  entries.forEach((entry, index) => {
+    const text = texts.get(index)
+    if (text === undefined || !hasAlteredId(idOf(entry))) return
+    const standIn = toRawIdStandIn(rawIds.length)
+    rawIds.push(text)
+    if ('call' in entry) {
+      entry.call.id = standIn
+      // sent to the node with the stand-in, not as written
+      entry.call.text = undefined
+      entry.call.bytes = undefined
+    } else entry.id = standIn
+  })
+  if (rawIds.length > 0) request.rawIds = rawIds
+  return request
 }
 
 function toRpcEntry(value: unknown): RpcEntry {

@@ -27,7 +27,14 @@ export type RpcCall = {
 /** One element of a request: a call, or the envelope error that stopped it before it could run. */
 export type RpcEntry = { call: RpcCall } | { error: TollgateError; id: RpcId }
 
-export type RpcRequest = { isBatch: false; entry: RpcEntry } | { isBatch: true; entries: RpcEntry[] }
+/**
+ * `rawIds`: the client's text of ids JSON.parse and JSON.stringify would not give back (past 2^53,
+ * `1.50`, `-0`), by the index their stand-in string ids carry (withRawIds); absent for nearly every
+ * request.
+ */
+export type RpcRequest = ({ isBatch: false; entry: RpcEntry } | { isBatch: true; entries: RpcEntry[] }) & {
+  rawIds?: string[]
+}
 
 /**
  * The serialised JSON text of one response object, the bytes an upstream sent for it, or such bytes

@@ -2,6 +2,7 @@ import { DailyLimitError, RateLimitError } from '../errors/errors.ts'
 import { type Clock, nextUtcMidnight, utcDay, utcHour } from './clock.ts'
 import { createLeaseDesks } from './createLeaseDesks.ts'
 import { createUsageBuffer } from './createUsageBuffer.ts'
+import type { UsageSpool } from './createUsageSpool.ts'
 import type { CreditBank } from './creditBank.ts'
 import type { DayCounter, Refusal } from './LocalLedger.ts'
 import { RateSlice } from './RateSlice.ts'
@@ -59,6 +60,8 @@ export type MeterOptions = {
   /** How often pending usage is written (and, with a bank, reported); a crash loses at most this much usage. */
   flushMs: number
   onError?: (err: unknown) => void
+  /** Where the last flush (on close) keeps what the store does not take (createUsageBuffer). */
+  spool?: UsageSpool | undefined
   /**
    * Shares the daily balances and per-second limits with other instances (Redis): credits are
    * leased from the bank and spent locally. Without it this process is the only one counting.
@@ -98,6 +101,7 @@ export async function createMeter({
   clock,
   flushMs,
   onError,
+  spool,
   bank,
   onBankDown = 'open',
   leaseSeconds = 1,
@@ -108,7 +112,7 @@ export async function createMeter({
   const loaded = await store.loadDailyUsage(startDay)
   const counters = new Map<string, DayCounter>()
   const buckets = new Map<string, RateAllowance>()
-  const buffer = createUsageBuffer(store)
+  const buffer = createUsageBuffer(store, { spool })
   let day = startDay
   let dayEndsMs = nextUtcMidnight(clock.now())
   let hour = utcHour(clock.now())
@@ -345,7 +349,7 @@ export async function createMeter({
     async close() {
       clearInterval(timer)
       try {
-        await flush()
+        await buffer.close()
       } finally {
         // the last report gives every unspent lease back
         await desks?.close()

@@ -1,3 +1,4 @@
+import type { PoolClient } from 'pg'
 import type { PostgresPool } from '../store/createPostgresPool.ts'
 import { withTransaction } from '../store/withTransaction.ts'
 import type { DailyUsage, HourlyUsage, UsageRow, UsageStore } from './usageStore.ts'
@@ -25,7 +26,7 @@ type UsageQueryRow = {
 }
 
 /**
- * The usage ledger in PostgreSQL. addUsage is one transaction of two upserts (one statement per
+ * The usage ledger in PostgreSQL. addUsage (and addBatch) is one transaction of two upserts (one statement per
  * table, whatever the number of rows); rows go in key order, so instances flushing at once lock the
  * rows they share in the same order instead of deadlocking.
  */
@@ -42,35 +43,27 @@ export function createPostgresUsageStore(pool: PostgresPool): UsageStore {
       const daily = mergeDaily(delta.daily)
       const hourly = mergeHourly(delta.hourly)
       if (daily.length === 0 && hourly.length === 0) return
-      await withTransaction(pool, async (client) => {
-        if (daily.length > 0) {
-          await client.query(
-            `INSERT INTO usage_daily (day, subject, credits)
-             SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
-             ON CONFLICT (day, subject) DO UPDATE SET credits = usage_daily.credits + excluded.credits`,
-            [daily.map((row) => row.day), daily.map((row) => row.subject), daily.map((row) => row.credits)],
-          )
-        }
-        if (hourly.length > 0) {
-          await client.query(
-            `INSERT INTO usage_hourly (key_id, network, method, hour, calls, credits, failover_calls)
-             SELECT * FROM unnest($1::integer[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[])
-             ON CONFLICT (key_id, network, method, hour) DO UPDATE SET
-               calls = usage_hourly.calls + excluded.calls,
-               credits = usage_hourly.credits + excluded.credits,
-               failover_calls = usage_hourly.failover_calls + excluded.failover_calls`,
-            [
-              hourly.map((row) => row.keyId),
-              hourly.map((row) => row.network),
-              hourly.map((row) => row.method),
-              hourly.map((row) => row.hour),
-              hourly.map((row) => row.calls),
-              hourly.map((row) => row.credits),
-              hourly.map((row) => row.failoverCalls),
-            ],
-          )
-        }
+      await withTransaction(pool, (client) => addRows(client, daily, hourly))
+    },
+    addBatch(batchId, delta) {
+      const daily = mergeDaily(delta.daily)
+      const hourly = mergeHourly(delta.hourly)
+      return withTransaction(pool, async (client) => {
+        const added = await client.query(
+          'INSERT INTO usage_batches (id) VALUES ($1) ON CONFLICT (id) DO NOTHING',
+          [batchId],
+        )
+        // recorded already: the batch's usage is in the ledger
+        if (added.rowCount === 0) return false
+        await addRows(client, daily, hourly)
+        return true
       })
+    },
+    async getLedgerId() {
+      const { rows } = await pool.query<{ value: string }>("SELECT value FROM meta WHERE name = 'ledger_id'")
+      const found = rows[0]
+      if (found === undefined) throw new Error('the database has no ledger id (run tollgate migrate)')
+      return found.value
     },
     async queryUsage({ keyId, fromDay }) {
       const { rows } = await pool.query<UsageQueryRow>(
@@ -111,6 +104,37 @@ export function createPostgresUsageStore(pool: PostgresPool): UsageStore {
         }),
       )
     },
+  }
+}
+
+/** The two upserts of one delta, on a connection in a transaction. */
+async function addRows(client: PoolClient, daily: DailyUsage[], hourly: HourlyUsage[]): Promise<void> {
+  if (daily.length > 0) {
+    await client.query(
+      `INSERT INTO usage_daily (day, subject, credits)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
+       ON CONFLICT (day, subject) DO UPDATE SET credits = usage_daily.credits + excluded.credits`,
+      [daily.map((row) => row.day), daily.map((row) => row.subject), daily.map((row) => row.credits)],
+    )
+  }
+  if (hourly.length > 0) {
+    await client.query(
+      `INSERT INTO usage_hourly (key_id, network, method, hour, calls, credits, failover_calls)
+       SELECT * FROM unnest($1::integer[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[])
+       ON CONFLICT (key_id, network, method, hour) DO UPDATE SET
+         calls = usage_hourly.calls + excluded.calls,
+         credits = usage_hourly.credits + excluded.credits,
+         failover_calls = usage_hourly.failover_calls + excluded.failover_calls`,
+      [
+        hourly.map((row) => row.keyId),
+        hourly.map((row) => row.network),
+        hourly.map((row) => row.method),
+        hourly.map((row) => row.hour),
+        hourly.map((row) => row.calls),
+        hourly.map((row) => row.credits),
+        hourly.map((row) => row.failoverCalls),
+      ],
+    )
   }
 }
 

@@ -26,11 +26,22 @@ export function createSqliteUsageStore(db: SqliteDatabase): UsageStore {
     FROM usage_hourly WHERE hour >= ? AND (? IS NULL OR key_id = ?)
     ORDER BY hour, key_id, network, method`)
 
-  const add = db.transaction((delta: UsageDelta) => {
+  const addBatchId = db.prepare<[string, number]>(
+    'INSERT INTO usage_batches (id, added_at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING',
+  )
+  const selectLedgerId = db.prepare<[], { value: string }>("SELECT value FROM meta WHERE name = 'ledger_id'")
+
+  function addRows(delta: UsageDelta): void {
     for (const row of delta.daily) addDaily.run(row.subject, row.day, row.credits)
     for (const row of delta.hourly) {
       addHourly.run(row.keyId, row.network, row.method, row.hour, row.calls, row.credits, row.failoverCalls)
     }
+  }
+  const add = db.transaction(addRows)
+  const addOnce = db.transaction((batchId: string, delta: UsageDelta): boolean => {
+    if (addBatchId.run(batchId, Date.now()).changes === 0) return false
+    addRows(delta)
+    return true
   })
 
   return {
@@ -39,6 +50,14 @@ export function createSqliteUsageStore(db: SqliteDatabase): UsageStore {
     },
     async addUsage(delta) {
       add(delta)
+    },
+    async addBatch(batchId, delta) {
+      return addOnce(batchId, delta)
+    },
+    async getLedgerId() {
+      const found = selectLedgerId.get()
+      if (found === undefined) throw new Error('the database has no ledger id (run tollgate migrate)')
+      return found.value
     },
     async queryUsage({ keyId, fromDay }) {
       return selectUsage.all(fromDay, keyId ?? null, keyId ?? null)

@@ -1,4 +1,5 @@
-import type { DailyUsage, HourlyUsage, UsageStore } from './usageStore.ts'
+import { newBatchId, type UsageSpool } from './createUsageSpool.ts'
+import type { DailyUsage, HourlyUsage, UsageDelta, UsageStore } from './usageStore.ts'
 
 export type UsageBuffer = {
   /** One charged (or free) call of a key, in its hour. */
@@ -11,6 +12,19 @@ export type UsageBuffer = {
   flushedCredits(subject: string, day: string): number
   /** Runs `work` with no flush under way or starting meanwhile (the store and flushedCredits agree). */
   exclusive<T>(work: () => Promise<T>): Promise<T>
+  /**
+   * The last flush, at a stop: written as one batch (UsageStore.addBatch). With a spool, what the
+   * store does not take (within `closeWriteMs`) is kept in the spool instead, under the same batch
+   * id (a write that lands late still counts once); answers the spool file then.
+   */
+  close(): Promise<string | undefined>
+}
+
+export type UsageBufferOptions = {
+  /** Where the last flush goes when the store is away (createUsageSpool). */
+  spool?: UsageSpool | undefined
+  /** How long the last flush may wait for the store before it is spooled. */
+  closeWriteMs?: number
 }
 
 /** Hourly rows by hour, key, network and method. */
@@ -25,7 +39,8 @@ type DailyCredits = Map<string, Map<string, number>>
  * per part of their identity: a call finds its row without a key string made and hashed per call
  * (that was a tenth of a forwarded call's cost on the request path).
  */
-export function createUsageBuffer(store: UsageStore): UsageBuffer {
+export function createUsageBuffer(store: UsageStore, options: UsageBufferOptions = {}): UsageBuffer {
+  const { spool, closeWriteMs = 5_000 } = options
   let pendingDaily: DailyCredits = new Map()
   let pendingHourly: HourlyRows = new Map()
   const flushed: DailyCredits = new Map()
@@ -46,8 +61,8 @@ export function createUsageBuffer(store: UsageStore): UsageBuffer {
     bySubject.set(subject, (bySubject.get(subject) ?? 0) + credits)
   }
 
-  async function flushOnce(): Promise<DailyUsage[]> {
-    if (pendingDaily.size === 0 && pendingHourly.size === 0) return []
+  /** What is pending, taken out of the buffer. */
+  function takePending(): UsageDelta {
     const daily: DailyUsage[] = []
     for (const [day, bySubject] of pendingDaily) {
       for (const [subject, credits] of bySubject) daily.push({ subject, day, credits })
@@ -58,16 +73,49 @@ export function createUsageBuffer(store: UsageStore): UsageBuffer {
         for (const byMethod of byNetwork.values()) hourly.push(...byMethod.values())
     pendingDaily = new Map()
     pendingHourly = new Map()
+    return { daily, hourly }
+  }
+
+  /** Puts back what could not be written: it goes with the next flush. */
+  function putBack({ daily, hourly }: UsageDelta): void {
+    for (const row of daily) addDaily(pendingDaily, row.day, row.subject, row.credits)
+    for (const row of hourly) addHourly(pendingHourly, row)
+  }
+
+  async function flushOnce(): Promise<DailyUsage[]> {
+    if (pendingDaily.size === 0 && pendingHourly.size === 0) return []
+    const delta = takePending()
     try {
-      await store.addUsage({ daily, hourly })
-      for (const row of daily) addDaily(flushed, row.day, row.subject, row.credits)
-      return daily
+      await store.addUsage(delta)
     } catch (err) {
-      // keep what could not be written: it goes with the next flush
-      for (const row of daily) addDaily(pendingDaily, row.day, row.subject, row.credits)
-      for (const row of hourly) addHourly(pendingHourly, row)
+      putBack(delta)
       throw err
     }
+    for (const row of delta.daily) addDaily(flushed, row.day, row.subject, row.credits)
+    return delta.daily
+  }
+
+  async function closeOnce(): Promise<string | undefined> {
+    if (spool === undefined) {
+      await flushOnce()
+      return undefined
+    }
+    if (pendingDaily.size === 0 && pendingHourly.size === 0) return undefined
+    const delta = takePending()
+    const batchId = newBatchId()
+    let file: string | undefined
+    try {
+      await withDeadline(store.addBatch(batchId, delta), closeWriteMs)
+    } catch (err) {
+      try {
+        file = spool.write(batchId, delta, err)
+      } catch (spoolErr) {
+        putBack(delta)
+        throw new AggregateError([err, spoolErr], 'the last usage flush and its spool both failed')
+      }
+    }
+    for (const row of delta.daily) addDaily(flushed, row.day, row.subject, row.credits)
+    return file
   }
 
   let flushing: Promise<unknown> = Promise.resolve()
@@ -87,6 +135,7 @@ export function createUsageBuffer(store: UsageStore): UsageBuffer {
     flush: () => exclusive(flushOnce),
     flushedCredits: (subject, day) => flushed.get(day)?.get(subject) ?? 0,
     exclusive,
+    close: () => exclusive(closeOnce),
   }
 }
 
@@ -98,4 +147,16 @@ function childMap<K, L, V>(map: Map<K, Map<L, V>>, key: K): Map<L, V> {
     map.set(key, found)
   }
   return found
+}
+
+/** `work`, or a rejection once `timeoutMs` has passed without its answer. */
+function withDeadline<T>(work: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`no answer from the usage store within ${timeoutMs} ms`)),
+      timeoutMs,
+    )
+  })
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer))
 }

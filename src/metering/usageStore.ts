@@ -30,6 +30,13 @@ export type UsageStore = {
   loadDailyUsage(day: string): Promise<Map<string, number>>
   /** Adds the deltas, all or nothing. */
   addUsage(delta: UsageDelta): Promise<void>
+  /**
+   * Adds one batch of usage once: its id is recorded in the same transaction, and a batch whose id
+   * is recorded already adds nothing (false). A spool replayed twice counts once.
+   */
+  addBatch(batchId: string, delta: UsageDelta): Promise<boolean>
+  /** This ledger's id (its database and schema), which names the spool files meant for it. */
+  getLedgerId(): Promise<string>
   /** Usage per day, key, network and method from `fromDay` on, oldest first. */
   queryUsage(query: { keyId?: number; fromDay: string }): Promise<UsageRow[]>
   /** Usage per hour, key, network and method from `fromHour` (`2026-11-22T13`) on, oldest first. */

@@ -2,6 +2,7 @@ import { InvalidParamsError, TollgateError } from '../errors/errors.ts'
 import { toWireError } from '../errors/toWireError.ts'
 import { serializeBatch } from '../jsonrpc/serialize.ts'
 import type { RpcEntry, RpcId, RpcPayload, RpcRequest } from '../jsonrpc/types.ts'
+import { withRawIds } from '../jsonrpc/withRawIds.ts'
 import type { Admission, Settlement, UsageRecord } from '../metering/createMeter.ts'
 import { credits } from '../methods/methodTable.ts'
 import { ClientGoneError } from '../upstreams/createUpstreamPool.ts'
@@ -45,7 +46,13 @@ export function runRpcRequest<T>(
   request: RpcRequest,
   finish: (outcome: RpcOutcome) => T,
 ): Promise<T> {
-  return request.isBatch ? runBatch(ctx, request.entries, finish) : runSingle(ctx, request.entry, finish)
+  const { rawIds } = request
+  // the rare request with ids JSON would alter: their text goes back in place of their stand-ins
+  const done =
+    rawIds === undefined
+      ? finish
+      : (outcome: RpcOutcome) => finish({ ...outcome, body: withRawIds(outcome.body, rawIds) })
+  return request.isBatch ? runBatch(ctx, request.entries, done) : runSingle(ctx, request.entry, done)
 }
 
 /**

@@ -297,8 +297,9 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
             url: req.url ?? '/',
             authorization: req.headers.authorization,
             body,
+            clientAddress: clientAddressOf(req),
           })
-          return send(req, res, answer.status, JSON.stringify(answer.body))
+          return send(req, res, answer.status, JSON.stringify(answer.body), answer.headers)
         }
         case 'dashboard': {
           if (!handlers.dashboard) throw new RouteNotFoundError()

@@ -13,7 +13,7 @@ export function createSqliteStores(file: string, options: CreateStoresOptions): 
   const lock = options.exclusive ? lockDatabaseFile(file) : undefined
   let db: ReturnType<typeof openSqlite>
   try {
-    db = openSqlite(file)
+    db = openSqlite(file, options.onWarning ? { onWarning: options.onWarning } : {})
   } catch (err) {
     lock?.release()
     throw err

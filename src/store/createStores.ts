@@ -40,6 +40,8 @@ export type CreateStoresOptions = {
   exclusive: boolean
   /** A connection kept for notifications or leases failed (it is reopened). */
   onSessionError?: (err: unknown) => void
+  /** An SQLite file others could read was made private (openSqlite); default: a line on stderr. */
+  onWarning?: (message: string) => void
 }
 
 /**

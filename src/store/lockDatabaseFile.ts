@@ -17,10 +17,10 @@ export type DatabaseLock = { release(): void }
 export function lockDatabaseFile(file: string): DatabaseLock {
   if (file === ':memory:') return { release() {} }
   const lockFile = `${file}.lock`
-  mkdirSync(dirname(file), { recursive: true })
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 })
   for (let attempt = 0; ; attempt++) {
     try {
-      const fd = openSync(lockFile, 'wx')
+      const fd = openSync(lockFile, 'wx', 0o600)
       writeSync(fd, String(process.pid))
       closeSync(fd)
       return { release: () => rmSync(lockFile, { force: true }) }

@@ -130,4 +130,17 @@ export const postgresMigrations: readonly Migration[] = [
     $$;
     `,
   },
+  {
+    name: 'usage batches',
+    sql: `
+    -- usage kept in a spool file at a stop while the database was away, added once: each batch's id
+    -- is recorded in the transaction that adds its usage, so a batch replayed twice counts once
+    CREATE TABLE usage_batches (
+      id text PRIMARY KEY,
+      added_at timestamptz NOT NULL DEFAULT now()
+    );
+    -- names this ledger (database and schema) in spool files: a spool is replayed where it belongs
+    INSERT INTO meta (name, value) VALUES ('ledger_id', md5(random()::text || clock_timestamp()::text));
+    `,
+  },
 ]

@@ -96,4 +96,17 @@ export const sqliteMigrations: readonly Migration[] = [
   ) WITHOUT ROWID;
   `,
   },
+  {
+    name: 'usage batches',
+    sql: `
+  -- usage kept in a spool file at a stop while the database was away, added once: each batch's id is
+  -- recorded in the transaction that adds its usage, so a batch replayed twice counts once
+  CREATE TABLE usage_batches (
+    id TEXT PRIMARY KEY,
+    added_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  -- names this ledger in spool files: a spool is replayed into the database it was meant for only
+  INSERT INTO meta (name, value) VALUES ('ledger_id', lower(hex(randomblob(16))));
+  `,
+  },
 ]

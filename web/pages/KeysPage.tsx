@@ -199,11 +199,11 @@ function CreateKey(props: { plans: string[]; onCreated: () => void }) {
         </label>
         <label>
           Name
-          <input name="name" autoComplete="off" />
+          <input name="name" autoComplete="off" maxLength={100} />
         </label>
         <label>
           Account (existing or new; empty: a new one)
-          <input name="account" autoComplete="off" />
+          <input name="account" autoComplete="off" maxLength={100} />
         </label>
         <label>
           Daily credits
