@@ -21,7 +21,6 @@ export async function startKeyedGateway(
       server: { host: '127.0.0.1', port: 0, ...server },
       storage: { sqlite: join(dir, `${name}.db`) },
       networks: [{ name: 'devnet', chainId: 31337, upstreams: [{ url: upstream }] }],
-      cache: { enabled: false },
       gas: { enabled: false },
       log: { level: 'error' },
     }),
