@@ -1,79 +1,18 @@
 import { z } from 'zod'
 import { parseAllowlistEntry } from '../auth/parseAllowlistEntry.ts'
 import { isAddressOrRange } from '../server/createClientAddressOf.ts'
+import { devnetSchema } from './devnetSchema.ts'
+import { networkSchema } from './networkSchema.ts'
+import { plansSchema } from './plansSchema.ts'
+import type { upstreamSchema } from './upstreamSchema.ts'
 
-/** The one config schema. Every default lives here; types are inferred from it. */
-
-const upstreamSchema = z.strictObject({
-  url: z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }),
-  ws: z.url({ protocol: /^wss?$/, error: 'expected a ws(s) URL' }).optional(),
-  name: z.string().min(1).optional(),
-})
-
-const networkSchema = z.strictObject({
-  name: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'expected lowercase letters, digits and dashes'),
-  chainId: z.int().positive(),
-  upstreams: z.array(upstreamSchema).min(1, 'expected at least one upstream'),
-  partners: z.array(upstreamSchema).default([]),
-  /** Host names that select this network, besides `<name>.` as the first label of the Host header. */
-  hosts: z.array(z.string().min(1)).default([]),
-  /** eth_getLogs over a wider block range is refused (-32602) before any node is asked (default: logsLimitDefaults). */
-  maxLogsBlockRange: z.int().positive().optional(),
-  /** An eth_getLogs answer with more logs is refused (-32005, with a smaller range to try; default: logsLimitDefaults). */
-  maxLogsResults: z.int().positive().optional(),
-})
+/**
+ * The one config schema. Every default lives here or in the sub-schemas beside it (networkSchema,
+ * upstreamSchema, devnetSchema, plansSchema); types are inferred from it.
+ */
 
 /** The eth_getLogs limits of a network that sets none (docs/compatibility.md §7, as the hosted service). */
 export const logsLimitDefaults = { maxLogsBlockRange: 10_000, maxLogsResults: 10_000 } as const
-
-const devnetSchema = z.strictObject({
-  /** Seconds between blocks; 0 mines a block per transaction. */
-  blockTimeSeconds: z.number().min(0).default(2),
-  seed: z.boolean().default(true),
-})
-
-/** A plan's numbers (docs/compatibility.md §3). `null` daily/per-second numbers: set per account (custom). */
-function planSchema(defaults: {
-  dailyCredits: number | null
-  creditsPerSecond: number | null
-  keysPerAccount: number | null
-  failover: boolean
-}) {
-  return z
-    .strictObject({
-      dailyCredits: z.int().positive().nullable().default(defaults.dailyCredits),
-      creditsPerSecond: z.int().positive().nullable().default(defaults.creditsPerSecond),
-      /** null: unlimited */
-      keysPerAccount: z.int().positive().nullable().default(defaults.keysPerAccount),
-      failover: z.boolean().default(defaults.failover),
-    })
-    .prefault({})
-}
-
-const plansSchema = z
-  .strictObject({
-    core: planSchema({ dailyCredits: 3_000_000, creditsPerSecond: 500, keysPerAccount: 1, failover: false }),
-    developer: planSchema({
-      dailyCredits: 15_000_000,
-      creditsPerSecond: 4_000,
-      keysPerAccount: 5,
-      failover: false,
-    }),
-    team: planSchema({
-      dailyCredits: 75_000_000,
-      creditsPerSecond: 40_000,
-      keysPerAccount: null,
-      failover: false,
-    }),
-    growth: planSchema({
-      dailyCredits: 150_000_000,
-      creditsPerSecond: 40_000,
-      keysPerAccount: null,
-      failover: true,
-    }),
-    custom: planSchema({ dailyCredits: null, creditsPerSecond: null, keysPerAccount: null, failover: true }),
-  })
-  .prefault({})
 
 export const configSchema = z.strictObject({
   server: z

@@ -104,23 +104,7 @@ export function openRpcSocket(
     },
   })
 
-  // each live subscription's params: checked again when the key's allowlists change
-  const live = new Map<string, unknown[]>()
-  let ctx: Omit<RpcContext, 'answerBudget'> = {
-    ...base,
-    subscriptions: {
-      subscribe(params) {
-        const id = subscriptions.subscribe(params)
-        live.set(id, params)
-        return id
-      },
-      unsubscribe(id) {
-        const ended = subscriptions.unsubscribe(id)
-        if (ended) live.delete(id as string)
-        return ended
-      },
-    },
-  }
+  let ctx: Omit<RpcContext, 'answerBudget'> = { ...base, subscriptions }
 
   /** Takes the key's current access: closes the socket on a refusal; false then. */
   function apply(access: SocketAccessResult): boolean {
@@ -134,7 +118,7 @@ export function openRpcSocket(
     ctx = { ...ctx, ...grant }
     // live subscriptions are ongoing use: they end with the socket when one is no longer allowed (the
     // method, or a logs subscription's contracts)
-    const refusal = live.size > 0 ? subscribeRefusal(grant.guard, live.values()) : undefined
+    const refusal = subscriptions.size > 0 ? subscribeRefusal(grant.guard, subscriptions.params()) : undefined
     if (refusal === undefined) return true
     shut(refusal)
     return false

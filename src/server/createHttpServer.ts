@@ -1,8 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import type { Socket } from 'node:net'
 import type { AdminRequest, AdminResponse } from '../admin/handleAdmin.ts'
 import type { DashboardRequest, DashboardResponse } from '../admin/handleDashboard.ts'
-import { toAddressGroup } from '../auth/toAddressGroup.ts'
 import {
   HttpMethodNotAllowedError,
   RouteNotFoundError,
@@ -22,7 +20,11 @@ import { type AnswerMemory, smallMessageBytes } from '../upstreams/AnswerBudget.
 import { type CompressionOptions, chooseEncoding, createCompressor } from './compression.ts'
 import { type CorsOptions, corsHeaders, preflightHeaders } from './corsHeaders.ts'
 import { createClientAddressOf } from './createClientAddressOf.ts'
+import { dropIfNotTaken } from './dropIfNotTaken.ts'
+import { isJsonContentType } from './isJsonContentType.ts'
+import { isSmallBody } from './isSmallBody.ts'
 import { keyRequestOf } from './keyRequestOf.ts'
+import { limitConnectionsPerAddress } from './limitConnectionsPerAddress.ts'
 import { parseRoute, type Route } from './parseRoute.ts'
 import { readBody, readBodyText } from './readBody.ts'
 
@@ -75,7 +77,6 @@ export type HttpServer = {
   close(graceMs: number): Promise<void>
 }
 
-const acceptedContentTypes = new Set(['application/json', 'application/json-rpc', 'application/jsonrequest'])
 const adminMaxBodyBytes = 1024 * 1024
 
 /** The HTTP adapter: bytes in, bytes out. Routing, limits and headers; everything else is the handlers'. */
@@ -370,51 +371,4 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
       await closed
     },
   }
-}
-
-/**
- * Counts open connections (HTTP and WebSocket alike) per remote address and closes, at once and
- * unanswered, one past `limit`: one client cannot take every connection the process has.
- */
-function limitConnectionsPerAddress(server: Server, limit: number, exempt: readonly string[]): void {
-  const open = new Map<string, number>()
-  const unlimited = new Set(exempt.map(toAddressGroup))
-  server.on('connection', (socket: Socket) => {
-    if (socket.remoteAddress === undefined) return
-    const address = toAddressGroup(socket.remoteAddress)
-    if (unlimited.has(address)) return
-    const count = open.get(address) ?? 0
-    if (count >= limit) {
-      socket.destroy()
-      return
-    }
-    open.set(address, count + 1)
-    socket.once('close', () => {
-      const left = (open.get(address) ?? 1) - 1
-      if (left === 0) open.delete(address)
-      else open.set(address, left)
-    })
-  })
-}
-
-/**
- * A deadline for a large answer to be taken: one that has not gone out by then is dropped with its
- * connection (a client that reads a little now and then would keep an idle timeout waiting for ever).
- */
-function dropIfNotTaken(res: ServerResponse, timeoutMs: number): void {
-  const timer = setTimeout(() => res.destroy(), timeoutMs)
-  res.once('close', () => clearTimeout(timer))
-}
-
-/** A body declared small enough to be let through unread (Node discards it) on a kept connection. */
-function isSmallBody(req: IncomingMessage): boolean {
-  return Number(req.headers['content-length']) <= smallMessageBytes
-}
-
-function isJsonContentType(header: string | undefined): boolean {
-  if (header === undefined) return false
-  if (header === 'application/json') return true
-  const semicolon = header.indexOf(';')
-  const type = (semicolon === -1 ? header : header.slice(0, semicolon)).trim().toLowerCase()
-  return acceptedContentTypes.has(type)
 }

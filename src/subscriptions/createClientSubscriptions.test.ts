@@ -81,7 +81,7 @@ describe('createClientSubscriptions', () => {
     assert.equal(sent.length, 1)
   })
 
-  it('refuses unknown kinds, pending transactions without an upstream WebSocket, and too many', () => {
+  it('refuses unknown kinds, pending transactions without an upstream WebSocket, and too many; lists the params of the live ones', () => {
     const { subscriptions, heads } = setup(1_000)
     assert.throws(() => subscriptions.subscribe(['newBlocks']), { code: -32602 })
     // a logs filter past geth's limits makes no subscription
@@ -97,9 +97,11 @@ describe('createClientSubscriptions', () => {
     assert.throws(() => subscriptions.subscribe(['newHeads']), { code: -32005 })
     assert.equal(subscriptions.unsubscribe(first), true)
     assert.equal(subscriptions.unsubscribe(first), false)
+    assert.deepEqual([...subscriptions.params()], [['newHeads']])
     assert.equal(heads.size, 1)
     subscriptions.stopAll()
     assert.equal(heads.size, 0)
     assert.equal(subscriptions.size, 0)
+    assert.deepEqual([...subscriptions.params()], [])
   })
 })

@@ -25,6 +25,8 @@ export type ClientSubscriptions = {
   /** eth_unsubscribe: whether the id was one of this client's. */
   unsubscribe(id: unknown): boolean
   readonly size: number
+  /** Each live subscription's params, as eth_subscribe got them (to check them again when the key's allowlists change). */
+  params(): IterableIterator<unknown[]>
   /** Ends every subscription (the connection closed). */
   stopAll(): void
 }
@@ -36,7 +38,7 @@ export type ClientSubscriptions = {
  */
 export function createClientSubscriptions(options: ClientSubscriptionsOptions): ClientSubscriptions {
   const { hub } = options
-  const subscriptions = new Map<string, () => void>()
+  const subscriptions = new Map<string, { stop: () => void; params: unknown[] }>()
 
   function paid(kind: NotificationKind): boolean {
     return options.charge({ method: `eth_subscription:${kind}`, credits: credits.notification[kind] })
@@ -85,21 +87,24 @@ export function createClientSubscriptions(options: ClientSubscriptionsOptions): 
         throw new SubscriptionLimitError(options.maxSubscriptions)
       const [kind, filterParam] = params
       const id = `0x${randomBytes(16).toString('hex')}`
-      subscriptions.set(id, listen(id, kind, filterParam))
+      subscriptions.set(id, { stop: listen(id, kind, filterParam), params })
       return id
     },
     unsubscribe(id) {
-      const stop = typeof id === 'string' ? subscriptions.get(id) : undefined
-      if (!stop) return false
-      stop()
+      const subscription = typeof id === 'string' ? subscriptions.get(id) : undefined
+      if (!subscription) return false
+      subscription.stop()
       subscriptions.delete(id as string)
       return true
     },
     get size() {
       return subscriptions.size
     },
+    *params() {
+      for (const subscription of subscriptions.values()) yield subscription.params
+    },
     stopAll() {
-      for (const stop of subscriptions.values()) stop()
+      for (const subscription of subscriptions.values()) subscription.stop()
       subscriptions.clear()
     },
   }

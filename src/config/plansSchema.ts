@@ -1,0 +1,45 @@
+import { z } from 'zod'
+
+/** A plan's numbers (docs/compatibility.md §3). `null` daily/per-second numbers: set per account (custom). */
+function planSchema(defaults: {
+  dailyCredits: number | null
+  creditsPerSecond: number | null
+  keysPerAccount: number | null
+  failover: boolean
+}) {
+  return z
+    .strictObject({
+      dailyCredits: z.int().positive().nullable().default(defaults.dailyCredits),
+      creditsPerSecond: z.int().positive().nullable().default(defaults.creditsPerSecond),
+      /** null: unlimited */
+      keysPerAccount: z.int().positive().nullable().default(defaults.keysPerAccount),
+      failover: z.boolean().default(defaults.failover),
+    })
+    .prefault({})
+}
+
+/** Every plan's numbers (`plans` in the config), each defaulting to the hosted service's. */
+export const plansSchema = z
+  .strictObject({
+    core: planSchema({ dailyCredits: 3_000_000, creditsPerSecond: 500, keysPerAccount: 1, failover: false }),
+    developer: planSchema({
+      dailyCredits: 15_000_000,
+      creditsPerSecond: 4_000,
+      keysPerAccount: 5,
+      failover: false,
+    }),
+    team: planSchema({
+      dailyCredits: 75_000_000,
+      creditsPerSecond: 40_000,
+      keysPerAccount: null,
+      failover: false,
+    }),
+    growth: planSchema({
+      dailyCredits: 150_000_000,
+      creditsPerSecond: 40_000,
+      keysPerAccount: null,
+      failover: true,
+    }),
+    custom: planSchema({ dailyCredits: null, creditsPerSecond: null, keysPerAccount: null, failover: true }),
+  })
+  .prefault({})
