@@ -1,12 +1,20 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync } from 'node:fs'
 import type { Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { after, before, describe, it, type TestContext } from 'node:test'
+import { after, before, describe, it } from 'node:test'
 import { type Anvil, startAnvil } from '../src/devnet/startAnvil.ts'
-import { exited, type GatewayProcess } from './helpers/gatewayProcess.ts'
-import { mib, neverReads, readFigures, startKeyedGateway, watchGrowth } from './helpers/hostileClients.ts'
+import type { GatewayProcess } from './helpers/gatewayProcess.ts'
+import {
+  anotherClientServed,
+  mib,
+  neverReads,
+  readFigures,
+  startKeyedGateway,
+  stopAll,
+  watchGrowth,
+} from './helpers/hostileClients.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
 import { until } from './helpers/until.ts'
 
@@ -51,28 +59,7 @@ describe('hostile clients: answers held in memory are bounded', () => {
       sendTimeoutMs: 10_000,
     }))
   })
-  after(async () => {
-    for (const socket of sockets) socket.destroy()
-    for (const each of [gateway, strict]) {
-      if (!each) continue
-      each.child.kill('SIGTERM')
-      await exited(each.child)
-    }
-    await anvil?.stop()
-    rmSync(dir, { recursive: true, force: true })
-  })
-
-  /**
-   * Another client's cheap call (eth_chainId, kept by the cache: the gateway's own answer, not the
-   * node's, which is busy with the big calls), answered while the hostile ones hold what they hold.
-   */
-  async function anotherClientServed(t: TestContext): Promise<void> {
-    const startedMs = performance.now()
-    const answer = await postJson(endpoint, rpcBody('eth_chainId'))
-    t.diagnostic(`another client answered in ${Math.round(performance.now() - startedMs)} ms`)
-    assert.equal(answer.status, 200)
-    assert.deepEqual(answer.json, { jsonrpc: '2.0', id: 1, result: '0x7a69' })
-  }
+  after(() => stopAll(sockets, [gateway, strict], anvil, dir))
 
   /** Once every request is over, the gateway holds no answer bytes: nothing was left taken. */
   async function nothingHeld(of: GatewayProcess): Promise<void> {
@@ -87,7 +74,7 @@ describe('hostile clients: answers held in memory are bounded', () => {
       sockets.push(neverReads(gateway.url, path, JSON.stringify(bigCall(client))))
     }
     // served while the big calls are on their way, and again once they are all held or refused
-    await anotherClientServed(t)
+    await anotherClientServed(endpoint, t)
     // each answered, whole or refused (503 once the process holds its bound of large answers)
     let answers = before
     await until(
@@ -99,7 +86,7 @@ describe('hostile clients: answers held in memory are bounded', () => {
       120_000,
     )
     assert.ok(answers['5xx'] > before['5xx'], 'some answers were refused: the process was full')
-    await anotherClientServed(t)
+    await anotherClientServed(endpoint, t)
     const grewBytes = growth.stop()
     t.diagnostic(`resident memory grew by ${Math.round(grewBytes / mib)} MiB`)
     assert.ok(grewBytes < 256 * mib, `grew by ${Math.round(grewBytes / mib)} MiB`)
@@ -128,7 +115,7 @@ describe('hostile clients: answers held in memory are bounded', () => {
     assert.match(tooLarge[0]?.error?.message ?? '', /^response too large/)
     t.diagnostic(`resident memory grew by ${Math.round(grewBytes / mib)} MiB`)
     assert.ok(grewBytes < 256 * mib, `grew by ${Math.round(grewBytes / mib)} MiB`)
-    await anotherClientServed(t)
+    await anotherClientServed(endpoint, t)
     await nothingHeld(gateway)
   })
 

@@ -1,9 +1,12 @@
+import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
 import { join } from 'node:path'
+import type { TestContext } from 'node:test'
 import { stringify } from 'yaml'
-import { bin, type GatewayProcess, startGatewayProcess } from './gatewayProcess.ts'
+import { bin, exited, type GatewayProcess, startGatewayProcess } from './gatewayProcess.ts'
+import { postJson, rpcBody } from './postJson.ts'
 
 export const mib = 1024 * 1024
 
@@ -89,4 +92,34 @@ export async function readFigures(gateway: GatewayProcess): Promise<GatewayFigur
     answersInFlightBytes: read('tollgate_answers_in_flight_bytes'),
     bodiesInFlightBytes: read('tollgate_bodies_in_flight_bytes'),
   }
+}
+
+/** Ends what a test of hostile clients started: its client sockets, its gateways (SIGTERM), its node and dir. */
+export async function stopAll(
+  sockets: Socket[],
+  gateways: (GatewayProcess | undefined)[],
+  node: { stop(): Promise<void> } | undefined,
+  dir: string,
+): Promise<void> {
+  for (const socket of sockets) socket.destroy()
+  for (const gateway of gateways) {
+    if (!gateway) continue
+    gateway.child.kill('SIGTERM')
+    await exited(gateway.child)
+  }
+  await node?.stop()
+  rmSync(dir, { recursive: true, force: true })
+}
+
+/**
+ * Another client's eth_chainId (kept by the cache after the first: the gateway's own answer, not the
+ * node's, which the hostile clients may keep busy), answered while they hold what they hold; its
+ * latency is reported, not asserted.
+ */
+export async function anotherClientServed(endpoint: string, t: TestContext): Promise<void> {
+  const startedMs = performance.now()
+  const answer = await postJson(endpoint, rpcBody('eth_chainId'))
+  t.diagnostic(`another client answered in ${Math.round(performance.now() - startedMs)} ms`)
+  assert.equal(answer.status, 200)
+  assert.deepEqual(answer.json, { jsonrpc: '2.0', id: 1, result: '0x7a69' })
 }
