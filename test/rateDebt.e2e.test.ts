@@ -139,7 +139,8 @@ describe('batches against the per-second limit, two gateways on one Redis', () =
   it('a batch served through one leaves a debt both refuse on until it is paid', async () => {
     const [one, other] = gateways as [TestGateway, TestGateway]
     const { key } = await one.app.keyAdmin.create({ plan: 'core' })
-    await other.app.keys.refresh()
+    // both know the key before the first call (else one may answer it as unknown)
+    await Promise.all([one.app.keys.refresh(), other.app.keys.refresh()])
     const urls = [one, other].map((gateway) => `${gateway.url}/v3/${key.key}`) as [string, string]
     const bucketKey = `${prefix.keyPrefix}rate:${accountSubject(key.account.id)}`
     const batch = batchOf('eth_chainId')
