@@ -345,11 +345,6 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     cleanups.push(() => {
       for (const hub of hubs.values()) hub.close()
     })
-    // the cache's head-scoped answers last until the next head (or reorg) the head tracker announces
-    for (const network of networks.all) {
-      const { cache } = network
-      if (cache) network.heads.subscribe(() => cache.newHead())
-    }
     const upgradeDeps = {
       ...rpcDeps,
       hubs,

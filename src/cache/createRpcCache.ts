@@ -44,6 +44,13 @@ export type RpcCache = {
   ): Promise<LoadedAnswer>
   /** A new head (or a reorg): every head-scoped entry is dropped. */
   newHead(): void
+  /** A block the chain left: immutable entries pinned to its hash are dropped, loads under way not kept. */
+  dropBlock(hash: string): void
+  /**
+   * Blocks at or below the finalized one changed (a dev chain's revert, a new chain): every immutable
+   * entry is dropped, loads under way not kept.
+   */
+  dropImmutable(): void
   stats: CacheStats
 }
 
@@ -58,7 +65,8 @@ export type RpcCacheOptions = {
   shared?: SharedStore | undefined
 }
 
-type Entry = { value: CachedValue; size: number }
+/** `pins`: the block (or transaction) hashes its key names, for dropBlock. */
+type Entry = { value: CachedValue; size: number; pins: string[] | undefined }
 
 /** Results up to this size are kept as strings. */
 const stringBytes = 4096
@@ -76,7 +84,11 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
   let immutableBytes = 0
   let headBytes = 0
   let generation = 0
-  const inFlightImmutable = new Map<string, Promise<LoadedAnswer>>()
+  /** Bumped when immutable entries are dropped: loads begun before are not kept. */
+  let immutableGeneration = 0
+  /** Immutable entries' keys by the hashes they name. */
+  const pinned = new Map<string, Set<string>>()
+  let inFlightImmutable = new Map<string, Promise<LoadedAnswer>>()
   let inFlightHead = new Map<string, Promise<LoadedAnswer>>()
   const { shared } = options
   const stats: CacheStats = {
@@ -87,6 +99,20 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
     entries: 0,
     bytes: 0,
     sharedHits: 0,
+  }
+
+  function unpin(key: string, entry: Entry): void {
+    for (const hash of entry.pins ?? []) {
+      const keys = pinned.get(hash)
+      keys?.delete(key)
+      if (keys?.size === 0) pinned.delete(hash)
+    }
+  }
+
+  function dropImmutableEntry(key: string, entry: Entry): void {
+    immutable.delete(key)
+    immutableBytes -= entry.size
+    unpin(key, entry)
   }
 
   function updateTotals(): void {
@@ -101,10 +127,8 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
     // the same key again (a load that did not join one in flight across a head): replace it
     const previous = (scope === 'immutable' ? immutable : head).get(key)
     if (previous) {
-      if (scope === 'immutable') {
-        immutable.delete(key)
-        immutableBytes -= previous.size
-      } else {
+      if (scope === 'immutable') dropImmutableEntry(key, previous)
+      else {
         head.delete(key)
         headBytes -= previous.size
       }
@@ -113,8 +137,7 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
     if (headBytes + size <= options.maxBytes) {
       while (immutableBytes + headBytes + size > options.maxBytes && immutable.size > 0) {
         const [oldestKey, oldest] = immutable.entries().next().value as [string, Entry]
-        immutable.delete(oldestKey)
-        immutableBytes -= oldest.size
+        dropImmutableEntry(oldestKey, oldest)
         stats.evictions++
       }
     }
@@ -123,10 +146,16 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
       return
     }
     if (scope === 'immutable') {
-      immutable.set(key, { value, size })
+      const pins = key.match(hashPattern)?.map((hash) => hash.toLowerCase())
+      immutable.set(key, { value, size, pins })
       immutableBytes += size
+      for (const hash of pins ?? []) {
+        const keys = pinned.get(hash)
+        if (keys) keys.add(key)
+        else pinned.set(hash, new Set([key]))
+      }
     } else {
-      head.set(key, { value, size })
+      head.set(key, { value, size, pins: undefined })
       headBytes += size
     }
     updateTotals()
@@ -144,6 +173,12 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
     stats.sharedHits++
     store(key, 'immutable', result)
     return { result }
+  }
+
+  /** Immutable loads under way are not kept, nor joined by calls made from now on. */
+  function startOver(): void {
+    immutableGeneration++
+    inFlightImmutable = new Map()
   }
 
   return {
@@ -173,16 +208,13 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
         stats.coalesced++
         return pending
       }
-      const startedAt = generation
+      const startedAt = scope === 'immutable' ? immutableGeneration : generation
       const fetch = async (): Promise<LoadedAnswer> => {
         const { body, partner } = await load()
         const loaded = splitAnswer(body)
         if (partner) return { ...loaded, partner }
-        if (
-          'result' in loaded &&
-          loaded.result !== 'null' &&
-          (scope === 'immutable' || startedAt === generation)
-        ) {
+        const current = scope === 'immutable' ? immutableGeneration : generation
+        if ('result' in loaded && loaded.result !== 'null' && startedAt === current) {
           store(key, scope, loaded.result)
           if (scope === 'immutable') shared?.put(key, loaded.result)
         }
@@ -197,6 +229,23 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
       inFlight.set(flightKey, promise)
       return promise
     },
+    dropBlock(hash) {
+      startOver()
+      const keys = pinned.get(hash.toLowerCase())
+      if (!keys) return
+      for (const key of keys) {
+        const entry = immutable.get(key)
+        if (entry) dropImmutableEntry(key, entry)
+      }
+      updateTotals()
+    },
+    dropImmutable() {
+      startOver()
+      immutable.clear()
+      pinned.clear()
+      immutableBytes = 0
+      updateTotals()
+    },
     newHead() {
       generation++
       // head-scoped calls in flight across the head are not joined by calls made after it
@@ -210,6 +259,8 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
 }
 
 const answerPrefix = Buffer.from('{"jsonrpc":"2.0","id":1,"result":')
+/** A block or transaction hash in a cache key (params as JSON). */
+const hashPattern = /0x[0-9a-f]{64}/gi
 
 /** The result's JSON text without parsing it when the node wrote the usual member order; else parsed. */
 export function splitAnswer(answer: Buffer): { result: CachedValue } | { answer: Buffer } {

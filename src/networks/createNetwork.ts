@@ -83,6 +83,32 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
   })
   const sharedHead = options.shared?.head
   let shownHead = 0n
+  const cache = options.cache.enabled
+    ? createRpcCache({
+        maxBytes: options.cache.maxBytes,
+        maxEntryBytes: options.cache.maxEntryBytes,
+        shared: options.shared?.store,
+      })
+    : undefined
+  heads.subscribe((event) => {
+    switch (event.kind) {
+      case 'head':
+        cache?.newHead()
+        return
+      case 'fork':
+        // the chain left its blocks from `from` on: a client may be told a lower number now
+        if (shownHead >= event.from) shownHead = event.from > 0n ? event.from - 1n : 0n
+        cache?.newHead()
+        if (event.pastFinality) cache?.dropImmutable()
+        return
+      case 'dropped':
+        cache?.dropBlock(event.header.hash)
+        return
+      case 'newChain':
+        cache?.dropImmutable()
+        return
+    }
+  })
   return {
     name: config.name,
     chainId: config.chainId,
@@ -91,13 +117,7 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
     partners,
     failoverMethods: options.failoverMethods,
     heads,
-    cache: options.cache.enabled
-      ? createRpcCache({
-          maxBytes: options.cache.maxBytes,
-          maxEntryBytes: options.cache.maxEntryBytes,
-          shared: options.shared?.store,
-        })
-      : undefined,
+    cache,
     timeoutMs: settings.timeoutMs,
     partnerReserveMs: Math.min(settings.attemptTimeoutMs, settings.timeoutMs / 2),
     get shownHead() {
