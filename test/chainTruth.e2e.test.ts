@@ -285,16 +285,24 @@ describe('chain truth: what the gateway answers after reorgs, rewinds and revert
       async () => Number((await viaGateway('eth_blockNumber', [])).result) === (await headNumber()),
       'the gateway at the head',
     )
+    const heads = gateway.app.networks.all[0]?.heads
+    assert.ok(heads)
+    // the gateway knows them final too: it keeps their answers as immutable
+    await until(
+      () => (heads.finalized() ?? 0n) >= BigInt(start + 5),
+      'the gateway to know the new finalized block',
+    )
     const calls = callsAround(start + 1, start + 5, [], [])
     await warm(calls)
-    await warm(calls)
-    const stats = gateway.app.networks.all[0]?.heads.stats
-    const violations = stats?.pastFinality ?? 0
+    const { stats } = heads
+    const violations = stats.pastFinality
 
     await rpc('evm_revert', [snapshot])
     await rpc('anvil_mine', [hex(110), hex(1)])
     await untilSameAsNode(calls, 'a revert across finalized')
-    assert.ok((stats?.pastFinality ?? 0) > violations, 'the change below finalized was recognised')
+    assert.ok(stats.pastFinality > violations, 'the change below finalized was recognised')
+    const metrics = await (await fetch(`${gateway.url}/metrics`)).text()
+    assert.match(metrics, /^tollgate_chain_forks_total\{network="devnet",past_finality="true"\} [1-9]/m)
   })
 })
 
