@@ -64,6 +64,8 @@ export function createHeadChain(options: HeadChainOptions): HeadChain {
   let generation = 0
   /** A backfill step is queued. */
   let backfilling = false
+  /** A backfill step failed (the node lacks the blocks, or answers them oddly): not tried again until a reset. */
+  let backfillFailed = false
 
   const numberOf = (header: Header) => Number(header.number)
   const indexOf = (number: number) => {
@@ -145,7 +147,10 @@ export function createHeadChain(options: HeadChainOptions): HeadChain {
     const numbers = Array.from({ length: count }, (_, index) => numberOf(oldest) - 1 - index)
     const fetched = await Promise.all(
       numbers.map((number) => fetchBlock('eth_getBlockByNumber', `0x${number.toString(16)}`)),
-    )
+    ).catch((err) => {
+      backfillFailed = true
+      throw err
+    })
     if (at !== generation || blocks[0] !== oldest) return
     // newest first: each must be the parent of the block above it (a reorg under way stops the step)
     let child = oldest
@@ -161,7 +166,7 @@ export function createHeadChain(options: HeadChainOptions): HeadChain {
 
   function queueBackfill(): void {
     const oldest = blocks[0]
-    if (backfilling || !oldest || blocks.length >= depth || numberOf(oldest) === 0) return
+    if (backfilling || backfillFailed || !oldest || blocks.length >= depth || numberOf(oldest) === 0) return
     backfilling = true
     enqueue(backfill)
   }
@@ -180,6 +185,7 @@ export function createHeadChain(options: HeadChainOptions): HeadChain {
       generation++
       blocks = []
       backfilling = false
+      backfillFailed = false
     },
   }
 }

@@ -348,7 +348,6 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     }
     pool.noteHead(member, BigInt(block.number))
     observe(follower, block)
-    if (genesis === undefined) void askGenesis(false)
   }
 
   /**
@@ -398,7 +397,8 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
 
   function pollEach(due: Follower[], force: boolean): Promise<void> {
     polling ??= Promise.all(due.map(pollMember))
-      .then(() => askFinalized(force))
+      .then(() => Promise.all([askFinalized(force), askGenesis(false)]))
+      .then(() => undefined)
       .finally(() => {
         polling = undefined
       })
