@@ -2,10 +2,10 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { encodeAbiParameters, encodeFunctionData, keccak256, toHex } from 'viem'
 import { demoAbi } from '../src/devnet/contracts.ts'
+import { type NodeImplementation, nodeImplementations } from './helpers/nodeImplementations.ts'
 import { postJson } from './helpers/postJson.ts'
-import { hardhatMaxTxGas, startHardhatNode } from './helpers/startHardhatNode.ts'
 import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
-import { devnetOver, nodeRpc, startTestNode, type TestNode } from './helpers/startTestNode.ts'
+import { devnetOver, nodeRpc, type TestNode } from './helpers/startTestNode.ts'
 import { until } from './helpers/until.ts'
 
 type Call = { method: string; params: unknown[] }
@@ -14,75 +14,8 @@ const tags = ['latest', 'earliest', 'pending', 'safe', 'finalized'] as const
 const unknownHash = `0x${'ab'.repeat(32)}`
 const unknownAddress = `0x${'cd'.repeat(20)}`
 
-/** A node implementation the gateway is compared against, and its own dev methods. */
-type Implementation = {
-  name: string
-  start(): Promise<TestNode>
-  /** How many blocks `safe` and `finalized` are below `latest` on this node. */
-  safeDepth: number
-  finalizedDepth: number
-  mine(node: TestNode, blocks: number): Promise<void>
-  /**
-   * Marks the head; the answer replaces the blocks mined after the mark (at least one) with as many new
-   * ones at the same heights.
-   */
-  markFork(node: TestNode): Promise<() => Promise<void>>
-  /** Whether the node reads a missing block argument as `latest` (the gateway refuses it). */
-  acceptsMissingBlock: boolean
-  /** The node's answer to an `eth_call` with gas one past EIP-7825's cap (2^24), when it refuses it. */
-  txGasCapRefusal?: unknown
-}
-
-const implementations: Implementation[] = [
-  {
-    name: 'anvil',
-    start: () => startTestNode({ loadBlocks: 20 }),
-    safeDepth: 32,
-    finalizedDepth: 64,
-    acceptsMissingBlock: false,
-    mine: async (node, blocks) => {
-      await nodeRpc(node, 'anvil_mine', [toHex(blocks)])
-    },
-    markFork: async (node) => {
-      const mark = BigInt((await nodeRpc(node, 'eth_blockNumber')) as string)
-      return async () => {
-        const depth = BigInt((await nodeRpc(node, 'eth_blockNumber')) as string) - mark
-        await nodeRpc(node, 'anvil_reorg', [Number(depth), []])
-      }
-    },
-  },
-  {
-    // Hardhat 3 (EDR) has no reorg method: a snapshot, reverted to, then new blocks a minute later
-    name: 'Hardhat',
-    start: () => startHardhatNode({ loadBlocks: 20 }),
-    safeDepth: 0,
-    finalizedDepth: 0,
-    acceptsMissingBlock: true,
-    txGasCapRefusal: {
-      code: -32000,
-      message: `transaction gas limit (${hardhatMaxTxGas + 1}) is greater than the cap (${hardhatMaxTxGas})`,
-      data: {
-        message: `transaction gas limit (${hardhatMaxTxGas + 1}) is greater than the cap (${hardhatMaxTxGas})`,
-      },
-    },
-    mine: async (node, blocks) => {
-      await nodeRpc(node, 'hardhat_mine', [toHex(blocks)])
-    },
-    markFork: async (node) => {
-      const mark = BigInt((await nodeRpc(node, 'eth_blockNumber')) as string)
-      const snapshot = await nodeRpc(node, 'evm_snapshot')
-      return async () => {
-        const depth = BigInt((await nodeRpc(node, 'eth_blockNumber')) as string) - mark
-        assert.equal(await nodeRpc(node, 'evm_revert', [snapshot]), true)
-        await nodeRpc(node, 'evm_increaseTime', [60])
-        await nodeRpc(node, 'hardhat_mine', [toHex(depth)])
-      }
-    },
-  },
-]
-
 /** One node of each implementation for the file: the suites below run on it in turn. */
-for (const implementation of implementations) {
+for (const implementation of nodeImplementations) {
   describe(`differential on ${implementation.name}`, () => {
     let node: TestNode
 
@@ -113,7 +46,7 @@ for (const implementation of implementations) {
  * not-found errors turned null, the gas cap, input checks) have their own tests in duties.e2e.test.ts,
  * so this suite sends only what the node itself accepts and answers without an error of its own kind.
  */
-function describeSameAnswers(implementation: Implementation, getNode: () => TestNode): void {
+function describeSameAnswers(implementation: NodeImplementation, getNode: () => TestNode): void {
   describe('gateway and node answer the same', () => {
     let node: TestNode
     let gateway: TestGateway
@@ -127,6 +60,7 @@ function describeSameAnswers(implementation: Implementation, getNode: () => Test
     after(async () => {
       await gateway?.close()
     })
+
     async function both(body: unknown): Promise<[unknown, unknown]> {
       const [viaGateway, direct] = await Promise.all([
         postJson(gateway.endpoint, body),
@@ -228,7 +162,7 @@ function describeSameAnswers(implementation: Implementation, getNode: () => Test
   })
 }
 
-function describeCachedAnswers(implementation: Implementation, getNode: () => TestNode): void {
+function describeCachedAnswers(implementation: NodeImplementation, getNode: () => TestNode): void {
   describe('with the cache on: the same answers across new blocks and a reorg', () => {
     let node: TestNode
     let gateway: TestGateway
