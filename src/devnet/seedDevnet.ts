@@ -165,7 +165,8 @@ function wordsForGas(gas: number): number {
 
 /**
  * Mines `blocks` blocks whose gas use is drawn uniformly from 0 to ~29M (target 15M), split over
- * 1-4 transactions with tips from 0.1 to 3 gwei, so base fees walk up and down.
+ * 1-4 transactions (more where the node caps a transaction's gas) with tips from 0.1 to 3 gwei, so base
+ * fees walk up and down.
  */
 async function mineLoadBlocks({
   wallet,
