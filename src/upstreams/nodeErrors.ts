@@ -100,7 +100,8 @@ export const nodeErrorRules: readonly NodeErrorRule[] = [
     kind: 'refused',
     source:
       'geth (-32003 `response too large`), proxyd (`backend response too large`), Arbitrum (`logs matched by query exceeds limit of 10000`), 1RPC (`response size should not greater than N bytes`)',
-    message: /^(backend )?response too large|logs matched by query exceeds limit|response size should not greater/i,
+    message:
+      /^(backend )?response too large|logs matched by query exceeds limit|response size should not greater/i,
     splitsRange: true,
   },
   { kind: 'refused', source: 'every client: a method this node does not serve', code: -32601 },

@@ -58,7 +58,10 @@ export const rangeRefusals: readonly RangeRefusal[] = [
   },
   {
     vendor: 'Ankr',
-    refusal: (_from, _to, limit) => ({ code: -32600, message: `maximum [from, to] blocks distance: ${limit}` }),
+    refusal: (_from, _to, limit) => ({
+      code: -32600,
+      message: `maximum [from, to] blocks distance: ${limit}`,
+    }),
     stated: 'limit',
   },
   {
