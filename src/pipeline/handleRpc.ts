@@ -47,7 +47,7 @@ export function handleRpc(ctx: RpcContext, prepared: PreparedCall & { ok: true }
     // capped here while the head is known (nearly always): no layer of its own for eth_call
     const head = network.heads.latest()
     if (!head) return answerWithDuties(ctx, prepared)
-    params = capGas(params, head)
+    params = capGas(params, head, network)
   }
   const scope = cacheScope(spec, params, network.heads.finalized())
   if (network.cache && scope !== 'never') return answerWithDuties(ctx, prepared)
@@ -102,7 +102,7 @@ async function answerWithDuties(ctx: RpcContext, prepared: PreparedCall & { ok: 
   if (spec.capsGas) {
     if (!network.heads.latest()) await network.heads.poll()
     const head = network.heads.latest()
-    if (head) params = capGas(params, head)
+    if (head) params = capGas(params, head, network)
   }
 
   const bounded = spec.boundsBlockRange ? await boundLogs(network, params[0]) : undefined
@@ -195,6 +195,7 @@ function routeOf(
     headSensitive: scope !== 'immutable' && !spec.nodeState,
     retry: spec.idempotent,
     rawTransaction: spec.sendsTransaction ? (params[0] as string) : undefined,
+    capsGas: spec.capsGas,
     checkLogs,
     logs,
   }
@@ -211,6 +212,7 @@ type Route = {
   headSensitive: boolean
   retry: boolean
   rawTransaction: string | undefined
+  capsGas: boolean
   checkLogs: LogsAnswerCheck | undefined
   /** An eth_getLogs query over known blocks, split when every upstream refuses its range. */
   logs: LogsQuery | undefined
@@ -282,7 +284,7 @@ function load(ctx: RpcContext, spec: MethodSpec, body: string, route: Route): Pr
 /** How the network's pool sends a call: its deadline starts now. */
 function sendOptions(
   ctx: RpcContext,
-  { retry, headSensitive, rawTransaction }: Route,
+  { retry, headSensitive, rawTransaction, capsGas }: Route,
   cancellation: Cancellation | undefined,
 ): SendOptions & { deadline: number } {
   return {
@@ -290,6 +292,7 @@ function sendOptions(
     retry,
     headSensitive,
     rawTransaction,
+    capsGas,
     cancellation,
     answerBudget: ctx.answerBudget,
   }

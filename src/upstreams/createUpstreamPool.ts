@@ -12,6 +12,7 @@ import { attemptUpstream } from './attemptUpstream.ts'
 import { createMemberRanking } from './createMemberRanking.ts'
 import type { Upstream } from './createUpstream.ts'
 import { type AttemptFailure, mayRetry, NodeErrorAnswer, type Verdict } from './judgeAttempt.ts'
+import { toGasCappedBody } from './toGasCappedBody.ts'
 
 /**
  * One upstream and what the pool knows of it. Written by the pool (call outcomes) and the head
@@ -63,6 +64,11 @@ export type SendOptions = {
   cancellation?: Cancellation | undefined
   /** What the client's request may hold of answers: a larger answer is refused (ResponseTooLargeError, ServerBusyError). */
   answerBudget?: AnswerBudget | undefined
+  /**
+   * eth_call and eth_estimateGas: a node's refusal of the call's `gas` over its per-transaction cap
+   * (EIP-7825) sends the call once more with `gas` at the cap (onGasCap is told).
+   */
+  capsGas?: boolean
 }
 
 export type UpstreamPool = {
@@ -109,6 +115,8 @@ export type UpstreamPoolOptions = {
   timers?: Timers
   /** 0..1, for the jitter of retry pauses (Math.random unless a test fixes it). */
   random?: () => number
+  /** A node refused a call's gas over this per-transaction cap (`filled`: the call had no gas of its own). */
+  onGasCap?: (cap: bigint, filled: boolean) => void
 }
 
 /**
@@ -232,6 +240,9 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     readonly rawTransaction: string | undefined
     readonly cancellation: Cancellation | undefined
     readonly answerBudget: AnswerBudget | undefined
+    readonly capsGas: boolean
+    /** Sent once more with its gas at a node's cap: not again. */
+    gasCapped = false
     readonly deadline: number
     readonly maxAttempts: number
     /** Idempotent reads only are hedged: not a transaction's send (resent only after a failure), not filters. */
@@ -253,7 +264,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     next: PoolMember | undefined
 
     constructor(
-      readonly body: string | Buffer,
+      public body: string | Buffer,
       sendOptions: SendOptions,
     ) {
       this.retry = sendOptions.retry ?? false
@@ -262,6 +273,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
       this.rawTransaction = sendOptions.rawTransaction
       this.cancellation = sendOptions.cancellation
       this.answerBudget = sendOptions.answerBudget
+      this.capsGas = sendOptions.capsGas ?? false
       this.deadline = sendOptions.deadline ?? now() + options.timeoutMs
       this.maxAttempts = this.retry || this.rawTransaction !== undefined ? options.maxAttempts : 1
       this.hedgePolicy = this.retry && this.rawTransaction === undefined ? hedge : undefined
@@ -303,6 +315,10 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     answerOf(last: Step): Buffer | Promise<Buffer> {
       const { verdict } = last
       if ('answer' in verdict) {
+        if (verdict.gasCap !== undefined && this.capsGas && !this.gasCapped) {
+          const capped = this.underGasCap(verdict.gasCap, last.member)
+          if (capped) return capped
+        }
         const { rawTransaction } = this
         if (rawTransaction === undefined || !this.seen) return verdict.answer
         return answerResentTransaction(verdict.answer, rawTransaction, async (lookUp) => {
@@ -317,6 +333,21 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
       if (verdict.clientGone) throw new ClientGoneError()
       if (verdict.refusal) throw verdict.refusal
       return this.failure()
+    }
+
+    /**
+     * The call once more on `member`, its gas at the cap the node named, when the gas it refused was
+     * not the client's to see (over the cap, or the node's own default): undefined when it was not over.
+     */
+    underGasCap(cap: bigint, member: PoolMember): Promise<Buffer> | undefined {
+      const capped = toGasCappedBody(this.body, cap)
+      if (!capped) return undefined
+      this.gasCapped = true
+      this.body = capped.body
+      options.onGasCap?.(cap, capped.filled)
+      return this.tryOn(member).then((step) =>
+        this.retryable(step) ? this.retried(step) : this.answerOf(step),
+      )
     }
 
     failure(): Buffer {

@@ -1,6 +1,6 @@
 import { TollgateError, UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/errors.ts'
 import type { UpstreamResponse } from './createUpstream.ts'
-import { classifyNodeError, type NodeError, readNodeError } from './nodeErrors.ts'
+import { classifyNodeError, gasCapOf, type NodeError, readNodeError } from './nodeErrors.ts'
 
 /** How one attempt on one upstream ended, before anyone judged it. */
 export type AttemptResult =
@@ -16,7 +16,7 @@ export type AttemptResult =
  * reverts and every other error the node rightly answered); anything else is a failure, and the call
  * may move on to another upstream.
  */
-export type Verdict = { answer: Buffer } | AttemptFailure
+export type Verdict = { answer: Buffer; gasCap?: bigint } | AttemptFailure
 
 export type AttemptFailure = {
   reason: string
@@ -79,7 +79,11 @@ export function judgeAttempt(result: AttemptResult): Verdict {
     if (!error) return { answer: body }
   }
   const kind = classifyNodeError(error)
-  if (kind === undefined) return { answer: body }
+  if (kind === undefined) {
+    // the client's answer, unless the call's gas was over the node's per-transaction cap (EIP-7825)
+    const gasCap = gasCapOf(error)
+    return gasCap === undefined ? { answer: body } : { answer: body, gasCap }
+  }
   const reason = `${error.code}: ${typeof error.message === 'string' ? error.message.slice(0, 200) : ''}`
   // a node out of capacity is treated as if it had answered HTTP 429
   if (kind === 'capacity') return { reason, blame: 'down' }

@@ -193,6 +193,22 @@ export function findNodeErrorRule(error: NodeError): NodeErrorRule | undefined {
 }
 
 /**
+ * The per-transaction gas cap (EIP-7825) a node's error says a call's `gas` is over, or undefined:
+ * geth (`transaction gas limit too high (cap: 16777216, tx: 30000000)`), Hardhat 3 / EDR
+ * (`Transaction gas limit is 30000000 and exceeds transaction gas cap of 16777216`), revm, so reth
+ * and anvil (`transaction gas limit (30000000) is greater than the cap (16777216)`).
+ */
+export function gasCapOf(error: NodeError): bigint | undefined {
+  if (typeof error.message !== 'string') return undefined
+  const match = gasCapMessage.exec(error.message)
+  const digits = match?.[1] ?? match?.[2] ?? match?.[3]
+  return digits === undefined ? undefined : BigInt(digits)
+}
+
+const gasCapMessage =
+  /transaction gas limit .{0,40}?(?:too high \(cap: (\d{1,20})|exceeds transaction gas cap of (\d{1,20})|is greater than the cap \((\d{1,20})\))/i
+
+/**
  * What an eth_sendRawTransaction error says of a transaction the node may already have: `known`
  * (geth, erigon, reth `already known`; besu `Known transaction`; nethermind `AlreadyKnown`; erigon
  * `existing tx with same hash`; `already imported`), or `nonceTooLow` (geth, erigon, besu
