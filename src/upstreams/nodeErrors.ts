@@ -91,9 +91,9 @@ export const nodeErrorRules: readonly NodeErrorRule[] = [
   {
     kind: 'refused',
     source:
-      'geth `--rpc.rangelimit`, BSC, PublicNode (`exceed maximum block range: 50000`), Moonbeam/Frontier (`block range is too wide (maximum 1024)`), Optimism (`Block range is too large`), hosted providers (block range limits)',
+      'geth `--rpc.rangelimit`, BSC, PublicNode (`exceed maximum block range: 50000`), Moonbeam/Frontier (`block range is too wide (maximum 1024)`), Optimism (`Block range is too large`), Scroll (`block range is bigger than maxBlockRange`), Morph (`block range is larger than max block range, block range = 5120, max block range = 5000`), hosted providers (block range limits)',
     message:
-      /block range (is )?too (large|wide)|range (is )?too large|exceed(s|ed)? (the )?max(imum)? block range|max(imum)? block range (exceeded|is)/i,
+      /block range (is )?too (large|wide|high)|block range is (bigger|larger) than|range (is )?too large|exceed(s|ed)? (the )?max(imum)? block range|max(imum)? block range (exceeded|is)/i,
     splitsRange: true,
   },
   {

@@ -36,6 +36,15 @@ describe('readRangeLimit', () => {
     })
     assert.deepEqual(readRangeLimit('eth_getLogs is limited to 0 - 50 blocks range'), { limitBlocks: 50n })
     assert.deepEqual(readRangeLimit('block range is too wide (maximum 1024)'), { limitBlocks: 1024n })
+    assert.deepEqual(
+      readRangeLimit(
+        'block range is larger than max block range, block range = 5120, max block range = 5000',
+      ),
+      { limitBlocks: 5000n },
+    )
+    for (const message of ['block range is bigger than maxBlockRange', 'block range too high']) {
+      assert.equal(findNodeErrorRule({ code: -32000, message })?.splitsRange, true, message)
+    }
   })
 
   it('a suggested range written backwards, or a zero width, is not read', () => {

@@ -21,13 +21,14 @@ const suggestedRanges: readonly RegExp[] = [
 /** A width the refusal states, with its source; the first that matches is read. */
 const statedLimits: readonly RegExp[] = [
   // Alchemy: `up to a 2K block range`, `up to a 500 block range`, `up to a 10 block range`
-  /up to an? ([\d,.]+)(k?) block range/i,
+  /up to an? (\d[\d,.]*)(k?) block range/i,
   // QuickNode, rpc.blast.io: `limited to a 10,000 range`, `limited to a 10,000 blocks range`; 1RPC: `limited to 0 - 50 blocks range`
-  /limited to (?:an? |\d+ - )?([\d,.]+)()(?: blocks?)? range/i,
+  /limited to (?:an? |\d+ - )?(\d[\d,.]*)()(?: blocks?)? range/i,
   // dRPC: `ranges over 1000 blocks are not supported on freetier`
-  /ranges over ([\d,.]+)() blocks/i,
-  // reth: `query exceeds max block range 100000`; geth --rpc.rangelimit, BSC, PublicNode: `exceed maximum block range: 50000`
-  /max(?:imum)? block range:? ([\d,.]+)()/i,
+  /ranges over (\d[\d,.]*)() blocks/i,
+  // reth: `query exceeds max block range 100000`; geth --rpc.rangelimit, BSC, PublicNode: `exceed maximum block range: 50000`;
+  // Morph: `…, max block range = 5000`
+  /max(?:imum)? block range\s*[:=]?\s*(\d[\d,.]*)()/i,
   // erigon: `query block range exceeds server limit, narrow your filter: 1000`
   /block range exceeds server limit, narrow your filter: (\d+)()/i,
   // Moonbeam/Frontier: `block range is too wide (maximum 1024)`
@@ -37,7 +38,7 @@ const statedLimits: readonly RegExp[] = [
   // Infura: `range 1000000 exceeds limit of 10000`
   /range \d+ exceeds limit of (\d+)()/i,
   // Coinbase: `please limit the query to at most 1000 blocks`; thirdweb: `Maximum allowed number of requested blocks is 1000`
-  /at most ([\d,.]+)() blocks|number of requested blocks is (\d+)()/i,
+  /at most (\d[\d,.]*)() blocks|number of requested blocks is (\d+)()/i,
   // Avalanche: `requested too many blocks from 1 to 5000, maximum is set to 2048`
   /maximum is set to (\d+)()/i,
   // Blast: `exceeds the range allowed for your plan (5000 > 500)`
