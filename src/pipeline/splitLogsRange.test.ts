@@ -12,7 +12,10 @@ type Refuse = (from: bigint, to: bigint) => { code: number; message: string } | 
  * A network whose one pool answers eth_getLogs with one log per block (two in even blocks), refusing
  * what `refuse` says; it counts the chunks asked and the most asked at once.
  */
-function fakeNetwork(refuse: Refuse, options: { finalized?: bigint; cache?: boolean } = {}) {
+function fakeNetwork(
+  refuse: Refuse,
+  options: { finalized?: bigint; cache?: boolean; maxLogsResults?: number } = {},
+) {
   const asked: [bigint, bigint][] = []
   let inFlight = 0
   let mostInFlight = 0
@@ -40,6 +43,7 @@ function fakeNetwork(refuse: Refuse, options: { finalized?: bigint; cache?: bool
     pool,
     cache: options.cache ? createRpcCache({ maxBytes: 1_000_000, maxEntryBytes: 100_000 }) : undefined,
     heads: { finalized: () => options.finalized },
+    maxLogsResults: options.maxLogsResults ?? 10_000,
   } as unknown as Network
   return { network, asked, mostInFlight: () => mostInFlight }
 }
@@ -201,6 +205,21 @@ describe('splitLogsRange', () => {
       [30n, 39n],
       [40n, 49n],
     ])
+  })
+
+  it('asks no more chunks once the first ones hold more logs than the result limit: their logs are the answer', async () => {
+    const { network, asked } = fakeNetwork(limitedTo(10n), { maxLogsResults: 20 })
+    const refusal = refusalOf(1, { code: 35, message: 'ranges over 10 blocks are not supported on freetier' })
+    const answer = JSON.parse(
+      (await splitLogsRange(network, query(0n, 99n), refusal, 1, options)).toString(),
+    ) as {
+      result: { blockNumber: string }[]
+    }
+    // blocks 0..9 hold 15 logs, 0..19 hold 30: more than 20 once the first two chunks are in
+    const last = BigInt((answer.result.at(-1) as { blockNumber: string }).blockNumber)
+    assert.ok(last >= 19n, `the logs of the first chunks (to ${last})`)
+    assert.deepEqual(answer.result, logsOf(0n, last), 'from the first block, in order, without a gap')
+    assert.ok(asked.length < 10, `${asked.length} of 10 chunks asked`)
   })
 
   it('rangeRefusalOf: only the refusals that may be split', () => {

@@ -65,6 +65,8 @@ export function planChunks(first: bigint, last: bigint, limit: RangeLimit): [big
  * the finalized block go through the cache as immutable answers. Answers the refusal itself when it
  * cannot be split (one block, or more than maxChunkCalls calls), and a chunk's own error (missing
  * data, say) when one answers one. A stated limit is remembered for the network (splitsAtOnce).
+ * Once the first chunks hold more logs than the network's `maxLogsResults`, no more are asked: the
+ * answer is their logs, which the result limit's check then refuses naming the range that fits.
  * Rejects as the pool does (timeout, no upstream, the client gone, the answer budget).
  */
 export async function splitLogsRange(
@@ -83,11 +85,24 @@ export async function splitLogsRange(
   if (plan.length === 0 || plan.length > maxChunkCalls)
     return refusal ?? (await wholeRange(network, query, id, options))
   const split = new Split(network, query.filter, options)
+  // the chunks answered so far, and how far from the first they run without a gap: once that much
+  // holds more logs than the network's result limit, the answer is refused whatever comes after
+  const answered: (Buffer[] | undefined)[] = []
+  let prefix = 0
+  let prefixLogs = 0
+  const fetchChunk = async ([from, to]: [bigint, bigint], index: number) => {
+    answered[index] = await split.fetchRange(from, to)
+    for (let parts = answered[prefix]; parts !== undefined; parts = answered[++prefix])
+      prefixLogs += countLogs(parts)
+    if (prefixLogs > network.maxLogsResults) throw split.stop(undefined, true)
+  }
   try {
-    const parts = (await Promise.all(plan.map(([from, to]) => split.fetchRange(from, to)))).flat()
-    return mergedAnswer(id, parts)
+    await Promise.all(plan.map(fetchChunk))
+    return mergedAnswer(id, answered.flat() as Buffer[])
   } catch (err) {
     if (!(err instanceof Stop)) throw err
+    // the logs up to there: the result limit's check names the range that holds no more
+    if (err.enough) return mergedAnswer(id, answered.slice(0, prefix).flat() as Buffer[])
     if (err.answer === undefined) return refusal ?? (await wholeRange(network, query, id, options))
     return Buffer.from(JSON.stringify({ jsonrpc: '2.0', id, error: err.answer }))
   }
@@ -105,11 +120,15 @@ function learn(network: Network, { limitBlocks }: RangeLimit): void {
 }
 
 /**
- * Ends a split: with the node's error for the client (`answer`), or without one when the range
- * cannot be split as far as the refusals ask (the first refusal is the answer then).
+ * Ends a split: with the node's error for the client (`answer`), without one when the range cannot
+ * be split as far as the refusals ask (the first refusal is the answer then), or (`enough`) once the
+ * first chunks hold more logs than the network's result limit.
  */
 class Stop extends Error {
-  constructor(readonly answer: NodeError | undefined) {
+  constructor(
+    readonly answer: NodeError | undefined,
+    readonly enough = false,
+  ) {
     super('the split ended')
   }
 }
@@ -141,8 +160,8 @@ class Split {
     return (await Promise.all(plan.map(([start, end]) => this.fetchRange(start, end)))).flat()
   }
 
-  stop(answer: NodeError | undefined): Stop {
-    this.stopped ??= new Stop(answer)
+  stop(answer: NodeError | undefined, enough = false): Stop {
+    this.stopped ??= new Stop(answer, enough)
     return this.stopped
   }
 
@@ -212,6 +231,17 @@ function partsOf(result: string | Buffer): { parts: Buffer[] } | { error: NodeEr
   end--
   while (start < end && isBlank(text[start] as number)) start++
   return { parts: start < end ? [text.subarray(start, end)] : [] }
+}
+
+const logIndexKey = Buffer.from('"logIndex"')
+
+/** How many logs a chunk's parts hold: each log has one `logIndex`. */
+function countLogs(parts: Buffer[]): number {
+  let count = 0
+  for (const part of parts) {
+    for (let at = part.indexOf(logIndexKey); at !== -1; at = part.indexOf(logIndexKey, at + 1)) count++
+  }
+  return count
 }
 
 function mergedAnswer(id: RpcId, parts: Buffer[]): Buffer {
