@@ -72,7 +72,12 @@ describe('eth_call and eth_estimateGas gas over the per-transaction cap (EIP-782
     })
     gateway = await startTestGateway({
       config: {
-        networks: [on('learns'), on('configured', { maxTransactionGas: Number(cap) }), on('defaults')],
+        networks: [
+          on('learns'),
+          on('tenfold'),
+          on('configured', { maxTransactionGas: Number(cap) }),
+          on('defaults'),
+        ],
         cache: { enabled: false },
       },
     })
@@ -87,27 +92,43 @@ describe('eth_call and eth_estimateGas gas over the per-transaction cap (EIP-782
     assert.ok(blockGasLimit > cap, `anvil's block gas limit ${blockGasLimit}`)
   })
 
-  it("a call the node refuses over its cap is sent again at the cap: the node's answer for that gas, and the cap learned", async () => {
+  it("the client's own gas refused is the node's answer, as the node wrote it; the cap is learned and later gas lowered to it", async () => {
     const asked = calls().length
     const sentGas = 30_000_000n
-    const answer = await call('learns', 'eth_call', [gasLeft(sentGas), 'latest'], 'first')
-    const direct = await postJson(node.url, rpcBody('eth_call', [gasLeft(cap), 'latest'], 'first'))
-    assert.equal(answer.status, 200)
-    assert.equal(answer.text, direct.text, "anvil's answer for the call at the cap")
-    assert.ok(!answer.text.includes(String(sentGas)), 'no error quoting a gas figure')
-    assert.deepEqual(
-      calls().slice(asked).map(gasOf),
-      [hex(sentGas), hex(cap)],
-      'refused at the gas sent, answered at the cap',
-    )
+    const refused = await call('learns', 'eth_call', [gasLeft(sentGas), 'latest'], 'own')
+    assert.equal(refused.status, 200)
+    assert.deepEqual(refused.json, {
+      jsonrpc: '2.0',
+      id: 'own',
+      error: {
+        code: -32000,
+        message: `Transaction gas limit is ${sentGas} and exceeds transaction gas cap of ${cap}`,
+      },
+    })
     assert.equal(networkNamed('learns').maxTransactionGas, cap)
+    assert.deepEqual(calls().slice(asked).map(gasOf), [hex(sentGas)], 'asked once')
 
-    // the next call over the cap is lowered at once
+    // from then on, gas over the cap is lowered before any node is asked
     const before = calls().length
     const lowered = await call('learns', 'eth_estimateGas', [gasLeft(2n * cap)], 'second')
     const estimated = await postJson(node.url, rpcBody('eth_estimateGas', [gasLeft(cap)], 'second'))
     assert.equal(lowered.text, estimated.text)
     assert.deepEqual(calls().slice(before).map(gasOf), [hex(cap)], 'one call, at the cap')
+  })
+
+  it("gas tollgate lowered (to 10x the block gas limit) and the node refused: sent again at the cap, the node's answer for that gas", async () => {
+    const asked = calls().length
+    const sentGas = blockGasLimit * 10n + 1n
+    const answer = await call('tenfold', 'eth_call', [gasLeft(sentGas), 'latest'], 'tenfold')
+    const direct = await postJson(node.url, rpcBody('eth_call', [gasLeft(cap), 'latest'], 'tenfold'))
+    assert.equal(answer.status, 200)
+    assert.equal(answer.text, direct.text, "anvil's answer for the call at the cap")
+    assert.deepEqual(
+      calls().slice(asked).map(gasOf),
+      [hex(blockGasLimit * 10n), hex(cap)],
+      'refused at the tenfold cap tollgate sent, answered at the cap',
+    )
+    assert.equal(networkNamed('tenfold').maxTransactionGas, cap)
   })
 
   it('a call without gas the node refuses at its own default: sent at the cap, and later ones too, without a refusal', async () => {

@@ -51,7 +51,7 @@ export function handleRpc(ctx: RpcContext, prepared: PreparedCall & { ok: true }
   }
   const scope = cacheScope(spec, params, network.heads.finalized())
   if (network.cache && scope !== 'never') return answerWithDuties(ctx, prepared)
-  const route = routeOf(spec, params, scope, undefined, undefined, undefined)
+  const route = routeOf(spec, params, scope, undefined, undefined, undefined, gasOf(spec, prepared, params))
   const sent = network.pool.send(bodyOf(prepared, params), sendOptions(ctx, route, ctx.cancellation))
   // eth_blockNumber and the calls whose "not found" is null: one step after the answer, not the
   // whole of answerWithDuties
@@ -114,7 +114,7 @@ async function answerWithDuties(ctx: RpcContext, prepared: PreparedCall & { ok: 
   const scope = cacheScope(spec, params, network.heads.finalized())
   // this call's own right to fail over (docs/compatibility.md §7): plan, header or key switch, method
   const partners = ctx.failover && network.failoverMethods.has(spec.name) ? network.partners : undefined
-  const route = routeOf(spec, params, scope, partners, checkLogs, logs)
+  const route = routeOf(spec, params, scope, partners, checkLogs, logs, gasOf(spec, prepared, params))
   let answer: CallAnswer
   if (!cache || scope === 'never') {
     const body = bodyOf(prepared, params)
@@ -189,16 +189,27 @@ function routeOf(
   partners: Network['partners'],
   checkLogs: LogsAnswerCheck | undefined,
   logs: LogsQuery | undefined,
+  capsGas: Route['capsGas'],
 ): Route {
   return {
     partners,
     headSensitive: scope !== 'immutable' && !spec.nodeState,
     retry: spec.idempotent,
     rawTransaction: spec.sendsTransaction ? (params[0] as string) : undefined,
-    capsGas: spec.capsGas,
+    capsGas,
     checkLogs,
     logs,
   }
+}
+
+/**
+ * Whose the `gas` of a call that caps gas is: the client's own figure as sent, or ours (none, the
+ * node's default then, or the gas cap's). Undefined for the other methods.
+ */
+function gasOf(spec: MethodSpec, prepared: PreparedCall & { ok: true }, params: unknown[]): Route['capsGas'] {
+  if (!spec.capsGas) return undefined
+  if (params !== prepared.params) return 'ours'
+  return typeof (params[0] as { gas?: unknown } | undefined)?.gas === 'string' ? 'client' : 'ours'
 }
 
 function toCallAnswer(fetched: FetchedAnswer): CallAnswer {
@@ -212,7 +223,8 @@ type Route = {
   headSensitive: boolean
   retry: boolean
   rawTransaction: string | undefined
-  capsGas: boolean
+  /** Whose the gas of an eth_call or eth_estimateGas is (SendOptions.capsGas). */
+  capsGas: 'ours' | 'client' | undefined
   checkLogs: LogsAnswerCheck | undefined
   /** An eth_getLogs query over known blocks, split when every upstream refuses its range. */
   logs: LogsQuery | undefined

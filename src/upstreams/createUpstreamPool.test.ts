@@ -690,14 +690,12 @@ describe('createUpstreamPool', () => {
       },
     }
 
-    it('a call that caps gas is sent once more at the cap, and the cap is told', async () => {
+    it('a call whose gas is ours (lowered by tollgate, or none) is sent once more at the cap, and the cap is told', async () => {
       const learned: [bigint, boolean][] = []
       const { pool, stubs } = setup([enforcing], { onGasCap: (cap, filled) => learned.push([cap, filled]) })
-      const answer = JSON.parse(
-        (await pool.send(call('0x1c9c380'), { capsGas: true, retry: true })).toString(),
-      )
-      assert.deepEqual(answer, { jsonrpc: '2.0', id: 1, result: '0x1000000' })
-      const filled = JSON.parse((await pool.send(call(), { capsGas: true, retry: true })).toString())
+      const lowered = await pool.send(call('0x1c9c380'), { capsGas: 'ours', retry: true })
+      assert.deepEqual(JSON.parse(lowered.toString()), { jsonrpc: '2.0', id: 1, result: '0x1000000' })
+      const filled = JSON.parse((await pool.send(call(), { capsGas: 'ours', retry: true })).toString())
       assert.deepEqual(filled.result, '0x1000000')
       assert.deepEqual(learned, [
         [16_777_216n, false],
@@ -706,11 +704,24 @@ describe('createUpstreamPool', () => {
       assert.equal(stubs[0]?.calls, 4)
     })
 
-    it('any other call gets the refusal as its answer: its gas is its own (a signed transaction)', async () => {
-      const { pool, stubs } = setup([enforcing])
+    it("the client's own gas refused is the client's answer; the cap is told all the same", async () => {
+      const learned: [bigint, boolean][] = []
+      const { pool, stubs } = setup([enforcing], { onGasCap: (cap, filled) => learned.push([cap, filled]) })
+      const answer = JSON.parse(
+        (await pool.send(call('0x1c9c380'), { capsGas: 'client', retry: true })).toString(),
+      )
+      assert.match(answer.error.message, /tx: 30000000/)
+      assert.deepEqual(learned, [[16_777_216n, false]])
+      assert.equal(stubs[0]?.calls, 1)
+    })
+
+    it('any other call gets the refusal as its answer, untold (a signed transaction: its gas is its own)', async () => {
+      const learned: bigint[] = []
+      const { pool, stubs } = setup([enforcing], { onGasCap: (cap) => learned.push(cap) })
       const answer = JSON.parse((await pool.send(call('0x1c9c380'), { retry: true })).toString())
       assert.match(answer.error.message, /tx: 30000000/)
       assert.equal(stubs[0]?.calls, 1)
+      assert.deepEqual(learned, [])
     })
   })
 

@@ -65,10 +65,12 @@ export type SendOptions = {
   /** What the client's request may hold of answers: a larger answer is refused (ResponseTooLargeError, ServerBusyError). */
   answerBudget?: AnswerBudget | undefined
   /**
-   * eth_call and eth_estimateGas: a node's refusal of the call's `gas` over its per-transaction cap
-   * (EIP-7825) sends the call once more with `gas` at the cap (onGasCap is told).
+   * eth_call and eth_estimateGas, whose `gas` is `ours` (none, or lowered by tollgate) or the
+   * `client`'s. A node's refusal of it over its per-transaction cap (EIP-7825) is told to onGasCap,
+   * and a call whose gas is ours is sent once more with `gas` at the cap; the client's own figure
+   * refused is the client's answer.
    */
-  capsGas?: boolean
+  capsGas?: 'ours' | 'client' | undefined
 }
 
 export type UpstreamPool = {
@@ -240,7 +242,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     readonly rawTransaction: string | undefined
     readonly cancellation: Cancellation | undefined
     readonly answerBudget: AnswerBudget | undefined
-    readonly capsGas: boolean
+    readonly capsGas: 'ours' | 'client' | undefined
     /** Sent once more with its gas at a node's cap: not again. */
     gasCapped = false
     readonly deadline: number
@@ -273,7 +275,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
       this.rawTransaction = sendOptions.rawTransaction
       this.cancellation = sendOptions.cancellation
       this.answerBudget = sendOptions.answerBudget
-      this.capsGas = sendOptions.capsGas ?? false
+      this.capsGas = sendOptions.capsGas
       this.deadline = sendOptions.deadline ?? now() + options.timeoutMs
       this.maxAttempts = this.retry || this.rawTransaction !== undefined ? options.maxAttempts : 1
       this.hedgePolicy = this.retry && this.rawTransaction === undefined ? hedge : undefined
@@ -315,7 +317,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     answerOf(last: Step): Buffer | Promise<Buffer> {
       const { verdict } = last
       if ('answer' in verdict) {
-        if (verdict.gasCap !== undefined && this.capsGas && !this.gasCapped) {
+        if (verdict.gasCap !== undefined && this.capsGas !== undefined && !this.gasCapped) {
           const capped = this.underGasCap(verdict.gasCap, last.member)
           if (capped) return capped
         }
@@ -337,12 +339,17 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
 
     /**
      * The call once more on `member`, its gas at the cap the node named, when the gas it refused was
-     * not the client's to see (over the cap, or the node's own default): undefined when it was not over.
+     * not the client's (the node's own default, or tollgate's lowered figure); undefined when it was
+     * the client's own (the refusal is the answer, the cap told) or not over the cap.
      */
     underGasCap(cap: bigint, member: PoolMember): Promise<Buffer> | undefined {
+      this.gasCapped = true
+      if (this.capsGas === 'client') {
+        options.onGasCap?.(cap, false)
+        return undefined
+      }
       const capped = toGasCappedBody(this.body, cap)
       if (!capped) return undefined
-      this.gasCapped = true
       this.body = capped.body
       options.onGasCap?.(cap, capped.filled)
       return this.tryOn(member).then((step) =>
