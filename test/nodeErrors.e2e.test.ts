@@ -83,6 +83,16 @@ const rows: Row[] = [
     error: { code: -32002, message: `No state available for block 0x${'3f'.repeat(32)}` },
   },
   { client: 'besu', kind: 'missingData', error: { code: -32000, message: 'World state unavailable' } },
+  { client: 'besu', kind: 'missingData', error: { code: -32000, message: 'Block not found' } },
+  { client: 'reth', kind: 'missingData', error: { code: 4444, message: 'pruned history unavailable' } },
+  { client: 'reth', kind: 'missingData', error: { code: -32001, message: 'block not found: number 0x2a' } },
+  { client: 'erigon', kind: 'missingData', error: { code: -32000, message: 'block not found: 42' } },
+  {
+    client: 'nethermind',
+    kind: 'missingData',
+    error: { code: 4444, message: 'Pruned history unavailable for block 42' },
+  },
+  { client: 'nethermind', kind: 'missingData', error: { code: -39001, message: 'Unknown block error' } },
   {
     client: 'Infura',
     kind: 'refused',

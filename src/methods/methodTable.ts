@@ -87,6 +87,17 @@ export type MethodSpec = {
    * `already known` answers the transaction's hash, docs/compatibility.md §7).
    */
   sendsTransaction: boolean
+  /**
+   * What a call pinned to a block (pinnedBlock) needs of an upstream, so that it goes only to those
+   * that have it: `state` (the state at that block: eth_call, eth_getBalance, ...), `block` (the
+   * block, its transactions or receipts), undefined (not routed by block).
+   */
+  pinnedNeeds: 'state' | 'block' | undefined
+  /**
+   * A `null` result says that the node does not have the block (blocks and receipts by number or
+   * hash): another upstream is asked, and null is the answer only when every one says so.
+   */
+  nullWhenNoBlock: boolean
 }
 
 /**
@@ -125,6 +136,8 @@ export const defaultMethodSpec: MethodSpec = {
   boundsBlockRange: false,
   countsLogs: false,
   sendsTransaction: false,
+  pinnedNeeds: undefined,
+  nullWhenNoBlock: false,
 }
 
 const required = (parse: ParamParser): ParamSpec => ({ parse })
@@ -137,32 +150,36 @@ const proofKeys = arrayOf(storageKey, 'storage keys', paramLimits.proofKeys)
 const latestIfOmitted: ParamSpec = { parse: blockRef, optional: true, defaultValue: 'latest' }
 
 type Row = Partial<Omit<MethodSpec, 'name' | 'params' | 'contracts' | 'filterRole'>>
+/** Calls on the state at a block; on a block; on a whole block, whose null says the node lacks it. */
+const onState: Row = { pinnedNeeds: 'state' }
+const onBlock: Row = { pinnedNeeds: 'block' }
+const onWholeBlock: Row = { pinnedNeeds: 'block', nullWhenNoBlock: true }
 
 const rows: Record<string, [readonly ParamSpec[], Row?]> = {
   // docs/compatibility.md §2
   eth_getStorageAt: [
     [required(address), required(storageSlot), required(blockRef)],
-    { failoverEligible: true, cacheClass: 'head' },
+    { ...onState, failoverEligible: true, cacheClass: 'head' },
   ],
   eth_getBlockByHash: [
     [required(hash), required(boolean)],
-    { nullWhenNotFound: true, cacheClass: 'immutable' },
+    { ...onWholeBlock, nullWhenNotFound: true, cacheClass: 'immutable' },
   ],
   eth_getBlockByNumber: [
     [required(blockTag), required(boolean)],
-    { nullWhenNotFound: true, cacheClass: 'head' },
+    { ...onWholeBlock, nullWhenNotFound: true, cacheClass: 'head' },
   ],
   eth_getUncleByBlockHashAndIndex: [
     [required(hash), required(quantity)],
-    { costCredits: 150, nullWhenNotFound: true, cacheClass: 'immutable' },
+    { ...onBlock, costCredits: 150, nullWhenNotFound: true, cacheClass: 'immutable' },
   ],
   eth_getTransactionByBlockNumberAndIndex: [
     [required(blockTag), required(quantity)],
-    { costCredits: 150, nullWhenNotFound: true, failoverEligible: true, cacheClass: 'head' },
+    { ...onBlock, costCredits: 150, nullWhenNotFound: true, failoverEligible: true, cacheClass: 'head' },
   ],
   eth_getTransactionByBlockHashAndIndex: [
     [required(hash), required(quantity)],
-    { costCredits: 150, nullWhenNotFound: true, failoverEligible: true, cacheClass: 'immutable' },
+    { ...onBlock, costCredits: 150, nullWhenNotFound: true, failoverEligible: true, cacheClass: 'immutable' },
   ],
   eth_getTransactionReceipt: [
     [required(hash)],
@@ -170,16 +187,16 @@ const rows: Record<string, [readonly ParamSpec[], Row?]> = {
   ],
   eth_getBlockReceipts: [
     [required(receiptsBlockRef)],
-    { costCredits: 1000, nullWhenNotFound: true, cacheClass: 'head' },
+    { ...onWholeBlock, costCredits: 1000, nullWhenNotFound: true, cacheClass: 'head' },
   ],
   eth_call: [
     [required(callObject), latestIfOmitted, optional(stateOverrides), optional(blockOverrides)],
-    { capsGas: true, cacheClass: 'head' },
+    { ...onState, capsGas: true, cacheClass: 'head' },
   ],
-  eth_createAccessList: [[required(callObject), latestIfOmitted], { cacheClass: 'head' }],
+  eth_createAccessList: [[required(callObject), latestIfOmitted], { ...onState, cacheClass: 'head' }],
   eth_getProof: [
     [required(address), required(proofKeys), required(blockRef)],
-    { costCredits: 150, cacheClass: 'head' },
+    { ...onState, costCredits: 150, cacheClass: 'head' },
   ],
 
   // The other standard reads (docs/compatibility.md §2 costs)
@@ -201,23 +218,35 @@ const rows: Record<string, [readonly ParamSpec[], Row?]> = {
   eth_feeHistory: [
     [required(blockCount), required(blockTag), optional(rewardPercentiles)],
     // anvil fills the last baseFeePerGas (the next block's) from the current head, even for old blocks
-    { cacheClass: 'head', pinnedIsImmutable: false },
+    { ...onBlock, cacheClass: 'head', pinnedIsImmutable: false },
   ],
-  eth_getBalance: [[required(address), required(blockRef)], { cacheClass: 'head' }],
-  eth_getCode: [[required(address), required(blockRef)], { cacheClass: 'head' }],
-  eth_getTransactionCount: [[required(address), required(blockRef)]],
+  eth_getBalance: [[required(address), required(blockRef)], { ...onState, cacheClass: 'head' }],
+  eth_getCode: [[required(address), required(blockRef)], { ...onState, cacheClass: 'head' }],
+  eth_getTransactionCount: [[required(address), required(blockRef)], onState],
   eth_getTransactionByHash: [[required(hash)], { nullWhenNotFound: true, cacheClass: 'head' }],
-  eth_getBlockTransactionCountByHash: [[required(hash)], { costCredits: 150, cacheClass: 'immutable' }],
-  eth_getBlockTransactionCountByNumber: [[required(blockTag)], { costCredits: 150, cacheClass: 'head' }],
+  eth_getBlockTransactionCountByHash: [
+    [required(hash)],
+    { ...onWholeBlock, costCredits: 150, cacheClass: 'immutable' },
+  ],
+  eth_getBlockTransactionCountByNumber: [
+    [required(blockTag)],
+    { ...onWholeBlock, costCredits: 150, cacheClass: 'head' },
+  ],
   eth_getUncleByBlockNumberAndIndex: [
     [required(blockTag), required(quantity)],
-    { costCredits: 150, nullWhenNotFound: true, cacheClass: 'head' },
+    { ...onBlock, costCredits: 150, nullWhenNotFound: true, cacheClass: 'head' },
   ],
-  eth_getUncleCountByBlockHash: [[required(hash)], { costCredits: 150, cacheClass: 'immutable' }],
-  eth_getUncleCountByBlockNumber: [[required(blockTag)], { costCredits: 150, cacheClass: 'head' }],
+  eth_getUncleCountByBlockHash: [
+    [required(hash)],
+    { ...onWholeBlock, costCredits: 150, cacheClass: 'immutable' },
+  ],
+  eth_getUncleCountByBlockNumber: [
+    [required(blockTag)],
+    { ...onWholeBlock, costCredits: 150, cacheClass: 'head' },
+  ],
   eth_estimateGas: [
     [required(callObject), latestIfOmitted, optional(stateOverrides), optional(blockOverrides)],
-    { costCredits: 300, capsGas: true },
+    { ...onState, costCredits: 300, capsGas: true },
   ],
   eth_getLogs: [
     [required(logFilter)],
@@ -232,7 +261,7 @@ const rows: Record<string, [readonly ParamSpec[], Row?]> = {
   eth_uninstallFilter: [[required(hexId)], { idempotent: false, nodeState: true }],
   eth_getFilterChanges: [[required(hexId)], { costCredits: 140, idempotent: false, nodeState: true }],
   eth_getFilterLogs: [[required(hexId)], { costCredits: 255, nodeState: true }],
-  eth_simulateV1: [[required(simulatePayload), latestIfOmitted], { costCredits: 300 }],
+  eth_simulateV1: [[required(simulatePayload), latestIfOmitted], { ...onState, costCredits: 300 }],
 
   // WebSocket only
   eth_subscribe: [[required(any), optional(any)], { costCredits: 5, subscriptionOnly: true }],
@@ -242,18 +271,24 @@ const rows: Record<string, [readonly ParamSpec[], Row?]> = {
   debug_traceTransaction: [[required(hash), optional(traceOptions)], { costCredits: 1000 }],
   debug_traceCall: [
     [required(callObject), required(blockRef), optional(traceCallOptions)],
-    { costCredits: 1000 },
+    { ...onState, costCredits: 1000 },
   ],
-  debug_traceBlockByNumber: [[required(blockTag), optional(traceOptions)], { costCredits: 1000 }],
-  debug_traceBlockByHash: [[required(hash), optional(traceOptions)], { costCredits: 1000 }],
-  trace_block: [[required(blockTag)], { costCredits: 300 }],
+  debug_traceBlockByNumber: [[required(blockTag), optional(traceOptions)], { ...onState, costCredits: 1000 }],
+  debug_traceBlockByHash: [[required(hash), optional(traceOptions)], { ...onState, costCredits: 1000 }],
+  trace_block: [[required(blockTag)], { ...onState, costCredits: 300 }],
   trace_transaction: [[required(hash)], { costCredits: 300 }],
   trace_get: [[required(hash), required(traceAddress)], { costCredits: 300 }],
-  trace_call: [[required(callObject), required(traceTypes), optional(blockRef)], { costCredits: 300 }],
+  trace_call: [
+    [required(callObject), required(traceTypes), optional(blockRef)],
+    { ...onState, costCredits: 300 },
+  ],
   // held to the network's block-range limit as eth_getLogs is
   trace_filter: [[required(traceFilter)], { costCredits: 300, boundsBlockRange: true }],
   trace_replayTransaction: [[required(hash), required(traceTypes)], { costCredits: 300 }],
-  trace_replayBlockTransactions: [[required(blockTag), required(traceTypes)], { costCredits: 300 }],
+  trace_replayBlockTransactions: [
+    [required(blockTag), required(traceTypes)],
+    { ...onState, costCredits: 300 },
+  ],
 }
 
 /** The filter column: the methods on a node's filters, whose ids tollgate seals to their key. */
@@ -307,6 +342,8 @@ function methodSpec(
     boundsBlockRange: spec.boundsBlockRange,
     countsLogs: spec.countsLogs,
     sendsTransaction: spec.sendsTransaction,
+    pinnedNeeds: spec.pinnedNeeds,
+    nullWhenNoBlock: spec.nullWhenNoBlock,
   }
 }
 

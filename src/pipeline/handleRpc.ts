@@ -1,6 +1,7 @@
 import type { FilterOwner } from '../auth/createFilterIds.ts'
 import { type CacheScope, cacheScope } from '../cache/cacheScope.ts'
 import { type FetchedAnswer, resultAnswer } from '../cache/createRpcCache.ts'
+import { type PinnedBlock, pinnedBlock } from '../cache/pinnedBlock.ts'
 import { FilterNotFoundError } from '../errors/errors.ts'
 import type { Cancellation } from '../failsafe/Cancellation.ts'
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
@@ -51,7 +52,16 @@ export function handleRpc(ctx: RpcContext, prepared: PreparedCall & { ok: true }
   }
   const scope = cacheScope(spec, params, network.heads.finalized())
   if (network.cache && scope !== 'never') return answerWithDuties(ctx, prepared)
-  const route = routeOf(spec, params, scope, undefined, undefined, undefined, gasOf(spec, prepared, params))
+  const route = routeOf(
+    network,
+    spec,
+    params,
+    scope,
+    undefined,
+    undefined,
+    undefined,
+    gasOf(spec, prepared, params),
+  )
   const sent = network.pool.send(bodyOf(prepared, params), sendOptions(ctx, route, ctx.cancellation))
   // eth_blockNumber and the calls whose "not found" is null: one step after the answer, not the
   // whole of answerWithDuties
@@ -114,7 +124,16 @@ async function answerWithDuties(ctx: RpcContext, prepared: PreparedCall & { ok: 
   const scope = cacheScope(spec, params, network.heads.finalized())
   // this call's own right to fail over (docs/compatibility.md §7): plan, header or key switch, method
   const partners = ctx.failover && network.failoverMethods.has(spec.name) ? network.partners : undefined
-  const route = routeOf(spec, params, scope, partners, checkLogs, logs, gasOf(spec, prepared, params))
+  const route = routeOf(
+    network,
+    spec,
+    params,
+    scope,
+    partners,
+    checkLogs,
+    logs,
+    gasOf(spec, prepared, params),
+  )
   let answer: CallAnswer
   if (!cache || scope === 'never') {
     const body = bodyOf(prepared, params)
@@ -180,9 +199,12 @@ function writtenBody(call: RpcCall, params: unknown[]): string {
 
 /**
  * Where a call may be sent: answers that cannot change from any upstream, the others only from
- * upstreams at the head, except calls on one node's state (filters), which keep to config order.
+ * upstreams at the head, except calls on one node's state (filters), which keep to config order;
+ * a call pinned to a block only to upstreams that have it (docs/compatibility.md §7), and a null
+ * block from one of them moves it on while the block is at or below the network's head.
  */
 function routeOf(
+  network: Network,
   spec: MethodSpec,
   params: unknown[],
   scope: CacheScope,
@@ -191,9 +213,14 @@ function routeOf(
   logs: LogsQuery | undefined,
   capsGas: Route['capsGas'],
 ): Route {
+  const pinned = pinnedBlock(spec, params, network.heads.finalized())
+  const block = typeof pinned === 'bigint' ? pinned : undefined
   return {
     partners,
     headSensitive: scope !== 'immutable' && !spec.nodeState,
+    block,
+    needsState: spec.pinnedNeeds === 'state',
+    nullIsMissing: spec.nullWhenNoBlock && isBelowHead(network, pinned),
     retry: spec.idempotent,
     rawTransaction: spec.sendsTransaction ? (params[0] as string) : undefined,
     capsGas,
@@ -212,6 +239,13 @@ function gasOf(spec: MethodSpec, prepared: PreparedCall & { ok: true }, params: 
   return typeof (params[0] as { gas?: unknown } | undefined)?.gas === 'string' ? 'client' : 'ours'
 }
 
+/** A block by hash, or by a number at or below the network's head: an upstream's null is not the last word. */
+function isBelowHead(network: Network, pinned: PinnedBlock): boolean {
+  if (pinned === 'hash') return true
+  const head = network.pool.head()
+  return pinned !== undefined && head !== undefined && pinned <= head
+}
+
 function toCallAnswer(fetched: FetchedAnswer): CallAnswer {
   return fetched.partner ? new PartnerAnswer(fetched.body) : fetched.body
 }
@@ -221,6 +255,11 @@ type Route = {
   /** The partners this call may fail over to, if any. */
   partners: Network['partners']
   headSensitive: boolean
+  /** The block number the call is pinned to (pinnedBlock), and whether it needs that block's state. */
+  block: bigint | undefined
+  needsState: boolean
+  /** A null block from one upstream is not the answer while another may have it. */
+  nullIsMissing: boolean
   retry: boolean
   rawTransaction: string | undefined
   /** Whose the gas of an eth_call or eth_estimateGas is (SendOptions.capsGas). */
@@ -296,13 +335,16 @@ function load(ctx: RpcContext, spec: MethodSpec, body: string, route: Route): Pr
 /** How the network's pool sends a call: its deadline starts now. */
 function sendOptions(
   ctx: RpcContext,
-  { retry, headSensitive, rawTransaction, capsGas }: Route,
+  { retry, headSensitive, block, needsState, nullIsMissing, rawTransaction, capsGas }: Route,
   cancellation: Cancellation | undefined,
 ): SendOptions & { deadline: number } {
   return {
     deadline: performance.now() + ctx.network.timeoutMs,
     retry,
     headSensitive,
+    block,
+    needsState,
+    nullIsMissing,
     rawTransaction,
     capsGas,
     cancellation,

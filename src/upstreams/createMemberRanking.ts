@@ -1,19 +1,32 @@
 import type { PoolMember } from './createUpstreamPool.ts'
 
+/**
+ * The block a call is pinned to and what it needs of it (a pool's call is one: no object per call).
+ * `block` undefined: the call is not pinned.
+ */
+export type BlockPin = { readonly block: bigint | undefined; readonly needsState: boolean }
+
 export type MemberRanking = {
   /**
    * The next member to try: the best untried one, else (unless `untriedOnly`) the best one that did
    * not answer for itself (`answered`: asking it again would get the same answer), else an open
-   * member whose cooldown is over, which gets this call as its probe.
+   * member whose cooldown is over, which gets this call as its probe. A call pinned to a block
+   * (`pin`) goes only to members that have it (hasBlock) while any member in use is known to.
    */
   pick(
     headSensitive: boolean,
     tried: readonly PoolMember[] | undefined,
     untriedOnly: boolean,
     answered: Set<PoolMember> | undefined,
+    pin?: BlockPin,
   ): PoolMember | undefined
   /** Whether a member other than `member` is left to try (read just after `pick`). */
-  hasOther(headSensitive: boolean, member: PoolMember, tried: readonly PoolMember[] | undefined): boolean
+  hasOther(
+    headSensitive: boolean,
+    member: PoolMember,
+    tried: readonly PoolMember[] | undefined,
+    pin?: BlockPin,
+  ): boolean
   /** The highest head among members in use (undefined before any is known). */
   head(): bigint | undefined
   /** A member changed class (breaker, error rate, head): rank again before the next pick. */
@@ -24,7 +37,8 @@ export type MemberRanking = {
  * A pool's members in order of preference: those in use (breaker closed), the healthy (error rate
  * at most one half) before the others, then config order; for head-sensitive calls, without those
  * more than `maxLagBlocks` behind the network's head, and those at the head first. Rankings are
- * recomputed when a member changes class, not per call.
+ * recomputed when a member changes class, not per call; a call pinned to a block is held to the
+ * members that have it (hasBlock) by a look at each member's fields, no ranking of its own.
  */
 export function createMemberRanking(
   members: readonly PoolMember[],
@@ -67,12 +81,21 @@ export function createMemberRanking(
     tried: readonly PoolMember[] | undefined,
     untriedOnly: boolean,
     answered: Set<PoolMember> | undefined,
+    pin?: BlockPin,
   ) {
     if (dirty) rank()
     const order = headSensitive ? rankedAtHead : ranked
-    for (const member of order) if (!tried?.includes(member)) return member
+    const block = pinnedIn(order, pin)
+    const needsState = pin?.needsState === true
+    for (const member of order) {
+      if (!tried?.includes(member) && (block === undefined || hasBlock(member, block, needsState)))
+        return member
+    }
     if (untriedOnly) return undefined
-    for (const member of order) if (!answered?.has(member)) return member
+    for (const member of order) {
+      if (!answered?.has(member) && (block === undefined || hasBlock(member, block, needsState)))
+        return member
+    }
     // members are in config order: the first open one whose cooldown is over
     return members.find((member) => !tried?.includes(member) && member.breaker.claimProbe())
   }
@@ -81,9 +104,14 @@ export function createMemberRanking(
     headSensitive: boolean,
     member: PoolMember,
     tried: readonly PoolMember[] | undefined,
+    pin?: BlockPin,
   ): boolean {
-    for (const each of headSensitive ? rankedAtHead : ranked) {
-      if (each !== member && !tried?.includes(each)) return true
+    const order = headSensitive ? rankedAtHead : ranked
+    const block = pinnedIn(order, pin)
+    const needsState = pin?.needsState === true
+    for (const each of order) {
+      if (each === member || tried?.includes(each)) continue
+      if (block === undefined || hasBlock(each, block, needsState)) return true
     }
     return false
   }
@@ -99,4 +127,25 @@ export function createMemberRanking(
       dirty = true
     },
   }
+}
+
+/**
+ * Whether a member has a block (`needsState`: its state too), as far as the pool knows: not above
+ * its head, not below the earliest block (or state) it serves. What is not known counts as had.
+ */
+export function hasBlock(member: PoolMember, block: bigint, needsState: boolean): boolean {
+  if (member.head !== undefined && block > member.head) return false
+  const earliest = needsState ? member.earliestState : member.earliestBlock
+  return earliest === undefined || block >= earliest
+}
+
+/**
+ * The pinned block the members in `order` are held to: the pin's block while one of them is known
+ * to have it; undefined when the call is not pinned, or when none has it (the best one is asked anyway).
+ */
+function pinnedIn(order: readonly PoolMember[], pin: BlockPin | undefined): bigint | undefined {
+  const block = pin?.block
+  if (block === undefined) return undefined
+  for (const member of order) if (hasBlock(member, block, pin?.needsState === true)) return block
+  return undefined
 }

@@ -9,7 +9,7 @@ import { retryAfter } from '../failsafe/withRetry.ts'
 import type { AnswerBudget } from './AnswerBudget.ts'
 import { answerResentTransaction } from './answerResentTransaction.ts'
 import { attemptUpstream } from './attemptUpstream.ts'
-import { createMemberRanking } from './createMemberRanking.ts'
+import { type BlockPin, createMemberRanking } from './createMemberRanking.ts'
 import type { Upstream } from './createUpstream.ts'
 import { type AttemptFailure, mayRetry, NodeErrorAnswer, type Verdict } from './judgeAttempt.ts'
 import { toGasCappedBody } from './toGasCappedBody.ts'
@@ -24,6 +24,13 @@ export type PoolMember = {
   readonly priority: number
   /** Its last known head: from the head tracker, raised by eth_blockNumber answers. */
   head: bigint | undefined
+  /**
+   * The earliest block whose state it serves, and the earliest block it has (headers, bodies,
+   * receipts): from the history prober (createHistoryProber) and raised by its refusals.
+   * Undefined: not known, taken as everything.
+   */
+  earliestState: bigint | undefined
+  earliestBlock: bigint | undefined
   /** Moving average of successful calls' latency, ms. */
   latencyMs: number | undefined
   /** Its last successful calls' latencies: the hedge delay is a quantile of them. */
@@ -49,6 +56,18 @@ export type SendOptions = {
   retry?: boolean
   /** The answer depends on the head: members lagging the network's head are not used. */
   headSensitive?: boolean
+  /**
+   * The block the call is pinned to (pinnedBlock): members known not to have it (their head below
+   * it, or their earliest block or state above it) are asked only when no member is known to.
+   */
+  block?: bigint | undefined
+  /** What the call needs of `block`: its state (eth_call, eth_getBalance, ...), else the block itself. */
+  needsState?: boolean
+  /**
+   * A `null` result says that the member does not have the block (a block by number or hash):
+   * another member is asked, and null is the answer only when every member asked said so.
+   */
+  nullIsMissing?: boolean
   /**
    * Partners follow if this pool fails: no attempt waits longer than attemptTimeoutMs, and when
    * every member answered a "cannot answer now" error, send rejects with NodeErrorAnswer instead of
@@ -171,6 +190,8 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     upstream,
     priority,
     head: undefined,
+    earliestState: undefined,
+    earliestBlock: undefined,
     latencyMs: undefined,
     latencies: new LatencyWindow(hedge?.samples ?? defaultLatencySamples),
     errorRate: 0,
@@ -235,9 +256,12 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
    * One call through the pool: what its attempts found so far, and its steps (an object a call, its
    * steps methods on it: not a closure per step, as this is every forwarded call).
    */
-  class PoolCall {
+  class PoolCall implements BlockPin {
     readonly retry: boolean
     readonly headSensitive: boolean
+    readonly block: bigint | undefined
+    readonly needsState: boolean
+    readonly nullIsMissing: boolean
     readonly fallback: boolean
     readonly rawTransaction: string | undefined
     readonly cancellation: Cancellation | undefined
@@ -271,6 +295,9 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     ) {
       this.retry = sendOptions.retry ?? false
       this.headSensitive = sendOptions.headSensitive ?? false
+      this.block = sendOptions.block
+      this.needsState = sendOptions.needsState ?? false
+      this.nullIsMissing = sendOptions.nullIsMissing ?? false
       this.fallback = sendOptions.fallback ?? false
       this.rawTransaction = sendOptions.rawTransaction
       this.cancellation = sendOptions.cancellation
@@ -369,7 +396,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
 
     /** Calls that are not idempotent move on only when the failed attempt never reached the node. */
     pickNext(): PoolMember | undefined {
-      return pick(this.headSensitive, this.tried, this.started >= this.maxAttempts, this.answered)
+      return pick(this.headSensitive, this.tried, this.started >= this.maxAttempts, this.answered, this)
     }
 
     tryNext(): Promise<Step> | undefined {
@@ -391,7 +418,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
         !(
           hedgePolicy &&
           this.started + 1 < this.maxAttempts &&
-          hasOther(this.headSensitive, member, this.tried)
+          hasOther(this.headSensitive, member, this.tried, this)
         )
       ) {
         return this.attempt(member, undefined)
@@ -413,7 +440,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     /** A hedge: one more attempt, on the best member in use not asked yet, if any and if allowed. */
     hedgeAttempt(superseded: Cancellation): Promise<Step> | undefined {
       if (this.started >= this.maxAttempts || this.deadline - now() <= 0) return undefined
-      const member = pick(this.headSensitive, this.tried, true, undefined)
+      const member = pick(this.headSensitive, this.tried, true, undefined, this)
       return member && this.attempt(member, superseded)
     }
 
@@ -426,7 +453,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
       // another member, or (`fallback`) the partners; the last one may use the rest of the deadline
       const { fallback } = this
       const bounded =
-        index + 1 < this.maxAttempts && (fallback || hasOther(this.headSensitive, member, this.tried))
+        index + 1 < this.maxAttempts && (fallback || hasOther(this.headSensitive, member, this.tried, this))
       // whole milliseconds: Node keeps one timer list per duration, and most attempts then share one
       const timeoutMs = Math.ceil(
         bounded || fallback ? Math.min(remaining, options.attemptTimeoutMs) : remaining,
@@ -436,11 +463,22 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
       if (this.tried) this.tried.push(member)
       else this.tried = [member]
       const stops = { cancellation: this.cancellation, superseded, timers, budget: this.answerBudget }
-      return attemptUpstream(member.upstream, this.body, timeoutMs, stops, (verdict): Step => {
+      return attemptUpstream(member.upstream, this.body, timeoutMs, stops, (judged): Step => {
+        const verdict = this.nullIsMissing && 'answer' in judged ? this.unlessNull(judged.answer) : judged
         if ('answer' in verdict) succeeded(member, now() - began)
         else if (!verdict.clientGone) this.failed(member, verdict, probe, timeoutMs >= remaining)
         return { member, verdict }
       })
+    }
+
+    /**
+     * A `null` result where the call says null means "not here" (nullIsMissing): the member's answer
+     * for itself, kept for the client in case every member says so, but not yet the answer.
+     */
+    unlessNull(answer: Buffer): Verdict {
+      if (!isNullResult(answer)) return { answer }
+      this.answerBudget?.giveBack(answer.length)
+      return { reason: 'null: it does not have the block', blame: 'none', nodeAnswer: answer }
     }
 
     /** An attempt's failure, for the member and for the call (`lastChance`: it had the rest of the deadline). */
@@ -453,6 +491,10 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
         this.nodeAnswer = verdict.nodeAnswer
         this.answered ??= new Set()
         this.answered.add(member)
+        // a node without the data for a block at or below its head: what it keeps starts above it
+        if (verdict.blame === 'degraded' && this.block !== undefined) {
+          learnMissing(member, this.block, this.needsState)
+        }
       }
       if (!verdict.unsent) this.seen = true
       if (verdict.timedOut === true && lastChance) this.deadlinePassed = true
@@ -491,6 +533,35 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     close: async () => {
       await Promise.all(members.map((member) => member.upstream.close()))
     },
+  }
+}
+
+/**
+ * A member refused a block at or below its head for want of it (pruned state or history): the
+ * earliest block (or state) it serves is above that block, remembered until its next probe
+ * (createHistoryProber) says otherwise. A block above its head says it lags, not what it keeps.
+ */
+function learnMissing(member: PoolMember, block: bigint, needsState: boolean): void {
+  if (member.head === undefined || block > member.head) return
+  const earliest = needsState ? member.earliestState : member.earliestBlock
+  if (earliest !== undefined && earliest > block) return
+  if (needsState) member.earliestState = block + 1n
+  else member.earliestBlock = block + 1n
+}
+
+/** The longest answer read for a null result: `{"jsonrpc":"2.0","id":…,"result":null}` with a long id. */
+const maxNullAnswerBytes = 1024
+
+/** Whether an answer's result is `null` (cheap for everything else: length, then a search, then a parse). */
+function isNullResult(answer: Buffer): boolean {
+  if (answer.length > maxNullAnswerBytes || answer.indexOf('null') === -1) return false
+  try {
+    const parsed = JSON.parse(answer.toString()) as { result?: unknown; error?: unknown }
+    return (
+      parsed !== null && typeof parsed === 'object' && parsed.result === null && parsed.error === undefined
+    )
+  } catch {
+    return false
   }
 }
 

@@ -47,6 +47,16 @@ describe('nodeErrors', () => {
       [{ code: -32000, message: 'header not found' }, 'missingData'],
       [{ code: -32000, message: 'missing trie node abc (path )' }, 'missingData'],
       [{ code: -32000, message: 'finalized block not found' }, 'missingData'],
+      [
+        { code: -32602, message: 'BlockOutOfRangeError: block height is 300 but requested was 50' },
+        'missingData',
+      ],
+      [{ code: 4444, message: 'pruned history unavailable' }, 'missingData'],
+      [{ code: 4444, message: 'Pruned history unavailable for block 12' }, 'missingData'],
+      [{ code: -32001, message: 'block not found: number 0x2a' }, 'missingData'],
+      [{ code: -32000, message: 'block not found: 42' }, 'missingData'],
+      [{ code: -32000, message: 'Block not found' }, 'missingData'],
+      [{ code: -39001, message: 'Unknown block error' }, 'missingData'],
       [{ code: -32601, message: 'the method trace_block does not exist/is not available' }, 'refused'],
       [{ code: -32601 }, 'refused'],
       // a range limit under the code of a rate limit is the range limit

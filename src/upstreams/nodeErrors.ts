@@ -163,6 +163,29 @@ export const nodeErrorRules: readonly NodeErrorRule[] = [
   { kind: 'missingData', source: 'besu (-32000)', message: /world state unavailable/i },
   {
     kind: 'missingData',
+    source:
+      'anvil (-32602 `BlockOutOfRangeError: block height is 300 but requested was 50`: state it pruned, `--prune-history`, or a block above its head)',
+    message: /BlockOutOfRangeError|block height is \d+ but requested was \d+/i,
+  },
+  {
+    kind: 'missingData',
+    source:
+      'geth, reth, nethermind (4444 `pruned history unavailable`, nethermind `Pruned history unavailable for block …`: EIP-4444 history expiry)',
+    code: 4444,
+  },
+  {
+    kind: 'missingData',
+    source:
+      'reth (-32001 `block not found: number 0x…` / `hash 0x…`), erigon (`block not found: N`), besu (-32000 `Block not found`)',
+    message: /^block not found/i,
+  },
+  {
+    kind: 'missingData',
+    source: 'nethermind (-39001 `Unknown block error`: no finalized or safe block yet)',
+    message: /^unknown block error$/i,
+  },
+  {
+    kind: 'missingData',
     source: 'geth (a node without the tag yet: not synced, or before the merge)',
     message: /^(pending block is not available|(finalized|safe) block not found)/i,
   },
