@@ -168,6 +168,12 @@ export const configSchema = z.strictObject({
       maxAttempts: z.int().min(1).max(10).default(3),
       /** An upstream further behind the network's head than this is not used for head-sensitive calls. */
       maxLagBlocks: z.int().min(0).default(2),
+      /**
+       * How often each upstream is probed for the earliest block and state it serves (pruned nodes),
+       * at start and then every this many ms; calls pinned to older blocks go to upstreams that have
+       * them. 0: never (what upstreams refuse is still remembered).
+       */
+      historyProbeMs: z.int().min(0).default(60_000),
       breaker: z
         .strictObject({
           /** Consecutive failures that take an upstream out of use. */

@@ -8,6 +8,7 @@ import {
   type NetworkConfig,
   type UpstreamConfig,
 } from '../config/configSchema.ts'
+import { createHistoryProber } from '../upstreams/createHistoryProber.ts'
 import { createUpstream } from '../upstreams/createUpstream.ts'
 import { createUpstreamPool, type UpstreamPool } from '../upstreams/createUpstreamPool.ts'
 import { createHeadTracker, type HeadTracker } from './createHeadTracker.ts'
@@ -99,6 +100,10 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
     requestTimeoutMs: settings.attemptTimeoutMs,
     ...(log ? { log } : {}),
   })
+  const history = createHistoryProber(pool, {
+    intervalMs: settings.historyProbeMs,
+    timeoutMs: Math.min(settings.timeoutMs, 5_000),
+  })
   const sharedHead = options.shared?.head
   let shownHead = 0n
   const cache = options.cache.enabled
@@ -152,6 +157,7 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
     fillsTransactionGas: false,
     async close() {
       heads.close()
+      history.close()
       await Promise.all([pool.close(), partners?.close()])
     },
   }

@@ -1,0 +1,160 @@
+import type { Logger } from 'pino'
+import { systemTimers, type Timers } from '../failsafe/Timers.ts'
+import { attemptUpstream } from './attemptUpstream.ts'
+import type { PoolMember, UpstreamPool } from './createUpstreamPool.ts'
+
+export type HistoryProber = {
+  /** Probes every member now; resolves when done (a member that could not be told keeps what was known). */
+  probe(): Promise<void>
+  close(): void
+}
+
+export type HistoryProberOptions = {
+  /** How often each member is probed again (a pruned node's window moves up with its head); 0: never, not even at start. */
+  intervalMs: number
+  /** One probe request's wait. */
+  timeoutMs: number
+  /** Most requests one member's probe makes for each of state and blocks (the search stops there, on the safe side). */
+  maxCalls?: number
+  log?: Logger
+  timers?: Timers
+}
+
+/** Has it (true), does not (false), or could not be told (undefined: the probe of this member stops). */
+type Probe = (member: PoolMember, block: bigint) => Promise<boolean | undefined>
+
+const defaultMaxCalls = 24
+/** A node's answer that it does not have the block or its state. */
+const missing = Symbol('missing')
+/** Whose balance the state probe asks for: any account has a balance at every block a node keeps state for. */
+const zeroAddress = `0x${'0'.repeat(40)}`
+
+/**
+ * Finds, for each member of a pool, the earliest block whose state it serves and the earliest block
+ * it has (member.earliestState, member.earliestBlock), for routing calls pinned to a block
+ * (createMemberRanking's hasBlock): at start and every intervalMs, a binary search between block 0
+ * and the member's head with eth_getBalance (state) and eth_getBlockByNumber (blocks), at most
+ * maxCalls requests each, starting from what it found last time (two requests when nothing moved).
+ * A refusal in between raises what the pool knows at once (createUpstreamPool's learnMissing); the
+ * next probe sets it to what the node says then. Off the request path: calls only read the fields.
+ */
+export function createHistoryProber(pool: UpstreamPool, options: HistoryProberOptions): HistoryProber {
+  const timers = options.timers ?? systemTimers
+  const maxCalls = options.maxCalls ?? defaultMaxCalls
+  let timer: unknown
+  let closed = false
+  let running: Promise<void> | undefined
+
+  async function ask(member: PoolMember, method: string, params: unknown[]): Promise<unknown> {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params })
+    const verdict = await attemptUpstream(member.upstream, body, options.timeoutMs)
+    // a node's own "I do not have it" (pruned, not synced): missing data, blamed as `degraded`
+    if (!('answer' in verdict)) return verdict.blame === 'degraded' ? missing : undefined
+    const answer = JSON.parse(verdict.answer.toString()) as { result?: unknown }
+    return 'result' in answer ? answer.result : undefined
+  }
+
+  const hasState: Probe = async (member, block) => {
+    const result = await ask(member, 'eth_getBalance', [zeroAddress, `0x${block.toString(16)}`])
+    return result === missing ? false : typeof result === 'string' ? true : undefined
+  }
+
+  const hasBlock: Probe = async (member, block) => {
+    const result = await ask(member, 'eth_getBlockByNumber', [`0x${block.toString(16)}`, false])
+    return result === missing || result === null ? false : typeof result === 'object' ? true : undefined
+  }
+
+  /**
+   * The earliest block for which `has` holds, between 0 and `head` (where it must hold): exact
+   * within maxCalls requests, else the lowest block found to hold (never one the node lacks).
+   */
+  async function earliest(
+    member: PoolMember,
+    head: bigint,
+    has: Probe,
+    known: bigint | undefined,
+  ): Promise<bigint | undefined> {
+    // lacking: a block known to be missing (-1: none); having: one known to be there
+    let lacking = -1n
+    let having = head
+    let calls = 0
+    if (known !== undefined && known > 0n && known <= head) {
+      // where it was last time: there, and missing just below it (nothing moved), is two requests
+      calls++
+      const atKnown = await has(member, known)
+      if (atKnown === undefined) return undefined
+      if (atKnown) {
+        calls++
+        const below = await has(member, known - 1n)
+        if (below === undefined) return undefined
+        if (!below) return known
+        having = known - 1n
+      } else lacking = known
+    } else {
+      calls++
+      const atZero = await has(member, 0n)
+      if (atZero === undefined) return undefined
+      if (atZero) return 0n
+      lacking = 0n
+    }
+    if (having === head) {
+      calls++
+      if ((await has(member, head)) !== true) return undefined
+    }
+    while (having - lacking > 1n && calls < maxCalls) {
+      const middle = lacking + (having - lacking) / 2n
+      calls++
+      const atMiddle = await has(member, middle)
+      if (atMiddle === undefined) return undefined
+      if (atMiddle) having = middle
+      else lacking = middle
+    }
+    return having
+  }
+
+  async function probeMember(member: PoolMember): Promise<void> {
+    let head = member.head
+    if (head === undefined) {
+      const number = await ask(member, 'eth_blockNumber', [])
+      if (typeof number !== 'string') return
+      head = BigInt(number)
+    }
+    const state = await earliest(member, head, hasState, member.earliestState)
+    if (state !== undefined) member.earliestState = state
+    const blocks = await earliest(member, head, hasBlock, member.earliestBlock)
+    if (blocks !== undefined) member.earliestBlock = blocks
+    options.log?.debug(
+      { upstream: member.upstream.label, head, earliestState: state, earliestBlock: blocks },
+      'history probed',
+    )
+  }
+
+  function probe(): Promise<void> {
+    running ??= Promise.all(
+      pool.members.map((member) =>
+        probeMember(member).catch((err: Error) =>
+          options.log?.debug({ upstream: member.upstream.label, err: err.message }, 'history probe failed'),
+        ),
+      ),
+    ).then(() => {
+      running = undefined
+    })
+    return running
+  }
+
+  function schedule(ms: number): void {
+    if (closed || options.intervalMs <= 0) return
+    timer = timers.setTimeout(() => {
+      void probe().then(() => schedule(options.intervalMs))
+    }, ms)
+  }
+  schedule(0)
+
+  return {
+    probe,
+    close() {
+      closed = true
+      timers.clearTimeout(timer)
+    },
+  }
+}
