@@ -615,6 +615,98 @@ describe('createUpstreamPool', () => {
     })
   })
 
+  describe('calls pinned to a block', () => {
+    const outOfRange = {
+      error: { code: -32602, message: 'BlockOutOfRangeError: block height is 100 but requested was 50' },
+    }
+    const nullAnswer = { respond: () => '{"jsonrpc":"2.0","id":1,"result":null}' }
+
+    it('a member is not asked for a block above its head; for one at or below it, it is', async () => {
+      const { pool, stubs, member } = setup(['answer', 'answer'])
+      pool.noteHead(member(0), 30n)
+      pool.noteHead(member(1), 100n)
+      assert.equal(await answeredBy(pool, { block: 36n }), 'b')
+      assert.equal(await answeredBy(pool, { block: 36n, needsState: true, headSensitive: true }), 'b')
+      assert.equal((stubs[0] as StubUpstream).calls, 0)
+      assert.equal(await answeredBy(pool, { block: 30n }), 'a')
+    })
+
+    it('a member is not asked for state below the earliest it keeps, nor for blocks below the earliest it has', async () => {
+      const { pool, member } = setup(['answer', 'answer'])
+      pool.noteHead(member(0), 100n)
+      pool.noteHead(member(1), 100n)
+      member(0).earliestState = 90n
+      assert.equal(await answeredBy(pool, { block: 50n, needsState: true }), 'b')
+      assert.equal(await answeredBy(pool, { block: 90n, needsState: true }), 'a')
+      // it keeps the block, only not its state
+      assert.equal(await answeredBy(pool, { block: 50n }), 'a')
+      member(0).earliestBlock = 60n
+      assert.equal(await answeredBy(pool, { block: 50n }), 'b')
+      // calls not pinned keep to the usual order
+      assert.equal(await answeredBy(pool), 'a')
+    })
+
+    it('a refusal for want of state at or below its head is remembered: the member is not asked again for it', async () => {
+      const { pool, stubs, member } = setup([outOfRange, 'answer'])
+      pool.noteHead(member(0), 100n)
+      pool.noteHead(member(1), 100n)
+      assert.equal(await answeredBy(pool, { block: 50n, needsState: true, retry: true }), 'b')
+      assert.equal(member(0).earliestState, 51n)
+      ;(stubs[0] as StubUpstream).behaviour = 'answer'
+      for (const block of [50n, 20n]) {
+        assert.equal(await answeredBy(pool, { block, needsState: true, retry: true }), 'b')
+      }
+      assert.equal((stubs[0] as StubUpstream).calls, 1)
+      assert.equal(await answeredBy(pool, { block: 51n, needsState: true }), 'a')
+      // what it keeps of blocks is another matter
+      assert.equal(member(0).earliestBlock, undefined)
+    })
+
+    it('a refusal for a block above its head (or with its head unknown) says it lags, not what it keeps', async () => {
+      const { pool, member } = setup([outOfRange, 'answer'])
+      assert.equal(await answeredBy(pool, { block: 50n, needsState: true, retry: true }), 'b')
+      assert.equal(member(0).earliestState, undefined)
+    })
+
+    it('when no member is known to have the block, the best one is asked anyway', async () => {
+      const { pool, member } = setup(['answer', 'answer'])
+      pool.noteHead(member(0), 30n)
+      pool.noteHead(member(1), 30n)
+      assert.equal(await answeredBy(pool, { block: 50n }), 'a')
+      member(0).earliestState = 40n
+      member(1).earliestState = 40n
+      assert.equal(await answeredBy(pool, { block: 20n, needsState: true }), 'a')
+    })
+
+    it('a member without the block is not asked even after the one that has it failed', async () => {
+      const { pool, stubs, member } = setup(['answer', 500, 'answer'])
+      for (let index = 0; index < 3; index++) pool.noteHead(member(index), 100n)
+      member(0).earliestState = 90n
+      assert.equal(await answeredBy(pool, { block: 50n, needsState: true, retry: true }), 'c')
+      assert.equal((stubs[0] as StubUpstream).calls, 0)
+    })
+
+    it('nullIsMissing: a null result moves the call on; null is the answer when every member says so', async () => {
+      const { pool, stubs } = setup([nullAnswer, 'answer'])
+      assert.equal(await answeredBy(pool, { nullIsMissing: true, retry: true }), 'b')
+      // without it, null is the answer
+      assert.equal(
+        (await pool.send(body, { retry: true })).toString(),
+        '{"jsonrpc":"2.0","id":1,"result":null}',
+      )
+      ;(stubs[1] as StubUpstream).behaviour = nullAnswer
+      const before = stubs.map((stub) => stub.calls)
+      assert.equal(
+        (await pool.send(body, { retry: true, nullIsMissing: true })).toString(),
+        '{"jsonrpc":"2.0","id":1,"result":null}',
+      )
+      assert.deepEqual(
+        stubs.map((stub, index) => stub.calls - (before[index] as number)),
+        [1, 1],
+      )
+    })
+  })
+
   describe('node error answers (docs/compatibility.md §7)', () => {
     const missing = { error: { code: -32000, message: 'missing trie node 01 (path )' } }
     const limited = { error: { code: -32005, message: 'daily request count exceeded, request rate limited' } }

@@ -1,0 +1,136 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { createHistoryProber } from './createHistoryProber.ts'
+import type { Upstream } from './createUpstream.ts'
+import { createUpstreamPool, type PoolMember } from './createUpstreamPool.ts'
+
+/**
+ * A node that keeps blocks from `earliestBlock` and state from `earliestState` up to `head`, and
+ * answers as anvil does (state it pruned: -32602 `BlockOutOfRangeError`; a block it lacks: null),
+ * or answers HTTP 500 to everything (`down`). It counts the requests of each method.
+ */
+type FakeNode = Upstream & {
+  head: bigint
+  earliestState: bigint
+  earliestBlock: bigint
+  down: boolean
+  calls: Record<string, number>
+}
+
+function fakeNode(head: bigint, earliestState: bigint, earliestBlock = 0n): FakeNode {
+  const node: FakeNode = {
+    label: 'node',
+    head,
+    earliestState,
+    earliestBlock,
+    down: false,
+    calls: {},
+    post: () => Promise.reject(new Error('not used')),
+    dispatch(body, _options, done) {
+      const { method, params } = JSON.parse(body.toString()) as { method: string; params: string[] }
+      node.calls[method] = (node.calls[method] ?? 0) + 1
+      const answer = (payload: object) =>
+        setImmediate(() =>
+          done({
+            response: {
+              status: 200,
+              body: Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, ...payload })),
+            },
+          }),
+        )
+      if (node.down) {
+        setImmediate(() => done({ response: { status: 500, body: Buffer.from('busy') } }))
+        return
+      }
+      if (method === 'eth_blockNumber') return answer({ result: `0x${node.head.toString(16)}` })
+      const block = BigInt(method === 'eth_getBalance' ? (params[1] as string) : (params[0] as string))
+      if (method === 'eth_getBalance') {
+        if (block >= node.earliestState && block <= node.head) return answer({ result: '0x0' })
+        const message = `BlockOutOfRangeError: block height is ${node.head} but requested was ${block}`
+        return answer({ error: { code: -32602, message } })
+      }
+      const has = block >= node.earliestBlock && block <= node.head
+      return answer({ result: has ? { number: `0x${block.toString(16)}` } : null })
+    },
+    async close() {},
+  }
+  return node
+}
+
+function setup(nodes: FakeNode[], maxCalls?: number) {
+  const pool = createUpstreamPool(nodes, {
+    timeoutMs: 1000,
+    attemptTimeoutMs: 1000,
+    maxAttempts: 1,
+    maxLagBlocks: 2,
+    breakerFailures: 3,
+    breakerCooldownMs: 1000,
+    breakerMaxCooldownMs: 1000,
+  })
+  const prober = createHistoryProber(pool, {
+    intervalMs: 0,
+    timeoutMs: 1000,
+    ...(maxCalls ? { maxCalls } : {}),
+  })
+  const member = (index: number) => pool.members[index] as PoolMember
+  return { pool, prober, member }
+}
+
+const requests = (node: FakeNode) => Object.values(node.calls).reduce((sum, count) => sum + count, 0)
+
+describe('createHistoryProber', () => {
+  it("finds each member's earliest state and block: an archive node in one request each", async () => {
+    const pruned = fakeNode(100n, 70n)
+    const archive = fakeNode(100n, 0n)
+    const expired = fakeNode(100n, 40n, 25n)
+    const { prober, member } = setup([pruned, archive, expired])
+    await prober.probe()
+    assert.deepEqual(
+      [0, 1, 2].map((index) => [member(index).earliestState, member(index).earliestBlock]),
+      [
+        [70n, 0n],
+        [0n, 0n],
+        [40n, 25n],
+      ],
+    )
+    // its head asked once (unknown to the pool), then block 0 of each kind
+    assert.deepEqual(archive.calls, { eth_blockNumber: 1, eth_getBalance: 1, eth_getBlockByNumber: 1 })
+  })
+
+  it('probes again from what it found: two requests while nothing moved, and follows a window that moved', async () => {
+    const pruned = fakeNode(100n, 70n)
+    const { prober, member, pool } = setup([pruned])
+    await prober.probe()
+    pool.noteHead(member(0), 100n)
+    pruned.calls = {}
+    await prober.probe()
+    assert.equal(member(0).earliestState, 70n)
+    assert.equal(pruned.calls.eth_getBalance, 2)
+    pruned.head = 110n
+    pruned.earliestState = 80n
+    pool.noteHead(member(0), 110n)
+    await prober.probe()
+    assert.equal(member(0).earliestState, 80n)
+  })
+
+  it('is bounded in requests: past maxCalls, the lowest block found to have state (never one it lacks)', async () => {
+    const pruned = fakeNode(1n << 40n, 123_456_789n)
+    const { prober, member } = setup([pruned], 10)
+    await prober.probe()
+    const found = member(0).earliestState as bigint
+    assert.ok(found >= 123_456_789n && found <= 1n << 40n, String(found))
+    assert.ok((pruned.calls.eth_getBalance as number) <= 10)
+  })
+
+  it('a member that cannot be told keeps what was known', async () => {
+    const node = fakeNode(100n, 70n)
+    const { prober, member } = setup([node])
+    await prober.probe()
+    node.down = true
+    node.earliestState = 0n
+    const before = requests(node)
+    await prober.probe()
+    assert.ok(requests(node) > before)
+    assert.deepEqual([member(0).earliestState, member(0).earliestBlock], [70n, 0n])
+  })
+})
