@@ -171,7 +171,7 @@ export const configSchema = z.strictObject({
       /**
        * How often each upstream is probed for the earliest block and state it serves (pruned nodes),
        * at start and then every this many ms; calls pinned to older blocks go to upstreams that have
-       * them. 0: never (what upstreams refuse is still remembered).
+       * them; an upstream that refuses a block for want of it is probed at once. 0: only then.
        */
       historyProbeMs: z.int().min(0).default(60_000),
       breaker: z

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import { until } from '../../test/helpers/until.ts'
 import { createHistoryProber } from './createHistoryProber.ts'
 import type { Upstream } from './createUpstream.ts'
 import { createUpstreamPool, type PoolMember } from './createUpstreamPool.ts'
@@ -61,7 +62,7 @@ function setup(nodes: FakeNode[], maxCalls?: number) {
   const pool = createUpstreamPool(nodes, {
     timeoutMs: 1000,
     attemptTimeoutMs: 1000,
-    maxAttempts: 1,
+    maxAttempts: 2,
     maxLagBlocks: 2,
     breakerFailures: 3,
     breakerCooldownMs: 1000,
@@ -120,6 +121,21 @@ describe('createHistoryProber', () => {
     const found = member(0).earliestState as bigint
     assert.ok(found >= 123_456_789n && found <= 1n << 40n, String(found))
     assert.ok((pruned.calls.eth_getBalance as number) <= 10)
+  })
+
+  it('a refusal for want of state has that member probed at once, even with no probes on a timer', async () => {
+    const pruned = fakeNode(100n, 70n)
+    const archive = fakeNode(100n, 0n)
+    const { pool, member } = setup([pruned, archive])
+    pool.noteHead(member(0), 100n)
+    pool.noteHead(member(1), 100n)
+    const body =
+      '{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["0x0000000000000000000000000000000000000001","0x5"]}'
+    const answer = await pool.send(body, { block: 5n, needsState: true, retry: true })
+    assert.equal(answer.toString(), '{"jsonrpc":"2.0","id":1,"result":"0x0"}')
+    assert.equal(archive.calls.eth_getBalance, 1)
+    await until(() => member(0).earliestState === 70n, 'the probe after the refusal')
+    assert.equal(member(1).earliestState, undefined)
   })
 
   it('a member that cannot be told keeps what was known', async () => {

@@ -10,7 +10,10 @@ export type HistoryProber = {
 }
 
 export type HistoryProberOptions = {
-  /** How often each member is probed again (a pruned node's window moves up with its head); 0: never, not even at start. */
+  /**
+   * How often each member is probed again (a pruned node's window moves up with its head); 0: not
+   * on a timer, not even at start. A member whose refusal taught the pool something is probed at once.
+   */
   intervalMs: number
   /** One probe request's wait. */
   timeoutMs: number
@@ -44,6 +47,8 @@ export function createHistoryProber(pool: UpstreamPool, options: HistoryProberOp
   let timer: unknown
   let closed = false
   let running: Promise<void> | undefined
+  /** Members probed on their own (after a refusal), not twice at once. */
+  const probing = new Set<PoolMember>()
 
   async function ask(member: PoolMember, method: string, params: unknown[]): Promise<unknown> {
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params })
@@ -141,6 +146,16 @@ export function createHistoryProber(pool: UpstreamPool, options: HistoryProberOp
     })
     return running
   }
+
+  // a refusal taught the pool where a member's history starts: the rest of it is probed now, so
+  // that the next calls for blocks just above do not each meet a refusal of their own
+  pool.watchHistory((member) => {
+    if (closed || probing.has(member)) return
+    probing.add(member)
+    void probeMember(member)
+      .catch(() => undefined)
+      .finally(() => probing.delete(member))
+  })
 
   function schedule(ms: number): void {
     if (closed || options.intervalMs <= 0) return

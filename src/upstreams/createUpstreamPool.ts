@@ -113,6 +113,11 @@ export type UpstreamPool = {
   /** A member's head from its newHeads subscription: its lag, not its health (that is its HTTP endpoint's). */
   noteNotifiedHead(member: PoolMember, head: bigint): void
   noteProbeFailure(member: PoolMember, reason: string): void
+  /**
+   * `listener` hears of each member whose refusal (pruned state, a missing block at or below its
+   * head) raised what the pool knows of its history: createHistoryProber probes it again then.
+   */
+  watchHistory(listener: (member: PoolMember) => void): void
   isReachable(): boolean
   close(): Promise<void>
 }
@@ -208,6 +213,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
   }))
 
   const ranking = createMemberRanking(members, options.maxLagBlocks)
+  let historyListener: ((member: PoolMember) => void) | undefined
   const { pick, hasOther } = ranking
 
   function succeeded(member: PoolMember, latencyMs: number): void {
@@ -493,7 +499,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
         this.answered.add(member)
         // a node without the data for a block at or below its head: what it keeps starts above it
         if (verdict.blame === 'degraded' && this.block !== undefined) {
-          learnMissing(member, this.block, this.needsState)
+          if (learnMissing(member, this.block, this.needsState)) historyListener?.(member)
         }
       }
       if (!verdict.unsent) this.seen = true
@@ -529,6 +535,9 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
       member.lastError = reason
       if (member.breaker.trip()) ranking.invalidate()
     },
+    watchHistory(listener) {
+      historyListener = listener
+    },
     isReachable: () => members.some((member) => member.breaker.state === 'closed'),
     close: async () => {
       await Promise.all(members.map((member) => member.upstream.close()))
@@ -539,14 +548,16 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
 /**
  * A member refused a block at or below its head for want of it (pruned state or history): the
  * earliest block (or state) it serves is above that block, remembered until its next probe
- * (createHistoryProber) says otherwise. A block above its head says it lags, not what it keeps.
+ * (createHistoryProber, which probes it again at once) says otherwise. A block above its head says
+ * it lags, not what it keeps. Whether anything was learned.
  */
-function learnMissing(member: PoolMember, block: bigint, needsState: boolean): void {
-  if (member.head === undefined || block > member.head) return
+function learnMissing(member: PoolMember, block: bigint, needsState: boolean): boolean {
+  if (member.head === undefined || block > member.head) return false
   const earliest = needsState ? member.earliestState : member.earliestBlock
-  if (earliest !== undefined && earliest > block) return
+  if (earliest !== undefined && earliest > block) return false
   if (needsState) member.earliestState = block + 1n
   else member.earliestBlock = block + 1n
+  return true
 }
 
 /** The longest answer read for a null result: `{"jsonrpc":"2.0","id":…,"result":null}` with a long id. */
