@@ -133,7 +133,7 @@ export function createMemberRanking(
  * Whether a member has a block (`needsState`: its state too), as far as the pool knows: not above
  * its head, not below the earliest block (or state) it serves. What is not known counts as had.
  */
-export function hasBlock(member: PoolMember, block: bigint, needsState: boolean): boolean {
+function hasBlock(member: PoolMember, block: bigint, needsState: boolean): boolean {
   if (member.head !== undefined && block > member.head) return false
   const earliest = needsState ? member.earliestState : member.earliestBlock
   return earliest === undefined || block >= earliest
