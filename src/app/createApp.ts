@@ -201,7 +201,8 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       ),
     )
     cleanups.push(() => networks.close())
-    await Promise.all(networks.all.map((network) => network.heads.poll()))
+    // each upstream's head, then what history it keeps (createHistoryProber), before the first call
+    await Promise.all(networks.all.map((network) => network.heads.poll().then(() => network.history.start())))
 
     const indexers = new Map<number, FeeIndexer>()
     if (config.gas.enabled) {

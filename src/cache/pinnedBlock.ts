@@ -1,5 +1,5 @@
 import type { MethodSpec } from '../methods/methodTable.ts'
-import { blockRef, blockTag, hash, receiptsBlockRef } from '../methods/params.ts'
+import { blockRef, blockTag, hash, logFilter, receiptsBlockRef } from '../methods/params.ts'
 
 /**
  * The block a call is pinned to, for routing by what each upstream has (createMemberRanking's
@@ -15,8 +15,9 @@ const hashLength = 66
  * (the network's finalized block: `safe` is at or above it, so an upstream below it has neither);
  * `hash` for a block hash, whose number is not known before a node answers (a hash goes to the
  * upstreams in their usual order, and one that does not have the block moves the call on to the
- * next); undefined for `latest`, `pending`, no block argument, and methods the method table does
- * not route by block (`pinnedNeeds`): one field read for those.
+ * next); a log filter's `toBlock`, or its `blockHash`; undefined for `latest`, `pending`, no block
+ * argument, and methods the method table does not route by block (`pinnedNeeds`): one field read
+ * for those.
  */
 export function pinnedBlock(spec: MethodSpec, params: unknown[], finalized: bigint | undefined): PinnedBlock {
   if (spec.pinnedNeeds === undefined) return undefined
@@ -26,6 +27,11 @@ export function pinnedBlock(spec: MethodSpec, params: unknown[], finalized: bigi
     if (parse === hash) return 'hash'
     if (parse === blockRef || parse === blockTag || parse === receiptsBlockRef) {
       return blockOf(params[index], finalized)
+    }
+    if (parse === logFilter) {
+      // a range: its last block says whether a lagging node has it all
+      const filter = params[index] as { blockHash?: unknown; toBlock?: unknown }
+      return filter.blockHash !== undefined ? 'hash' : blockOf(filter.toBlock, finalized)
     }
   }
   return undefined

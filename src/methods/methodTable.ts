@@ -250,7 +250,7 @@ const rows: Record<string, [readonly ParamSpec[], Row?]> = {
   ],
   eth_getLogs: [
     [required(logFilter)],
-    { costCredits: 255, cacheClass: 'head', boundsBlockRange: true, countsLogs: true },
+    { ...onBlock, costCredits: 255, cacheClass: 'head', boundsBlockRange: true, countsLogs: true },
   ],
   // not idempotent: filters are state on one node; a transaction is resent only where a node may
   // have lost it, and a resend's "already known" is its hash

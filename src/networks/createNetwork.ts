@@ -8,7 +8,7 @@ import {
   type NetworkConfig,
   type UpstreamConfig,
 } from '../config/configSchema.ts'
-import { createHistoryProber } from '../upstreams/createHistoryProber.ts'
+import { createHistoryProber, type HistoryProber } from '../upstreams/createHistoryProber.ts'
 import { createUpstream } from '../upstreams/createUpstream.ts'
 import { createUpstreamPool, type UpstreamPool } from '../upstreams/createUpstreamPool.ts'
 import { createHeadTracker, type HeadTracker } from './createHeadTracker.ts'
@@ -23,6 +23,8 @@ export type Network = {
   /** Methods that may fail over to the partners. */
   failoverMethods: ReadonlySet<string>
   heads: HeadTracker
+  /** What history each upstream keeps (earliest state and block), for routing calls pinned to a block. */
+  history: HistoryProber
   /** Undefined when the cache is off. */
   cache: RpcCache | undefined
   /** How long a call may take, from its start to its answer. */
@@ -140,6 +142,7 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
     partners,
     failoverMethods: options.failoverMethods,
     heads,
+    history,
     cache,
     timeoutMs: settings.timeoutMs,
     partnerReserveMs: Math.min(settings.attemptTimeoutMs, settings.timeoutMs / 2),

@@ -213,7 +213,7 @@ function routeOf(
   logs: LogsQuery | undefined,
   capsGas: Route['capsGas'],
 ): Route {
-  const pinned = pinnedBlock(spec, params, network.heads.finalized())
+  const pinned = spec.pinnedNeeds && pinnedBlock(spec, params, network.heads.finalized())
   const block = typeof pinned === 'bigint' ? pinned : undefined
   return {
     partners,

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import { createFakeTimers } from '../../test/helpers/createFakeTimers.ts'
 import { until } from '../../test/helpers/until.ts'
 import { createHistoryProber } from './createHistoryProber.ts'
 import type { Upstream } from './createUpstream.ts'
@@ -58,16 +59,18 @@ function fakeNode(head: bigint, earliestState: bigint, earliestBlock = 0n): Fake
   return node
 }
 
+const poolOptions = {
+  timeoutMs: 1000,
+  attemptTimeoutMs: 1000,
+  maxAttempts: 2,
+  maxLagBlocks: 2,
+  breakerFailures: 3,
+  breakerCooldownMs: 1000,
+  breakerMaxCooldownMs: 1000,
+}
+
 function setup(nodes: FakeNode[], maxCalls?: number) {
-  const pool = createUpstreamPool(nodes, {
-    timeoutMs: 1000,
-    attemptTimeoutMs: 1000,
-    maxAttempts: 2,
-    maxLagBlocks: 2,
-    breakerFailures: 3,
-    breakerCooldownMs: 1000,
-    breakerMaxCooldownMs: 1000,
-  })
+  const pool = createUpstreamPool(nodes, poolOptions)
   const prober = createHistoryProber(pool, {
     intervalMs: 0,
     timeoutMs: 1000,
@@ -136,6 +139,26 @@ describe('createHistoryProber', () => {
     assert.equal(archive.calls.eth_getBalance, 1)
     await until(() => member(0).earliestState === 70n, 'the probe after the refusal')
     assert.equal(member(1).earliestState, undefined)
+  })
+
+  it('start: a probe, then one every intervalMs; for a pool of one upstream (nothing to route), none', async () => {
+    for (const count of [1, 2]) {
+      const nodes = Array.from({ length: count }, () => fakeNode(100n, 70n))
+      const pool = createUpstreamPool(nodes, poolOptions)
+      const timers = createFakeTimers()
+      const prober = createHistoryProber(pool, { intervalMs: 60_000, timeoutMs: 1000, timers })
+      await prober.start()
+      if (count === 1) {
+        await timers.advance(120_000)
+        assert.deepEqual((nodes[0] as FakeNode).calls, {})
+      } else {
+        assert.ok(pool.members.every((member) => member.earliestState === 70n))
+        const first = requests(nodes[0] as FakeNode)
+        await timers.advance(60_000)
+        await until(() => requests(nodes[0] as FakeNode) > first, 'the next probe')
+      }
+      prober.close()
+    }
   })
 
   it('a member that cannot be told keeps what was known', async () => {

@@ -4,7 +4,12 @@ import { attemptUpstream } from './attemptUpstream.ts'
 import type { PoolMember, UpstreamPool } from './createUpstreamPool.ts'
 
 export type HistoryProber = {
-  /** Probes every member now; resolves when done (a member that could not be told keeps what was known). */
+  /**
+   * The probe at start, then one every intervalMs: resolves when the first is done. Nothing when
+   * probes are off (intervalMs 0) or the pool has one upstream (nothing to route).
+   */
+  start(): Promise<void>
+  /** Probes every member now (or joins the probe under way); resolves when done (a member that could not be told keeps what was known). */
   probe(): Promise<void>
   close(): void
 }
@@ -38,8 +43,9 @@ const zeroAddress = `0x${'0'.repeat(40)}`
  * (createMemberRanking's hasBlock): at start and every intervalMs, a binary search between block 0
  * and the member's head with eth_getBalance (state) and eth_getBlockByNumber (blocks), at most
  * maxCalls requests each, starting from what it found last time (two requests when nothing moved).
- * A refusal in between raises what the pool knows at once (createUpstreamPool's learnMissing); the
- * next probe sets it to what the node says then. Off the request path: calls only read the fields.
+ * A refusal in between raises what the pool knows at once (createUpstreamPool's learnMissing), and
+ * has that member probed at once. A pool of one upstream is not probed: it has no other to route
+ * to. Off the request path: calls only read the fields.
  */
 export function createHistoryProber(pool: UpstreamPool, options: HistoryProberOptions): HistoryProber {
   const timers = options.timers ?? systemTimers
@@ -150,22 +156,26 @@ export function createHistoryProber(pool: UpstreamPool, options: HistoryProberOp
   // a refusal taught the pool where a member's history starts: the rest of it is probed now, so
   // that the next calls for blocks just above do not each meet a refusal of their own
   pool.watchHistory((member) => {
-    if (closed || probing.has(member)) return
+    if (closed || probing.has(member) || pool.members.length < 2) return
     probing.add(member)
     void probeMember(member)
       .catch(() => undefined)
       .finally(() => probing.delete(member))
   })
 
-  function schedule(ms: number): void {
-    if (closed || options.intervalMs <= 0) return
+  function schedule(): void {
+    if (closed) return
     timer = timers.setTimeout(() => {
-      void probe().then(() => schedule(options.intervalMs))
-    }, ms)
+      void probe().then(schedule)
+    }, options.intervalMs)
   }
-  schedule(0)
 
   return {
+    start() {
+      // one upstream is asked whatever it has: nothing to route, nothing to probe
+      if (closed || options.intervalMs <= 0 || pool.members.length < 2) return Promise.resolve()
+      return probe().then(schedule)
+    },
     probe,
     close() {
       closed = true

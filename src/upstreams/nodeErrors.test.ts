@@ -57,6 +57,8 @@ describe('nodeErrors', () => {
       [{ code: -32000, message: 'block not found: 42' }, 'missingData'],
       [{ code: -32000, message: 'Block not found' }, 'missingData'],
       [{ code: -39001, message: 'Unknown block error' }, 'missingData'],
+      [{ code: -32000, message: 'unknown block' }, 'missingData'],
+      [{ code: -32001, message: 'Resource not found' }, 'missingData'],
       [{ code: -32601, message: 'the method trace_block does not exist/is not available' }, 'refused'],
       [{ code: -32601 }, 'refused'],
       // a range limit under the code of a rate limit is the range limit
@@ -64,6 +66,11 @@ describe('nodeErrors', () => {
       [{ code: 35, message: 'ranges over 1000 blocks are not supported on freetier' }, 'refused'],
     ]
     for (const [error, kind] of cases) assert.equal(classifyNodeError(error), kind, JSON.stringify(error))
+  })
+
+  it("anvil's `Resource not found` is missing data under -32001 only", () => {
+    assert.equal(classifyNodeError({ code: -32001, message: 'Resource not found' }), 'missingData')
+    assert.equal(classifyNodeError({ code: -32000, message: 'Resource not found' }), undefined)
   })
 
   it('every rule names its source and matches on something', () => {

@@ -181,8 +181,15 @@ export const nodeErrorRules: readonly NodeErrorRule[] = [
   },
   {
     kind: 'missingData',
-    source: 'nethermind (-39001 `Unknown block error`: no finalized or safe block yet)',
-    message: /^unknown block error$/i,
+    source:
+      'nethermind (-39001 `Unknown block error`: no finalized or safe block yet), geth and anvil (-32000 `unknown block`: eth_getLogs by a block hash it does not have)',
+    message: /^unknown block( error)?$/i,
+  },
+  {
+    kind: 'missingData',
+    source: 'anvil (-32001 `Resource not found`: state at a block hash it does not have), EIP-1474',
+    code: -32001,
+    message: /^resource not found$/i,
   },
   {
     kind: 'missingData',
