@@ -1,4 +1,4 @@
-import type { UpstreamPool } from './createUpstreamPool.ts'
+import type { SendOptions, UpstreamPool } from './createUpstreamPool.ts'
 
 export class UpstreamRpcError extends Error {
   override name = 'UpstreamRpcError'
@@ -10,14 +10,40 @@ export class UpstreamRpcError extends Error {
   }
 }
 
-/** For the gateway's own background calls (head tracking, fee history): one call, its parsed result. */
+/**
+ * For the gateway's own background calls (head tracking, fee history): one call, its parsed result.
+ * A block read by number or hash is routed as a client's is (docs/compatibility.md §7): to members
+ * that have the block, a null from one of them not the last word while the block is at or below the
+ * network's head.
+ */
 export async function callUpstream<T>(pool: UpstreamPool, method: string, params: unknown[]): Promise<T> {
   const answer = JSON.parse(
-    (await pool.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }), { retry: true })).toString(),
+    (
+      await pool.send(
+        JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+        sendOptionsOf(pool, method, params),
+      )
+    ).toString(),
   ) as {
     result?: T
     error?: { code?: number; message?: string }
   }
   if (answer.error) throw new UpstreamRpcError(method, answer.error)
   return answer.result as T
+}
+
+const retryOnly: SendOptions = { retry: true }
+const byHash: SendOptions = { retry: true, nullIsMissing: true }
+const hashLength = 66
+
+function sendOptionsOf(pool: UpstreamPool, method: string, params: unknown[]): SendOptions {
+  const [id] = params
+  if ((method !== 'eth_getBlockByNumber' && method !== 'eth_getBlockByHash') || typeof id !== 'string') {
+    return retryOnly
+  }
+  if (id.length === hashLength) return byHash
+  if (!/^0x[0-9a-f]{1,16}$/i.test(id)) return retryOnly
+  const block = BigInt(id)
+  const head = pool.head()
+  return { retry: true, block, nullIsMissing: head !== undefined && block <= head }
 }

@@ -130,11 +130,13 @@ export function createMemberRanking(
 }
 
 /**
- * Whether a member has a block (`needsState`: its state too), as far as the pool knows: not above
- * its head, not below the earliest block (or state) it serves. What is not known counts as had.
+ * Whether a member is known to have a block (`needsState`: its state too): its head is known and
+ * not below it, and the earliest block (or state) it serves, where known, is not above it. A member
+ * whose head is not known yet (just started, not answering its polls) is not asked for a pinned
+ * block while another one is known to have it.
  */
 function hasBlock(member: PoolMember, block: bigint, needsState: boolean): boolean {
-  if (member.head !== undefined && block > member.head) return false
+  if (member.head === undefined || block > member.head) return false
   const earliest = needsState ? member.earliestState : member.earliestBlock
   return earliest === undefined || block >= earliest
 }

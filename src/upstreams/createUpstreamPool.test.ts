@@ -668,6 +668,14 @@ describe('createUpstreamPool', () => {
       assert.equal(member(0).earliestState, undefined)
     })
 
+    it('a member whose head is not known yet is asked for a pinned block only when no other is known to have it', async () => {
+      const { pool, stubs, member } = setup(['answer', 'answer'])
+      pool.noteHead(member(1), 100n)
+      assert.equal(await answeredBy(pool, { block: 50n }), 'b')
+      assert.equal((stubs[0] as StubUpstream).calls, 0)
+      assert.equal(await answeredBy(pool, { block: 101n }), 'a')
+    })
+
     it('when no member is known to have the block, the best one is asked anyway', async () => {
       const { pool, member } = setup(['answer', 'answer'])
       pool.noteHead(member(0), 30n)
