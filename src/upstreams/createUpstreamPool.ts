@@ -15,8 +15,9 @@ import { type AttemptFailure, mayRetry, NodeErrorAnswer, type Verdict } from './
 import { toGasCappedBody } from './toGasCappedBody.ts'
 
 /**
- * One upstream and what the pool knows of it. Written by the pool (call outcomes) and the head
- * tracker (heads, probes); read by requests through the pool's ranking, and by /readyz and /metrics.
+ * One upstream and what the pool knows of it. Written by the pool (call outcomes, refusals for want
+ * of history), the head tracker (heads, probes) and the history prober (earliest state and block);
+ * read by requests through the pool's ranking, and by /readyz and /metrics.
  */
 export type PoolMember = {
   readonly upstream: Upstream
