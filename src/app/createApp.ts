@@ -34,6 +34,7 @@ import { handleMetrics } from '../metrics/handleMetrics.ts'
 import { createNetwork } from '../networks/createNetwork.ts'
 import { createNetworkRegistry, type NetworkRegistry } from '../networks/createNetworkRegistry.ts'
 import { getHeadPollMs } from '../networks/getHeadPollMs.ts'
+import { identifyChain } from '../networks/identifyChain.ts'
 import { type HttpRpcDeps, handleHttpRpc } from '../pipeline/handleHttpRpc.ts'
 import { handleSocketUpgrade } from '../pipeline/handleSocketUpgrade.ts'
 import { assertPortFree } from '../server/assertPortFree.ts'
@@ -202,6 +203,14 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     )
     cleanups.push(() => networks.close())
     await Promise.all(networks.all.map((network) => network.heads.poll()))
+    if (sharedCache) {
+      // shared answers are keyed by the chain's identity: learnt before serving (retried until known)
+      const identifying = networks.all.map((network) => identifyChain(network, { retryMs: headPollMs, log }))
+      cleanups.push(() => {
+        for (const each of identifying) each.stop()
+      })
+      await Promise.all(identifying.map((each) => each.ready))
+    }
 
     const indexers = new Map<number, FeeIndexer>()
     if (config.gas.enabled) {

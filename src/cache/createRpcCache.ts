@@ -24,6 +24,11 @@ export type CacheStats = {
   bytes: number
   /** Misses answered by the shared cache (Redis) instead of an upstream. */
   sharedHits: number
+  /**
+   * Times every kept answer was dropped because the chain changed under it: a forget (here, or by
+   * another instance sharing Redis) or a new chain under the same chain id.
+   */
+  forgets: number
 }
 
 export type RpcCache = {
@@ -44,6 +49,17 @@ export type RpcCache = {
   ): Promise<LoadedAnswer>
   /** A new head (or a reorg): every head-scoped entry is dropped. */
   newHead(): void
+  /**
+   * The chain's identity (its genesis hash): a different one than before (a new chain under the
+   * same chain id) drops every kept answer; the shared cache keeps and reads answers only once it is
+   * known. Settles when the shared cache is ready for it (never rejects).
+   */
+  identify(genesisHash: string): Promise<void>
+  /**
+   * "Immutable" did not hold (a block at or below finalized changed): every kept answer is dropped,
+   * here and, with the shared cache, by every instance (SharedStore.forget). The caller logs it.
+   */
+  forget(reason: string): Promise<void>
   stats: CacheStats
 }
 
@@ -76,7 +92,10 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
   let immutableBytes = 0
   let headBytes = 0
   let generation = 0
-  const inFlightImmutable = new Map<string, Promise<LoadedAnswer>>()
+  /** Bumped when every answer is dropped: loads started before keep nothing. */
+  let dropped = 0
+  let genesis: string | undefined
+  let inFlightImmutable = new Map<string, Promise<LoadedAnswer>>()
   let inFlightHead = new Map<string, Promise<LoadedAnswer>>()
   const { shared } = options
   const stats: CacheStats = {
@@ -87,7 +106,22 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
     entries: 0,
     bytes: 0,
     sharedHits: 0,
+    forgets: 0,
   }
+
+  function dropAll(): void {
+    dropped++
+    generation++
+    stats.forgets++
+    inFlightImmutable = new Map()
+    inFlightHead = new Map()
+    immutable.clear()
+    head = new Map()
+    immutableBytes = 0
+    headBytes = 0
+    updateTotals()
+  }
+  shared?.onChange(dropAll)
 
   function updateTotals(): void {
     stats.entries = immutable.size + head.size
@@ -138,11 +172,12 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
     from: SharedStore,
     fetch: () => Promise<LoadedAnswer>,
   ): Promise<LoadedAnswer> {
+    const startedAt = dropped
     const kept = await from.get(key)
     if (kept === undefined) return fetch()
     const result = kept.length <= stringBytes ? kept.toString() : detached(kept)
     stats.sharedHits++
-    store(key, 'immutable', result)
+    if (startedAt === dropped) store(key, 'immutable', result)
     return { result }
   }
 
@@ -174,6 +209,7 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
         return pending
       }
       const startedAt = generation
+      const startedDropped = dropped
       const fetch = async (): Promise<LoadedAnswer> => {
         const { body, partner } = await load()
         const loaded = splitAnswer(body)
@@ -181,7 +217,7 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
         if (
           'result' in loaded &&
           loaded.result !== 'null' &&
-          (scope === 'immutable' || startedAt === generation)
+          (scope === 'immutable' ? startedDropped === dropped : startedAt === generation)
         ) {
           store(key, scope, loaded.result)
           if (scope === 'immutable') shared?.put(key, loaded.result)
@@ -205,6 +241,24 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
       head = new Map()
       headBytes = 0
       updateTotals()
+    },
+    identify(genesisHash) {
+      const identity = genesisHash.toLowerCase()
+      if (genesis !== undefined && genesis !== identity && !shared) dropAll()
+      genesis = identity
+      // the shared store drops them (onChange) when it meets a new identity
+      return shared ? shared.identify(identity) : Promise.resolve()
+    },
+    forget(reason) {
+      if (!shared) {
+        dropAll()
+        return Promise.resolve()
+      }
+      // before the chain is identified the shared store has nothing to move: memory is dropped anyway
+      const before = stats.forgets
+      const forgetting = shared.forget(reason)
+      if (stats.forgets === before) dropAll()
+      return forgetting
     },
   }
 }

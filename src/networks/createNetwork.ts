@@ -35,6 +35,12 @@ export type Network = {
    * (shared by many instances) once the promise settles; only then may it be told.
    */
   showHead(number: bigint): Promise<void> | undefined
+  /**
+   * A rewind of the chain itself that the in-sync upstreams agree on: `number` becomes the shown
+   * head (lower than before), with Redis on every instance, and a number found before it is never
+   * shown again (see SharedHead.lower); head-scoped answers are dropped. Settles when Redis took it.
+   */
+  lowerShownHead(number: bigint): Promise<void>
   /** eth_getLogs limits (docs/compatibility.md §7): the widest block range, the most logs in an answer. */
   maxLogsBlockRange: number
   maxLogsResults: number
@@ -83,6 +89,15 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
   })
   const sharedHead = options.shared?.head
   let shownHead = 0n
+  const cache = options.cache.enabled
+    ? createRpcCache({
+        maxBytes: options.cache.maxBytes,
+        maxEntryBytes: options.cache.maxEntryBytes,
+        shared: options.shared?.store,
+      })
+    : undefined
+  // a kept eth_blockNumber of before a lower (here or by another instance) would raise it again
+  sharedHead?.onLower(() => cache?.newHead())
   return {
     name: config.name,
     chainId: config.chainId,
@@ -91,13 +106,7 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
     partners,
     failoverMethods: options.failoverMethods,
     heads,
-    cache: options.cache.enabled
-      ? createRpcCache({
-          maxBytes: options.cache.maxBytes,
-          maxEntryBytes: options.cache.maxEntryBytes,
-          shared: options.shared?.store,
-        })
-      : undefined,
+    cache,
     timeoutMs: settings.timeoutMs,
     partnerReserveMs: Math.min(settings.attemptTimeoutMs, settings.timeoutMs / 2),
     get shownHead() {
@@ -107,6 +116,12 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
       if (sharedHead) return sharedHead.show(number)
       if (number > shownHead) shownHead = number
       return undefined
+    },
+    lowerShownHead(number) {
+      if (sharedHead) return sharedHead.lower(number)
+      shownHead = number
+      cache?.newHead()
+      return Promise.resolve()
     },
     maxLogsBlockRange: config.maxLogsBlockRange ?? logsLimitDefaults.maxLogsBlockRange,
     maxLogsResults: config.maxLogsResults ?? logsLimitDefaults.maxLogsResults,
