@@ -1,0 +1,245 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { raiseHeadScript } from '../src/cache/sharedCacheScripts.ts'
+import { type Anvil, startAnvil } from '../src/devnet/startAnvil.ts'
+import type { Network } from '../src/networks/createNetwork.ts'
+import { postJson, rpcBody } from './helpers/postJson.ts'
+import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
+import { createTestPrefix, type TestPrefix } from './helpers/testRedis.ts'
+import { until } from './helpers/until.ts'
+
+// Until the head model calls them, the tests call identify, forget and lowerShownHead on the
+// gateways' networks themselves, as the head model will when it sees a new chain, a changed block at
+// or below finalized, or a rewind.
+
+type Block = { hash: string; number: string }
+
+const answer = async (url: string, method: string, params: unknown[] = []) => {
+  const response = await postJson(url, rpcBody(method, params))
+  return response.status === 200 ? (response.json as { result?: unknown }).result : undefined
+}
+const result = async (url: string, method: string, params: unknown[] = []) => {
+  const response = await postJson(url, rpcBody(method, params))
+  assert.equal(response.status, 200, response.text)
+  return (response.json as { result: unknown }).result
+}
+const block = (url: string, number: number) =>
+  result(url, 'eth_getBlockByNumber', [`0x${number.toString(16)}`, false]) as Promise<Block>
+const networkOf = (gateway: TestGateway): Network => gateway.app.networks.all[0] as Network
+
+/** anvil's finalized is 64 blocks below its head: a chain of 96 has block 20 finalized. */
+const chainBlocks = '0x60'
+
+async function startChain(timestamp: number, port?: number): Promise<Anvil> {
+  const anvil = await startAnvil({
+    ...(port ? { port } : {}),
+    extraArgs: ['--timestamp', String(timestamp)],
+  })
+  await result(anvil.url, 'anvil_mine', [chainBlocks])
+  return anvil
+}
+
+/** Two gateways on one Redis in front of `anvil`, each knowing block 20 is finalized. */
+async function twoGateways(anvil: Anvil, prefix: TestPrefix): Promise<[TestGateway, TestGateway]> {
+  const config = {
+    redis: { url: 'redis://127.0.0.1:6379', keyPrefix: prefix.keyPrefix },
+    // roomy: these tests are about what is shared, and a busy machine can be slow
+    cache: { shared: { waitMs: 2_000 } },
+  }
+  const gateways: [TestGateway, TestGateway] = [
+    await startTestGateway({ upstreams: [anvil.url], config }),
+    await startTestGateway({ upstreams: [anvil.url], config }),
+  ]
+  for (const gateway of gateways) await untilFinalized(gateway)
+  await until(async () => {
+    const [, count] = (await prefix.redis.pubsub('NUMSUB', `${prefix.keyPrefix}heads`)) as [string, number]
+    return Number(count) === 2
+  }, 'both gateways to subscribe')
+  return gateways
+}
+
+const untilFinalized = (gateway: TestGateway) =>
+  until(() => (networkOf(gateway).heads.finalized() ?? 0n) >= 20n, 'block 20 to be finalized')
+
+/**
+ * Block 20 asked through the first gateway, then through the second (which gets it from Redis):
+ * both the node's. Answers the block.
+ */
+async function sharedBlock20(anvil: Anvil, [first, second]: TestGateway[], prefix: TestPrefix) {
+  const direct = await block(anvil.url, 20)
+  const genesis = (await block(anvil.url, 0)).hash
+  assert.deepEqual(await block((first as TestGateway).endpoint, 20), direct)
+  const key = `${prefix.keyPrefix}cache:31337:${genesis}:0:eth_getBlockByNumber["0x14",false]`
+  await until(async () => (await prefix.redis.exists(key)) === 1, 'block 20 in Redis')
+  const cache = networkOf(second as TestGateway).cache
+  assert.ok(cache)
+  const sharedHits = cache.stats.sharedHits
+  assert.deepEqual(await block((second as TestGateway).endpoint, 20), direct)
+  assert.equal(cache.stats.sharedHits, sharedHits + 1, 'the second got it from Redis')
+  return direct
+}
+
+/** Until the gateway answers again (its upstream restarted: the breaker may be open a moment). */
+const untilAnswering = (gateway: TestGateway) =>
+  until(
+    async () => (await answer(gateway.endpoint, 'eth_blockNumber')) !== undefined,
+    'the gateway to answer',
+  )
+
+for (const restartGateways of [false, true]) {
+  describe(`an anvil restarted as a new chain under the same chain id, behind Redis (${
+    restartGateways ? 'gateways restarted too' : 'gateways running'
+  })`, () => {
+    let anvil: Anvil
+    let prefix: TestPrefix
+    let gateways: [TestGateway, TestGateway]
+
+    before(async () => {
+      prefix = createTestPrefix()
+      anvil = await startChain(1_700_000_000 + (restartGateways ? 10 : 0))
+      gateways = await twoGateways(anvil, prefix)
+    })
+    after(async () => {
+      for (const gateway of gateways ?? []) await gateway.close()
+      await anvil?.stop()
+      await prefix?.remove()
+    })
+
+    it("block 20 is the new chain's, through both gateways", async () => {
+      const old = await sharedBlock20(anvil, gateways, prefix)
+      const { port } = anvil
+      await anvil.stop()
+      // another genesis timestamp: another genesis hash, every block after it another
+      anvil = await startChain(1_700_000_500 + (restartGateways ? 10 : 0), port)
+      const fresh = await block(anvil.url, 20)
+      assert.notEqual(fresh.hash, old.hash, 'a new chain')
+      const genesis = (await block(anvil.url, 0)).hash
+      if (restartGateways) {
+        for (const gateway of gateways) await gateway.restart()
+        for (const gateway of gateways) await untilFinalized(gateway)
+      } else {
+        for (const gateway of gateways) {
+          await untilAnswering(gateway)
+          // the head model's part: a new genesis under the chain id
+          await networkOf(gateway).cache?.identify(genesis)
+        }
+      }
+      for (const gateway of gateways) assert.deepEqual(await block(gateway.endpoint, 20), fresh)
+      // what they keep now is the new chain's, under its genesis
+      const key = `${prefix.keyPrefix}cache:31337:${genesis}:0:eth_getBlockByNumber["0x14",false]`
+      await until(async () => (await prefix.redis.exists(key)) === 1, "the new chain's block 20 in Redis")
+    })
+  })
+}
+
+describe('a forget on one instance: no instance serves what was cached before it', () => {
+  let anvil: Anvil
+  let prefix: TestPrefix
+  let gateways: [TestGateway, TestGateway]
+  let snapshot: string
+
+  before(async () => {
+    prefix = createTestPrefix()
+    anvil = await startAnvil({ extraArgs: ['--timestamp', '1700001000'] })
+    snapshot = (await result(anvil.url, 'evm_snapshot')) as string
+    await result(anvil.url, 'anvil_mine', [chainBlocks])
+    gateways = await twoGateways(anvil, prefix)
+  })
+  after(async () => {
+    for (const gateway of gateways ?? []) await gateway.close()
+    await anvil?.stop()
+    await prefix?.remove()
+  })
+
+  it("after a revert below finalized and a forget, blocks 20 and 21 are the node's through both", async () => {
+    const [first, second] = gateways
+    const old20 = await sharedBlock20(anvil, gateways, prefix)
+    // block 21 only through the first: in Redis, not in the second's memory
+    const old21 = await block(anvil.url, 21)
+    assert.deepEqual(await block(first.endpoint, 21), old21)
+
+    // a dev chain rewrites blocks at or below its finalized one
+    assert.equal(await result(anvil.url, 'evm_revert', [snapshot]), true)
+    await result(anvil.url, 'anvil_mine', [chainBlocks, '0x5'])
+    const [new20, new21] = [await block(anvil.url, 20), await block(anvil.url, 21)]
+    assert.notEqual(new20.hash, old20.hash, 'block 20 changed')
+    assert.notEqual(new21.hash, old21.hash, 'block 21 changed')
+    // before the forget, both still answer what they cached: the bug the forget is for
+    assert.deepEqual(await block(second.endpoint, 20), old20)
+
+    const secondCache = networkOf(second).cache
+    assert.ok(secondCache)
+    // the head model's part, on the first instance only
+    await networkOf(first).cache?.forget('block 20 changed below finalized (a test)')
+    await until(() => secondCache.stats.forgets === 1, 'the second instance to hear of the forget')
+    for (const gateway of gateways) {
+      assert.deepEqual(await block(gateway.endpoint, 20), new20)
+      assert.deepEqual(await block(gateway.endpoint, 21), new21)
+    }
+    const metrics = await (await fetch(`${second.url}/metrics`)).text()
+    assert.match(metrics, /^tollgate_cache_forgets_total\{network="devnet"\} 1$/m)
+  })
+})
+
+describe('a rewind lowers the shown head on every instance', () => {
+  let anvil: Anvil
+  let prefix: TestPrefix
+  let gateways: [TestGateway, TestGateway]
+  let snapshot: string
+
+  before(async () => {
+    prefix = createTestPrefix()
+    anvil = await startAnvil({ extraArgs: ['--timestamp', '1700002000'] })
+    await result(anvil.url, 'anvil_mine', ['0x2e'])
+    snapshot = (await result(anvil.url, 'evm_snapshot')) as string
+    await result(anvil.url, 'anvil_mine', ['0x91'])
+    gateways = await twoGateways(anvil, prefix)
+  })
+  after(async () => {
+    for (const gateway of gateways ?? []) await gateway.close()
+    await anvil?.stop()
+    await prefix?.remove()
+  })
+
+  it('both answer the lower eth_blockNumber; a raise of the number from before it does not bring it back', async () => {
+    const [first, second] = gateways
+    for (const gateway of gateways) assert.equal(await result(gateway.endpoint, 'eth_blockNumber'), '0xbf')
+    await until(() => networkOf(second).shownHead === 191n, 'both to show 191')
+
+    assert.equal(await result(anvil.url, 'evm_revert', [snapshot]), true)
+    assert.equal(await result(anvil.url, 'eth_blockNumber'), '0x2e')
+    // the head model's part, on the first instance only: the in-sync upstreams agree on 46
+    await networkOf(first).lowerShownHead(46n)
+    await until(() => networkOf(second).shownHead === 46n, 'the second instance to hear of the lower')
+    for (const gateway of gateways) assert.equal(await result(gateway.endpoint, 'eth_blockNumber'), '0x2e')
+
+    // an instance that had not heard of the lower raises 191 in the generation before it
+    const keys = ['head:31337', 'head:31337:at', 'head:31337:gen'].map((key) => `${prefix.keyPrefix}${key}`)
+    const raised = (await prefix.redis.eval(
+      raiseHeadScript,
+      3,
+      ...keys,
+      '191',
+      `${prefix.keyPrefix}heads`,
+      31337,
+      3_600_000,
+      '0',
+      3_600_000,
+    )) as unknown[]
+    assert.equal(raised[0], 0, 'refused')
+    for (const gateway of gateways) assert.equal(await result(gateway.endpoint, 'eth_blockNumber'), '0x2e')
+    assert.equal(networkOf(first).shownHead, 46n)
+
+    // the chain goes on from there: a new block is shown by both
+    await result(anvil.url, 'anvil_mine', ['0x1'])
+    // the head model's part: a new head (today's tracker waits for one above 191), which drops the
+    // kept eth_blockNumber
+    for (const gateway of gateways) networkOf(gateway).cache?.newHead()
+    await until(
+      async () => (await result(first.endpoint, 'eth_blockNumber')) === '0x2f',
+      'the first to answer 47',
+    )
+    await until(() => networkOf(second).shownHead === 47n, 'the second to show 47')
+    assert.equal(await result(second.endpoint, 'eth_blockNumber'), '0x2f')
+  })
+})
