@@ -243,3 +243,32 @@ describe('a rewind lowers the shown head on every instance', () => {
     assert.equal(await result(second.endpoint, 'eth_blockNumber'), '0x2f')
   })
 })
+
+describe('a rewind lowers the shown head of a single instance (no Redis)', () => {
+  let anvil: Anvil
+  let gateway: TestGateway
+  let snapshot: string
+
+  before(async () => {
+    anvil = await startAnvil({ extraArgs: ['--timestamp', '1700003000'] })
+    await result(anvil.url, 'anvil_mine', ['0x2e'])
+    snapshot = (await result(anvil.url, 'evm_snapshot')) as string
+    await result(anvil.url, 'anvil_mine', ['0x91'])
+    gateway = await startTestGateway({ upstreams: [anvil.url] })
+  })
+  after(async () => {
+    await gateway?.close()
+    await anvil?.stop()
+  })
+
+  it('eth_blockNumber answers the lower number, not the highest it told before', async () => {
+    assert.equal(await result(gateway.endpoint, 'eth_blockNumber'), '0xbf')
+    assert.equal(await result(anvil.url, 'evm_revert', [snapshot]), true)
+    // the kept eth_blockNumber dropped, the upstream's 46 is still not told: 191 was shown
+    networkOf(gateway).cache?.newHead()
+    assert.equal(await result(gateway.endpoint, 'eth_blockNumber'), '0xbf')
+    // the head model's part: a rewind the upstreams agree on
+    await networkOf(gateway).lowerShownHead(46n)
+    assert.equal(await result(gateway.endpoint, 'eth_blockNumber'), '0x2e')
+  })
+})
