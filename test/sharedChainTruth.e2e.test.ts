@@ -4,6 +4,7 @@ import { raiseHeadScript } from '../src/cache/sharedCacheScripts.ts'
 import { type Anvil, startAnvil } from '../src/devnet/startAnvil.ts'
 import type { Network } from '../src/networks/createNetwork.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
+import { type FakeUpstream, startFakeUpstream } from './helpers/startFakeUpstream.ts'
 import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
 import { createTestPrefix, type TestPrefix } from './helpers/testRedis.ts'
 import { until } from './helpers/until.ts'
@@ -269,6 +270,57 @@ describe('a rewind lowers the shown head of a single instance (no Redis)', () =>
     assert.equal(await result(gateway.endpoint, 'eth_blockNumber'), '0xbf')
     // the head model's part: a rewind the upstreams agree on
     await networkOf(gateway).lowerShownHead(46n)
+    assert.equal(await result(gateway.endpoint, 'eth_blockNumber'), '0x2e')
+  })
+})
+
+describe('an eth_blockNumber answer asked for before a lower is not shown after it', () => {
+  let anvil: Anvil
+  let upstream: FakeUpstream
+  let gateway: TestGateway
+  let snapshot: string
+  /** While set, the node's eth_blockNumber answers wait for the test (an answer of before the rewind, late). */
+  let held: Promise<string> | undefined
+
+  before(async () => {
+    anvil = await startAnvil({ extraArgs: ['--timestamp', '1700004000'] })
+    await result(anvil.url, 'anvil_mine', ['0x2e'])
+    snapshot = (await result(anvil.url, 'evm_snapshot')) as string
+    await result(anvil.url, 'anvil_mine', ['0x91'])
+    upstream = await startFakeUpstream({
+      kind: 'rewrite',
+      target: anvil.url,
+      respond: (request) => (request.method === 'eth_blockNumber' ? held : undefined),
+    })
+    gateway = await startTestGateway({ upstreams: [upstream.url] })
+  })
+  after(async () => {
+    await gateway?.close()
+    await upstream?.close()
+    await anvil?.stop()
+  })
+
+  it('the shown head stays lowered', async () => {
+    assert.equal(await result(gateway.endpoint, 'eth_blockNumber'), '0xbf')
+    let release: (number: string) => void = () => {}
+    held = new Promise((resolve) => {
+      release = resolve
+    })
+    const asked = upstream.requests.length
+    // the kept answer dropped (a new head would): the call goes to the node
+    networkOf(gateway).cache?.newHead()
+    const inFlight = result(gateway.endpoint, 'eth_blockNumber', [])
+    await until(
+      () => upstream.requests.slice(asked).some((request) => request.method === 'eth_blockNumber'),
+      'the call to reach the node',
+    )
+    held = undefined
+    assert.equal(await result(anvil.url, 'evm_revert', [snapshot]), true)
+    await networkOf(gateway).lowerShownHead(46n)
+    // the node's answer from before the rewind comes after the lower
+    release('0xbf')
+    assert.equal(await inFlight, '0xbf', 'its caller asked before the rewind')
+    assert.equal(networkOf(gateway).shownHead, 46n)
     assert.equal(await result(gateway.endpoint, 'eth_blockNumber'), '0x2e')
   })
 })

@@ -4,6 +4,8 @@ import { systemTimers, type Timers } from '../failsafe/Timers.ts'
 export type SharedHead = {
   /** The highest this instance may tell a client. */
   readonly shown: bigint
+  /** Lowers made or heard here: a number found before one is not shown. */
+  readonly lowers: number
   /**
    * A number this instance found and would tell a client. Higher than `shown`, it is raised in Redis
    * (announced to every instance) and becomes `shown` at the moment every instance shows it (see
@@ -195,6 +197,9 @@ export function createSharedHeads(options: SharedHeadsOptions) {
       get shown() {
         catchUp(own)
         return own.shown
+      },
+      get lowers() {
+        return own.lowers
       },
       show(number) {
         catchUp(own)

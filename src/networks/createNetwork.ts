@@ -41,6 +41,8 @@ export type Network = {
    * shown again (see SharedHead.lower); head-scoped answers are dropped. Settles when Redis took it.
    */
   lowerShownHead(number: bigint): Promise<void>
+  /** How many times the shown head was lowered (here, or by another instance): a number asked for before one is not shown. */
+  readonly headLowers: number
   /** eth_getLogs limits (docs/compatibility.md §7): the widest block range, the most logs in an answer. */
   maxLogsBlockRange: number
   maxLogsResults: number
@@ -89,6 +91,7 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
   })
   const sharedHead = options.shared?.head
   let shownHead = 0n
+  let headLowers = 0
   const cache = options.cache.enabled
     ? createRpcCache({
         maxBytes: options.cache.maxBytes,
@@ -112,6 +115,9 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
     get shownHead() {
       return sharedHead ? sharedHead.shown : shownHead
     },
+    get headLowers() {
+      return sharedHead ? sharedHead.lowers : headLowers
+    },
     showHead(number) {
       if (sharedHead) return sharedHead.show(number)
       if (number > shownHead) shownHead = number
@@ -120,6 +126,7 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
     lowerShownHead(number) {
       if (sharedHead) return sharedHead.lower(number)
       shownHead = number
+      headLowers++
       cache?.newHead()
       return Promise.resolve()
     },
