@@ -205,7 +205,10 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     await Promise.all(networks.all.map((network) => network.heads.poll()))
     if (sharedCache) {
       // shared answers are keyed by the chain's identity: learnt before serving (retried until known)
-      const identifying = networks.all.map((network) => identifyChain(network, { retryMs: headPollMs, log }))
+      const waitMs = Math.min(config.upstreams.timeoutMs, 5_000)
+      const identifying = networks.all.map((network) =>
+        identifyChain(network, { retryMs: headPollMs, waitMs, log }),
+      )
       cleanups.push(() => {
         for (const each of identifying) each.stop()
       })

@@ -264,8 +264,16 @@ describe('createRpcCache', () => {
 
   it('a forget or a new chain drops every answer; a load in flight across it keeps nothing and is not joined', async () => {
     const cache = createRpcCache(big.cache)
-    await cache.load('block', 'immutable', fromNode(async () => answerOf('"old"')))
-    await cache.load('balance', 'head', fromNode(async () => answerOf('"0x1"')))
+    await cache.load(
+      'block',
+      'immutable',
+      fromNode(async () => answerOf('"old"')),
+    )
+    await cache.load(
+      'balance',
+      'head',
+      fromNode(async () => answerOf('"0x1"')),
+    )
     const inFlight = deferredLoader()
     const pending = cache.load('receipt', 'immutable', inFlight.load)
     await cache.forget('a test')

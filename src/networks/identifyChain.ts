@@ -6,6 +6,8 @@ import type { Network } from './createNetwork.ts'
 export type IdentifyChainOptions = {
   /** How long to wait before asking again when no upstream answered. */
   retryMs: number
+  /** The longest `ready` waits for the first answer (a hung upstream must not hold the start up). */
+  waitMs: number
   log?: Logger
   timers?: Timers
 }
@@ -13,8 +15,8 @@ export type IdentifyChainOptions = {
 /**
  * Tells a network's cache the chain's identity, its genesis block's hash, asked of the upstreams at
  * start (and again every `retryMs` until one answers): the shared cache keeps and reads a chain's
- * answers only once it is known. `ready` settles after the first answer (and the shared epoch read)
- * or the first failure; `stop` ends the retries.
+ * answers only once it is known. `ready` settles after the first answer (and the shared epoch read),
+ * the first failure, or `waitMs`; `stop` ends the retries.
  */
 export function identifyChain(
   network: Network,
@@ -47,8 +49,15 @@ export function identifyChain(
     }
     timer = timers.setTimeout(() => void attempt(), options.retryMs)
   }
+  let waiting: unknown
+  const ready = Promise.race([
+    attempt(),
+    new Promise<void>((resolve) => {
+      waiting = timers.setTimeout(resolve, options.waitMs)
+    }),
+  ]).finally(() => timers.clearTimeout(waiting))
   return {
-    ready: attempt(),
+    ready,
     stop() {
       stopped = true
       if (timer !== undefined) timers.clearTimeout(timer)
