@@ -203,17 +203,15 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     )
     cleanups.push(() => networks.close())
     await Promise.all(networks.all.map((network) => network.heads.poll()))
-    if (sharedCache) {
-      // shared answers are keyed by the chain's identity: learnt before serving (retried until known)
-      const waitMs = Math.min(config.upstreams.timeoutMs, 5_000)
-      const identifying = networks.all.map((network) =>
-        identifyChain(network, { retryMs: headPollMs, waitMs, log }),
-      )
-      cleanups.push(() => {
-        for (const each of identifying) each.stop()
-      })
-      await Promise.all(identifying.map((each) => each.ready))
-    }
+    // each cache learns its chain's identity (the genesis the first polls read) before serving: shared
+    // answers are keyed by it
+    const identifying = networks.all.map((network) =>
+      identifyChain(network, { retryMs: headPollMs, waitMs: Math.min(config.upstreams.timeoutMs, 5_000) }),
+    )
+    cleanups.push(() => {
+      for (const each of identifying) each.stop()
+    })
+    await Promise.all(identifying.map((each) => each.ready))
 
     const indexers = new Map<number, FeeIndexer>()
     if (config.gas.enabled) {
@@ -357,11 +355,6 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     cleanups.push(() => {
       for (const hub of hubs.values()) hub.close()
     })
-    // the cache's head-scoped answers last until the next head (or reorg) the head tracker announces
-    for (const network of networks.all) {
-      const { cache } = network
-      if (cache) network.heads.subscribe(() => cache.newHead())
-    }
     const upgradeDeps = {
       ...rpcDeps,
       hubs,

@@ -25,8 +25,8 @@ export type CacheStats = {
   /** Misses answered by the shared cache (Redis) instead of an upstream. */
   sharedHits: number
   /**
-   * Times every kept answer was dropped because the chain changed under it: a forget (here, or by
-   * another instance sharing Redis) or a new chain under the same chain id.
+   * Times every answer kept as immutable was dropped because the chain changed under it: blocks at
+   * or below finalized (here, or seen by another instance sharing Redis) or a new chain.
    */
   forgets: number
 }
@@ -49,15 +49,22 @@ export type RpcCache = {
   ): Promise<LoadedAnswer>
   /** A new head (or a reorg): every head-scoped entry is dropped. */
   newHead(): void
+  /** A block the chain left: immutable entries pinned to its hash are dropped, loads under way not kept. */
+  dropBlock(hash: string): void
+  /**
+   * Blocks at or below the finalized one changed (a dev chain's revert, a new chain): every immutable
+   * entry is dropped, loads under way not kept.
+   */
+  dropImmutable(): void
   /**
    * The chain's identity (its genesis hash): a different one than before (a new chain under the
-   * same chain id) drops every kept answer; the shared cache keeps and reads answers only once it is
-   * known. Settles when the shared cache is ready for it (never rejects).
+   * same chain id) drops every immutable answer; the shared cache keeps and reads answers only once
+   * it is known. Settles when the shared cache is ready for it (never rejects).
    */
   identify(genesisHash: string): Promise<void>
   /**
-   * "Immutable" did not hold (a block at or below finalized changed): every kept answer is dropped,
-   * here and, with the shared cache, by every instance (SharedStore.forget). The caller logs it.
+   * "Immutable" did not hold (blocks at or below finalized changed): every immutable answer is
+   * dropped, here and, with the shared cache, by every instance (SharedStore.forget). The caller logs it.
    */
   forget(reason: string): Promise<void>
   stats: CacheStats
@@ -74,7 +81,8 @@ export type RpcCacheOptions = {
   shared?: SharedStore | undefined
 }
 
-type Entry = { value: CachedValue; size: number }
+/** `pins`: the block (or transaction) hashes its key names, for dropBlock. */
+type Entry = { value: CachedValue; size: number; pins: string[] | undefined }
 
 /** Results up to this size are kept as strings. */
 const stringBytes = 4096
@@ -92,10 +100,12 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
   let immutableBytes = 0
   let headBytes = 0
   let generation = 0
-  /** Bumped when every answer is dropped: loads started before keep nothing. */
-  let dropped = 0
-  let genesis: string | undefined
+  /** Bumped when immutable entries are dropped: loads begun before are not kept. */
+  let immutableGeneration = 0
+  /** Immutable entries' keys by the hashes they name. */
+  const pinned = new Map<string, Set<string>>()
   let inFlightImmutable = new Map<string, Promise<LoadedAnswer>>()
+  let genesis: string | undefined
   let inFlightHead = new Map<string, Promise<LoadedAnswer>>()
   const { shared } = options
   const stats: CacheStats = {
@@ -109,19 +119,19 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
     forgets: 0,
   }
 
-  function dropAll(): void {
-    dropped++
-    generation++
-    stats.forgets++
-    inFlightImmutable = new Map()
-    inFlightHead = new Map()
-    immutable.clear()
-    head = new Map()
-    immutableBytes = 0
-    headBytes = 0
-    updateTotals()
+  function unpin(key: string, entry: Entry): void {
+    for (const hash of entry.pins ?? []) {
+      const keys = pinned.get(hash)
+      keys?.delete(key)
+      if (keys?.size === 0) pinned.delete(hash)
+    }
   }
-  shared?.onChange(dropAll)
+
+  function dropImmutableEntry(key: string, entry: Entry): void {
+    immutable.delete(key)
+    immutableBytes -= entry.size
+    unpin(key, entry)
+  }
 
   function updateTotals(): void {
     stats.entries = immutable.size + head.size
@@ -135,10 +145,8 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
     // the same key again (a load that did not join one in flight across a head): replace it
     const previous = (scope === 'immutable' ? immutable : head).get(key)
     if (previous) {
-      if (scope === 'immutable') {
-        immutable.delete(key)
-        immutableBytes -= previous.size
-      } else {
+      if (scope === 'immutable') dropImmutableEntry(key, previous)
+      else {
         head.delete(key)
         headBytes -= previous.size
       }
@@ -147,8 +155,7 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
     if (headBytes + size <= options.maxBytes) {
       while (immutableBytes + headBytes + size > options.maxBytes && immutable.size > 0) {
         const [oldestKey, oldest] = immutable.entries().next().value as [string, Entry]
-        immutable.delete(oldestKey)
-        immutableBytes -= oldest.size
+        dropImmutableEntry(oldestKey, oldest)
         stats.evictions++
       }
     }
@@ -157,10 +164,16 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
       return
     }
     if (scope === 'immutable') {
-      immutable.set(key, { value, size })
+      const pins = key.match(hashPattern)?.map((hash) => hash.toLowerCase())
+      immutable.set(key, { value, size, pins })
       immutableBytes += size
+      for (const hash of pins ?? []) {
+        const keys = pinned.get(hash)
+        if (keys) keys.add(key)
+        else pinned.set(hash, new Set([key]))
+      }
     } else {
-      head.set(key, { value, size })
+      head.set(key, { value, size, pins: undefined })
       headBytes += size
     }
     updateTotals()
@@ -172,14 +185,34 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
     from: SharedStore,
     fetch: () => Promise<LoadedAnswer>,
   ): Promise<LoadedAnswer> {
-    const startedAt = dropped
+    const startedAt = immutableGeneration
     const kept = await from.get(key)
     if (kept === undefined) return fetch()
     const result = kept.length <= stringBytes ? kept.toString() : detached(kept)
     stats.sharedHits++
-    if (startedAt === dropped) store(key, 'immutable', result)
+    if (startedAt === immutableGeneration) store(key, 'immutable', result)
     return { result }
   }
+
+  /** Immutable loads under way are not kept, nor joined by calls made from now on. */
+  function startOver(): void {
+    immutableGeneration++
+    inFlightImmutable = new Map()
+  }
+
+  function dropImmutable(): void {
+    startOver()
+    immutable.clear()
+    pinned.clear()
+    immutableBytes = 0
+    updateTotals()
+  }
+  /** The chain changed under every immutable answer (a forget here or by another instance, a new chain). */
+  function forgetAll(): void {
+    stats.forgets++
+    dropImmutable()
+  }
+  shared?.onChange(forgetAll)
 
   return {
     stats,
@@ -208,17 +241,13 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
         stats.coalesced++
         return pending
       }
-      const startedAt = generation
-      const startedDropped = dropped
+      const startedAt = scope === 'immutable' ? immutableGeneration : generation
       const fetch = async (): Promise<LoadedAnswer> => {
         const { body, partner } = await load()
         const loaded = splitAnswer(body)
         if (partner) return { ...loaded, partner }
-        if (
-          'result' in loaded &&
-          loaded.result !== 'null' &&
-          (scope === 'immutable' ? startedDropped === dropped : startedAt === generation)
-        ) {
+        const current = scope === 'immutable' ? immutableGeneration : generation
+        if ('result' in loaded && loaded.result !== 'null' && startedAt === current) {
           store(key, scope, loaded.result)
           if (scope === 'immutable') shared?.put(key, loaded.result)
         }
@@ -233,6 +262,35 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
       inFlight.set(flightKey, promise)
       return promise
     },
+    dropBlock(hash) {
+      startOver()
+      const keys = pinned.get(hash.toLowerCase())
+      if (!keys) return
+      for (const key of keys) {
+        const entry = immutable.get(key)
+        if (entry) dropImmutableEntry(key, entry)
+      }
+      updateTotals()
+    },
+    dropImmutable,
+    identify(genesisHash) {
+      const identity = genesisHash.toLowerCase()
+      // with the shared cache, its store tells (onChange) when it meets a new identity
+      if (genesis !== undefined && genesis !== identity && !shared) forgetAll()
+      genesis = identity
+      return shared ? shared.identify(identity) : Promise.resolve()
+    },
+    forget(reason) {
+      if (!shared) {
+        forgetAll()
+        return Promise.resolve()
+      }
+      // before the chain is identified the shared store has nothing to move: memory is dropped anyway
+      const before = stats.forgets
+      const forgetting = shared.forget(reason)
+      if (stats.forgets === before) forgetAll()
+      return forgetting
+    },
     newHead() {
       generation++
       // head-scoped calls in flight across the head are not joined by calls made after it
@@ -242,28 +300,12 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
       headBytes = 0
       updateTotals()
     },
-    identify(genesisHash) {
-      const identity = genesisHash.toLowerCase()
-      if (genesis !== undefined && genesis !== identity && !shared) dropAll()
-      genesis = identity
-      // the shared store drops them (onChange) when it meets a new identity
-      return shared ? shared.identify(identity) : Promise.resolve()
-    },
-    forget(reason) {
-      if (!shared) {
-        dropAll()
-        return Promise.resolve()
-      }
-      // before the chain is identified the shared store has nothing to move: memory is dropped anyway
-      const before = stats.forgets
-      const forgetting = shared.forget(reason)
-      if (stats.forgets === before) dropAll()
-      return forgetting
-    },
   }
 }
 
 const answerPrefix = Buffer.from('{"jsonrpc":"2.0","id":1,"result":')
+/** A block or transaction hash in a cache key (params as JSON). */
+const hashPattern = /0x[0-9a-f]{64}/gi
 
 /** The result's JSON text without parsing it when the node wrote the usual member order; else parsed. */
 export function splitAnswer(answer: Buffer): { result: CachedValue } | { answer: Buffer } {

@@ -68,6 +68,10 @@ export function createFeeIndexer(options: FeeIndexerOptions): FeeIndexer {
   let retryTimer: NodeJS.Timeout | undefined
   let stopHeads: (() => void) | undefined
   let stopped = false
+  /** The chain left its blocks from this one on (a reorg, a rewind, a new chain): the next pass replaces them. */
+  let forkFrom: number | undefined
+  /** The head the pass under way indexes up to. */
+  let passHead = 0
 
   const rpc = <T>(method: string, params: unknown[]) => callUpstream<T>(network.pool, method, params)
 
@@ -124,7 +128,8 @@ export function createFeeIndexer(options: FeeIndexerOptions): FeeIndexer {
     const next = nextHex !== undefined && oldest + blocks.length - 1 === to ? BigInt(nextHex) : undefined
     if (next !== undefined) {
       const saved = await store.getNextBaseFee(chainId)
-      if (!saved || saved.head <= to) await store.setNextBaseFee(chainId, to, next)
+      // one saved above the head is of blocks the chain left
+      if (!saved || saved.head <= to || saved.head > passHead) await store.setNextBaseFee(chainId, to, next)
     }
     return { blocks, next }
   }
@@ -143,7 +148,17 @@ export function createFeeIndexer(options: FeeIndexerOptions): FeeIndexer {
       return
     }
     const headNumber = Number(head.number)
-    let changed = await handleReorg(head, headNumber)
+    passHead = headNumber
+    let changed = false
+    if (forkFrom !== undefined) {
+      const from = forkFrom
+      forkFrom = undefined
+      log.info({ chainId, from, head: headNumber }, 'the chain left blocks: replacing their fee history')
+      await store.deleteFrom(chainId, from)
+      complete = false
+      changed = true
+    }
+    changed = (await handleReorg(head, headNumber)) || changed
     if (!changed && window?.head === headNumber) return
 
     const from = Math.max(0, headNumber - windowBlocks + 1)
@@ -172,6 +187,7 @@ export function createFeeIndexer(options: FeeIndexerOptions): FeeIndexer {
     const nextBaseFee = await store.getNextBaseFee(chainId)
     // missing blocks, newest first, in chunks of at most chunkBlocks
     let end = headNumber
+    let fetchedHead = false
     while (end >= from && !stopped) {
       if (stored.has(end)) {
         end--
@@ -180,10 +196,11 @@ export function createFeeIndexer(options: FeeIndexerOptions): FeeIndexer {
       let start = end
       while (start - 1 >= from && !stored.has(start - 1) && end - (start - 1) + 1 <= chunkBlocks) start--
       await fetchRange(start, end)
+      if (end === headNumber) fetchedHead = true
       changed = true
       end = start - 1
     }
-    if (nextBaseFee?.head !== headNumber && stored.has(headNumber) && !changed) {
+    if (nextBaseFee?.head !== headNumber && !fetchedHead) {
       await fetchRange(headNumber, headNumber)
       changed = true
     }
@@ -232,7 +249,11 @@ export function createFeeIndexer(options: FeeIndexerOptions): FeeIndexer {
   }
 
   function onHead(event: HeadEvent): void {
-    if (event.kind === 'head') pass()
+    if (event.kind === 'fork' || event.kind === 'newChain') {
+      const from = event.kind === 'fork' ? Number(event.from) : 0
+      forkFrom = Math.min(forkFrom ?? from, from)
+      pass()
+    } else if (event.kind === 'head') pass()
   }
 
   return {

@@ -113,7 +113,7 @@ export function createSharedFeeIndexer(options: SharedFeeIndexerOptions): FeeInd
   }
 
   function onHead(event: HeadEvent): void {
-    if (event.kind === 'head') void read()
+    if (event.kind === 'head' || event.kind === 'fork') void read()
   }
 
   function follow(): void {

@@ -171,6 +171,25 @@ export function createMetrics(options: MetricsOptions): Metrics {
   gauge('tollgate_network_finalized', "The network's finalized block number.", networkLabel, () =>
     options.networks.map((network) => [{ network: network.name }, network.heads.finalized()]),
   )
+  total(
+    'tollgate_chain_forks_total',
+    "Times the network's chain left blocks it had: a reorg or a rewind (`past_finality`: at or below the finalized block, or deeper than remembered).",
+    ['network', 'past_finality'],
+    () =>
+      options.networks.flatMap((network) => {
+        const { forks, pastFinality } = network.heads.stats
+        return [
+          [{ network: network.name, past_finality: 'false' }, forks - pastFinality],
+          [{ network: network.name, past_finality: 'true' }, pastFinality],
+        ]
+      }),
+  )
+  total(
+    'tollgate_chain_new_chains_total',
+    "Times the network's upstreams turned out to serve another chain under the same chain id (a new genesis block).",
+    networkLabel,
+    () => options.networks.map((network) => [{ network: network.name }, network.heads.stats.newChains]),
+  )
 
   total(
     'tollgate_http_rpc_responses_total',

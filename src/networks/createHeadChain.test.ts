@@ -2,117 +2,255 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { createHeadChain, type HeadEvent, type Header } from './createHeadChain.ts'
 
-const hash = (number: number, fork = 0) => `0x${fork.toString(16)}${number.toString(16).padStart(63, '0')}`
-
-/** Block `number` of chain `fork` (fork 0 is the first chain; a fork's blocks below `from` are chain 0's). */
-function block(number: number, fork = 0, from = 0): Header {
-  const own = fork !== 0 && number >= from
-  const parentOwn = fork !== 0 && number - 1 >= from
-  return {
-    number: `0x${number.toString(16)}`,
-    hash: hash(number, own ? fork : 0),
-    parentHash: hash(number - 1, parentOwn ? fork : 0),
+/**
+ * A node's chain, as a test drives it: `mine` adds blocks, `reorg` replaces the last ones, `rewind`
+ * drops them; every block it ever made stays known by hash (a node's may not, but the chain only
+ * asks for blocks of its current branch). Branch letters make hashes distinct and readable.
+ */
+function createNode(genesisBranch = 'a') {
+  const byHash = new Map<string, Header>()
+  let canonical: Header[] = []
+  const make = (number: number, branch: string, parentHash: string): Header => {
+    const header = {
+      number: `0x${number.toString(16)}`,
+      hash: `0x${branch}${number.toString(16).padStart(63, '0')}`,
+      parentHash,
+    }
+    byHash.set(header.hash, header)
+    return header
   }
+  const node = {
+    byHash,
+    head: () => canonical[canonical.length - 1] as Header,
+    at: (number: number) => canonical[number] as Header,
+    mine(count: number, branch = 'a') {
+      for (let index = 0; index < count; index++) {
+        const parent = canonical[canonical.length - 1]
+        canonical.push(make(canonical.length, branch, parent?.hash ?? `0x${'0'.repeat(64)}`))
+      }
+      return node.head()
+    },
+    /** Replaces the blocks from `from` on with as many (and `extra` more) of `branch`. */
+    reorg(from: number, branch: string, extra = 0) {
+      const count = canonical.length - from + extra
+      canonical = canonical.slice(0, from)
+      return node.mine(count, branch)
+    },
+    rewind(to: number) {
+      canonical = canonical.slice(0, to + 1)
+      return node.head()
+    },
+  }
+  node.mine(1, genesisBranch)
+  return node
 }
 
-/** A chain over a node whose canonical blocks `canonical` gives; records the fetches and the events. */
-function setUp(canonical: (number: number) => Header) {
+function setUp(node: ReturnType<typeof createNode>, options: { depth?: number; finalized?: bigint } = {}) {
   const events: HeadEvent[] = []
   const fetches: string[] = []
   const errors: unknown[] = []
-  const byHash = new Map<string, Header>()
+  let failing = false
   const chain = createHeadChain({
     async fetchBlock(method, id) {
       fetches.push(`${method} ${id}`)
-      if (method === 'eth_getBlockByNumber') return canonical(Number(id))
-      const found = byHash.get(id)
+      if (failing) throw new Error('not now')
+      const found = method === 'eth_getBlockByNumber' ? node.at(Number(id)) : node.byHash.get(id)
       if (!found) throw new Error(`no block ${id}`)
       return found
     },
     emit: (event) => events.push(event),
     onError: (err) => errors.push(err),
+    ...(options.depth ? { depth: options.depth } : {}),
+    finalized: () => options.finalized,
   })
-  /** Lets every queued head be linked. */
+  /** Lets every queued head (and backfill step) be linked: the fetches answer at once. */
   const settle = () => new Promise((resolve) => setImmediate(resolve))
-  return { chain, events, fetches, errors, byHash, settle }
+  const fail = (on: boolean) => {
+    failing = on
+  }
+  return { chain, events, fetches, errors, settle, fail }
 }
 
-const describeEvents = (events: HeadEvent[]) =>
-  events.map((event) => `${event.kind} ${Number(event.header.number)}${event.header.hash.slice(2, 3)}`)
+/** Events as short words: `head 5a`, `dropped 4a`, `fork 3`, `fork 3 deeper final`. */
+function describeEvents(events: HeadEvent[]): string[] {
+  return events.map((event) => {
+    if (event.kind === 'fork')
+      return `fork ${event.from}${event.deeper ? ' deeper' : ''}${event.pastFinality ? ' final' : ''}`
+    if (event.kind === 'newChain') return `newChain ${event.genesis.slice(2, 3)}`
+    return `${event.kind} ${Number(event.header.number)}${event.header.hash.slice(2, 3)}`
+  })
+}
 
 describe('createHeadChain', () => {
   it('the first head anchors the chain unannounced; the next ones are announced once, in order', async () => {
-    const { chain, events, fetches, settle } = setUp((number) => block(number))
-    chain.accept(block(1))
-    chain.accept(block(2))
-    chain.accept(block(2))
-    chain.accept(block(3))
+    const node = createNode()
+    node.mine(3)
+    const { chain, events, settle } = setUp(node)
+    chain.accept(node.head())
+    chain.accept(node.mine(1))
+    chain.accept(node.head())
+    chain.accept(node.mine(1))
     await settle()
-    assert.deepEqual(describeEvents(events), ['head 20', 'head 30'])
-    assert.deepEqual(fetches, [])
-    assert.equal(chain.tip()?.hash, block(3).hash)
+    assert.deepEqual(describeEvents(events), ['head 4a', 'head 5a'])
+    assert.equal(chain.tip()?.hash, node.head().hash)
   })
 
-  it('fills a gap by number, oldest first, before the head that showed it', async () => {
-    const { chain, events, fetches, settle } = setUp((number) => block(number))
-    chain.accept(block(1))
-    chain.accept(block(4))
+  it('behind the first head, its ancestors are fetched until the chain remembers depth blocks', async () => {
+    const node = createNode()
+    node.mine(100)
+    const { chain, events, settle } = setUp(node, { depth: 40 })
+    chain.accept(node.head())
     await settle()
-    assert.deepEqual(describeEvents(events), ['head 20', 'head 30', 'head 40'])
-    assert.deepEqual(fetches, ['eth_getBlockByNumber 0x3', 'eth_getBlockByNumber 0x2'])
+    chain.accept(node.mine(1))
+    await settle()
+    assert.deepEqual(describeEvents(events), ['head 101a'])
+    assert.equal(chain.at(62n)?.hash, node.at(62).hash)
+    assert.equal(chain.at(61n), undefined)
   })
 
-  it('a reorg: walked back by hash to the fork, dropped blocks newest first, then the new chain', async () => {
-    const { chain, events, fetches, byHash, settle } = setUp((number) => block(number, 1, 3))
-    for (const number of [3, 4]) byHash.set(block(number, 1, 3).hash, block(number, 1, 3))
-    for (const number of [1, 2, 3, 4]) chain.accept(block(number))
-    // fork 1 replaces blocks 3 and 4 and adds 5
-    chain.accept(block(5, 1, 3))
+  it('fills a gap by its parents, oldest first, before the head that showed it', async () => {
+    const node = createNode()
+    node.mine(1)
+    const { chain, events, fetches, settle } = setUp(node, { depth: 10 })
+    chain.accept(node.head())
+    await settle()
+    node.mine(2)
+    chain.accept(node.mine(1))
+    await settle()
+    assert.deepEqual(describeEvents(events), ['head 2a', 'head 3a', 'head 4a'])
+    assert.deepEqual(fetches.slice(-2), [
+      `eth_getBlockByHash ${node.at(3).hash}`,
+      `eth_getBlockByHash ${node.at(2).hash}`,
+    ])
+  })
+
+  it('a reorg: the fork, the dropped blocks newest first, then the new branch', async () => {
+    const node = createNode()
+    node.mine(4)
+    const { chain, events, settle } = setUp(node)
+    chain.accept(node.head())
+    await settle()
+    chain.accept(node.reorg(3, 'b', 1))
     await settle()
     assert.deepEqual(describeEvents(events), [
-      'head 20',
-      'head 30',
-      'head 40',
-      'dropped 40',
-      'dropped 30',
-      'head 31',
-      'head 41',
-      'head 51',
-    ])
-    assert.deepEqual(fetches.slice(-2), [
-      `eth_getBlockByHash ${block(4, 1, 3).hash}`,
-      `eth_getBlockByHash ${block(3, 1, 3).hash}`,
+      'fork 3',
+      'dropped 4a',
+      'dropped 3a',
+      'head 3b',
+      'head 4b',
+      'head 5b',
     ])
   })
 
-  it('a late head older than the chain is not announced; a failed fetch waits for the next head', async () => {
-    let missing = true
-    const { chain, events, errors, settle } = setUp((number) => {
-      if (missing && number === 3) throw new Error('not yet')
-      return block(number)
-    })
-    chain.accept(block(2))
-    chain.accept(block(1))
-    chain.accept(block(4))
+  it('a reorg below the head it started at, and one deeper than it remembers', async () => {
+    const node = createNode()
+    node.mine(200)
+    const { chain, events, settle } = setUp(node, { depth: 100 })
+    chain.accept(node.head())
+    await settle()
+    // 10 deep from the start head: its fork was fetched behind it
+    chain.accept(node.reorg(191, 'b'))
+    await settle()
+    assert.deepEqual(describeEvents(events).slice(0, 3), ['fork 191', 'dropped 200a', 'dropped 199a'])
+    assert.deepEqual(
+      describeEvents(events.filter((event) => event.kind === 'head')),
+      Array.from({ length: 10 }, (_, index) => `head ${191 + index}b`),
+    )
+    events.length = 0
+    // 150 deep: below the 100 blocks remembered, so everything remembered is dropped and may be older
+    chain.accept(node.reorg(51, 'c'))
+    await settle()
+    assert.deepEqual(describeEvents(events).slice(0, 1), ['fork 101 deeper final'])
+    assert.equal(events.filter((event) => event.kind === 'dropped').length, 100)
+    assert.equal(events.filter((event) => event.kind === 'head').length, 100)
+    assert.equal(chain.tip()?.hash, node.head().hash)
+  })
+
+  it('a rewind to a block it has drops the blocks above it; new blocks then extend the shorter chain', async () => {
+    const node = createNode()
+    node.mine(10)
+    const { chain, events, settle } = setUp(node)
+    chain.accept(node.head())
+    await settle()
+    chain.accept(node.rewind(7))
+    await settle()
+    assert.deepEqual(describeEvents(events), ['fork 8', 'dropped 10a', 'dropped 9a', 'dropped 8a'])
+    assert.equal(chain.tip()?.hash, node.at(7).hash)
+    events.length = 0
+    chain.accept(node.reorg(5, 'b', -1))
+    await settle()
+    assert.deepEqual(describeEvents(events), [
+      'fork 5',
+      'dropped 7a',
+      'dropped 6a',
+      'dropped 5a',
+      'head 5b',
+      'head 6b',
+    ])
+  })
+
+  it('a fork at or below the finalized block is past finality', async () => {
+    const node = createNode()
+    node.mine(10)
+    const { chain, events, settle } = setUp(node, { finalized: 8n })
+    chain.accept(node.head())
+    await settle()
+    chain.accept(node.reorg(9, 'b'))
+    await settle()
+    chain.accept(node.reorg(8, 'c'))
+    await settle()
+    assert.deepEqual(describeEvents(events.filter((event) => event.kind === 'fork')), [
+      'fork 9',
+      'fork 8 final',
+    ])
+  })
+
+  it('a new chain under the same id: every block is dropped, from block 0', async () => {
+    const node = createNode()
+    node.mine(5)
+    const { chain, events, settle } = setUp(node)
+    chain.accept(node.head())
+    await settle()
+    const other = createNode('z')
+    other.mine(2, 'z')
+    for (const [hash, header] of other.byHash) node.byHash.set(hash, header)
+    chain.accept(other.head())
+    await settle()
+    assert.deepEqual(describeEvents(events).slice(0, 2), ['fork 0', 'dropped 5a'])
+    assert.equal(events.filter((event) => event.kind === 'dropped').length, 6)
+    assert.deepEqual(describeEvents(events).slice(-3), ['head 0z', 'head 1z', 'head 2z'])
+  })
+
+  it('a failed fetch waits for the next head', async () => {
+    const node = createNode()
+    node.mine(2)
+    const { chain, events, errors, settle, fail } = setUp(node, { depth: 3 })
+    chain.accept(node.head())
+    await settle()
+    node.mine(1)
+    fail(true)
+    chain.accept(node.mine(1))
     await settle()
     assert.deepEqual(describeEvents(events), [])
     assert.equal(errors.length, 1)
-    missing = false
-    chain.accept(block(4))
+    fail(false)
+    chain.accept(node.mine(1))
     await settle()
-    assert.deepEqual(describeEvents(events), ['head 30', 'head 40'])
+    assert.deepEqual(describeEvents(events), ['head 3a', 'head 4a', 'head 5a'])
   })
 
   it('reset: the next head anchors a new chain', async () => {
-    const { chain, events, settle } = setUp((number) => block(number))
-    chain.accept(block(1))
-    chain.accept(block(2))
+    const node = createNode()
+    node.mine(2)
+    const { chain, events, settle } = setUp(node)
+    chain.accept(node.head())
     await settle()
     chain.reset()
     assert.equal(chain.tip(), undefined)
-    chain.accept(block(5))
-    chain.accept(block(6))
+    node.mine(3)
+    chain.accept(node.head())
+    chain.accept(node.mine(1))
     await settle()
-    assert.deepEqual(describeEvents(events), ['head 20', 'head 60'])
+    assert.deepEqual(describeEvents(events), ['head 6a'])
   })
 })

@@ -1,13 +1,30 @@
 export type Header = Record<string, unknown> & { number: string; hash: string; parentHash: string }
 
-/** In order: each new canonical block once; on a reorg, first the blocks it dropped (newest first). */
-export type HeadEvent = { kind: 'head'; header: Header } | { kind: 'dropped'; header: Header }
+/**
+ * In order. A new canonical block: `head`, each once. When the chain leaves blocks (a reorg, a
+ * rewind, a new chain), first `fork` (every block from `from` on is gone; `deeper`: the fork is
+ * older than the chain remembers, so blocks below `from` may be gone too; `pastFinality`: blocks at
+ * or below the finalized one changed, or may have), then `dropped` for each
+ * block it had (newest first), then the new branch's blocks as `head`, oldest first.
+ */
+export type HeadEvent =
+  | { kind: 'head'; header: Header }
+  | { kind: 'fork'; from: bigint; deeper: boolean; pastFinality: boolean }
+  | { kind: 'dropped'; header: Header }
+  /** The network's upstreams serve another chain under the same chain id (its genesis block differs). */
+  | { kind: 'newChain'; genesis: string }
 
 export type HeadChain = {
-  /** Queues one head to link to the chain; events for it go out once the blocks before it are in. */
+  /**
+   * Queues the network's newest block, whatever it is: higher (new blocks, gaps fetched), at the
+   * same height (a reorg), or lower (a rewind, or a reorg to a shorter branch). Events for it go
+   * out once it is linked; the first one anchors the chain, and its ancestors are fetched behind it.
+   */
   accept(header: Header): void
   /** The newest block of the chain (undefined while it is empty). */
   tip(): Header | undefined
+  /** The chain's block at `number`, if it remembers it. */
+  at(number: bigint): Header | undefined
   /** Forgets the chain: the next head only anchors it again. */
   reset(): void
 }
@@ -18,74 +35,157 @@ export type HeadChainOptions = {
   emit(event: HeadEvent): void
   /** A head that could not be linked (a fetch failed): the chain waits for the next one. */
   onError(err: unknown): void
+  /** The network's finalized block number, if known: a fork at or below it is `pastFinality`. */
+  finalized?: () => bigint | undefined
+  /** Blocks remembered: reorgs up to this deep are walked to their fork (default rememberedBlocks). */
+  depth?: number
 }
 
-/** Blocks remembered to link new heads to, and to find where a reorg forked. */
-const rememberedBlocks = 128
+/** Blocks remembered to link new heads to and find where a reorg forked: its fork, at most this deep, is found. */
+export const rememberedBlocks = 1024
+/** Ancestors fetched per step of the backfill behind the first head (in parallel, by number). */
+const backfillStep = 32
 
 /**
- * A chain of heads, gap-free and in order whatever its source does: heads skipped (a WebSocket that
- * was down, polling slower than blocks) are fetched by number, a reorg is walked back by hash to the
- * fork, and its dropped blocks are announced before the new chain. Heads are handled one at a time.
+ * The network's chain of recent blocks, gap-free and in order whatever its source does: heads skipped
+ * (a WebSocket that was down, polling slower than blocks) are fetched, a reorg is walked back by
+ * hash to its fork, a lower head drops the blocks above it, and what the chain left is announced
+ * before the new branch. Behind the first head, its ancestors are fetched (a step at a time, between
+ * heads) until `depth` blocks are known, so a reorg below the head it started at is found too.
+ * Heads are handled one at a time.
  */
 export function createHeadChain(options: HeadChainOptions): HeadChain {
   const { fetchBlock, emit } = options
-  let chain: Header[] = []
+  const depth = options.depth ?? rememberedBlocks
+  /** Oldest first, each block's parent the one before it. */
+  let blocks: Header[] = []
   let queue: Promise<void> = Promise.resolve()
-  /** Bumped by reset(): heads queued before it are dropped. */
+  /** Bumped by reset(): work queued before it is dropped. */
   let generation = 0
+  /** A backfill step is queued. */
+  let backfilling = false
+  /** A backfill step failed (the node lacks the blocks, or answers them oddly): not tried again until a reset. */
+  let backfillFailed = false
+
+  const numberOf = (header: Header) => Number(header.number)
+  const indexOf = (number: number) => {
+    const first = blocks[0]
+    return first === undefined ? -1 : number - numberOf(first)
+  }
+  const blockAt = (number: number) => blocks[indexOf(number)]
+
+  function enqueue(job: (at: number) => Promise<void>): void {
+    const at = generation
+    queue = queue.then(() => (at === generation ? job(at) : undefined)).catch((err) => options.onError(err))
+  }
 
   async function link(incoming: Header, at: number): Promise<void> {
-    const last = chain[chain.length - 1]
-    // the first head only anchors the chain: listeners hear of blocks that come after it
-    if (!last) {
-      chain.push(incoming)
+    const tip = blocks[blocks.length - 1]
+    if (!tip) {
+      blocks = [incoming]
       return
     }
-    const known = chain.find((header) => header.number === incoming.number)
-    if (known?.hash === incoming.hash) return
-    // an older head from before what we remember (a late answer): nothing to announce
-    if (!known && Number(incoming.number) <= Number(last.number)) return
-
+    const number = numberOf(incoming)
+    const known = blockAt(number)
+    if (known?.hash === incoming.hash) {
+      // a lower head the chain has: a rewind to it
+      if (known !== tip) leave(number + 1, false, [])
+      return
+    }
+    // walk back from the new head by its parents to a block the chain has
     const path = [incoming]
     let cursor = incoming
-    const oldest = Number(chain[0]?.number)
+    let deeper = false
     for (;;) {
-      const parentNumber = Number(cursor.number) - 1
-      if (parentNumber < oldest || parentNumber < 0) break
-      const parent = chain.find((header) => Number(header.number) === parentNumber)
-      if (parent?.hash === cursor.parentHash) break
-      const fetched =
-        parentNumber > Number(last.number)
-          ? await fetchBlock('eth_getBlockByNumber', `0x${parentNumber.toString(16)}`)
-          : await fetchBlock('eth_getBlockByHash', cursor.parentHash)
+      const parentNumber = numberOf(cursor) - 1
+      if (parentNumber < 0) break
+      const oldest = blocks[0] as Header
+      if (parentNumber < numberOf(oldest)) {
+        // the new branch reaches below what the chain remembers: it forked there or deeper
+        deeper = true
+        break
+      }
+      if (blockAt(parentNumber)?.hash === cursor.parentHash) break
+      if (path.length >= depth) {
+        // a gap longer than the chain's memory: whether it forked below it is not known
+        leave(numberOf(oldest), true, path)
+        return
+      }
+      const parent = await fetchBlock('eth_getBlockByHash', cursor.parentHash)
       // reset while the block was fetched: this head belongs to a chain that is gone
       if (at !== generation) return
-      path.unshift(fetched)
-      cursor = fetched
+      path.unshift(parent)
+      cursor = parent
     }
-    const forkNumber = Number((path[0] as Header).number) - 1
-    const dropped = chain.filter((header) => Number(header.number) > forkNumber).reverse()
-    chain = chain.filter((header) => Number(header.number) <= forkNumber)
-    for (const header of dropped) emit({ kind: 'dropped', header })
+    leave(numberOf(path[0] as Header), deeper, path)
+  }
+
+  /** The chain from `from` on is replaced by `path` (which starts at `from`, or is empty: a rewind). */
+  function leave(from: number, deeper: boolean, path: Header[]): void {
+    const keep = Math.max(0, indexOf(from))
+    const dropped = blocks.slice(keep).reverse()
+    blocks = blocks.slice(0, keep)
+    if (dropped.length > 0 || deeper) {
+      const finalized = options.finalized?.()
+      const pastFinality = deeper || (finalized !== undefined && BigInt(from) <= finalized)
+      emit({ kind: 'fork', from: BigInt(from), deeper, pastFinality })
+      for (const header of dropped) emit({ kind: 'dropped', header })
+    }
     for (const header of path) {
-      chain.push(header)
+      blocks.push(header)
       emit({ kind: 'head', header })
     }
-    if (chain.length > rememberedBlocks) chain = chain.slice(-rememberedBlocks)
+    if (blocks.length > depth) blocks = blocks.slice(-depth)
+  }
+
+  /** One step of fetching the oldest block's ancestors, until the chain remembers `depth` blocks. */
+  async function backfill(at: number): Promise<void> {
+    backfilling = false
+    const oldest = blocks[0]
+    if (!oldest || blocks.length >= depth || numberOf(oldest) === 0) return
+    const count = Math.min(backfillStep, depth - blocks.length, numberOf(oldest))
+    const numbers = Array.from({ length: count }, (_, index) => numberOf(oldest) - 1 - index)
+    const fetched = await Promise.all(
+      numbers.map((number) => fetchBlock('eth_getBlockByNumber', `0x${number.toString(16)}`)),
+    ).catch((err) => {
+      backfillFailed = true
+      throw err
+    })
+    if (at !== generation || blocks[0] !== oldest) return
+    // newest first: each must be the parent of the block above it (a reorg under way stops the step)
+    let child = oldest
+    const ancestors: Header[] = []
+    for (const parent of fetched) {
+      if (parent.hash !== child.parentHash) return
+      ancestors.unshift(parent)
+      child = parent
+    }
+    blocks = [...ancestors, ...blocks]
+    queueBackfill()
+  }
+
+  function queueBackfill(): void {
+    const oldest = blocks[0]
+    if (backfilling || backfillFailed || !oldest || blocks.length >= depth || numberOf(oldest) === 0) return
+    backfilling = true
+    enqueue(backfill)
   }
 
   return {
     accept(header) {
-      const at = generation
-      queue = queue
-        .then(() => (at === generation ? link(header, at) : undefined))
-        .catch((err) => options.onError(err))
+      enqueue(async (at) => {
+        await link(header, at)
+        // between heads, the next step of the ancestors behind them
+        queueBackfill()
+      })
     },
-    tip: () => chain[chain.length - 1],
+    tip: () => blocks[blocks.length - 1],
+    at: (number) => blockAt(Number(number)),
     reset() {
       generation++
-      chain = []
+      blocks = []
+      backfilling = false
+      backfillFailed = false
     },
   }
 }

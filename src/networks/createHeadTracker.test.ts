@@ -127,7 +127,7 @@ function setUp(members: { ws: boolean }[]) {
 }
 
 describe('createHeadTracker', () => {
-  it('a member with a WebSocket: heads by newHeads relayed as sent, gaps shaped like them, no polls while they come', async () => {
+  it('a member with a WebSocket: heads by newHeads relayed as sent, gaps shaped like them, one poll per pollMs', async () => {
     const { timers, nodes, sockets, tracker, heads } = setUp([{ ws: true }])
     const { node: http, headPolls } = node(nodes, 0)
     const { state } = node(sockets, 0)
@@ -150,7 +150,8 @@ describe('createHeadTracker', () => {
       heads(),
       Array.from({ length: 11 }, (_, index) => gethHeader(index + 2)),
     )
-    assert.equal(headPolls(), 1, 'no head poll while the subscription brings heads')
+    // 4 pollMs of heads every half pollMs: polled once per pollMs all the same (a rewind sends no notification)
+    assert.equal(headPolls(), 5)
     assert.deepEqual(tracker.latest(), { number: 12n, gasLimit: 0x1c9c380n })
     tracker.close()
   })
@@ -164,7 +165,11 @@ describe('createHeadTracker', () => {
     state.notify({ ...gethHeader(2), gasLimit: '0xzz' })
     await timers.advance(0)
     assert.deepEqual(heads(), [{ ...gethHeader(2), gasLimit: '0xzz' }])
-    assert.deepEqual(tracker.latest(), { number: 1n, gasLimit: 0x1c9c380n }, 'a bad gas limit is not taken')
+    assert.deepEqual(
+      tracker.latest(),
+      { number: 2n, gasLimit: 0x1c9c380n },
+      'the head moves on; its gas limit that does not read as a number is not taken',
+    )
     tracker.close()
   })
 
@@ -236,7 +241,11 @@ describe('createHeadTracker', () => {
       state.notify(gethHeader(number))
       await timers.advance(pollMs / 2)
     }
-    assert.equal(headPolls(), polls, 'well again, with heads coming: not polled')
+    assert.equal(
+      headPolls(),
+      polls + 2,
+      'well again, with heads coming: polled once per pollMs, not every round',
+    )
     tracker.close()
   })
 
@@ -268,8 +277,48 @@ describe('createHeadTracker', () => {
     }
     assert.equal(finalizedCalls(), 2, 'ten heads in 2.5 pollMs: asked once more (every 2 pollMs at most)')
     assert.ok((tracker.finalized() ?? 0n) >= 17n)
-    await timers.advance(pollMs * 3)
+    for (let round = 0; round < 4; round++) await timers.advance(pollMs)
     assert.equal(finalizedCalls(), 3, 'once more for the last head, then not while the head stays')
+    tracker.close()
+  })
+  it('a rewind: a lower head no member in use is above is the chain going back; a lagging leader is not', async () => {
+    const { timers, nodes, tracker, events } = setUp([{ ws: false }, { ws: false }])
+    for (const { node: http } of nodes) http.latest = 10
+    await tracker.poll()
+    await timers.advance(0)
+    assert.equal(tracker.latest()?.number, 10n)
+    // the first member (the leader) goes back; the second is still at 10: the leader lags
+    node(nodes, 0).node.latest = 7
+    await timers.advance(pollMs)
+    assert.equal(tracker.latest()?.number, 10n)
+    assert.equal(events.length, 0)
+    // both are at 7 now: the chain itself went back
+    node(nodes, 1).node.latest = 7
+    await timers.advance(pollMs)
+    assert.equal(tracker.latest()?.number, 7n)
+    assert.deepEqual(
+      events.map((event) =>
+        event.kind === 'fork'
+          ? `fork ${event.from}`
+          : `${event.kind} ${'header' in event ? Number(event.header.number) : ''}`,
+      ),
+      ['fork 8', 'dropped 10', 'dropped 9', 'dropped 8'],
+    )
+    assert.equal(tracker.stats.forks, 1)
+    tracker.close()
+  })
+
+  it('finalized goes back below a fork that reached it', async () => {
+    const { timers, nodes, tracker } = setUp([{ ws: false }])
+    const { node: http } = node(nodes, 0)
+    http.latest = 30
+    await tracker.poll()
+    assert.equal(tracker.finalized(), 20n)
+    http.latest = 15
+    await timers.advance(pollMs)
+    assert.equal(tracker.latest()?.number, 15n)
+    assert.ok((tracker.finalized() ?? 0n) <= 15n, `${tracker.finalized()}`)
+    assert.equal(tracker.stats.pastFinality, 1)
     tracker.close()
   })
 })

@@ -8,20 +8,32 @@ import { createHeadChain, type HeadEvent, type Header } from './createHeadChain.
 export type Head = { number: bigint; gasLimit: bigint }
 
 export type HeadTracker = {
-  /** The highest head seen across upstreams, or undefined before the first one. */
+  /** The network's head: its chain's newest block (number and gas limit), or undefined before the first one. */
   latest(): Head | undefined
-  /** The network's finalized block number, or undefined while unknown. */
+  /** The network's finalized block number, or undefined while unknown (it goes back when the chain does). */
   finalized(): bigint | undefined
   /** The newest block of the network's chain of heads (undefined before the first one). */
   header(): Header | undefined
+  /** The hash of the chain's genesis block, once an upstream has answered it. */
+  genesis(): string | undefined
+  /** Forks, rewinds and new chains recognised since the start (for /metrics). */
+  readonly stats: HeadStats
   /**
-   * The network's heads, gap-free, in order, reorgs announced (HeadEvent). The first listener starts
-   * the chain at the newest head known (unannounced); the last one stops it.
+   * The network's heads, gap-free, in order, reorgs, rewinds and new chains announced (HeadEvent),
+   * from the next one on.
    */
   subscribe(listener: (event: HeadEvent) => void): () => void
   /** Asks every upstream for its head now; resolves when done (failures open the member's breaker). */
   poll(): Promise<void>
   close(): void
+}
+
+export type HeadStats = {
+  /** The chain left blocks it had (a reorg or a rewind). */
+  forks: number
+  /** Of those, forks at or below the finalized block (or deeper than the chain remembers). */
+  pastFinality: number
+  newChains: number
 }
 
 export type HeadTrackerOptions = {
@@ -53,6 +65,8 @@ type Follower = {
   heardAt: number | undefined
   /** Moving average of the time between its notifications: how long a silence is normal. */
   blockMs: number | undefined
+  /** When it was last polled (even while subscribed: a rewind sends no notification). */
+  polledAt: number | undefined
 }
 
 const latestBlockBody = JSON.stringify({
@@ -67,6 +81,12 @@ const finalizedBlockBody = JSON.stringify({
   method: 'eth_getBlockByNumber',
   params: ['finalized', false],
 })
+const genesisBlockBody = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'eth_getBlockByNumber',
+  params: ['0x0', false],
+})
 
 /** The finalized block is asked for at most once per this many pollMs (it moves slowly). */
 const finalizedEveryPolls = 2
@@ -79,9 +99,12 @@ const blockMsWeight = 0.2
  * WebSocket's newHeads where it has one, by polling otherwise, and also polls a subscribed member
  * while its subscription is down or silent, or while the member is out of use or put behind (a poll
  * is its health check: an answer brings it back, a failure opens its breaker). From what it hears:
- * each member's head for the pool's lag ranking, the latest block's gas limit (the gas cap), the
- * finalized block (the cache), and the network's gap-free, reorg-aware chain of heads (HeadEvent),
- * led by the best member, for subscriptions, the cache's head-scoped answers and the fee indexer.
+ * each member's head for the pool's lag ranking, the finalized block (the cache), the genesis block
+ * (the chain's identity), and the network's one chain of heads (createHeadChain), led by the best
+ * member, which moves back as well as forward: its tip is the network's head (eth_blockNumber's
+ * floor, the gas cap's gas limit), its events (HeadEvent) drive subscriptions, the cache and the fee
+ * indexer. A lower head from the leader is a rewind when no member in use is higher; otherwise it is
+ * the leader lagging, and waited out.
  */
 export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOptions): HeadTracker {
   const { pollMs } = options
@@ -99,8 +122,14 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
           log.warn({ err: (err as Error).message, upstream: label }, 'upstream WebSocket error'),
       }))
   const listeners = new Set<(event: HeadEvent) => void>()
-  let latest: Head | undefined
+  /** The chain's tip as a Head, kept for the header it was read from (read on the request path). */
+  let latest: { header: Header; head: Head } | undefined
+  /** The gas limit of the last block heard of whose gas limit reads as a number. */
+  let gasLimit: bigint | undefined
   let finalized: bigint | undefined
+  let genesis: string | undefined
+  let genesisAsked: Promise<void> | undefined
+  const stats: HeadStats = { forks: 0, pastFinality: 0, newChains: 0 }
   /** The pool's head when finalized was last asked for, and when. */
   let finalizedAsked: { head: bigint; at: number } | undefined
   let polling: Promise<void> | undefined
@@ -120,16 +149,79 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
       return toHeader(block, headerFields)
     },
     emit(event) {
-      for (const listener of listeners) {
-        try {
-          listener(event)
-        } catch (err) {
-          log.error({ err }, 'head listener failed')
-        }
-      }
+      if (event.kind === 'fork') noteFork(event)
+      announce(event)
     },
     onError: (err) => log.warn({ err }, 'could not follow a new head; waiting for the next one'),
+    finalized: () => finalized,
   })
+
+  function announce(event: HeadEvent): void {
+    for (const listener of listeners) {
+      try {
+        listener(event)
+      } catch (err) {
+        log.error({ err }, 'head listener failed')
+      }
+    }
+  }
+
+  /**
+   * The chain left blocks: finalized goes back below the fork (dev chains rewrite "finalized" blocks),
+   * and a fork at block 0 or deeper than the chain remembers is checked for a new chain.
+   */
+  function noteFork(event: HeadEvent & { kind: 'fork' }): void {
+    stats.forks++
+    const to = chain.tip()
+    log.info(
+      { from: event.from, head: to === undefined ? undefined : Number(to.number), deeper: event.deeper },
+      'the chain left blocks it had (a reorg or a rewind): answers from them are dropped',
+    )
+    if (event.pastFinality) {
+      stats.pastFinality++
+      log.warn(
+        { from: event.from, finalized },
+        'blocks at or below the finalized one changed: cached answers pinned to blocks are dropped',
+      )
+    }
+    if (finalized !== undefined && finalized >= event.from) {
+      finalized = event.from > 0n ? event.from - 1n : undefined
+      finalizedAsked = undefined
+    }
+    if (event.from === 0n || event.deeper) void askGenesis(true)
+  }
+
+  /**
+   * The genesis block's hash from the member at the head: at the start, and again after a fork that
+   * may have reached it (a different one is a new chain under the same chain id).
+   */
+  function askGenesis(again: boolean): Promise<void> {
+    if (genesisAsked || (genesis !== undefined && !again)) return genesisAsked ?? Promise.resolve()
+    const top = pool.head()
+    const member = pool.members.find((each) => each.breaker.state === 'closed' && each.head === top)
+    if (!member) return Promise.resolve()
+    genesisAsked = fetchBlock(member, genesisBlockBody)
+      .then(
+        (block) => {
+          const hash = block?.hash
+          if (typeof hash !== 'string' || hash === genesis) return
+          const before = genesis
+          genesis = hash
+          if (before === undefined) return
+          stats.newChains++
+          log.warn(
+            { genesis: hash, before },
+            'a new chain under the same chain id: everything cached is dropped',
+          )
+          announce({ kind: 'newChain', genesis: hash })
+        },
+        () => undefined,
+      )
+      .finally(() => {
+        genesisAsked = undefined
+      })
+    return genesisAsked
+  }
 
   const followers: Follower[] = pool.members.map((member, index) => {
     const url = options.wsUrls[index]
@@ -139,6 +231,7 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
       header: undefined,
       heardAt: undefined,
       blockMs: undefined,
+      polledAt: undefined,
     }
     if (url !== undefined) {
       follower.socket = openSocket(url)
@@ -169,12 +262,9 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     void askFinalized(false)
   }
 
-  /** A head from a member: the network's latest, and the member's own (the chain's when it leads). */
+  /** A head from a member: the member's own, and the chain's when it leads. */
   function observe(follower: Follower, block: BlockSummary): void {
-    const number = BigInt(block.number)
-    if (isQuantity(block.gasLimit) && (latest === undefined || number >= latest.number)) {
-      latest = { number, gasLimit: BigInt(block.gasLimit) }
-    }
+    if (isQuantity(block.gasLimit)) gasLimit = BigInt(block.gasLimit)
     if (!isHeader(block)) return
     follower.header = toHeader(block, headerFields)
     feedChain()
@@ -203,10 +293,17 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     return highest
   }
 
+  /**
+   * The leader's head goes to the chain: a higher one or one at the same height, and a lower one
+   * only when no member in use is higher (a rewind of the chain itself, not a leader lagging).
+   */
   function feedChain(): void {
-    if (listeners.size === 0) return
     const header = leader()?.header
     if (!header || header === fed) return
+    const tip = chain.tip()
+    const number = BigInt(header.number)
+    const top = pool.head()
+    if (tip && number < BigInt(tip.number) && top !== undefined && number < top) return
     fed = header
     chain.accept(header)
   }
@@ -227,6 +324,8 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
   /** One health check: the member's latest block over HTTP. */
   async function pollMember(follower: Follower): Promise<void> {
     const { member } = follower
+    const sentAt = now()
+    follower.polledAt = sentAt
     let block: BlockSummary | null
     try {
       block = await fetchBlock(member, latestBlockBody)
@@ -236,22 +335,38 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     }
     // a node that answers without a block is alive, but says nothing of its head
     if (!block || closed) return
+    const notified = follower.header
+    // a notification that came while this answer was on its way is newer than it
+    if (
+      notified &&
+      follower.heardAt !== undefined &&
+      follower.heardAt > sentAt &&
+      BigInt(block.number) < BigInt(notified.number)
+    ) {
+      pool.noteHead(member, BigInt(notified.number))
+      return
+    }
     pool.noteHead(member, BigInt(block.number))
     observe(follower, block)
   }
 
-  /** A member to poll this round: no live subscription, silent too long, or not well. */
+  /**
+   * A member to poll this round: no live subscription, silent too long, or not well; a subscribed
+   * one also once per block interval (at least pollMs), as a rewind sends no notification.
+   */
   function needsPoll(follower: Follower): boolean {
-    const { member, socket, heardAt, blockMs } = follower
+    const { member, socket, heardAt, blockMs, polledAt } = follower
     if (!socket?.connected() || heardAt === undefined) return true
     if (member.breaker.state !== 'closed' || member.lastError !== undefined || member.errorRate > 0.5)
       return true
-    return now() - heardAt >= Math.max(pollMs, silentBlocks * (blockMs ?? 0))
+    const at = now()
+    if (polledAt === undefined || at - polledAt >= Math.max(pollMs, blockMs ?? 0)) return true
+    return at - heardAt >= Math.max(pollMs, silentBlocks * (blockMs ?? 0))
   }
 
   /**
-   * Finalized from the best member at the head; it only ever moves forward. Asked when the network's
-   * head moved, at most once per finalizedEveryPolls × pollMs (`force`: now).
+   * Finalized from the best member at the head. Asked when the network's head moved, at most once
+   * per finalizedEveryPolls × pollMs (`force`: now).
    */
   function askFinalized(force: boolean): Promise<void> {
     const top = pool.head()
@@ -268,8 +383,8 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     finalizing = fetchBlock(member, finalizedBlockBody)
       .then(
         (block) => {
-          if (block && (finalized === undefined || BigInt(block.number) > finalized))
-            finalized = BigInt(block.number)
+          // the node's word, lower too: a dev chain's finalized block goes back with its head
+          if (block) finalized = BigInt(block.number)
         },
         // a node without the finalized tag: nothing is cached by number
         () => undefined,
@@ -282,7 +397,8 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
 
   function pollEach(due: Follower[], force: boolean): Promise<void> {
     polling ??= Promise.all(due.map(pollMember))
-      .then(() => askFinalized(force))
+      .then(() => Promise.all([askFinalized(force), askGenesis(false)]))
+      .then(() => undefined)
       .finally(() => {
         polling = undefined
       })
@@ -300,17 +416,27 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
   }
   schedule()
 
+  function header(): Header | undefined {
+    return chain.tip() ?? leader()?.header
+  }
+
   return {
-    latest: () => latest,
+    latest() {
+      const tip = header()
+      if (!tip || gasLimit === undefined) return undefined
+      if (latest?.header !== tip || latest.head.gasLimit !== gasLimit) {
+        latest = { header: tip, head: { number: BigInt(tip.number), gasLimit } }
+      }
+      return latest.head
+    },
     finalized: () => finalized,
-    header: () => chain.tip() ?? leader()?.header,
+    header,
+    genesis: () => genesis,
+    stats,
     subscribe(listener) {
       listeners.add(listener)
-      if (listeners.size === 1) feedChain()
       return () => {
-        if (!listeners.delete(listener) || listeners.size > 0) return
-        chain.reset()
-        fed = undefined
+        listeners.delete(listener)
       }
     },
     // a poll under way may have begun before the caller's reason to ask: a fresh one after it

@@ -99,8 +99,39 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
         shared: options.shared?.store,
       })
     : undefined
+  function lowerShownHead(number: bigint): Promise<void> {
+    if (sharedHead) return sharedHead.lower(number)
+    shownHead = number
+    headLowers++
+    cache?.newHead()
+    return Promise.resolve()
+  }
   // a kept eth_blockNumber of before a lower (here or by another instance) would raise it again
   sharedHead?.onLower(() => cache?.newHead())
+  heads.subscribe((event) => {
+    switch (event.kind) {
+      case 'head':
+        cache?.newHead()
+        return
+      case 'fork': {
+        // the chain left its blocks from `from` on: a client may be told a lower number now
+        const shown = sharedHead ? sharedHead.shown : shownHead
+        if (shown >= event.from) void lowerShownHead(event.from > 0n ? event.from - 1n : 0n)
+        cache?.newHead()
+        // with Redis, on every instance (the tracker logs it)
+        if (event.pastFinality) void cache?.forget('blocks at or below finalized changed')
+        return
+      }
+      case 'dropped':
+        cache?.dropBlock(event.header.hash)
+        return
+      case 'newChain':
+        // with Redis, its answers are kept and read under the new genesis from now on
+        cache?.dropImmutable()
+        void cache?.identify(event.genesis)
+        return
+    }
+  })
   return {
     name: config.name,
     chainId: config.chainId,
@@ -115,20 +146,14 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
     get shownHead() {
       return sharedHead ? sharedHead.shown : shownHead
     },
-    get headLowers() {
-      return sharedHead ? sharedHead.lowers : headLowers
-    },
     showHead(number) {
       if (sharedHead) return sharedHead.show(number)
       if (number > shownHead) shownHead = number
       return undefined
     },
-    lowerShownHead(number) {
-      if (sharedHead) return sharedHead.lower(number)
-      shownHead = number
-      headLowers++
-      cache?.newHead()
-      return Promise.resolve()
+    lowerShownHead,
+    get headLowers() {
+      return sharedHead ? sharedHead.lowers : headLowers
     },
     maxLogsBlockRange: config.maxLogsBlockRange ?? logsLimitDefaults.maxLogsBlockRange,
     maxLogsResults: config.maxLogsResults ?? logsLimitDefaults.maxLogsResults,

@@ -6,70 +6,63 @@ import { identifyChain } from './identifyChain.ts'
 
 const genesis = `0x${'c5'.repeat(32)}`
 
-/** A network whose pool answers block 0 as `answers` say, one per ask, and whose cache records identities. */
-function fakeNetwork(answers: (() => Promise<string>)[]) {
+/** A network whose head tracker knows the genesis once a test says so, and whose cache records identities. */
+function fakeNetwork(identifyMs = 0) {
   const identified: string[] = []
-  const asked: unknown[] = []
+  let known: string | undefined
+  const timers = createFakeTimers()
   const network = {
-    name: 'test',
-    pool: {
-      send: (body: string) => {
-        asked.push(JSON.parse(body))
-        const next = answers.shift()
-        return next ? next().then((text) => Buffer.from(text)) : new Promise(() => {})
-      },
-    },
+    heads: { genesis: () => known },
     cache: {
-      identify: async (hash: string) => {
+      identify: (hash: string) => {
         identified.push(hash)
+        return new Promise<void>((resolve) => timers.setTimeout(resolve, identifyMs))
       },
     },
   } as unknown as Network
-  return { network, identified, asked }
+  return {
+    network,
+    identified,
+    timers,
+    know: (hash: string) => {
+      known = hash
+    },
+  }
 }
 
 describe('identifyChain', () => {
-  it('asks for block 0 until an upstream answers, then tells the cache the genesis hash', async () => {
-    const timers = createFakeTimers()
-    const { network, identified, asked } = fakeNetwork([
-      async () => {
-        throw new Error('no upstream available')
-      },
-      async () => '{"jsonrpc":"2.0","id":1,"result":null}',
-      async () => `{"jsonrpc":"2.0","id":1,"result":{"number":"0x0","hash":"${genesis}"}}`,
-    ])
+  it('tells the cache the genesis hash once the head tracker knows it, and looks no more', async () => {
+    const { network, identified, timers, know } = fakeNetwork()
     const identifying = identifyChain(network, { retryMs: 100, waitMs: 1_000, timers })
     await identifying.ready
-    assert.deepEqual(identified, [], 'the first failure: ready, not identified')
-    assert.deepEqual(asked[0], {
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'eth_getBlockByNumber',
-      params: ['0x0', false],
-    })
+    assert.deepEqual(identified, [], 'not known at start: ready at once, not identified')
     await timers.advance(100)
-    assert.deepEqual(identified, [], 'a null block is not an identity')
+    assert.deepEqual(identified, [])
+    know(genesis)
     await timers.advance(100)
     assert.deepEqual(identified, [genesis])
-    assert.equal(asked.length, 3)
     await timers.advance(1_000)
-    assert.equal(asked.length, 3, 'not asked again')
+    assert.deepEqual(identified, [genesis], 'once')
     assert.equal(timers.pending(), 0)
   })
 
-  it('a start does not wait longer than waitMs for a hung upstream; stop ends the retries', async () => {
-    const timers = createFakeTimers()
-    const { network, identified } = fakeNetwork([])
-    const identifying = identifyChain(network, { retryMs: 100, waitMs: 1_000, timers })
+  it('a start waits for the epoch read at most waitMs; stop ends the looking', async () => {
+    const slow = fakeNetwork(5_000)
+    slow.know(genesis)
     let ready = false
-    void identifying.ready.then(() => {
+    void identifyChain(slow.network, { retryMs: 100, waitMs: 1_000, timers: slow.timers }).ready.then(() => {
       ready = true
     })
-    await timers.advance(999)
+    await slow.timers.advance(999)
     assert.equal(ready, false)
-    await timers.advance(1)
+    await slow.timers.advance(1)
     assert.equal(ready, true)
+
+    const { network, identified, timers, know } = fakeNetwork()
+    const identifying = identifyChain(network, { retryMs: 100, waitMs: 1_000, timers })
     identifying.stop()
+    know(genesis)
+    await timers.advance(1_000)
     assert.deepEqual(identified, [])
   })
 })

@@ -1,22 +1,20 @@
-import type { Logger } from 'pino'
 import { systemTimers, type Timers } from '../failsafe/Timers.ts'
-import { callUpstream } from '../upstreams/callUpstream.ts'
 import type { Network } from './createNetwork.ts'
 
 export type IdentifyChainOptions = {
-  /** How long to wait before asking again when no upstream answered. */
+  /** How often to look again while the head tracker does not know the genesis block yet. */
   retryMs: number
-  /** The longest `ready` waits for the first answer (a hung upstream must not hold the start up). */
+  /** The longest `ready` waits for the shared cache to read the chain's epoch. */
   waitMs: number
-  log?: Logger
   timers?: Timers
 }
 
 /**
- * Tells a network's cache the chain's identity, its genesis block's hash, asked of the upstreams at
- * start (and again every `retryMs` until one answers): the shared cache keeps and reads a chain's
- * answers only once it is known. `ready` settles after the first answer (and the shared epoch read),
- * the first failure, or `waitMs`; `stop` ends the retries.
+ * Tells a network's cache the chain's identity, its genesis block's hash, as soon as the head
+ * tracker knows it (it asks at start, with its first poll): the shared cache keeps and reads a
+ * chain's answers only once it is known. A new chain later comes as the tracker's `newChain` event
+ * (createNetwork). `ready` settles once the cache took a known genesis (the shared epoch read), or
+ * at once when none is known yet, or after `waitMs`; `stop` ends the looking.
  */
 export function identifyChain(
   network: Network,
@@ -25,29 +23,13 @@ export function identifyChain(
   const timers = options.timers ?? systemTimers
   let stopped = false
   let timer: unknown
-  let warned = false
-  async function attempt(): Promise<void> {
+  function attempt(): Promise<void> {
     const { cache } = network
-    if (stopped || !cache) return
-    const genesis = await callUpstream<{ hash?: unknown } | null>(network.pool, 'eth_getBlockByNumber', [
-      '0x0',
-      false,
-    ]).catch((err: unknown) => err)
-    if (stopped) return
-    const hash =
-      typeof genesis === 'object' && genesis !== null ? (genesis as { hash?: unknown }).hash : undefined
-    if (typeof hash === 'string' && /^0x[0-9a-fA-F]{64}$/.test(hash)) {
-      await cache.identify(hash)
-      return
-    }
-    if (!warned) {
-      warned = true
-      options.log?.warn(
-        { network: network.name, err: genesis instanceof Error ? genesis.message : undefined },
-        "the chain's genesis block is not known yet: its answers are not shared until it is",
-      )
-    }
+    if (stopped || !cache) return Promise.resolve()
+    const genesis = network.heads.genesis()
+    if (genesis !== undefined) return cache.identify(genesis)
     timer = timers.setTimeout(() => void attempt(), options.retryMs)
+    return Promise.resolve()
   }
   let waiting: unknown
   const ready = Promise.race([

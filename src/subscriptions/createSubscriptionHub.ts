@@ -1,5 +1,5 @@
 import type { Logger } from 'pino'
-import type { HeadEvent, Header } from '../networks/createHeadChain.ts'
+import { type HeadEvent, type Header, rememberedBlocks } from '../networks/createHeadChain.ts'
 import type { Network } from '../networks/createNetwork.ts'
 import { callUpstream } from '../upstreams/callUpstream.ts'
 import { createUpstreamSocket, type UpstreamSocket } from '../upstreams/createUpstreamSocket.ts'
@@ -25,8 +25,11 @@ export type SubscriptionHubOptions = {
   log: Logger
 }
 
-/** Logs remembered per block, to re-send them with removed: true when a reorg drops the block. */
-const rememberedBlocks = 128
+/**
+ * The logs of the chain's last rememberedBlocks blocks are kept, to re-send them with removed: true
+ * when a reorg drops their block, within this many bytes (counted as their JSON text).
+ */
+const rememberedLogBytes = 64 * 1024 * 1024
 
 /**
  * What one network's WebSocket clients share: the network's head tracker's chain of heads (no head
@@ -39,7 +42,9 @@ export function createSubscriptionHub(options: SubscriptionHubOptions): Subscrip
   const heads = network.heads
 
   const logListeners = new Set<(event: LogsEvent) => void>()
-  const recentLogs = new Map<string, Log[]>()
+  /** By block hash, oldest first, with the bytes each block's logs count. */
+  const recentLogs = new Map<string, { logs: Log[]; bytes: number }>()
+  let recentBytes = 0
   let logQueue: Promise<void> = Promise.resolve()
   let stopLogs: (() => void) | undefined
 
@@ -47,25 +52,36 @@ export function createSubscriptionHub(options: SubscriptionHubOptions): Subscrip
     for (const listener of logListeners) listener(event)
   }
 
+  function forget(hash: string): Log[] {
+    const kept = recentLogs.get(hash)
+    if (!kept) return []
+    recentLogs.delete(hash)
+    recentBytes -= kept.bytes
+    return kept.logs
+  }
+
+  function remember(hash: string, logs: Log[]): void {
+    const bytes = logs.length === 0 ? 0 : JSON.stringify(logs).length
+    recentLogs.set(hash, { logs, bytes })
+    recentBytes += bytes
+    while (recentLogs.size > rememberedBlocks || recentBytes > rememberedLogBytes) {
+      forget(recentLogs.keys().next().value as string)
+    }
+  }
+
   function onHeadForLogs(event: HeadEvent): void {
+    if (event.kind !== 'head' && event.kind !== 'dropped') return
+    const { header } = event
     logQueue = logQueue
       .then(async () => {
         if (event.kind === 'dropped') {
-          const logs = recentLogs.get(event.header.hash) ?? []
-          recentLogs.delete(event.header.hash)
-          emitLogs({
-            kind: 'removed',
-            header: event.header,
-            logs: logs.map((item) => ({ ...item, removed: true })),
-          })
+          const logs = forget(header.hash)
+          emitLogs({ kind: 'removed', header, logs: logs.map((item) => ({ ...item, removed: true })) })
           return
         }
-        const logs = await callUpstream<Log[]>(network.pool, 'eth_getLogs', [
-          { blockHash: event.header.hash },
-        ])
-        recentLogs.set(event.header.hash, logs)
-        if (recentLogs.size > rememberedBlocks) recentLogs.delete(recentLogs.keys().next().value as string)
-        emitLogs({ kind: 'logs', header: event.header, logs })
+        const logs = await callUpstream<Log[]>(network.pool, 'eth_getLogs', [{ blockHash: header.hash }])
+        remember(header.hash, logs)
+        emitLogs({ kind: 'logs', header, logs })
       })
       .catch((err) => log.warn({ err }, 'could not read the logs of a new block'))
   }
@@ -83,6 +99,7 @@ export function createSubscriptionHub(options: SubscriptionHubOptions): Subscrip
         if (logListeners.size === 0) {
           stopLogs?.()
           recentLogs.clear()
+          recentBytes = 0
         }
       }
     },
