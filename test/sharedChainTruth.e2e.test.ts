@@ -334,3 +334,49 @@ describe('an eth_blockNumber answer asked for before a lower is not shown after 
     assert.equal(await result(gateway.endpoint, 'eth_blockNumber'), '0x2e')
   })
 })
+
+describe("a reorg: a block the chain left, asked by hash, is the node's answer on every instance", () => {
+  let anvil: Anvil
+  let prefix: TestPrefix
+  let gateways: [TestGateway, TestGateway]
+
+  before(async () => {
+    prefix = createTestPrefix()
+    anvil = await startChain(1_700_005_000)
+    gateways = await twoGateways(anvil, prefix)
+  })
+  after(async () => {
+    for (const gateway of gateways ?? []) await gateway.close()
+    await anvil?.stop()
+    await prefix?.remove()
+  })
+
+  it('not the copy another instance kept in Redis', async () => {
+    const [first, second] = gateways
+    const genesis = (await block(anvil.url, 0)).hash
+    const left = await block(anvil.url, 95)
+    const byHash = (url: string) => result(url, 'eth_getBlockByHash', [left.hash, false])
+    assert.deepEqual(await byHash(first.endpoint), left)
+    await until(async () => {
+      const keys = await prefix.redis.keys(`${prefix.keyPrefix}cache:31337:${genesis}:*`)
+      return keys.some((key) => key.endsWith(`eth_getBlockByHash["${left.hash}",false]`))
+    }, 'the block in Redis')
+
+    // blocks 94 to 96 replaced, the first of them with a transaction: other hashes
+    const [from, to] = (await result(anvil.url, 'eth_accounts')) as string[]
+    await result(anvil.url, 'anvil_reorg', [3, [[{ from, to, value: '0x1' }, 0]]])
+    assert.notEqual((await block(anvil.url, 95)).hash, left.hash)
+    const direct = await byHash(anvil.url)
+    assert.equal(direct, null, "anvil's answer for a block it left")
+    // a head model saw the reorg: the block is marked as left in Redis
+    const marker = `${prefix.keyPrefix}dropped:31337:${genesis}:${left.hash}`
+    await until(async () => (await prefix.redis.exists(marker)) === 1, 'the block marked as left')
+    const tip = ((await result(anvil.url, 'eth_getBlockByNumber', ['latest', false])) as Block).hash
+    for (const gateway of gateways) {
+      await until(() => networkOf(gateway).heads.header()?.hash === tip, 'the gateway to follow the reorg')
+    }
+    // the second never kept it in memory: Redis alone could give it the copy
+    assert.equal(await byHash(second.endpoint), direct)
+    assert.equal(await byHash(first.endpoint), direct)
+  })
+})

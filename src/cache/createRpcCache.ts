@@ -49,7 +49,10 @@ export type RpcCache = {
   ): Promise<LoadedAnswer>
   /** A new head (or a reorg): every head-scoped entry is dropped. */
   newHead(): void
-  /** A block the chain left: immutable entries pinned to its hash are dropped, loads under way not kept. */
+  /**
+   * A block the chain left: immutable entries pinned to its hash are dropped (with the shared cache,
+   * never read there again either), loads under way not kept.
+   */
   dropBlock(hash: string): void
   /**
    * Blocks at or below the finalized one changed (a dev chain's revert, a new chain): every immutable
@@ -263,6 +266,7 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
       return promise
     },
     dropBlock(hash) {
+      shared?.dropBlock(hash)
       startOver()
       const keys = pinned.get(hash.toLowerCase())
       if (!keys) return

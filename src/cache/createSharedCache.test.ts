@@ -257,6 +257,26 @@ describe('createSharedCache on a real Redis', () => {
     assert.equal(await late.store.get('other'), undefined)
   })
 
+  it('a block the chain left: no instance reads an answer naming its hash again', async () => {
+    const [one, two] = [await open(), await open()]
+    const [mine, theirs] = [await chainOf(one, 14), await chainOf(two, 14)]
+    const left = `0x${'1f'.repeat(32)}`
+    const kept = `0x${'2e'.repeat(32)}`
+    const byLeft = `eth_getBlockByHash["${left}",false]`
+    const byKept = `eth_getBlockReceipts["${kept}"]`
+    const call = `eth_call[{"to":"0x${'00'.repeat(20)}"},{"blockHash":"${left.toUpperCase().replace('0X', '0x')}"}]`
+    for (const key of [byLeft, byKept, call]) mine.store.put(key, '"kept"')
+    await until(async () => (await theirs.store.get(call)) !== undefined, 'shared')
+    mine.store.dropBlock(left)
+    await until(async () => (await theirs.store.get(byLeft)) === undefined, 'the left block not read')
+    assert.equal(await theirs.store.get(call), undefined, 'its hash in any case')
+    assert.equal((await theirs.store.get(byKept))?.toString(), '"kept"', 'other blocks are read')
+    // the same hash on another chain (genesis) is not touched
+    const other = await chainOf(one, 14, otherGenesis)
+    other.store.put(byLeft, '"other chain"')
+    await until(async () => (await other.store.get(byLeft)) !== undefined, 'kept on the other chain')
+  })
+
   it('a lower is shown by every instance; a raise of a number found before it is refused', async () => {
     const [one, two] = [await open(), await open()]
     await until(async () => {

@@ -3,8 +3,14 @@ import type { Redis as RedisClient } from 'ioredis'
 import type { Logger } from 'pino'
 import { openRedis } from '../store/openRedis.ts'
 import { type ChainEpoch, createSharedEpochs } from './createSharedEpochs.ts'
-import { createSharedHeads, type KeptHead, type SharedHead } from './createSharedHeads.ts'
-import { lowerHeadScript, moveEpochScript, putScript, raiseHeadScript } from './sharedCacheScripts.ts'
+import { createSharedHeads, type SharedHead } from './createSharedHeads.ts'
+import {
+  lowerHeadScript,
+  moveEpochScript,
+  putScript,
+  raiseHeadScript,
+  toKeptHead,
+} from './sharedCacheScripts.ts'
 
 /**
  * One network's share of the cache in Redis: immutable answers, by the in-memory cache's keys, of
@@ -32,6 +38,11 @@ export type SharedStore = {
    * took it (never rejects).
    */
   forget(reason: string): Promise<void>
+  /**
+   * A block the chain left (a reorg): no answer kept under a key naming its hash is read again, by
+   * any instance (a marker in Redis, kept as long as the answers are).
+   */
+  dropBlock(hash: string): void
   /**
    * `listener` hears when answers this network may have kept (in memory) are no longer the chain's:
    * a forget here or by another instance, or a new identity.
@@ -121,6 +132,8 @@ type ScriptRedis = RedisClient & {
 }
 
 const genesisPattern = /^0x[0-9a-f]{64}$/
+/** A block (or transaction) hash in a cache key (params as JSON). */
+const hashPattern = /0x[0-9a-f]{64}/gi
 
 /**
  * The cache shared by every instance on one Redis (docs/operations.md "Running many instances"):
@@ -164,6 +177,8 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
   const raisedAtKey = (chainId: number) => `${keyPrefix}head:${chainId}:at`
   const generationKey = (chainId: number) => `${keyPrefix}head:${chainId}:gen`
   const epochKey = (chainId: number, genesis: string) => `${keyPrefix}epoch:${chainId}:${genesis}`
+  const droppedKey = (chainId: number, genesis: string, hash: string) =>
+    `${keyPrefix}dropped:${chainId}:${genesis}:${hash.toLowerCase()}`
   let pausedUntil = 0
 
   const heads = createSharedHeads({
@@ -182,7 +197,7 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
           generation.toString(),
           generationTtlMs,
         )
-        return keptHead(kept, raisedAt, keptGeneration)
+        return toKeptHead(kept, raisedAt, keptGeneration)
       } catch {
         return undefined
       }
@@ -200,7 +215,7 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
           '',
           generationTtlMs,
         )
-        return keptHead(kept, raisedAt, generation)
+        return toKeptHead(kept, raisedAt, generation)
       } catch {
         return undefined
       }
@@ -228,7 +243,7 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
     const [kept, raisedAt, generation] = await redis
       .mget(headKey(chainId), raisedAtKey(chainId), generationKey(chainId))
       .catch(() => [])
-    const head = keptHead(kept, raisedAt, generation)
+    const head = toKeptHead(kept, raisedAt, generation)
     if (head) heads.offer(chainId, head)
   }
   /** Redis's clock against this process's (readings one after the other): when a raised number is shown. */
@@ -253,7 +268,7 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
         epochs.heard(Number(second), third, fourth)
       return
     }
-    const head = keptHead(second, third, fourth)
+    const head = toKeptHead(second, third, fourth)
     if (first !== undefined && head) heads.offer(Number(first), head)
   })
   // announcements missed while away: the numbers are read again on every (re)connection, and
@@ -285,8 +300,19 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
           return undefined
         }
         try {
-          const value = await redis.getBuffer(entryKey(keyBase, key))
-          if (value === null) stats.misses++
+          // an answer naming a block the chain left is not read: asked with its markers, one round trip
+          const hashes = key.match(hashPattern)
+          const genesis = epoch?.genesis ?? ''
+          const value =
+            hashes === null
+              ? await redis.getBuffer(entryKey(keyBase, key))
+              : await redis
+                  .mgetBuffer(
+                    entryKey(keyBase, key),
+                    ...hashes.map((hash) => droppedKey(chainId, genesis, hash)),
+                  )
+                  .then(([kept, ...dropped]) => (dropped.some((marker) => marker !== null) ? null : kept))
+          if (value === null || value === undefined) stats.misses++
           else stats.hits++
           return value ?? undefined
         } catch {
@@ -339,6 +365,10 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
           log?.warn({ chainId, reason }, 'shared cache: the forget is made in Redis once it is back')
         return forgetting
       },
+      dropBlock(hash) {
+        if (!epoch || redis.status !== 'ready') return
+        redis.set(droppedKey(chainId, epoch.genesis, hash), '1', 'PX', ttlMs).catch(() => undefined)
+      },
       onChange(listener) {
         listeners.push(listener)
       },
@@ -358,23 +388,5 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
       redis.disconnect()
       subscriber.disconnect()
     },
-  }
-}
-
-/** A chain's number, raise time and generation as Redis answered them; undefined when neither number nor generation. */
-function keptHead(
-  number: string | null | undefined,
-  raisedAtUs: string | null | undefined,
-  generation: string | null | undefined,
-): KeptHead | undefined {
-  const kept = typeof number === 'string' && /^\d{1,20}$/.test(number)
-  // an instance of a version before generations announces none: the first generation's
-  const keptGeneration = generation && /^\d{1,20}$/.test(generation) ? BigInt(generation) : 0n
-  // no number (it expired) but a generation: the generation still holds
-  if (!kept && keptGeneration === 0n) return undefined
-  return {
-    number: kept ? BigInt(number) : 0n,
-    raisedAtUs: kept && raisedAtUs && /^\d{1,20}$/.test(raisedAtUs) ? raisedAtUs : undefined,
-    generation: keptGeneration,
   }
 }

@@ -1,3 +1,5 @@
+import type { KeptHead } from './createSharedHeads.ts'
+
 /**
  * Keeps one answer in a network's shared cache, within the network's byte budget. KEYS: the entry,
  * the network's index (a sorted set of entry keys by expiry, µs), its sizes (a hash of entry key →
@@ -114,3 +116,21 @@ redis.call('SET', KEYS[1], epoch, 'PX', tonumber(ARGV[4]))
 redis.call('PUBLISH', ARGV[1], 'epoch:' .. ARGV[2] .. ':' .. ARGV[3] .. ':' .. epoch)
 return epoch
 `
+
+/** A chain's number, raise time and generation as Redis answered them; undefined when neither number nor generation. */
+export function toKeptHead(
+  number: string | null | undefined,
+  raisedAtUs: string | null | undefined,
+  generation: string | null | undefined,
+): KeptHead | undefined {
+  const kept = typeof number === 'string' && /^\d{1,20}$/.test(number)
+  // an instance of a version before generations announces none: the first generation's
+  const keptGeneration = generation && /^\d{1,20}$/.test(generation) ? BigInt(generation) : 0n
+  // no number (it expired) but a generation: the generation still holds
+  if (!kept && keptGeneration === 0n) return undefined
+  return {
+    number: kept ? BigInt(number) : 0n,
+    raisedAtUs: kept && raisedAtUs && /^\d{1,20}$/.test(raisedAtUs) ? raisedAtUs : undefined,
+    generation: keptGeneration,
+  }
+}
