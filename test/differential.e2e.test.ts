@@ -2,9 +2,10 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { encodeAbiParameters, encodeFunctionData, keccak256, toHex } from 'viem'
 import { demoAbi } from '../src/devnet/contracts.ts'
+import { type NodeImplementation, nodeImplementations } from './helpers/nodeImplementations.ts'
 import { postJson } from './helpers/postJson.ts'
 import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
-import { devnetOver, startTestNode, type TestNode } from './helpers/startTestNode.ts'
+import { devnetOver, nodeRpc, type TestNode } from './helpers/startTestNode.ts'
 import { until } from './helpers/until.ts'
 
 type Call = { method: string; params: unknown[] }
@@ -13,187 +14,254 @@ const tags = ['latest', 'earliest', 'pending', 'safe', 'finalized'] as const
 const unknownHash = `0x${'ab'.repeat(32)}`
 const unknownAddress = `0x${'cd'.repeat(20)}`
 
+/** One node of each implementation for the file: the suites below run on it in turn. */
+for (const implementation of nodeImplementations) {
+  describe(`differential on ${implementation.name}`, () => {
+    let node: TestNode
+
+    before(async () => {
+      node = await implementation.start()
+    })
+    after(async () => {
+      await node?.stop()
+    })
+
+    describeSameAnswers(implementation, () => node)
+    describeCachedAnswers(implementation, () => node)
+
+    it(`the node's safe and finalized are ${implementation.safeDepth} and ${implementation.finalizedDepth} blocks below latest`, async () => {
+      const numberOf = async (tag: string) =>
+        BigInt(((await nodeRpc(node, 'eth_getBlockByNumber', [tag, false])) as { number: string }).number)
+      const latest = await numberOf('latest')
+      assert.ok(latest > BigInt(implementation.finalizedDepth), `latest ${latest}`)
+      assert.equal(latest - (await numberOf('safe')), BigInt(implementation.safeDepth))
+      assert.equal(latest - (await numberOf('finalized')), BigInt(implementation.finalizedDepth))
+    })
+  })
+}
+
 /**
  * Every core method (docs/compatibility.md §2) with its parameter variants, sent to the gateway and to the node directly:
  * the answers must be identical. The docs/compatibility.md §7 duties (decimal and `pending` block receipts,
  * not-found errors turned null, the gas cap, input checks) have their own tests in duties.e2e.test.ts,
  * so this suite sends only what the node itself accepts and answers without an error of its own kind.
  */
-describe('differential: gateway and node answer the same', () => {
-  let node: TestNode
-  let gateway: TestGateway
-  let calls: Call[]
+function describeSameAnswers(implementation: NodeImplementation, getNode: () => TestNode): void {
+  describe('gateway and node answer the same', () => {
+    let node: TestNode
+    let gateway: TestGateway
+    let calls: Call[]
 
-  before(async () => {
-    node = await startTestNode({ loadBlocks: 20 })
-    gateway = await startTestGateway({ upstreams: [node.url] })
-    calls = await buildCalls(node)
-  })
-  after(async () => {
-    await gateway?.close()
-    await node?.stop()
-  })
+    before(async () => {
+      node = getNode()
+      gateway = await startTestGateway({ upstreams: [node.url] })
+      calls = await buildCalls(node)
+    })
+    after(async () => {
+      await gateway?.close()
+    })
 
-  async function both(body: unknown): Promise<[unknown, unknown]> {
-    const [viaGateway, direct] = await Promise.all([
-      postJson(gateway.endpoint, body),
-      postJson(node.url, body),
-    ])
-    assert.equal(viaGateway.status, 200)
-    return [viaGateway.json, direct.json]
-  }
-
-  /** The pending block carries the current time: a pair can straddle a second, so it gets three tries. */
-  async function assertSame(body: unknown, label: string): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      const [viaGateway, direct] = await both(body)
-      try {
-        assert.deepEqual(viaGateway, direct, label)
-        return
-      } catch (err) {
-        if (attempt === 3 || !JSON.stringify(body).includes('pending')) throw err
-      }
-    }
-  }
-
-  it('single calls, every method and variant', async () => {
-    assert.ok(calls.length > 150, `${calls.length} calls`)
-    let id = 0
-    for (const call of calls) {
-      id++
-      const body = { jsonrpc: '2.0', id: id % 2 ? id : `id-${id}`, ...call }
-      await assertSame(body, `${call.method} ${JSON.stringify(call.params)}`)
-    }
-  })
-
-  it('answers carry results of every kind (the variants are not all null)', async () => {
-    const kinds = new Set<string>()
-    for (const call of calls) {
-      const { json } = await postJson(gateway.endpoint, { jsonrpc: '2.0', id: 1, ...call })
-      const answer = json as { result?: unknown; error?: unknown }
-      kinds.add(
-        answer.error
-          ? 'error'
-          : answer.result === null
-            ? 'null'
-            : Array.isArray(answer.result)
-              ? 'array'
-              : typeof answer.result,
-      )
-    }
-    assert.deepEqual([...kinds].sort(), ['array', 'error', 'null', 'object', 'string'])
-  })
-
-  it('one batch of every call', async () => {
-    const batch = calls
-      .filter((call) => !JSON.stringify(call.params).includes('pending'))
-      .map((call, index) => ({ jsonrpc: '2.0', id: index, ...call }))
-    await assertSame(batch, 'batch')
-  })
-
-  it('batches mixing good and bad calls: good ones identical, bad ones errors in both', async () => {
-    const good = calls.slice(0, 40).filter((call) => !JSON.stringify(call.params).includes('pending'))
-    const bad: Call[] = [
-      { method: 'eth_getBlockByNumber', params: ['0xzz', false] },
-      { method: 'eth_getStorageAt', params: [unknownAddress, '0x0'] },
-      { method: 'eth_getTransactionReceipt', params: ['0x1234'] },
-    ]
-    const mixed = [...good, ...bad]
-      .map((call, index) => ({ jsonrpc: '2.0', id: index, ...call }))
-      .sort((a, b) => ((a.id * 7919) % 43) - ((b.id * 7919) % 43))
-    const [viaGateway, direct] = (await both(mixed)) as [{ id: number }[], { id: number }[]]
-    assert.equal(viaGateway.length, mixed.length)
-    const directById = new Map(direct.map((answer) => [answer.id, answer]))
-    for (const answer of viaGateway) {
-      if (answer.id >= good.length) {
-        assert.ok('error' in answer && 'error' in (directById.get(answer.id) ?? {}), `bad call ${answer.id}`)
-      } else {
-        assert.deepEqual(answer, directById.get(answer.id))
-      }
-    }
-  })
-})
-
-describe('differential with the cache on: the same answers across new blocks and a reorg', () => {
-  let node: TestNode
-  let gateway: TestGateway
-  let calls: Call[]
-
-  const rpc = async (url: string, method: string, params: unknown[] = []) =>
-    ((await postJson(url, { jsonrpc: '2.0', id: 1, method, params })).json as { result: never }).result
-
-  before(async () => {
-    node = await startTestNode({ loadBlocks: 20 })
-    // a finalized block above the fixtures: their blocks are kept as immutable by number too
-    await rpc(node.url, 'anvil_mine', ['0x50'])
-    gateway = await startTestGateway({ config: { networks: devnetOver(node) } })
-    calls = (await buildCalls(node)).filter((call) => !JSON.stringify(call.params).includes('pending'))
-  })
-  after(async () => {
-    await gateway?.close()
-    await node?.stop()
-  })
-
-  /** Every call through the gateway and to the node; twice, so the second pass is served from the cache. */
-  async function assertAllSame(label: string): Promise<void> {
-    for (const pass of [1, 2]) {
-      const batch = calls.map((call, index) => ({ jsonrpc: '2.0', id: index, ...call }))
+    async function both(body: unknown): Promise<[unknown, unknown]> {
       const [viaGateway, direct] = await Promise.all([
-        postJson(gateway.endpoint, batch),
-        postJson(node.url, batch),
+        postJson(gateway.endpoint, body),
+        postJson(node.url, body),
       ])
-      assert.deepEqual(viaGateway.json, direct.json, `${label}, pass ${pass}`)
-      for (const [index, call] of calls.entries()) {
-        const body = { jsonrpc: '2.0', id: `single-${index}`, ...call }
-        const [one, reference] = await Promise.all([
-          postJson(gateway.endpoint, body),
-          postJson(node.url, body),
-        ])
-        assert.deepEqual(
-          one.json,
-          reference.json,
-          `${label}, pass ${pass}: ${call.method} ${JSON.stringify(call.params)}`,
+      assert.equal(viaGateway.status, 200)
+      return [viaGateway.json, direct.json]
+    }
+
+    /** The pending block carries the current time: a pair can straddle a second, so it gets three tries. */
+    async function assertSame(body: unknown, label: string): Promise<void> {
+      for (let attempt = 1; ; attempt++) {
+        const [viaGateway, direct] = await both(body)
+        try {
+          assert.deepEqual(viaGateway, direct, label)
+          return
+        } catch (err) {
+          if (attempt === 3 || !JSON.stringify(body).includes('pending')) throw err
+        }
+      }
+    }
+
+    it('single calls, every method and variant', async () => {
+      assert.ok(calls.length > 150, `${calls.length} calls`)
+      let id = 0
+      for (const call of calls) {
+        id++
+        const body = { jsonrpc: '2.0', id: id % 2 ? id : `id-${id}`, ...call }
+        await assertSame(body, `${call.method} ${JSON.stringify(call.params)}`)
+      }
+    })
+
+    it('answers carry results of every kind (the variants are not all null)', async () => {
+      const kinds = new Set<string>()
+      for (const call of calls) {
+        const { json } = await postJson(gateway.endpoint, { jsonrpc: '2.0', id: 1, ...call })
+        const answer = json as { result?: unknown; error?: unknown }
+        kinds.add(
+          answer.error
+            ? 'error'
+            : answer.result === null
+              ? 'null'
+              : Array.isArray(answer.result)
+                ? 'array'
+                : typeof answer.result,
         )
       }
+      assert.deepEqual([...kinds].sort(), ['array', 'error', 'null', 'object', 'string'])
+    })
+
+    it('one batch of every call', async () => {
+      const batch = calls
+        .filter((call) => !JSON.stringify(call.params).includes('pending'))
+        .map((call, index) => ({ jsonrpc: '2.0', id: index, ...call }))
+      await assertSame(batch, 'batch')
+    })
+
+    it(`eth_call with gas one past EIP-7825's cap: the node's answer (${implementation.txGasCapRefusal ? 'a refusal' : 'a result'})`, async () => {
+      const body = {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'eth_call',
+        params: [{ ...counterCall(node), gas: toHex(2 ** 24 + 1) }, 'latest'],
+      }
+      const [viaGateway, direct] = (await both(body)) as [{ error?: unknown; result?: unknown }, unknown]
+      assert.deepEqual(viaGateway, direct)
+      assert.deepEqual(viaGateway.error, implementation.txGasCapRefusal)
+      if (!implementation.txGasCapRefusal)
+        assert.equal(BigInt(viaGateway.result as string), node.fixtures.counterValue)
+    })
+
+    it('batches mixing good and bad calls: good ones identical, bad ones refused by the gateway', async () => {
+      const good = calls.slice(0, 40).filter((call) => !JSON.stringify(call.params).includes('pending'))
+      const bad: Call[] = [
+        { method: 'eth_getBlockByNumber', params: ['0xzz', false] },
+        { method: 'eth_getStorageAt', params: [unknownAddress, '0x0'] },
+        { method: 'eth_getTransactionReceipt', params: ['0x1234'] },
+      ]
+      const mixed = [...good, ...bad]
+        .map((call, index) => ({ jsonrpc: '2.0', id: index, ...call }))
+        .sort((a, b) => ((a.id * 7919) % 43) - ((b.id * 7919) % 43))
+      const [viaGateway, direct] = (await both(mixed)) as [{ id: number }[], { id: number }[]]
+      assert.equal(viaGateway.length, mixed.length)
+      const directById = new Map(direct.map((answer) => [answer.id, answer]))
+      for (const answer of viaGateway) {
+        const reference = directById.get(answer.id) ?? {}
+        const call = bad[answer.id - good.length]
+        if (call) {
+          // the gateway checks params before any node is asked (docs/compatibility.md §7); a lenient node
+          // answers what it can
+          const nodeAccepts = implementation.acceptsMissingBlock && call.method === 'eth_getStorageAt'
+          assert.ok('error' in answer, `bad call ${call.method}: the gateway refuses it`)
+          assert.equal('error' in reference, !nodeAccepts, `bad call ${call.method}: the node's answer`)
+        } else {
+          assert.deepEqual(answer, reference)
+        }
+      }
+    })
+  })
+}
+
+function describeCachedAnswers(implementation: NodeImplementation, getNode: () => TestNode): void {
+  describe('with the cache on: the same answers across new blocks and a reorg', () => {
+    let node: TestNode
+    let gateway: TestGateway
+    let calls: Call[]
+
+    const rpc = async (url: string, method: string, params: unknown[] = []) =>
+      ((await postJson(url, { jsonrpc: '2.0', id: 1, method, params })).json as { result: never }).result
+
+    before(async () => {
+      node = getNode()
+      // a finalized block above the fixtures (on a node that has one below latest): their blocks are kept
+      // as immutable by number too
+      await implementation.mine(node, 0x50)
+      gateway = await startTestGateway({ config: { networks: devnetOver(node) } })
+      calls = (await buildCalls(node)).filter((call) => !JSON.stringify(call.params).includes('pending'))
+    })
+    after(async () => {
+      await gateway?.close()
+    })
+
+    /** Every call through the gateway and to the node; twice, so the second pass is served from the cache. */
+    async function assertAllSame(label: string): Promise<void> {
+      for (const pass of [1, 2]) {
+        const batch = calls.map((call, index) => ({ jsonrpc: '2.0', id: index, ...call }))
+        const [viaGateway, direct] = await Promise.all([
+          postJson(gateway.endpoint, batch),
+          postJson(node.url, batch),
+        ])
+        assert.deepEqual(viaGateway.json, direct.json, `${label}, pass ${pass}`)
+        for (const [index, call] of calls.entries()) {
+          const body = { jsonrpc: '2.0', id: `single-${index}`, ...call }
+          const [one, reference] = await Promise.all([
+            postJson(gateway.endpoint, body),
+            postJson(node.url, body),
+          ])
+          assert.deepEqual(
+            one.json,
+            reference.json,
+            `${label}, pass ${pass}: ${call.method} ${JSON.stringify(call.params)}`,
+          )
+        }
+      }
     }
-  }
 
-  /** The gateway has seen the node's head (the cache's head answers are dropped when it does). */
-  async function untilGatewayAtHead(): Promise<void> {
-    await until(async () => {
-      const [mine, theirs] = await Promise.all([
-        rpc(gateway.endpoint, 'eth_getBlockByNumber', ['latest', false]) as Promise<{ hash: string }>,
-        rpc(node.url, 'eth_getBlockByNumber', ['latest', false]) as Promise<{ hash: string }>,
-      ])
-      return mine.hash === theirs.hash
-    }, 'the gateway to see the new head')
-  }
-
-  it("answers are the node's, and repeated ones come from the cache", async () => {
-    await assertAllSame('at start')
-    const stats = gateway.app.networks.all[0]?.cache?.stats
-    assert.ok(stats && stats.hits >= calls.length, `cache hits: ${stats?.hits}`)
-  })
-
-  it('after new blocks: head answers follow the new head, immutable ones stay', async () => {
-    const before = (await rpc(gateway.endpoint, 'eth_blockNumber')) as string
-    await rpc(node.url, 'anvil_mine', ['0x3'])
-    await untilGatewayAtHead()
-    assert.equal(BigInt(await rpc(gateway.endpoint, 'eth_blockNumber')), BigInt(before) + 3n)
-    await assertAllSame('after 3 new blocks')
-  })
-
-  it("after a reorg of the last blocks: the new chain's answers, none of the dropped ones", async () => {
-    const dropped = (await rpc(gateway.endpoint, 'eth_getBlockByNumber', ['latest', false])) as {
-      hash: string
+    /** The gateway has seen the node's head (the cache's head answers are dropped when it does). */
+    async function untilGatewayAtHead(): Promise<void> {
+      await until(async () => {
+        const [mine, theirs] = await Promise.all([
+          rpc(gateway.endpoint, 'eth_getBlockByNumber', ['latest', false]) as Promise<{ hash: string }>,
+          rpc(node.url, 'eth_getBlockByNumber', ['latest', false]) as Promise<{ hash: string }>,
+        ])
+        return mine.hash === theirs.hash
+      }, 'the gateway to see the new head')
     }
-    await rpc(node.url, 'anvil_reorg', [2, []])
-    await untilGatewayAtHead()
-    const now = (await rpc(gateway.endpoint, 'eth_getBlockByNumber', ['latest', false])) as { hash: string }
-    assert.notEqual(now.hash, dropped.hash)
-    await assertAllSame('after a reorg')
+
+    it("answers are the node's, and repeated ones come from the cache", async () => {
+      await assertAllSame('at start')
+      const stats = gateway.app.networks.all[0]?.cache?.stats
+      assert.ok(stats && stats.hits >= calls.length, `cache hits: ${stats?.hits}`)
+    })
+
+    /** Replaces the blocks of the next test with new ones (marked before they are mined). */
+    let reorgNewBlocks: () => Promise<void>
+
+    it('after new blocks: head answers follow the new head, immutable ones stay', async () => {
+      const before = (await rpc(gateway.endpoint, 'eth_blockNumber')) as string
+      reorgNewBlocks = await implementation.markFork(node)
+      await implementation.mine(node, 3)
+      await untilGatewayAtHead()
+      // the new blocks by number too: the reorg replaces them, whatever the node calls finalized
+      for (let block = BigInt(before) + 1n; block <= BigInt(before) + 3n; block++) {
+        calls.push(
+          { method: 'eth_getBlockByNumber', params: [toHex(block), false] },
+          { method: 'eth_getBalance', params: [node.fixtures.accounts[0], toHex(block)] },
+        )
+      }
+      assert.equal(BigInt(await rpc(gateway.endpoint, 'eth_blockNumber')), BigInt(before) + 3n)
+      await assertAllSame('after 3 new blocks')
+    })
+
+    it("after a reorg of the last blocks: the new chain's answers, none of the dropped ones", async () => {
+      const dropped = (await rpc(gateway.endpoint, 'eth_getBlockByNumber', ['latest', false])) as {
+        hash: string
+      }
+      await reorgNewBlocks()
+      await untilGatewayAtHead()
+      const now = (await rpc(gateway.endpoint, 'eth_getBlockByNumber', ['latest', false])) as {
+        hash: string
+      }
+      assert.notEqual(now.hash, dropped.hash)
+      await assertAllSame('after a reorg')
+    })
   })
-})
+}
+
+/** `counter()` on the Demo contract. */
+function counterCall(node: TestNode) {
+  return { to: node.fixtures.demo, data: encodeFunctionData({ abi: demoAbi, functionName: 'counter' }) }
+}
 
 async function buildCalls(node: TestNode): Promise<Call[]> {
   const { fixtures } = node

@@ -13,4 +13,9 @@ export const networkSchema = z.strictObject({
   maxLogsBlockRange: z.int().positive().optional(),
   /** An eth_getLogs answer with more logs is refused (-32005, with a smaller range to try; default: logsLimitDefaults). */
   maxLogsResults: z.int().positive().optional(),
+  /**
+   * The network's per-transaction gas cap (EIP-7825: 16777216 from Osaka): eth_call and
+   * eth_estimateGas `gas` above it is lowered to it. Unset: learned from a node's refusal.
+   */
+  maxTransactionGas: z.int().positive().optional(),
 })

@@ -37,6 +37,13 @@ export type SeedOptions = {
   loadBlocks?: number
   /** PRNG seed: the same seed gives the same chain. */
   seed?: number
+  /** Whose test methods mine and switch automine: `anvil_*` (the default) or `hardhat_*` (Hardhat's node). */
+  testMode?: 'anvil' | 'hardhat'
+  /**
+   * The node's gas cap per transaction (EIP-7825's 2^24 on Hardhat 3): a load block's gas is then spread over
+   * enough transactions that none passes it. None by default, and the chain is the same as without it.
+   */
+  maxTxGas?: number
 }
 
 /**
@@ -47,7 +54,7 @@ export type SeedOptions = {
 export async function seedDevnet(url: string, options: SeedOptions = {}): Promise<DevnetFixtures> {
   const transport = http(url, { batch: { batchSize: 100, wait: 0 }, retryCount: 0 })
   const wallet = createWalletClient({ chain: foundry, transport, cacheTime: 0 }).extend(publicActions)
-  const test = createTestClient({ chain: foundry, mode: 'anvil', transport })
+  const test = createTestClient({ chain: foundry, mode: options.testMode ?? 'anvil', transport })
   const accounts = await wallet.getAddresses()
   const [deployer, alice, bob] = accounts as [Address, Address, Address, ...Address[]]
 
@@ -94,18 +101,30 @@ export async function seedDevnet(url: string, options: SeedOptions = {}): Promis
     functionName: 'setBalance',
     args: [mappingKey, mappingValue],
   })
-  // explicit gas, so the node mines it instead of refusing it at estimation: status 0
+  // explicit gas, so the node mines it instead of refusing it at estimation: status 0. Sent with
+  // automine off, as a node that runs a send at once (Hardhat) answers a reverting one with the revert.
+  await test.setAutomine(false)
   const failedTx = await wallet.sendTransaction({
     account: deployer,
     to: demo,
     data: encodeFunctionData({ abi: demoAbi, functionName: 'failWithReason' }),
     gas: 100_000n,
   })
+  await test.mine({ blocks: 1 })
+  await test.setAutomine(true)
   await wallet.waitForTransactionReceipt({ hash: failedTx })
 
   const loadBlocks = options.loadBlocks ?? 300
   const senders = accounts.slice(3, 8)
-  await mineLoadBlocks({ wallet, test, demo, senders, blocks: loadBlocks, seed: options.seed ?? 1 })
+  await mineLoadBlocks({
+    wallet,
+    test,
+    demo,
+    senders,
+    blocks: loadBlocks,
+    seed: options.seed ?? 1,
+    maxTxGas: options.maxTxGas ?? Number.POSITIVE_INFINITY,
+  })
   const to = await wallet.getBlockNumber()
   const from = to - BigInt(loadBlocks) + 1n
 
@@ -132,6 +151,7 @@ type LoadOptions = {
   senders: Address[]
   blocks: number
   seed: number
+  maxTxGas: number
 }
 
 const maxBlockLoadGas = 29_000_000
@@ -145,9 +165,18 @@ function wordsForGas(gas: number): number {
 
 /**
  * Mines `blocks` blocks whose gas use is drawn uniformly from 0 to ~29M (target 15M), split over
- * 1-4 transactions with tips from 0.1 to 3 gwei, so base fees walk up and down.
+ * 1-4 transactions (more where the node caps a transaction's gas) with tips from 0.1 to 3 gwei, so base
+ * fees walk up and down.
  */
-async function mineLoadBlocks({ wallet, test, demo, senders, blocks, seed }: LoadOptions): Promise<void> {
+async function mineLoadBlocks({
+  wallet,
+  test,
+  demo,
+  senders,
+  blocks,
+  seed,
+  maxTxGas,
+}: LoadOptions): Promise<void> {
   const random = createRandom(seed)
   const nonces = await Promise.all(
     senders.map((address) =>
@@ -177,7 +206,8 @@ async function mineLoadBlocks({ wallet, test, demo, senders, blocks, seed }: Loa
   try {
     for (let block = 0; block < blocks; block++) {
       const loadGas = Math.floor(random() * maxBlockLoadGas)
-      const count = loadGas < 500_000 ? 0 : 1 + Math.floor(random() * 4)
+      const drawn = loadGas < 500_000 ? 0 : 1 + Math.floor(random() * 4)
+      const count = drawn === 0 ? 0 : Math.max(drawn, Math.ceil(loadGas / (maxTxGas - txOverheadGas)))
       const sends: Promise<unknown>[] = []
       for (let index = 0; index < count; index++) {
         const tipWei = BigInt(Math.floor((0.1 + random() * 2.9) * 1e9))

@@ -46,6 +46,13 @@ export type Network = {
   /** eth_getLogs limits (docs/compatibility.md §7): the widest block range, the most logs in an answer. */
   maxLogsBlockRange: number
   maxLogsResults: number
+  /**
+   * The per-transaction gas cap (EIP-7825) eth_call and eth_estimateGas `gas` is lowered to: the
+   * configured `maxTransactionGas`, lowered by a node's refusal naming a smaller one.
+   */
+  maxTransactionGas: bigint | undefined
+  /** A node refused a call without `gas` over the cap (its own default is above it): such calls are sent with the cap. */
+  fillsTransactionGas: boolean
   close(): Promise<void>
 }
 
@@ -60,6 +67,16 @@ export type CreateNetworkOptions = Pick<Config, 'upstreams' | 'cache'> & {
 
 export function createNetwork(config: NetworkConfig, options: CreateNetworkOptions): Network {
   const settings = options.upstreams
+  const log = options.log?.child({ network: config.name })
+  // what a node's refusal says of the network's per-transaction gas cap, for the calls after it
+  const onGasCap = (cap: bigint, filled: boolean) => {
+    const known = network.maxTransactionGas
+    if (known === undefined || cap < known) {
+      network.maxTransactionGas = cap
+      log?.info({ maxTransactionGas: Number(cap) }, 'a node refused gas over its per-transaction cap')
+    }
+    if (filled) network.fillsTransactionGas = true
+  }
   const poolOf = (upstreams: UpstreamConfig[]) =>
     createUpstreamPool(
       upstreams.map((upstream) =>
@@ -77,6 +94,7 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
         breakerCooldownMs: settings.breaker.cooldownMs,
         breakerMaxCooldownMs: settings.breaker.maxCooldownMs,
         hedge: settings.hedge.enabled ? settings.hedge : undefined,
+        onGasCap,
       },
     )
   const pool = poolOf(config.upstreams)
@@ -87,7 +105,7 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
     timeoutMs: Math.min(settings.timeoutMs, 5_000),
     maxLagBlocks: settings.maxLagBlocks,
     requestTimeoutMs: settings.attemptTimeoutMs,
-    ...(options.log ? { log: options.log.child({ network: config.name }) } : {}),
+    ...(log ? { log } : {}),
   })
   const sharedHead = options.shared?.head
   let shownHead = 0n
@@ -132,7 +150,7 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
         return
     }
   })
-  return {
+  const network: Network = {
     name: config.name,
     chainId: config.chainId,
     hosts: config.hosts,
@@ -157,9 +175,12 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
     },
     maxLogsBlockRange: config.maxLogsBlockRange ?? logsLimitDefaults.maxLogsBlockRange,
     maxLogsResults: config.maxLogsResults ?? logsLimitDefaults.maxLogsResults,
+    maxTransactionGas: config.maxTransactionGas === undefined ? undefined : BigInt(config.maxTransactionGas),
+    fillsTransactionGas: false,
     async close() {
       heads.close()
       await Promise.all([pool.close(), partners?.close()])
     },
   }
+  return network
 }

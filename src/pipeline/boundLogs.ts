@@ -4,6 +4,17 @@ import type { Network } from '../networks/createNetwork.ts'
 /** Checks an eth_getLogs answer against the network's result limit; throws LogResultsLimitError. */
 export type LogsAnswerCheck = (answer: Buffer) => void
 
+/** A query within the network's limits: the check for its answer, and its blocks. */
+export type BoundedLogs = {
+  check: LogsAnswerCheck
+  /**
+   * Its first and last block where both are known exactly: a number, `earliest`, `latest` and
+   * `pending` (and a missing bound) as the network's head, `finalized`; undefined for a `blockHash`
+   * query, for `safe`, and while no head is known.
+   */
+  blocks: readonly [bigint, bigint] | undefined
+}
+
 /** No log is shorter than this (address, topics, data, block and transaction fields): shorter answers are not counted. */
 const minLogBytes = 128
 const logIndexKey = Buffer.from('"logIndex"')
@@ -18,9 +29,10 @@ const blockNumberKey = Buffer.from('"blockNumber"')
  * service does. Logs are counted in the answer's bytes, and only in answers long enough to hold
  * that many.
  */
-export async function boundLogs(network: Network, filter: unknown): Promise<LogsAnswerCheck> {
+export async function boundLogs(network: Network, filter: unknown): Promise<BoundedLogs> {
   const { blockHash, fromBlock, toBlock } = (filter ?? {}) as Record<string, unknown>
   let from: bigint | undefined
+  let blocks: BoundedLogs['blocks']
   if (typeof blockHash !== 'string') {
     from = await blockNumberOf(network, fromBlock, 'from')
     const to = await blockNumberOf(network, toBlock, 'to')
@@ -29,9 +41,12 @@ export async function boundLogs(network: Network, filter: unknown): Promise<Logs
         `invalid argument 0: block range too large, the limit is ${network.maxLogsBlockRange} blocks`,
       )
     }
+    const first = exactBlockOf(network, fromBlock)
+    const last = exactBlockOf(network, toBlock)
+    if (first !== undefined && last !== undefined) blocks = [first, last]
   }
   const limit = network.maxLogsResults
-  return (answer) => {
+  const check: LogsAnswerCheck = (answer) => {
     if (answer.length <= limit * minLogBytes) return
     // the first log past the limit, if there is one
     let at = -1
@@ -46,6 +61,18 @@ export async function boundLogs(network: Network, filter: unknown): Promise<Logs
     if (block === undefined || start === undefined) throw new LogResultsLimitError(limit)
     throw new LogResultsLimitError(limit, [start, block > start ? block - 1n : start])
   }
+  return { check, blocks }
+}
+
+/** A filter's block as the node would read it, where tollgate knows it exactly (the head already polled). */
+function exactBlockOf(network: Network, ref: unknown): bigint | undefined {
+  const tag = ref ?? 'latest'
+  if (typeof tag !== 'string') return undefined
+  if (tag.startsWith('0x')) return BigInt(tag)
+  if (tag === 'earliest') return 0n
+  if (tag === 'latest' || tag === 'pending') return network.heads.latest()?.number
+  if (tag === 'finalized') return network.heads.finalized()
+  return undefined
 }
 
 /**

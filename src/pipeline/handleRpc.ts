@@ -18,6 +18,7 @@ import { capGas } from './capGas.ts'
 import { isNotFoundError } from './isNotFoundError.ts'
 import type { PreparedCall } from './prepareCall.ts'
 import type { RpcContext } from './rpcContext.ts'
+import { type LogsQuery, rangeRefusalOf, splitLogsRange, splitsAtOnce } from './splitLogsRange.ts'
 
 /** An answer a partner provider gave (docs/compatibility.md §7 failover). */
 export class PartnerAnswer {
@@ -46,11 +47,11 @@ export function handleRpc(ctx: RpcContext, prepared: PreparedCall & { ok: true }
     // capped here while the head is known (nearly always): no layer of its own for eth_call
     const head = network.heads.latest()
     if (!head) return answerWithDuties(ctx, prepared)
-    params = capGas(params, head)
+    params = capGas(params, head, network)
   }
   const scope = cacheScope(spec, params, network.heads.finalized())
   if (network.cache && scope !== 'never') return answerWithDuties(ctx, prepared)
-  const route = routeOf(spec, params, scope, undefined, undefined)
+  const route = routeOf(spec, params, scope, undefined, undefined, undefined, gasOf(spec, prepared, params))
   const sent = network.pool.send(bodyOf(prepared, params), sendOptions(ctx, route, ctx.cancellation))
   // eth_blockNumber and the calls whose "not found" is null: one step after the answer, not the
   // whole of answerWithDuties
@@ -107,16 +108,19 @@ async function answerWithDuties(ctx: RpcContext, prepared: PreparedCall & { ok: 
   if (spec.capsGas) {
     if (!network.heads.latest()) await network.heads.poll()
     const head = network.heads.latest()
-    if (head) params = capGas(params, head)
+    if (head) params = capGas(params, head, network)
   }
 
   const bounded = spec.boundsBlockRange ? await boundLogs(network, params[0]) : undefined
-  const checkLogs = spec.countsLogs ? bounded : undefined
+  const checkLogs = spec.countsLogs ? bounded?.check : undefined
+  // eth_getLogs over known blocks: split if every upstream refuses its range (splitLogsRange.ts)
+  const blocks = spec.countsLogs ? bounded?.blocks : undefined
+  const logs = blocks && { filter: params[0] as Record<string, unknown>, first: blocks[0], last: blocks[1] }
   const { cache } = network
   const scope = cacheScope(spec, params, network.heads.finalized())
   // this call's own right to fail over (docs/compatibility.md §7): plan, header or key switch, method
   const partners = ctx.failover && network.failoverMethods.has(spec.name) ? network.partners : undefined
-  const route = routeOf(spec, params, scope, partners, checkLogs)
+  const route = routeOf(spec, params, scope, partners, checkLogs, logs, gasOf(spec, prepared, params))
   let answer: CallAnswer
   if (!cache || scope === 'never') {
     const body = bodyOf(prepared, params)
@@ -124,7 +128,7 @@ async function answerWithDuties(ctx: RpcContext, prepared: PreparedCall & { ok: 
       // nothing to do before sending: the pool's answer as it is
       answer = await network.pool.send(body, sendOptions(ctx, route, ctx.cancellation))
     } else {
-      answer = toCallAnswer(await forward(ctx, spec, body, route, ctx.cancellation))
+      answer = toCallAnswer(await forward(ctx, spec, body, call.id, route, ctx.cancellation))
     }
   } else {
     // the params are serialised once: for the cache key and the upstream body alike
@@ -190,14 +194,28 @@ function routeOf(
   scope: CacheScope,
   partners: Network['partners'],
   checkLogs: LogsAnswerCheck | undefined,
+  logs: LogsQuery | undefined,
+  capsGas: Route['capsGas'],
 ): Route {
   return {
     partners,
     headSensitive: scope !== 'immutable' && !spec.nodeState,
     retry: spec.idempotent,
     rawTransaction: spec.sendsTransaction ? (params[0] as string) : undefined,
+    capsGas,
     checkLogs,
+    logs,
   }
+}
+
+/**
+ * Whose the `gas` of a call that caps gas is: the client's own figure as sent, or ours (none, the
+ * node's default then, or the gas cap's). Undefined for the other methods.
+ */
+function gasOf(spec: MethodSpec, prepared: PreparedCall & { ok: true }, params: unknown[]): Route['capsGas'] {
+  if (!spec.capsGas) return undefined
+  if (params !== prepared.params) return 'ours'
+  return typeof (params[0] as { gas?: unknown } | undefined)?.gas === 'string' ? 'client' : 'ours'
 }
 
 function toCallAnswer(fetched: FetchedAnswer): CallAnswer {
@@ -211,28 +229,36 @@ type Route = {
   headSensitive: boolean
   retry: boolean
   rawTransaction: string | undefined
+  /** Whose the gas of an eth_call or eth_estimateGas is (SendOptions.capsGas). */
+  capsGas: 'ours' | 'client' | undefined
   checkLogs: LogsAnswerCheck | undefined
+  /** An eth_getLogs query over known blocks, split when every upstream refuses its range. */
+  logs: LogsQuery | undefined
 }
 
 /**
  * Sends a call to the network's upstreams and, when they fail and the call may fail over
  * (docs/compatibility.md §7: plan, header or key switch, eligible method), to its partners. The call's
  * deadline covers both: the upstreams get what the partners do not need. When every upstream and
- * partner answered a "cannot answer now" error, the last node's error is the answer.
+ * partner answered a "cannot answer now" error, the last node's error is the answer; for an
+ * eth_getLogs range refusal, the merged answer of the range split (splitLogsRange), for `id`.
  */
 async function forward(
   ctx: RpcContext,
   spec: MethodSpec,
   body: string | Buffer,
+  id: RpcId,
   route: Route,
   cancellation: Cancellation | undefined,
 ): Promise<FetchedAnswer> {
   const { network } = ctx
-  const { partners, checkLogs } = route
+  const { partners, checkLogs, logs } = route
   const options = sendOptions(ctx, route, cancellation)
   const { deadline } = options
+  const atOnce = logs !== undefined && splitsAtOnce(network, logs)
   let fetched: FetchedAnswer
-  if (!partners) fetched = { body: await network.pool.send(body, options), partner: false }
+  if (atOnce) fetched = { body: await splitLogsRange(network, logs, undefined, id, options), partner: false }
+  else if (!partners) fetched = { body: await network.pool.send(body, options), partner: false }
   else {
     try {
       const primary = { ...options, deadline: deadline - network.partnerReserveMs, fallback: true }
@@ -254,6 +280,9 @@ async function forward(
       }
     }
   }
+  if (logs && !atOnce && !fetched.partner && rangeRefusalOf(fetched.body)) {
+    fetched = { body: await splitLogsRange(network, logs, fetched.body, id, options), partner: false }
+  }
   checkLogs?.(fetched.body)
   return fetched
 }
@@ -265,13 +294,15 @@ async function forward(
  */
 function load(ctx: RpcContext, spec: MethodSpec, body: string, route: Route): Promise<FetchedAnswer> {
   const answerBudget = ctx.answerBudget.forShared()
-  return forward({ ...ctx, answerBudget }, spec, body, route, undefined).finally(() => answerBudget.release())
+  return forward({ ...ctx, answerBudget }, spec, body, 1, route, undefined).finally(() =>
+    answerBudget.release(),
+  )
 }
 
 /** How the network's pool sends a call: its deadline starts now. */
 function sendOptions(
   ctx: RpcContext,
-  { retry, headSensitive, rawTransaction }: Route,
+  { retry, headSensitive, rawTransaction, capsGas }: Route,
   cancellation: Cancellation | undefined,
 ): SendOptions & { deadline: number } {
   return {
@@ -279,6 +310,7 @@ function sendOptions(
     retry,
     headSensitive,
     rawTransaction,
+    capsGas,
     cancellation,
     answerBudget: ctx.answerBudget,
   }

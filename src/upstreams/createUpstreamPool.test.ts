@@ -667,6 +667,64 @@ describe('createUpstreamPool', () => {
     })
   })
 
+  describe("gas over a node's per-transaction cap (EIP-7825)", () => {
+    const call = (gas?: string) =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'eth_call',
+        params: [{ to: '0x01', ...(gas ? { gas } : {}) }],
+      })
+    /** A node enforcing 2^24 on calls: refuses more (its own default of 30M too), answers the gas it was sent. */
+    const enforcing = {
+      respond: (request: string) => {
+        const { gas } = (JSON.parse(request) as { params: [{ gas?: string }] }).params[0]
+        const sent = gas === undefined ? 30_000_000n : BigInt(gas)
+        return sent > 16_777_216n
+          ? JSON.stringify({
+              jsonrpc: '2.0',
+              id: 1,
+              error: { code: -32000, message: `transaction gas limit too high (cap: 16777216, tx: ${sent})` },
+            })
+          : JSON.stringify({ jsonrpc: '2.0', id: 1, result: gas ?? null })
+      },
+    }
+
+    it('a call whose gas is ours (lowered by tollgate, or none) is sent once more at the cap, and the cap is told', async () => {
+      const learned: [bigint, boolean][] = []
+      const { pool, stubs } = setup([enforcing], { onGasCap: (cap, filled) => learned.push([cap, filled]) })
+      const lowered = await pool.send(call('0x1c9c380'), { capsGas: 'ours', retry: true })
+      assert.deepEqual(JSON.parse(lowered.toString()), { jsonrpc: '2.0', id: 1, result: '0x1000000' })
+      const filled = JSON.parse((await pool.send(call(), { capsGas: 'ours', retry: true })).toString())
+      assert.deepEqual(filled.result, '0x1000000')
+      assert.deepEqual(learned, [
+        [16_777_216n, false],
+        [16_777_216n, true],
+      ])
+      assert.equal(stubs[0]?.calls, 4)
+    })
+
+    it("the client's own gas refused is the client's answer; the cap is told all the same", async () => {
+      const learned: [bigint, boolean][] = []
+      const { pool, stubs } = setup([enforcing], { onGasCap: (cap, filled) => learned.push([cap, filled]) })
+      const answer = JSON.parse(
+        (await pool.send(call('0x1c9c380'), { capsGas: 'client', retry: true })).toString(),
+      )
+      assert.match(answer.error.message, /tx: 30000000/)
+      assert.deepEqual(learned, [[16_777_216n, false]])
+      assert.equal(stubs[0]?.calls, 1)
+    })
+
+    it('any other call gets the refusal as its answer, untold (a signed transaction: its gas is its own)', async () => {
+      const learned: bigint[] = []
+      const { pool, stubs } = setup([enforcing], { onGasCap: (cap) => learned.push(cap) })
+      const answer = JSON.parse((await pool.send(call('0x1c9c380'), { retry: true })).toString())
+      assert.match(answer.error.message, /tx: 30000000/)
+      assert.equal(stubs[0]?.calls, 1)
+      assert.deepEqual(learned, [])
+    })
+  })
+
   describe('eth_sendRawTransaction (docs/compatibility.md §7)', () => {
     const raw = '0x02f86c827a6980843b9aca00850ba43b7400825208940000000000000000000000000000000000000000'
     const hash = keccak256(raw)

@@ -12,6 +12,7 @@ import { attemptUpstream } from './attemptUpstream.ts'
 import { createMemberRanking } from './createMemberRanking.ts'
 import type { Upstream } from './createUpstream.ts'
 import { type AttemptFailure, mayRetry, NodeErrorAnswer, type Verdict } from './judgeAttempt.ts'
+import { toGasCappedBody } from './toGasCappedBody.ts'
 
 /**
  * One upstream and what the pool knows of it. Written by the pool (call outcomes) and the head
@@ -63,6 +64,13 @@ export type SendOptions = {
   cancellation?: Cancellation | undefined
   /** What the client's request may hold of answers: a larger answer is refused (ResponseTooLargeError, ServerBusyError). */
   answerBudget?: AnswerBudget | undefined
+  /**
+   * eth_call and eth_estimateGas, whose `gas` is `ours` (none, or lowered by tollgate) or the
+   * `client`'s. A node's refusal of it over its per-transaction cap (EIP-7825) is told to onGasCap,
+   * and a call whose gas is ours is sent once more with `gas` at the cap; the client's own figure
+   * refused is the client's answer.
+   */
+  capsGas?: 'ours' | 'client' | undefined
 }
 
 export type UpstreamPool = {
@@ -109,6 +117,8 @@ export type UpstreamPoolOptions = {
   timers?: Timers
   /** 0..1, for the jitter of retry pauses (Math.random unless a test fixes it). */
   random?: () => number
+  /** A node refused a call's gas over this per-transaction cap (`filled`: the call had no gas of its own). */
+  onGasCap?: (cap: bigint, filled: boolean) => void
 }
 
 /**
@@ -232,6 +242,9 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     readonly rawTransaction: string | undefined
     readonly cancellation: Cancellation | undefined
     readonly answerBudget: AnswerBudget | undefined
+    readonly capsGas: 'ours' | 'client' | undefined
+    /** Sent once more with its gas at a node's cap: not again. */
+    gasCapped = false
     readonly deadline: number
     readonly maxAttempts: number
     /** Idempotent reads only are hedged: not a transaction's send (resent only after a failure), not filters. */
@@ -253,7 +266,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     next: PoolMember | undefined
 
     constructor(
-      readonly body: string | Buffer,
+      public body: string | Buffer,
       sendOptions: SendOptions,
     ) {
       this.retry = sendOptions.retry ?? false
@@ -262,6 +275,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
       this.rawTransaction = sendOptions.rawTransaction
       this.cancellation = sendOptions.cancellation
       this.answerBudget = sendOptions.answerBudget
+      this.capsGas = sendOptions.capsGas
       this.deadline = sendOptions.deadline ?? now() + options.timeoutMs
       this.maxAttempts = this.retry || this.rawTransaction !== undefined ? options.maxAttempts : 1
       this.hedgePolicy = this.retry && this.rawTransaction === undefined ? hedge : undefined
@@ -303,6 +317,10 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     answerOf(last: Step): Buffer | Promise<Buffer> {
       const { verdict } = last
       if ('answer' in verdict) {
+        if (verdict.gasCap !== undefined && this.capsGas !== undefined && !this.gasCapped) {
+          const capped = this.underGasCap(verdict.gasCap, last.member)
+          if (capped) return capped
+        }
         const { rawTransaction } = this
         if (rawTransaction === undefined || !this.seen) return verdict.answer
         return answerResentTransaction(verdict.answer, rawTransaction, async (lookUp) => {
@@ -317,6 +335,26 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
       if (verdict.clientGone) throw new ClientGoneError()
       if (verdict.refusal) throw verdict.refusal
       return this.failure()
+    }
+
+    /**
+     * The call once more on `member`, its gas at the cap the node named, when the gas it refused was
+     * not the client's (the node's own default, or tollgate's lowered figure); undefined when it was
+     * the client's own (the refusal is the answer, the cap told) or not over the cap.
+     */
+    underGasCap(cap: bigint, member: PoolMember): Promise<Buffer> | undefined {
+      this.gasCapped = true
+      if (this.capsGas === 'client') {
+        options.onGasCap?.(cap, false)
+        return undefined
+      }
+      const capped = toGasCappedBody(this.body, cap)
+      if (!capped) return undefined
+      this.body = capped.body
+      options.onGasCap?.(cap, capped.filled)
+      return this.tryOn(member).then((step) =>
+        this.retryable(step) ? this.retried(step) : this.answerOf(step),
+      )
     }
 
     failure(): Buffer {

@@ -55,6 +55,26 @@ describe('judgeAttempt', () => {
     })
   })
 
+  it("an HTTP 4xx carrying a JSON-RPC error is the node's answer, judged like any node error", () => {
+    const range = nodeError(35, 'ranges over 1000 blocks are not supported on freetier')
+    assert.deepEqual(answered(range, 400), {
+      reason: '35: ranges over 1000 blocks are not supported on freetier',
+      blame: 'none',
+      nodeAnswer: Buffer.from(range),
+    })
+    const quickNode = nodeError(-32614, 'eth_getLogs is limited to a 10,000 range')
+    assert.ok('nodeAnswer' in answered(quickNode, 413))
+    // an error the table does not name is the client's answer, whatever the status
+    const invalid = nodeError(-32602, 'invalid argument 0: hex string without 0x prefix')
+    const verdict = answered(invalid, 400)
+    assert.ok('answer' in verdict && verdict.answer.toString() === invalid)
+    // not for statuses about the upstream itself, nor for bodies that are no JSON-RPC error
+    assert.deepEqual(answered(range, 429), { reason: 'HTTP 429', blame: 'down' })
+    assert.deepEqual(answered(range, 401), { reason: 'HTTP 401', blame: 'down' })
+    assert.deepEqual(answered('{"error":"nope"}', 400), { reason: 'HTTP 400', blame: 'none' })
+    assert.deepEqual(answered('<html>Bad Request</html>', 400), { reason: 'HTTP 400', blame: 'none' })
+  })
+
   it('node errors: capacity counts like a 429; missing data degrades and keeps the answer; refusals keep it only', () => {
     assert.deepEqual(answered(nodeError(-32005, 'daily request count exceeded, request rate limited')), {
       reason: '-32005: daily request count exceeded, request rate limited',

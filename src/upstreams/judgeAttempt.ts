@@ -1,6 +1,6 @@
 import { TollgateError, UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/errors.ts'
 import type { UpstreamResponse } from './createUpstream.ts'
-import { classifyNodeError, readNodeError } from './nodeErrors.ts'
+import { classifyNodeError, gasCapOf, type NodeError, readNodeError } from './nodeErrors.ts'
 
 /** How one attempt on one upstream ended, before anyone judged it. */
 export type AttemptResult =
@@ -16,7 +16,7 @@ export type AttemptResult =
  * reverts and every other error the node rightly answered); anything else is a failure, and the call
  * may move on to another upstream.
  */
-export type Verdict = { answer: Buffer } | AttemptFailure
+export type Verdict = { answer: Buffer; gasCap?: bigint } | AttemptFailure
 
 export type AttemptFailure = {
   reason: string
@@ -65,16 +65,25 @@ export function judgeAttempt(result: AttemptResult): Verdict {
     return { reason: message, blame: 'down', unsent: code !== undefined && unsentErrorCodes.has(code) }
   }
   const { status, body } = result.response
+  let error: NodeError | undefined
   if (status < 200 || status >= 300) {
     // a refusal of this request (413 for a big batch, say) says nothing of the node's health:
     // counting it would let one client's requests take upstreams out of use for everyone
-    return { reason: `HTTP ${status}`, blame: refusesRequest(status) ? 'none' : 'down' }
+    const refuses = refusesRequest(status)
+    // with a JSON-RPC error, it is the node's answer to this request, judged as if it came with a 200
+    error = refuses && isJsonObjectOrArray(body) ? readNodeError(body) : undefined
+    if (!error) return { reason: `HTTP ${status}`, blame: refuses ? 'none' : 'down' }
+  } else {
+    if (!isJsonObjectOrArray(body)) return { reason: 'an answer that is not JSON', blame: 'down' }
+    error = readNodeError(body)
+    if (!error) return { answer: body }
   }
-  if (!isJsonObjectOrArray(body)) return { reason: 'an answer that is not JSON', blame: 'down' }
-  const error = readNodeError(body)
-  if (!error) return { answer: body }
   const kind = classifyNodeError(error)
-  if (kind === undefined) return { answer: body }
+  if (kind === undefined) {
+    // the client's answer, unless the call's gas was over the node's per-transaction cap (EIP-7825)
+    const gasCap = gasCapOf(error)
+    return gasCap === undefined ? { answer: body } : { answer: body, gasCap }
+  }
   const reason = `${error.code}: ${typeof error.message === 'string' ? error.message.slice(0, 200) : ''}`
   // a node out of capacity is treated as if it had answered HTTP 429
   if (kind === 'capacity') return { reason, blame: 'down' }

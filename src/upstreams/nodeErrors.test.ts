@@ -49,6 +49,9 @@ describe('nodeErrors', () => {
       [{ code: -32000, message: 'finalized block not found' }, 'missingData'],
       [{ code: -32601, message: 'the method trace_block does not exist/is not available' }, 'refused'],
       [{ code: -32601 }, 'refused'],
+      // a range limit under the code of a rate limit is the range limit
+      [{ code: -32005, message: 'Requested range exceeds maximum RPC range limit' }, 'refused'],
+      [{ code: 35, message: 'ranges over 1000 blocks are not supported on freetier' }, 'refused'],
     ]
     for (const [error, kind] of cases) assert.equal(classifyNodeError(error), kind, JSON.stringify(error))
   })

@@ -25,29 +25,85 @@ export type NodeErrorRule = {
   code?: number
   /** Matched against the message; a rule with a code and no message takes every message. */
   message?: RegExp
+  /** An eth_getLogs refusal of its block range or of its answer's size: a smaller range may be answered. */
+  splitsRange?: true
 }
 
 /** In order: the first rule that matches decides. */
 export const nodeErrorRules: readonly NodeErrorRule[] = [
-  // limits of one node or provider on this request: another may answer it
+  // limits of one node or provider on this request: another may answer it. An eth_getLogs refusal
+  // of its block range or answer size (`splitsRange`) is one tollgate may split when every upstream
+  // says it (src/pipeline/splitLogsRange.ts; the chunk size read by readRangeLimit.ts)
   {
     kind: 'refused',
-    source: 'Infura (-32005), and tollgate itself',
+    source: 'Infura, zkSync (-32005), and tollgate itself',
     message: /query returned more than \d+ results/i,
+    splitsRange: true,
   },
   {
     kind: 'refused',
-    source: 'Alchemy (-32602)',
-    message: /log response size exceeded|this block range should work/i,
+    source:
+      'Alchemy (-32602 `Log response size exceeded`, -32600 `You can make eth_getLogs requests with up to a 500 block range`, `Under the Free tier plan, … up to a 10 block range`)',
+    message: /log response size exceeded|this block range should work|eth_getLogs requests with up to an? /i,
+    splitsRange: true,
   },
-  { kind: 'refused', source: 'QuickNode', message: /eth_getLogs (and eth_newFilter )?(is|are) limited/i },
   {
     kind: 'refused',
-    source: 'geth, erigon, hosted providers (block range limits)',
+    source:
+      'QuickNode and rpc.blast.io (-32614 `eth_getLogs is limited to a 10,000 range`, also as HTTP 413), 1RPC (`eth_getLogs is limited to 0 - 50 blocks range`)',
+    message: /eth_getLogs (and eth_newFilter )?(is|are) limited/i,
+    splitsRange: true,
+  },
+  {
+    kind: 'refused',
+    source: 'dRPC (code 35 `ranges over 1000 blocks are not supported on freetier`)',
+    message: /ranges over \d+ blocks are not supported/i,
+    splitsRange: true,
+  },
+  {
+    kind: 'refused',
+    source: 'besu (-32005 `Requested range exceeds maximum RPC range limit`, `--rpc-max-logs-range`)',
+    message: /requested range exceeds maximum (rpc )?range limit/i,
+    splitsRange: true,
+  },
+  {
+    kind: 'refused',
+    source:
+      'reth and Base (-32602 `query exceeds max block range 100000`, `query exceeds max results 20000, retry with the range A-B`), LlamaRPC, Ankr',
+    message: /query exceeds max (block range|results)/i,
+    splitsRange: true,
+  },
+  {
+    kind: 'refused',
+    source:
+      'erigon (`--rpc.blockrange.limit`: `query block range exceeds server limit, narrow your filter: N`; `--rpc.logs.maxresults`: `query returns too many logs, narrow your filter: N`)',
+    message: /block range exceeds server limit|returns too many logs/i,
+    splitsRange: true,
+  },
+  {
+    kind: 'refused',
+    source:
+      'Ankr (-32600 `block range is too wide`, `maximum [from, to] blocks distance: 10000`), Cloudflare (`Max range: 800`), Chainstack (`Block range limit exceeded.`), Infura (-32602 `range 1000000 exceeds limit of 10000`), Coinbase (`please limit the query to at most N blocks`), thirdweb (`Maximum allowed number of requested blocks is N`), Avalanche (`requested too many blocks from A to B, maximum is set to N`), Blast (`exceeds the range allowed for your plan (N > M)`)',
     message:
-      /block range (is )?too (large|wide)|range (is )?too large|exceed(s|ed)? (the )?max(imum)? block range|max(imum)? block range (exceeded|is)/i,
+      /blocks distance: \d+|max range: \d+|block range limit exceeded|range \d+ exceeds limit of \d+|limit the query to at most [\d,.]+ blocks|number of requested blocks is \d+|requested too many blocks|exceeds the range allowed for your plan/i,
+    splitsRange: true,
   },
-  { kind: 'refused', source: 'geth (-32003)', message: /^response too large/i },
+  {
+    kind: 'refused',
+    source:
+      'geth `--rpc.rangelimit`, BSC, PublicNode (`exceed maximum block range: 50000`), Moonbeam/Frontier (`block range is too wide (maximum 1024)`), Optimism (`Block range is too large`), Scroll (`block range is bigger than maxBlockRange`), Morph (`block range is larger than max block range, block range = 5120, max block range = 5000`), hosted providers (block range limits)',
+    message:
+      /block range (is )?too (large|wide|high)|block range is (bigger|larger) than|range (is )?too large|exceed(s|ed)? (the )?max(imum)? block range|max(imum)? block range (exceeded|is)/i,
+    splitsRange: true,
+  },
+  {
+    kind: 'refused',
+    source:
+      'geth (-32003 `response too large`), proxyd (`backend response too large`), Arbitrum (`logs matched by query exceeds limit of 10000`), 1RPC (`response size should not greater than N bytes`)',
+    message:
+      /^(backend )?response too large|logs matched by query exceeds limit|response size should not greater/i,
+    splitsRange: true,
+  },
   { kind: 'refused', source: 'every client: a method this node does not serve', code: -32601 },
 
   // the node refuses for now
@@ -121,15 +177,36 @@ export type NodeError = { code?: unknown; message?: unknown; data?: unknown }
  * Execution errors are answers whatever their text says: a revert reason may read "rate limit".
  */
 export function classifyNodeError(error: NodeError): NodeErrorKind | undefined {
+  return findNodeErrorRule(error)?.kind
+}
+
+/** The table's rule for a node's error answer, or undefined when it is the client's answer (classifyNodeError). */
+export function findNodeErrorRule(error: NodeError): NodeErrorRule | undefined {
   const message = typeof error.message === 'string' ? error.message : ''
   if (error.code === 3 || /revert|vm execution error|vm exception/i.test(message)) return undefined
   for (const rule of nodeErrorRules) {
     if (rule.code !== undefined && rule.code !== error.code) continue
     if (rule.message && !rule.message.test(message)) continue
-    return rule.kind
+    return rule
   }
   return undefined
 }
+
+/**
+ * The per-transaction gas cap (EIP-7825) a node's error says a call's `gas` is over, or undefined:
+ * geth (`transaction gas limit too high (cap: 16777216, tx: 30000000)`), Hardhat 3 / EDR
+ * (`Transaction gas limit is 30000000 and exceeds transaction gas cap of 16777216`), revm, so reth
+ * and anvil (`transaction gas limit (30000000) is greater than the cap (16777216)`).
+ */
+export function gasCapOf(error: NodeError): bigint | undefined {
+  if (typeof error.message !== 'string') return undefined
+  const match = gasCapMessage.exec(error.message)
+  const digits = match?.[1] ?? match?.[2] ?? match?.[3]
+  return digits === undefined ? undefined : BigInt(digits)
+}
+
+const gasCapMessage =
+  /transaction gas limit .{0,40}?(?:too high \(cap: (\d{1,20})|exceeds transaction gas cap of (\d{1,20})|is greater than the cap \((\d{1,20})\))/i
 
 /**
  * What an eth_sendRawTransaction error says of a transaction the node may already have: `known`

@@ -15,6 +15,19 @@ export type FakeBehaviour =
       target: string
       respond: (request: { method: string; id: unknown; params: unknown[] }) => unknown
     }
+  /**
+   * Answers the error `refuse` gives for a request (with its HTTP status, 200 by default), as a
+   * provider's limiter refuses; forwards the others to `target`.
+   */
+  | {
+      kind: 'refuseOr'
+      target: string
+      refuse: (request: {
+        method: string
+        id: unknown
+        params: unknown[]
+      }) => { status?: number; error: { code: number; message: string } } | undefined
+    }
   /** Answers a JSON-RPC error object (HTTP 200), as nodes answer what they cannot do. */
   | { kind: 'rpcError'; error: { code: number; message: string; data?: unknown } }
   /** Forwards the call to `target` (which takes it), then drops the connection instead of answering. */
@@ -82,6 +95,13 @@ export async function startFakeUpstream(initial: FakeBehaviour = { kind: 'hang' 
         res.writeHead(200, { 'content-type': 'application/json' })
         res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, error: now.error }))
         return
+      case 'refuseOr': {
+        const refused = now.refuse(body)
+        if (!refused) return serve({ kind: 'proxy', target: now.target }, body, req, res)
+        res.writeHead(refused.status ?? 200, { 'content-type': 'application/json' })
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, error: refused.error }))
+        return
+      }
       case 'deliverThenDrop':
         await forward(now.target, body)
         req.socket.destroy()

@@ -1,0 +1,235 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { createRpcCache } from '../cache/createRpcCache.ts'
+import type { Network } from '../networks/createNetwork.ts'
+import { maxChunkCalls, planChunks, rangeRefusalOf, splitLogsRange, splitsAtOnce } from './splitLogsRange.ts'
+
+const hex = (value: bigint) => `0x${value.toString(16)}`
+
+type Refuse = (from: bigint, to: bigint) => { code: number; message: string } | undefined
+
+/**
+ * A network whose one pool answers eth_getLogs with one log per block (two in even blocks), refusing
+ * what `refuse` says; it counts the chunks asked and the most asked at once.
+ */
+function fakeNetwork(
+  refuse: Refuse,
+  options: { finalized?: bigint; cache?: boolean; maxLogsResults?: number } = {},
+) {
+  const asked: [bigint, bigint][] = []
+  let inFlight = 0
+  let mostInFlight = 0
+  const pool = {
+    async send(body: string) {
+      const { id, params } = JSON.parse(body) as {
+        id: unknown
+        params: [{ fromBlock: string; toBlock: string }]
+      }
+      const from = BigInt(params[0].fromBlock)
+      const to = BigInt(params[0].toBlock)
+      asked.push([from, to])
+      inFlight++
+      mostInFlight = Math.max(mostInFlight, inFlight)
+      // later chunks answer first: the merge must keep block order
+      for (let turn = 0n; turn < 20n - (from % 20n); turn++)
+        await new Promise((resolve) => setImmediate(resolve))
+      inFlight--
+      const error = refuse(from, to)
+      if (error) return Buffer.from(JSON.stringify({ jsonrpc: '2.0', id, error }))
+      return Buffer.from(JSON.stringify({ jsonrpc: '2.0', id, result: logsOf(from, to) }))
+    },
+  }
+  const network = {
+    pool,
+    cache: options.cache ? createRpcCache({ maxBytes: 1_000_000, maxEntryBytes: 100_000 }) : undefined,
+    heads: { finalized: () => options.finalized },
+    maxLogsResults: options.maxLogsResults ?? 10_000,
+  } as unknown as Network
+  return { network, asked, mostInFlight: () => mostInFlight }
+}
+
+function logsOf(from: bigint, to: bigint) {
+  const logs = []
+  for (let block = from; block <= to; block++) {
+    for (let index = 0n; index < (block % 2n === 0n ? 2n : 1n); index++) {
+      logs.push({ blockNumber: hex(block), logIndex: hex(index), data: '0x' })
+    }
+  }
+  return logs
+}
+
+const limitedTo =
+  (limit: bigint): Refuse =>
+  (from, to) =>
+    to - from + 1n > limit
+      ? { code: 35, message: `ranges over ${limit} blocks are not supported on freetier` }
+      : undefined
+
+const query = (first: bigint, last: bigint) => ({ filter: { address: '0x01' }, first, last })
+const refusalOf = (id: number, error: { code: number; message: string }) =>
+  Buffer.from(JSON.stringify({ jsonrpc: '2.0', id, error }))
+const options = { deadline: Number.POSITIVE_INFINITY }
+
+describe('planChunks', () => {
+  it('halves when the refusal states no width, or one no narrower than the range', () => {
+    assert.deepEqual(planChunks(10n, 19n, {}), [
+      [10n, 14n],
+      [15n, 19n],
+    ])
+    assert.deepEqual(planChunks(10n, 20n, { limitBlocks: 50n }), [
+      [10n, 14n],
+      [15n, 20n],
+    ])
+    assert.deepEqual(planChunks(7n, 7n, {}), [], 'one block cannot be split')
+  })
+
+  it('takes the stated or suggested width, the narrower of the two, the last chunk short', () => {
+    assert.deepEqual(planChunks(0n, 9n, { limitBlocks: 4n }), [
+      [0n, 3n],
+      [4n, 7n],
+      [8n, 9n],
+    ])
+    assert.deepEqual(planChunks(0n, 9n, { suggestedBlocks: 5n, limitBlocks: 3n }), [
+      [0n, 2n],
+      [3n, 5n],
+      [6n, 8n],
+      [9n, 9n],
+    ])
+    assert.deepEqual(planChunks(0n, 9n, { suggestedBlocks: 5n }), [
+      [0n, 4n],
+      [5n, 9n],
+    ])
+  })
+})
+
+describe('splitLogsRange', () => {
+  it('merges the chunks in block order into exactly the answer of the whole range, for the call id', async () => {
+    const { network, asked, mostInFlight } = fakeNetwork(limitedTo(10n))
+    const refusal = refusalOf(7, { code: 35, message: 'ranges over 10 blocks are not supported on freetier' })
+    const answer = await splitLogsRange(network, query(100n, 199n), refusal, 7, options)
+    assert.equal(answer.toString(), JSON.stringify({ jsonrpc: '2.0', id: 7, result: logsOf(100n, 199n) }))
+    assert.equal(asked.length, 10, 'ten chunks of the stated 10 blocks, none refused')
+    assert.ok(mostInFlight() <= 4, `at most 4 chunks at once (saw ${mostInFlight()})`)
+    assert.equal(mostInFlight(), 4, 'and 4 at once while there are more')
+  })
+
+  it('halves where the refusal says no width, and splits a refused chunk again', async () => {
+    const { network, asked } = fakeNetwork((from, to) =>
+      to - from + 1n > 3n ? { code: -32602, message: 'Block range limit exceeded.' } : undefined,
+    )
+    const refusal = refusalOf(1, { code: -32602, message: 'Block range limit exceeded.' })
+    const answer = await splitLogsRange(network, query(0n, 9n), refusal, 'x', options)
+    assert.equal(answer.toString(), JSON.stringify({ jsonrpc: '2.0', id: 'x', result: logsOf(0n, 9n) }))
+    // 0-4 and 5-9 refused, then 0-1, 2-4, 5-6, 7-9
+    assert.equal(asked.length, 6)
+  })
+
+  it("follows a suggested range (Infura's), chunk after chunk", async () => {
+    const suggest: Refuse = (from, to) =>
+      to - from + 1n > 4n
+        ? {
+            code: -32005,
+            message: `query returned more than 10000 results. Try with this block range [${hex(from)}, ${hex(from + 3n)}].`,
+          }
+        : undefined
+    const { network } = fakeNetwork(suggest)
+    const answer = await splitLogsRange(
+      network,
+      query(3n, 20n),
+      refusalOf(1, suggest(3n, 20n) as never),
+      1,
+      options,
+    )
+    assert.equal(answer.toString(), JSON.stringify({ jsonrpc: '2.0', id: 1, result: logsOf(3n, 20n) }))
+  })
+
+  it('remembers a stated limit per network: later queries wider than it split at once', async () => {
+    const { network, asked } = fakeNetwork(limitedTo(25n))
+    assert.equal(splitsAtOnce(network, query(0n, 99n)), false)
+    const refusal = refusalOf(1, { code: 35, message: 'ranges over 25 blocks are not supported on freetier' })
+    await splitLogsRange(network, query(0n, 99n), refusal, 1, options)
+    assert.equal(splitsAtOnce(network, query(0n, 99n)), true)
+    assert.equal(splitsAtOnce(network, query(0n, 24n)), false, 'within the limit: asked whole')
+    asked.length = 0
+    const answer = await splitLogsRange(network, query(200n, 259n), undefined, 2, options)
+    assert.equal(answer.toString(), JSON.stringify({ jsonrpc: '2.0', id: 2, result: logsOf(200n, 259n) }))
+    assert.deepEqual(asked, [
+      [200n, 224n],
+      [225n, 249n],
+      [250n, 259n],
+    ])
+  })
+
+  it('answers the refusal itself when a block alone is refused, or the split would take more than the most calls', async () => {
+    const alwaysRefused: Refuse = () => ({
+      code: -32005,
+      message: 'Requested range exceeds maximum RPC range limit',
+    })
+    const { network, asked } = fakeNetwork(alwaysRefused)
+    const refusal = refusalOf(3, alwaysRefused(0n, 0n) as never)
+    assert.equal(await splitLogsRange(network, query(0n, 3n), refusal, 3, options), refusal)
+    assert.equal(asked.length, 6, '0-1, 2-3, then each block, the first refused alone ends it')
+
+    const { network: tiny, asked: tinyAsked } = fakeNetwork(limitedTo(1n))
+    const wide = refusalOf(4, { code: 35, message: 'ranges over 1 blocks are not supported on freetier' })
+    assert.equal(await splitLogsRange(tiny, query(0n, BigInt(maxChunkCalls)), wide, 4, options), wide)
+    assert.equal(tinyAsked.length, 0, 'not one chunk asked')
+  })
+
+  it("a chunk's own error (missing data) is the answer, addressed to the call", async () => {
+    const { network } = fakeNetwork((from, to) =>
+      to - from + 1n > 5n
+        ? { code: 35, message: 'ranges over 5 blocks are not supported on freetier' }
+        : from >= 10n
+          ? { code: -32000, message: 'header not found' }
+          : undefined,
+    )
+    const refusal = refusalOf(5, { code: 35, message: 'ranges over 5 blocks are not supported on freetier' })
+    const answer = await splitLogsRange(network, query(0n, 19n), refusal, 5, options)
+    assert.deepEqual(JSON.parse(answer.toString()), {
+      jsonrpc: '2.0',
+      id: 5,
+      error: { code: -32000, message: 'header not found' },
+    })
+  })
+
+  it('chunks at or below the finalized block are cached; the others are asked again', async () => {
+    const { network, asked } = fakeNetwork(limitedTo(10n), { finalized: 29n, cache: true })
+    const refusal = refusalOf(1, { code: 35, message: 'ranges over 10 blocks are not supported on freetier' })
+    const first = await splitLogsRange(network, query(0n, 49n), refusal, 1, options)
+    assert.equal(asked.length, 5)
+    asked.length = 0
+    const again = await splitLogsRange(network, query(0n, 49n), undefined, 1, options)
+    assert.equal(again.toString(), first.toString())
+    assert.deepEqual(asked, [
+      [30n, 39n],
+      [40n, 49n],
+    ])
+  })
+
+  it('asks no more chunks once the first ones hold more logs than the result limit: their logs are the answer', async () => {
+    const { network, asked } = fakeNetwork(limitedTo(10n), { maxLogsResults: 20 })
+    const refusal = refusalOf(1, { code: 35, message: 'ranges over 10 blocks are not supported on freetier' })
+    const answer = JSON.parse(
+      (await splitLogsRange(network, query(0n, 99n), refusal, 1, options)).toString(),
+    ) as {
+      result: { blockNumber: string }[]
+    }
+    // blocks 0..9 hold 15 logs, 0..19 hold 30: more than 20 once the first two chunks are in
+    const last = BigInt((answer.result.at(-1) as { blockNumber: string }).blockNumber)
+    assert.ok(last >= 19n, `the logs of the first chunks (to ${last})`)
+    assert.deepEqual(answer.result, logsOf(0n, last), 'from the first block, in order, without a gap')
+    assert.ok(asked.length < 10, `${asked.length} of 10 chunks asked`)
+  })
+
+  it('rangeRefusalOf: only the refusals that may be split', () => {
+    assert.ok(rangeRefusalOf(errorAnswer(35, 'ranges over 1000 blocks are not supported on freetier')))
+    assert.equal(rangeRefusalOf(errorAnswer(-32601, 'the method eth_getLogs does not exist')), undefined)
+    assert.equal(rangeRefusalOf(errorAnswer(-32000, 'header not found')), undefined)
+    assert.equal(rangeRefusalOf(Buffer.from('{"jsonrpc":"2.0","id":1,"result":[]}')), undefined)
+  })
+})
+
+function errorAnswer(code: number, message: string): Buffer {
+  return refusalOf(1, { code, message })
+}

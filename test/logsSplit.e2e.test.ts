@@ -1,0 +1,230 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { encodeFunctionData } from 'viem'
+import { demoAbi } from '../src/devnet/contracts.ts'
+import { postJson, rpcBody } from './helpers/postJson.ts'
+import { rangeRefusals } from './helpers/rangeRefusals.ts'
+import { type FakeUpstream, startFakeUpstream } from './helpers/startFakeUpstream.ts'
+import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
+import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
+
+const hex = (value: bigint) => `0x${value.toString(16)}`
+/** The widest range the limiters answer. */
+const limit = 5n
+/** Blocks holding the Demo contract's logs: 1, 2 or 3 in each. */
+const blockCount = 30n
+
+type Request = { method: string; id: unknown; params: unknown[] }
+type Filter = { fromBlock?: string; toBlock?: string }
+
+/**
+ * Real anvil behind two scriptable limiters (the fake only for the refusal itself): every upstream
+ * refuses eth_getLogs ranges wider than `limit` blocks with one vendor's wording, so tollgate splits
+ * the range; its answer must be anvil's own answer for the whole range, byte for byte, charged once.
+ */
+describe('eth_getLogs over a range every upstream refuses is split (docs/compatibility.md §7)', () => {
+  let node: TestNode
+  let limiters: FakeUpstream[]
+  let gateway: TestGateway
+  /** The first block holding the logs. */
+  let first: bigint
+
+  const nodeCall = async (method: string, params: unknown[]) =>
+    ((await postJson(node.url, rpcBody(method, params))).json as { result: unknown }).result
+  const widthOf = (request: Request) => {
+    const { fromBlock, toBlock } = (request.params[0] ?? {}) as Filter
+    return fromBlock?.startsWith('0x') && toBlock?.startsWith('0x')
+      ? BigInt(toBlock) - BigInt(fromBlock) + 1n
+      : undefined
+  }
+  /** The eth_getLogs calls the limiters got since `mark()` (what each had got then). */
+  const mark = () => limiters.map((limiter) => limiter.requests.length)
+  const logCallsSince = (marks: number[]) =>
+    limiters.flatMap((limiter, index) =>
+      limiter.requests.slice(marks[index]).filter((request) => request.method === 'eth_getLogs'),
+    )
+  /** Each limiter refuses ranges wider than `limit` as `vendor` does; everything else reaches anvil. */
+  const refuseAs = (vendor: (typeof rangeRefusals)[number], widest = limit) => {
+    for (const limiter of limiters) {
+      limiter.behave({
+        kind: 'refuseOr',
+        target: node.url,
+        refuse: (request) => {
+          if (request.method !== 'eth_getLogs') return undefined
+          const width = widthOf(request)
+          if (width === undefined || width <= widest) return undefined
+          const { fromBlock, toBlock } = request.params[0] as Required<Filter>
+          const error = vendor.refusal(BigInt(fromBlock), BigInt(toBlock), widest)
+          return { status: vendor.status ?? 200, error }
+        },
+      })
+    }
+  }
+  const getLogs = (network: string, filter: object, id: number | string = 1) =>
+    postJson(`${gateway.url}/${network}/v3/${gateway.key}`, rpcBody('eth_getLogs', [filter], id))
+
+  before(async () => {
+    node = await startTestNode({ loadBlocks: 2 })
+    const sender = node.fixtures.accounts[3] as string
+    first = BigInt((await nodeCall('eth_blockNumber', [])) as string) + 1n
+    await nodeCall('evm_setAutomine', [false])
+    try {
+      let nonce = Number(await nodeCall('eth_getTransactionCount', [sender, 'latest']))
+      for (let block = 0n; block < blockCount; block++) {
+        for (let index = 0n; index <= block % 3n; index++) {
+          await nodeCall('eth_sendTransaction', [
+            {
+              from: sender,
+              to: node.fixtures.demo,
+              data: encodeFunctionData({ abi: demoAbi, functionName: 'increment' }),
+              gas: '0x30000',
+              nonce: hex(BigInt(nonce++)),
+            },
+          ])
+        }
+        await nodeCall('evm_mine', [])
+      }
+    } finally {
+      await nodeCall('evm_setAutomine', [true])
+    }
+    limiters = [
+      await startFakeUpstream({ kind: 'proxy', target: node.url }),
+      await startFakeUpstream({ kind: 'proxy', target: node.url }),
+    ]
+    // a network of its own for each vendor: a limit one learns is not another's
+    const networks = [...rangeRefusals.map((_, index) => `v${index}`), 'learns', 'tight', 'one'].map(
+      (name) => ({
+        name,
+        chainId: 31337,
+        upstreams: limiters.map((limiter) => ({ url: limiter.url })),
+        ...(name === 'tight' ? { maxLogsResults: 20 } : {}),
+      }),
+    )
+    gateway = await startTestGateway({
+      config: {
+        networks,
+        // every chunk reaches the limiters
+        cache: { enabled: false },
+        upstreams: { headPollMs: 600_000 },
+      },
+    })
+  })
+  after(async () => {
+    await gateway?.close()
+    for (const limiter of limiters ?? []) await limiter.close()
+    await node?.stop()
+  })
+
+  it('the blocks hold the logs the tests count on', async () => {
+    const logs = (await nodeCall('eth_getLogs', [
+      { fromBlock: hex(first), toBlock: hex(first + blockCount - 1n), address: node.fixtures.demo },
+    ])) as unknown[]
+    assert.equal(logs.length, 60)
+  })
+
+  for (const [index, vendor] of rangeRefusals.entries()) {
+    it(`${vendor.vendor}${vendor.status ? `, HTTP ${vendor.status}` : ''}: anvil's own answer for the whole range, charged once`, async () => {
+      refuseAs(vendor)
+      const before = mark()
+      const filter = {
+        fromBlock: hex(first),
+        toBlock: hex(first + blockCount - 1n),
+        address: node.fixtures.demo,
+      }
+      const answer = await getLogs(`v${index}`, filter, `split-${index}`)
+      const direct = await postJson(node.url, rpcBody('eth_getLogs', [filter], `split-${index}`))
+      assert.equal(answer.status, 200)
+      assert.equal(answer.text, direct.text, 'byte for byte')
+      assert.equal(answer.headers.get('x-credits-charged'), '255', 'one call at the method price')
+      const asked = logCallsSince(before)
+      assert.ok(
+        asked.some((request) => (widthOf(request) ?? 0n) > limit),
+        'the whole range was asked first',
+      )
+      assert.ok(asked.length > 2, 'then the chunks')
+    })
+  }
+
+  it('a stated limit is remembered: the next wide query is split at once, without a refused call', async () => {
+    const dRpc = rangeRefusals.find((vendor) => vendor.vendor === 'dRPC') as (typeof rangeRefusals)[number]
+    refuseAs(dRpc)
+    const filter = { fromBlock: hex(first), toBlock: hex(first + 19n), address: node.fixtures.demo }
+    await getLogs('learns', filter)
+    const before = mark()
+    const wider = { ...filter, toBlock: hex(first + blockCount - 1n) }
+    const answer = await getLogs('learns', wider, 'again')
+    const direct = await postJson(node.url, rpcBody('eth_getLogs', [wider], 'again'))
+    assert.equal(answer.text, direct.text)
+    const asked = logCallsSince(before)
+    assert.deepEqual(
+      asked.map((request) => widthOf(request)),
+      [5n, 5n, 5n, 5n, 5n, 5n],
+      'six chunks of 5 blocks, none refused',
+    )
+  })
+
+  it("the gateway's result limit applies to the merged answer", async () => {
+    refuseAs(rangeRefusals[0] as (typeof rangeRefusals)[number])
+    const filter = {
+      fromBlock: hex(first),
+      toBlock: hex(first + blockCount - 1n),
+      address: node.fixtures.demo,
+    }
+    const refused = await getLogs('tight', filter, 'many')
+    // blocks hold 1, 2, 3, 1, 2, 3, ... logs: the range suggested ends at the last block whose logs fit in 20
+    const counts = [...Array(Number(blockCount)).keys()].map((block) => (block % 3) + 1)
+    let total = 0
+    let past = 0
+    while (total + (counts[past] as number) <= 20) total += counts[past++] as number
+    assert.deepEqual(refused.json, {
+      jsonrpc: '2.0',
+      id: 'many',
+      error: {
+        code: -32005,
+        message: `query returned more than 20 results. Try with this block range [${hex(first)}, ${hex(first + BigInt(past) - 1n)}].`,
+      },
+    })
+  })
+
+  it('a block no upstream answers alone: the node refusal, never a 503; an HTTP 400 refusal with another upstream answering is not held against the limiter', async () => {
+    const besu = rangeRefusals.find((vendor) =>
+      vendor.vendor.startsWith('besu'),
+    ) as (typeof rangeRefusals)[number]
+    refuseAs(besu, 0n)
+    const filter = { fromBlock: hex(first), toBlock: hex(first + 1n), address: node.fixtures.demo }
+    const refused = await getLogs('one', filter, 'none')
+    assert.equal(refused.status, 200)
+    assert.deepEqual(refused.json, {
+      jsonrpc: '2.0',
+      id: 'none',
+      error: { code: -32005, message: 'Requested range exceeds maximum RPC range limit' },
+    })
+
+    // whichever limiter is asked first refuses with HTTP 400, the other answers: the answer, and the
+    // refusing limiter kept well
+    let refusals = 0
+    for (const limiter of limiters) {
+      limiter.behave({
+        kind: 'refuseOr',
+        target: node.url,
+        refuse: (request) => {
+          if (request.method !== 'eth_getLogs' || refusals > 0) return undefined
+          refusals++
+          return { status: 400, error: besu.refusal(0n, 1n, 0n) }
+        },
+      })
+    }
+    const members = gateway.app.networks.all.find((each) => each.name === 'one')?.pool.members ?? []
+    const failures = members.map((member) => member.failures)
+    const answered = await getLogs('one', filter, 'other')
+    const direct = await postJson(node.url, rpcBody('eth_getLogs', [filter], 'other'))
+    assert.equal(answered.status, 200)
+    assert.equal(answered.text, direct.text)
+    assert.equal(refusals, 1, 'one limiter refused it first')
+    assert.deepEqual(
+      members.map((member) => member.failures),
+      failures,
+      'a refusal of the request says nothing of the upstream',
+    )
+  })
+})
