@@ -68,7 +68,8 @@ describe('the shared cache: two instances on one Redis, in front of one node', (
   })
 
   const books = (field: string) => `${prefix.keyPrefix}cache:31337:~${field}`
-  const entry = (key: string) => `${prefix.keyPrefix}cache:31337:${key}`
+  // the chain's genesis, in its first epoch
+  const entry = (key: string) => `${prefix.keyPrefix}cache:31337:${hashes[0]}:0:${key}`
 
   it('a block fetched through one instance is answered by the other without an upstream call', async () => {
     const hash = hashes[3] as string
@@ -283,7 +284,7 @@ describe('the shared cache while Redis is away: misses, never errors', () => {
       return until(
         async () =>
           (await looker.redis.exists(
-            `${looker.keyPrefix}cache:31337:eth_getBlockByHash["${hash}",false]`,
+            `${looker.keyPrefix}cache:31337:${hashes[0]}:0:eth_getBlockByHash["${hash}",false]`,
           )) === 1,
         'the answer in Redis',
         1_000,

@@ -34,6 +34,7 @@ import { handleMetrics } from '../metrics/handleMetrics.ts'
 import { createNetwork } from '../networks/createNetwork.ts'
 import { createNetworkRegistry, type NetworkRegistry } from '../networks/createNetworkRegistry.ts'
 import { getHeadPollMs } from '../networks/getHeadPollMs.ts'
+import { identifyChain } from '../networks/identifyChain.ts'
 import { type HttpRpcDeps, handleHttpRpc } from '../pipeline/handleHttpRpc.ts'
 import { handleSocketUpgrade } from '../pipeline/handleSocketUpgrade.ts'
 import { assertPortFree } from '../server/assertPortFree.ts'
@@ -203,6 +204,15 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     cleanups.push(() => networks.close())
     // each upstream's head, then what history it keeps (createHistoryProber), before the first call
     await Promise.all(networks.all.map((network) => network.heads.poll().then(() => network.history.start())))
+    // each cache learns its chain's identity (the genesis the first polls read) before serving: shared
+    // answers are keyed by it
+    const identifying = networks.all.map((network) =>
+      identifyChain(network, { retryMs: headPollMs, waitMs: Math.min(config.upstreams.timeoutMs, 5_000) }),
+    )
+    cleanups.push(() => {
+      for (const each of identifying) each.stop()
+    })
+    await Promise.all(identifying.map((each) => each.ready))
 
     const indexers = new Map<number, FeeIndexer>()
     if (config.gas.enabled) {

@@ -262,6 +262,45 @@ describe('createRpcCache', () => {
     assert.equal(cache.stats.entries, 1)
   })
 
+  it('a forget or a new chain drops every immutable answer; a load in flight across it keeps nothing and is not joined', async () => {
+    const cache = createRpcCache(big.cache)
+    await cache.load(
+      'block',
+      'immutable',
+      fromNode(async () => answerOf('"old"')),
+    )
+    await cache.load(
+      'balance',
+      'head',
+      fromNode(async () => answerOf('"0x1"')),
+    )
+    const inFlight = deferredLoader()
+    const pending = cache.load('receipt', 'immutable', inFlight.load)
+    await cache.forget('a test')
+    assert.deepEqual([cache.stats.entries, cache.stats.forgets], [1, 1])
+    assert.equal(cache.get('block', 'immutable', 1), undefined)
+    assert.ok(cache.get('balance', 'head', 1), 'head-scoped answers follow the heads')
+    // a call made after it does not join the load of before
+    const after = deferredLoader()
+    const next = cache.load('receipt', 'immutable', after.load)
+    assert.equal(after.calls, 1)
+    inFlight.resolve(answerOf('"of before"'))
+    assert.equal(resultText(await pending), '"of before"', 'its caller still gets it')
+    assert.equal(cache.get('receipt', 'immutable', 1), undefined, 'not kept')
+    after.resolve(answerOf('"of after"'))
+    await next
+    assert.ok(cache.get('receipt', 'immutable', 1))
+
+    // the chain's identity: the first is news to no one, the same again neither, another drops all
+    await cache.identify(`0x${'01'.repeat(32)}`)
+    await cache.identify(`0x${'01'.repeat(32)}`)
+    assert.equal(cache.stats.forgets, 1)
+    assert.ok(cache.get('receipt', 'immutable', 1))
+    await cache.identify(`0x${'02'.repeat(32)}`)
+    assert.equal(cache.get('receipt', 'immutable', 1), undefined)
+    assert.equal(cache.stats.forgets, 2)
+  })
+
   describe('coalescing', () => {
     it('identical calls in flight run the loader once and all get its answer', async () => {
       const cache = createRpcCache(big.cache)

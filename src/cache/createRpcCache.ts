@@ -24,6 +24,11 @@ export type CacheStats = {
   bytes: number
   /** Misses answered by the shared cache (Redis) instead of an upstream. */
   sharedHits: number
+  /**
+   * Times every answer kept as immutable was dropped because the chain changed under it: blocks at
+   * or below finalized (here, or seen by another instance sharing Redis) or a new chain.
+   */
+  forgets: number
 }
 
 export type RpcCache = {
@@ -44,13 +49,27 @@ export type RpcCache = {
   ): Promise<LoadedAnswer>
   /** A new head (or a reorg): every head-scoped entry is dropped. */
   newHead(): void
-  /** A block the chain left: immutable entries pinned to its hash are dropped, loads under way not kept. */
+  /**
+   * A block the chain left: immutable entries pinned to its hash are dropped (with the shared cache,
+   * never read there again either), loads under way not kept.
+   */
   dropBlock(hash: string): void
   /**
    * Blocks at or below the finalized one changed (a dev chain's revert, a new chain): every immutable
    * entry is dropped, loads under way not kept.
    */
   dropImmutable(): void
+  /**
+   * The chain's identity (its genesis hash): a different one than before (a new chain under the
+   * same chain id) drops every immutable answer; the shared cache keeps and reads answers only once
+   * it is known. Settles when the shared cache is ready for it (never rejects).
+   */
+  identify(genesisHash: string): Promise<void>
+  /**
+   * "Immutable" did not hold (blocks at or below finalized changed): every immutable answer is
+   * dropped, here and, with the shared cache, by every instance (SharedStore.forget). The caller logs it.
+   */
+  forget(reason: string): Promise<void>
   stats: CacheStats
 }
 
@@ -89,6 +108,7 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
   /** Immutable entries' keys by the hashes they name. */
   const pinned = new Map<string, Set<string>>()
   let inFlightImmutable = new Map<string, Promise<LoadedAnswer>>()
+  let genesis: string | undefined
   let inFlightHead = new Map<string, Promise<LoadedAnswer>>()
   const { shared } = options
   const stats: CacheStats = {
@@ -99,6 +119,7 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
     entries: 0,
     bytes: 0,
     sharedHits: 0,
+    forgets: 0,
   }
 
   function unpin(key: string, entry: Entry): void {
@@ -167,11 +188,12 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
     from: SharedStore,
     fetch: () => Promise<LoadedAnswer>,
   ): Promise<LoadedAnswer> {
+    const startedAt = immutableGeneration
     const kept = await from.get(key)
     if (kept === undefined) return fetch()
     const result = kept.length <= stringBytes ? kept.toString() : detached(kept)
     stats.sharedHits++
-    store(key, 'immutable', result)
+    if (startedAt === immutableGeneration) store(key, 'immutable', result)
     return { result }
   }
 
@@ -180,6 +202,20 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
     immutableGeneration++
     inFlightImmutable = new Map()
   }
+
+  function dropImmutable(): void {
+    startOver()
+    immutable.clear()
+    pinned.clear()
+    immutableBytes = 0
+    updateTotals()
+  }
+  /** The chain changed under every immutable answer (a forget here or by another instance, a new chain). */
+  function forgetAll(): void {
+    stats.forgets++
+    dropImmutable()
+  }
+  shared?.onChange(forgetAll)
 
   return {
     stats,
@@ -230,6 +266,7 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
       return promise
     },
     dropBlock(hash) {
+      shared?.dropBlock(hash)
       startOver()
       const keys = pinned.get(hash.toLowerCase())
       if (!keys) return
@@ -239,12 +276,24 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
       }
       updateTotals()
     },
-    dropImmutable() {
-      startOver()
-      immutable.clear()
-      pinned.clear()
-      immutableBytes = 0
-      updateTotals()
+    dropImmutable,
+    identify(genesisHash) {
+      const identity = genesisHash.toLowerCase()
+      // with the shared cache, its store tells (onChange) when it meets a new identity
+      if (genesis !== undefined && genesis !== identity && !shared) forgetAll()
+      genesis = identity
+      return shared ? shared.identify(identity) : Promise.resolve()
+    },
+    forget(reason) {
+      if (!shared) {
+        forgetAll()
+        return Promise.resolve()
+      }
+      // before the chain is identified the shared store has nothing to move: memory is dropped anyway
+      const before = stats.forgets
+      const forgetting = shared.forget(reason)
+      if (stats.forgets === before) forgetAll()
+      return forgetting
     },
     newHead() {
       generation++

@@ -9,6 +9,7 @@ import {
 import { until } from '../../test/helpers/until.ts'
 import { createRpcCache, type FetchedAnswer } from './createRpcCache.ts'
 import { createSharedCache, type SharedCache } from './createSharedCache.ts'
+import { raiseHeadScript } from './sharedCacheScripts.ts'
 
 const answerOf = (resultText: string) => Buffer.from(`{"jsonrpc":"2.0","id":1,"result":${resultText}}`)
 const fromNode = (text: string, partner = false) => {
@@ -24,6 +25,15 @@ const fromNode = (text: string, partner = false) => {
   }
 }
 const memory = { maxBytes: 1 << 20, maxEntryBytes: 1 << 20 }
+const genesis = `0x${'9e'.repeat(32)}`
+const otherGenesis = `0x${'7a'.repeat(32)}`
+
+/** A chain's store and head on `shared`, identified as `genesis` (its epoch read). */
+async function chainOf(shared: SharedCache, chainId: number, identity = genesis) {
+  const network = shared.forNetwork(chainId)
+  await network.store.identify(identity)
+  return network
+}
 
 describe('createSharedCache on a real Redis', () => {
   let prefix: TestPrefix
@@ -55,20 +65,21 @@ describe('createSharedCache on a real Redis', () => {
     const [one, two] = [await open(), await open()]
     const short = 'eth_getBlockByHash["0x01",false]'
     const long = `eth_call[${JSON.stringify({ data: `0x${'ab'.repeat(200)}` })},"0x10"]`
-    one.forNetwork(1).store.put(short, '{"a":1}')
-    one.forNetwork(1).store.put(long, Buffer.from('"0xlong"'))
+    const [mine, theirs] = [await chainOf(one, 1), await chainOf(two, 1)]
+    mine.store.put(short, '{"a":1}')
+    mine.store.put(long, Buffer.from('"0xlong"'))
     await until(async () => (await prefix.redis.zcard(books(1, 'index'))) === 2, 'both kept')
-    assert.equal((await two.forNetwork(1).store.get(short))?.toString(), '{"a":1}')
-    assert.equal((await two.forNetwork(1).store.get(long))?.toString(), '"0xlong"')
-    assert.equal(await two.forNetwork(2).store.get(short), undefined, 'another chain has its own')
+    assert.equal((await theirs.store.get(short))?.toString(), '{"a":1}')
+    assert.equal((await theirs.store.get(long))?.toString(), '"0xlong"')
+    assert.equal(await (await chainOf(two, 2)).store.get(short), undefined, 'another chain has its own')
     const keys = await prefix.redis.zrange(books(1, 'index'), '0', '-1')
     assert.ok(keys.every((key) => key.length < 200))
-    assert.deepEqual(two.stats, { hits: 2, misses: 1, failures: 0, puts: 0 })
+    assert.deepEqual(two.stats, { hits: 2, misses: 1, failures: 0, puts: 0, forgets: 0 })
   })
 
   it('the byte budget holds, the soonest-expiring go first, and an entry larger than it is not kept', async () => {
     const shared = await open({ maxBytes: 4_000 })
-    const { store } = shared.forNetwork(7)
+    const { store } = await chainOf(shared, 7)
     const value = `"${'x'.repeat(500)}"`
     for (let index = 0; index < 20; index++) store.put(`k${index}`, value)
     store.put('huge', `"${'y'.repeat(5_000)}"`)
@@ -92,13 +103,15 @@ describe('createSharedCache on a real Redis', () => {
 
   it('answers expire after ttlSeconds, and the books drop them', async () => {
     const shared = await open({ ttlSeconds: 1 })
-    const { store } = shared.forNetwork(8)
+    const { store } = await chainOf(shared, 8)
     store.put('brief', '"0x1"')
     await until(async () => (await store.get('brief')) !== undefined, 'kept')
     await until(async () => (await store.get('brief')) === undefined, 'expired')
     store.put('next', '"0x2"')
     await until(async () => (await store.get('next')) !== undefined, 'the next kept')
-    assert.deepEqual(await prefix.redis.hkeys(books(8, 'sizes')), [`${prefix.keyPrefix}cache:8:next`])
+    assert.deepEqual(await prefix.redis.hkeys(books(8, 'sizes')), [
+      `${prefix.keyPrefix}cache:8:${genesis}:0:next`,
+    ])
   })
 
   it('the highest head shown is shared, never lowered, and read by an instance that starts later', async () => {
@@ -142,8 +155,8 @@ describe('createSharedCache on a real Redis', () => {
 
   it('an RPC cache asks the shared one on an immutable miss, keeps only what the memory cache keeps', async () => {
     const [one, two] = [await open(), await open()]
-    const first = createRpcCache({ ...memory, shared: one.forNetwork(10).store })
-    const second = createRpcCache({ ...memory, shared: two.forNetwork(10).store })
+    const first = createRpcCache({ ...memory, shared: (await chainOf(one, 10)).store })
+    const second = createRpcCache({ ...memory, shared: (await chainOf(two, 10)).store })
     const block = fromNode('{"number":"0x5"}')
     await first.load('block', 'immutable', block.load)
     await until(async () => (await prefix.redis.zcard(books(10, 'index'))) === 1, 'the block kept')
@@ -171,9 +184,140 @@ describe('createSharedCache on a real Redis', () => {
     }))
     await first.load('after', 'immutable', fromNode('"0x3"').load)
     await until(async () => (await prefix.redis.zcard(books(10, 'index'))) === 2, 'the last kept')
-    assert.equal(await prefix.redis.hexists(books(10, 'sizes'), `${prefix.keyPrefix}cache:10:after`), 1)
+    assert.equal(
+      await prefix.redis.hexists(books(10, 'sizes'), `${prefix.keyPrefix}cache:10:${genesis}:0:after`),
+      1,
+    )
     await second.load('balance', 'head', fromNode('"0x1"').load)
     assert.equal(two.stats.hits + two.stats.misses, before, 'a head call never asks Redis')
+  })
+  it("a chain's entries are its genesis's: none read or kept before it is known, none of another genesis", async () => {
+    const [one, two] = [await open(), await open()]
+    const unknown = one.forNetwork(11)
+    unknown.store.put('block', '"before"')
+    assert.equal(await unknown.store.get('block'), undefined)
+    const old = await chainOf(one, 11)
+    old.store.put('block', '"old chain"')
+    await until(async () => (await old.store.get('block')) !== undefined, 'kept')
+    assert.equal(await prefix.redis.hlen(books(11, 'sizes')), 1, 'only the identified store kept it')
+
+    // the chain started again under the same chain id: another instance, and one that meets the new
+    // genesis while running (its memory cache drops what it kept)
+    const restarted = await chainOf(two, 11, otherGenesis)
+    assert.equal(await restarted.store.get('block'), undefined)
+    const memoryCache = createRpcCache({ ...memory, shared: old.store })
+    await memoryCache.load('block', 'immutable', fromNode('"old chain"').load)
+    assert.equal(memoryCache.get('block', 'immutable', 1), '{"jsonrpc":"2.0","id":1,"result":"old chain"}')
+    await memoryCache.identify(otherGenesis.toUpperCase().replace('0X', '0x'))
+    assert.equal(memoryCache.get('block', 'immutable', 1), undefined)
+    assert.equal(memoryCache.stats.forgets, 1)
+    const node = fromNode('"new chain"')
+    assert.deepEqual(await memoryCache.load('block', 'immutable', node.load), { result: '"new chain"' })
+    assert.equal(node.calls, 1, 'the old entry was not met')
+    await until(async () => (await restarted.store.get('block'))?.toString() === '"new chain"', 'shared')
+    // not a hash: ignored
+    await old.store.identify('0x1234')
+    assert.equal((await old.store.get('block'))?.toString(), '"new chain"')
+  })
+
+  it('a forget moves every instance to a new epoch: none reads what was kept before, memory included', async () => {
+    const [one, two] = [await open(), await open()]
+    await until(async () => {
+      const [, count] = (await prefix.redis.pubsub('NUMSUB', `${prefix.keyPrefix}heads`)) as [string, number]
+      return Number(count) === opened.length
+    }, 'every instance to subscribe')
+    const [mine, theirs] = [await chainOf(one, 12), await chainOf(two, 12)]
+    const theirCache = createRpcCache({ ...memory, shared: theirs.store })
+    mine.store.put('block', '"before"')
+    mine.store.put('other', '"before"')
+    await until(async () => (await theirs.store.get('other')) !== undefined, 'shared')
+    await theirCache.load('block', 'immutable', fromNode('"never"').load)
+    assert.equal(theirCache.get('block', 'immutable', 1), '{"jsonrpc":"2.0","id":1,"result":"before"}')
+
+    const forgetting = mine.store.forget('a test')
+    assert.equal(await mine.store.get('block'), undefined, 'at once, on the instance that forgets')
+    await forgetting
+    assert.equal(one.stats.forgets, 1)
+    const [epoch] = await prefix.redis.keys(`${prefix.keyPrefix}epoch:12:${genesis}`)
+    assert.ok(epoch)
+    // the other hears it: its memory drops the answer, and Redis's old entries are not read
+    await until(() => theirCache.stats.forgets === 1, 'the other instance to hear of it')
+    assert.equal(theirCache.get('block', 'immutable', 1), undefined)
+    assert.equal(await theirs.store.get('other'), undefined)
+    const node = fromNode('"after"')
+    assert.deepEqual(await theirCache.load('block', 'immutable', node.load), { result: '"after"' })
+    assert.equal(node.calls, 1)
+    await until(
+      async () => (await mine.store.get('block'))?.toString() === '"after"',
+      'kept in the new epoch',
+    )
+    // an instance started later reads the epoch
+    const late = await chainOf(await open(), 12)
+    assert.equal((await late.store.get('block'))?.toString(), '"after"')
+    assert.equal(await late.store.get('other'), undefined)
+  })
+
+  it('a block the chain left: no instance reads an answer naming its hash again', async () => {
+    const [one, two] = [await open(), await open()]
+    const [mine, theirs] = [await chainOf(one, 14), await chainOf(two, 14)]
+    const left = `0x${'1f'.repeat(32)}`
+    const kept = `0x${'2e'.repeat(32)}`
+    const byLeft = `eth_getBlockByHash["${left}",false]`
+    const byKept = `eth_getBlockReceipts["${kept}"]`
+    const call = `eth_call[{"to":"0x${'00'.repeat(20)}"},{"blockHash":"${left.toUpperCase().replace('0X', '0x')}"}]`
+    for (const key of [byLeft, byKept, call]) mine.store.put(key, '"kept"')
+    await until(async () => (await theirs.store.get(call)) !== undefined, 'shared')
+    mine.store.dropBlock(left)
+    await until(async () => (await theirs.store.get(byLeft)) === undefined, 'the left block not read')
+    assert.equal(await theirs.store.get(call), undefined, 'its hash in any case')
+    assert.equal((await theirs.store.get(byKept))?.toString(), '"kept"', 'other blocks are read')
+    // the same hash on another chain (genesis) is not touched
+    const other = await chainOf(one, 14, otherGenesis)
+    other.store.put(byLeft, '"other chain"')
+    await until(async () => (await other.store.get(byLeft)) !== undefined, 'kept on the other chain')
+  })
+
+  it('a lower is shown by every instance; a raise of a number found before it is refused', async () => {
+    const [one, two] = [await open(), await open()]
+    await until(async () => {
+      const [, count] = (await prefix.redis.pubsub('NUMSUB', `${prefix.keyPrefix}heads`)) as [string, number]
+      return Number(count) === opened.length
+    }, 'every instance to subscribe')
+    const [a, b] = [one.forNetwork(13).head, two.forNetwork(13).head]
+    await a.show(191n)
+    await until(() => b.shown === 191n, 'the other to show 191')
+    let lowered = 0
+    b.onLower(() => lowered++)
+    await a.lower(46n)
+    assert.equal(a.shown, 46n)
+    await until(() => b.shown === 46n, 'the other to show the lower number')
+    assert.equal(lowered, 1)
+    const generation = await prefix.redis.get(`${prefix.keyPrefix}head:13:gen`)
+    assert.match(generation ?? '', /^\d{16}$/, "Redis's time, µs")
+
+    // an instance that had not heard of the lower raises 191 in the generation before it
+    const stale = await prefix.redis.eval(
+      raiseHeadScript,
+      3,
+      `${prefix.keyPrefix}head:13`,
+      `${prefix.keyPrefix}head:13:at`,
+      `${prefix.keyPrefix}head:13:gen`,
+      '191',
+      `${prefix.keyPrefix}heads`,
+      13,
+      60_000,
+      '0',
+      60_000,
+    )
+    assert.deepEqual((stale as unknown[]).slice(0, 2), [0, '46'])
+    assert.equal(await prefix.redis.get(`${prefix.keyPrefix}head:13`), '46')
+    // and new blocks go on in the new generation, everywhere
+    await b.show(47n)
+    await until(() => a.shown === 47n, 'the first to show 47')
+    assert.equal(await prefix.redis.get(`${prefix.keyPrefix}head:13:gen`), generation)
+    // a later instance reads the generation: its old number is refused too
+    const late = (await open()).forNetwork(13).head
+    await until(() => late.shown === 47n, 'a later instance to read 47')
   })
 })
 
@@ -199,7 +343,7 @@ describe('createSharedCache while Redis fails', () => {
   })
 
   it('a Redis that does not answer (stopped by signal) or is gone is a miss, never an error', async () => {
-    const { store, head } = shared.forNetwork(1)
+    const { store, head } = await chainOf(shared, 1)
     const cache = createRpcCache({ ...memory, shared: store })
     store.put('kept', '"0x1"')
     await until(async () => (await store.get('kept')) !== undefined, 'kept')
@@ -246,7 +390,9 @@ describe('createSharedCache while Redis fails', () => {
       })
     const [one, two] = [await open(), await open()]
     try {
-      const { store, head } = one.forNetwork(3)
+      // identified while Redis is down: the epoch is read once it is up
+      const { store, head } = await chainOf(one, 3)
+      const theirs = await chainOf(two, 3)
       assert.equal(await store.get('anything'), undefined)
       store.put('anything', '"0x1"')
       head.show(7n)
@@ -254,7 +400,7 @@ describe('createSharedCache while Redis fails', () => {
       // both reconnect by themselves: what one keeps and shows then reaches the other
       await until(async () => {
         store.put('later', '"0x2"')
-        return (await two.forNetwork(3).store.get('later'))?.toString() === '"0x2"'
+        return (await theirs.store.get('later'))?.toString() === '"0x2"'
       }, 'the shared store to work')
       // both subscribed (the SUBSCRIBE waited for the connection): a raise reaches the other
       const looker = createTestPrefix(server.url)
@@ -269,7 +415,7 @@ describe('createSharedCache while Redis fails', () => {
       } finally {
         looker.redis.disconnect()
       }
-      const other = two.forNetwork(3).head
+      const other = theirs.head
       await head.show(100n)
       await until(() => other.shown === 100n, 'the head to be announced')
     } finally {

@@ -2,21 +2,59 @@ import { createHash } from 'node:crypto'
 import type { Redis as RedisClient } from 'ioredis'
 import type { Logger } from 'pino'
 import { openRedis } from '../store/openRedis.ts'
-import { createSharedHeads, type KeptHead, type SharedHead } from './createSharedHeads.ts'
-import { putScript, raiseHeadScript } from './sharedCacheScripts.ts'
+import { type ChainEpoch, createSharedEpochs } from './createSharedEpochs.ts'
+import { createSharedHeads, type SharedHead } from './createSharedHeads.ts'
+import {
+  lowerHeadScript,
+  moveEpochScript,
+  putScript,
+  raiseHeadScript,
+  toKeptHead,
+} from './sharedCacheScripts.ts'
 
-/** One network's share of the cache in Redis: immutable answers, by the in-memory cache's keys. */
+/**
+ * One network's share of the cache in Redis: immutable answers, by the in-memory cache's keys, of
+ * the chain it is identified as (its genesis hash) in the epoch every instance is in.
+ */
 export type SharedStore = {
-  /** The kept result's bytes; undefined on a miss, a Redis failure or a wait past the bound: never throws. */
+  /**
+   * The kept result's bytes; undefined on a miss, before the chain is identified, a Redis failure
+   * or a wait past the bound: never throws.
+   */
   get(key: string): Promise<Buffer | undefined>
-  /** Keeps a result, in the background: a failure is a result not kept. */
+  /** Keeps a result, in the background: a failure (or a chain not identified yet) is a result not kept. */
   put(key: string, value: string | Buffer): void
+  /**
+   * The chain's identity: its genesis block's hash (`0x` and 64 hex digits; anything else is
+   * ignored). Until it is known, every lookup misses and nothing is kept; a new one (a new chain
+   * under the same chain id) never meets the old one's entries. Settles once the chain's epoch was
+   * read (never rejects).
+   */
+  identify(genesisHash: string): Promise<void>
+  /**
+   * "Immutable" did not hold (a block at or below finalized changed): every instance moves to a new
+   * epoch of this chain, so none reads an answer kept before. At once here; in Redis as soon as it
+   * answers. Nothing to do before the chain is identified. The caller logs it; settles when Redis
+   * took it (never rejects).
+   */
+  forget(reason: string): Promise<void>
+  /**
+   * A block the chain left (a reorg): no answer kept under a key naming its hash is read again, by
+   * any instance (a marker in Redis, kept as long as the answers are).
+   */
+  dropBlock(hash: string): void
+  /**
+   * `listener` hears when answers this network may have kept (in memory) are no longer the chain's:
+   * a forget here or by another instance, or a new identity.
+   */
+  onChange(listener: () => void): void
 }
 
 export type SharedCache = {
   /** The store and shown head of a chain (one per chain id; networks of the same chain share them). */
   forNetwork(chainId: number): { store: SharedStore; head: SharedHead }
-  stats: { hits: number; misses: number; failures: number; puts: number }
+  /** `forgets`: the forgets made by this instance's stores (SharedStore.forget). */
+  stats: { hits: number; misses: number; failures: number; puts: number; forgets: number }
   close(): Promise<void>
 }
 
@@ -41,6 +79,8 @@ const maxKeyChars = 128
 const entryOverheadBytes = 160
 /** How long a chain's highest shown head stays in Redis after it was last raised. */
 const headTtlMs = 3_600_000
+/** How long a chain's head generation stays in Redis after it was last raised or lowered. */
+const generationTtlMs = 30 * 86_400_000
 /** Longest wait for a connection: a start with Redis unreachable waits no longer for it. */
 const connectTimeout = 2_000
 /** How often the highest shown heads are read again, beside the announcements. */
@@ -63,12 +103,37 @@ type ScriptRedis = RedisClient & {
   tollgateRaiseHead(
     key: string,
     raisedAtKey: string,
+    generationKey: string,
     number: string,
     channel: string,
     chainId: number,
     ttlMs: number,
-  ): Promise<[number, string, string]>
+    generation: string,
+    generationTtlMs: number,
+  ): Promise<[number, string, string, string]>
+  tollgateLowerHead(
+    key: string,
+    raisedAtKey: string,
+    generationKey: string,
+    number: string,
+    channel: string,
+    chainId: number,
+    ttlMs: number,
+    unused: string,
+    generationTtlMs: number,
+  ): Promise<[string, string, string]>
+  tollgateMoveEpoch(
+    key: string,
+    channel: string,
+    chainId: number,
+    genesis: string,
+    ttlMs: number,
+  ): Promise<string>
 }
+
+const genesisPattern = /^0x[0-9a-f]{64}$/
+/** A block (or transaction) hash in a cache key (params as JSON). */
+const hashPattern = /0x[0-9a-f]{64}/gi
 
 /**
  * The cache shared by every instance on one Redis (docs/operations.md "Running many instances"):
@@ -92,7 +157,9 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
     },
   })) as ScriptRedis
   redis.defineCommand('tollgateCachePut', { numberOfKeys: 4, lua: putScript })
-  redis.defineCommand('tollgateRaiseHead', { numberOfKeys: 2, lua: raiseHeadScript })
+  redis.defineCommand('tollgateRaiseHead', { numberOfKeys: 3, lua: raiseHeadScript })
+  redis.defineCommand('tollgateLowerHead', { numberOfKeys: 3, lua: lowerHeadScript })
+  redis.defineCommand('tollgateMoveEpoch', { numberOfKeys: 1, lua: moveEpochScript })
   const { Redis } = await import('ioredis')
   // its SUBSCRIBE waits for a connection however long Redis is away (and is renewed on reconnection)
   const subscriber = new Redis(options.url, {
@@ -103,35 +170,80 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
   })
   subscriber.on('error', () => undefined)
 
-  const stats = { hits: 0, misses: 0, failures: 0, puts: 0 }
+  const stats = { hits: 0, misses: 0, failures: 0, puts: 0, forgets: 0 }
+  // the heads' announcements and the epochs' share it
   const headsChannel = `${keyPrefix}heads`
   const headKey = (chainId: number) => `${keyPrefix}head:${chainId}`
   const raisedAtKey = (chainId: number) => `${keyPrefix}head:${chainId}:at`
+  const generationKey = (chainId: number) => `${keyPrefix}head:${chainId}:gen`
+  const epochKey = (chainId: number, genesis: string) => `${keyPrefix}epoch:${chainId}:${genesis}`
+  const droppedKey = (chainId: number, genesis: string, hash: string) =>
+    `${keyPrefix}dropped:${chainId}:${genesis}:${hash.toLowerCase()}`
   let pausedUntil = 0
 
   const heads = createSharedHeads({
     graceMs: options.headGraceMs,
     connected: () => redis.status === 'ready',
-    async raise(chainId, number) {
+    async raise(chainId, number, generation) {
       try {
-        const [, kept, raisedAt] = await redis.tollgateRaiseHead(
+        const [, kept, raisedAt, keptGeneration] = await redis.tollgateRaiseHead(
           headKey(chainId),
           raisedAtKey(chainId),
+          generationKey(chainId),
           number.toString(),
           headsChannel,
           chainId,
           headTtlMs,
+          generation.toString(),
+          generationTtlMs,
         )
-        return keptHead(kept, raisedAt)
+        return toKeptHead(kept, raisedAt, keptGeneration)
+      } catch {
+        return undefined
+      }
+    },
+    async lower(chainId, number) {
+      try {
+        const [kept, raisedAt, generation] = await redis.tollgateLowerHead(
+          headKey(chainId),
+          raisedAtKey(chainId),
+          generationKey(chainId),
+          number.toString(),
+          headsChannel,
+          chainId,
+          headTtlMs,
+          '',
+          generationTtlMs,
+        )
+        return toKeptHead(kept, raisedAt, generation)
       } catch {
         return undefined
       }
     },
   })
+  const epochs = createSharedEpochs({
+    keyPrefix,
+    async read(chainId, genesis) {
+      if (redis.status !== 'ready') return undefined
+      return redis.get(epochKey(chainId, genesis)).then(
+        (epoch) => epoch ?? '0',
+        () => undefined,
+      )
+    },
+    async move(chainId, genesis) {
+      if (redis.status !== 'ready') return undefined
+      // kept twice the answers' ttl: an entry written late under the epoch before has expired by then
+      return redis
+        .tollgateMoveEpoch(epochKey(chainId, genesis), headsChannel, chainId, genesis, ttlMs * 2)
+        .then(String, () => undefined)
+    },
+  })
   async function readHead(chainId: number): Promise<void> {
     if (redis.status !== 'ready') return
-    const [kept, raisedAt] = await redis.mget(headKey(chainId), raisedAtKey(chainId)).catch(() => [])
-    const head = keptHead(kept, raisedAt)
+    const [kept, raisedAt, generation] = await redis
+      .mget(headKey(chainId), raisedAtKey(chainId), generationKey(chainId))
+      .catch(() => [])
+    const head = toKeptHead(kept, raisedAt, generation)
     if (head) heads.offer(chainId, head)
   }
   /** Redis's clock against this process's (readings one after the other): when a raised number is shown. */
@@ -142,14 +254,22 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
       if (time) heads.clockSample(sentAt, [String(time[0]), String(time[1])], performance.now())
     }
   }
+  /** The heads and epochs again (missed announcements), and the lowers and forgets Redis did not take yet. */
   function readHeads(): void {
+    heads.retryLowers()
     for (const chainId of heads.chains()) void readHead(chainId)
+    epochs.refresh()
   }
   subscriber.on('message', (_channel: string, message: string) => {
-    // `<chainId>:<number>:<raised at, Redis µs>`
-    const [chain, number, raisedAt] = message.split(':')
-    const head = keptHead(number, raisedAt)
-    if (chain !== undefined && head) heads.offer(Number(chain), head)
+    // `<chainId>:<number>:<raised at, Redis µs>:<generation>` or `epoch:<chainId>:<genesis>:<epoch>`
+    const [first, second, third, fourth] = message.split(':')
+    if (first === 'epoch') {
+      if (second !== undefined && third !== undefined && fourth !== undefined)
+        epochs.heard(Number(second), third, fourth)
+      return
+    }
+    const head = toKeptHead(second, third, fourth)
+    if (first !== undefined && head) heads.offer(Number(first), head)
   })
   // announcements missed while away: the numbers are read again on every (re)connection, and
   // every few seconds in any case
@@ -164,19 +284,35 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
 
   function forNetwork(chainId: number): { store: SharedStore; head: SharedHead } {
     const books = `${keyPrefix}cache:${chainId}:~`
-    const entryKey = (key: string) =>
-      `${keyPrefix}cache:${chainId}:${
-        key.length <= maxKeyChars ? key : `#${createHash('sha256').update(key).digest('base64url')}`
-      }`
+    const entryKey = (keyBase: string, key: string) =>
+      `${keyBase}${key.length <= maxKeyChars ? key : `#${createHash('sha256').update(key).digest('base64url')}`}`
+    let epoch: ChainEpoch | undefined
+    const listeners: (() => void)[] = []
+    const changed = () => {
+      for (const listener of listeners) listener()
+    }
     const store: SharedStore = {
       async get(key) {
+        const keyBase = epoch?.keyBase
+        if (keyBase === undefined) return undefined
         if (performance.now() < pausedUntil || redis.status !== 'ready') {
           stats.failures++
           return undefined
         }
         try {
-          const value = await redis.getBuffer(entryKey(key))
-          if (value === null) stats.misses++
+          // an answer naming a block the chain left is not read: asked with its markers, one round trip
+          const hashes = key.match(hashPattern)
+          const genesis = epoch?.genesis ?? ''
+          const value =
+            hashes === null
+              ? await redis.getBuffer(entryKey(keyBase, key))
+              : await redis
+                  .mgetBuffer(
+                    entryKey(keyBase, key),
+                    ...hashes.map((hash) => droppedKey(chainId, genesis, hash)),
+                  )
+                  .then(([kept, ...dropped]) => (dropped.some((marker) => marker !== null) ? null : kept))
+          if (value === null || value === undefined) stats.misses++
           else stats.hits++
           return value ?? undefined
         } catch {
@@ -186,8 +322,9 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
         }
       },
       put(key, value) {
-        if (redis.status !== 'ready') return
-        const entry = entryKey(key)
+        const keyBase = epoch?.keyBase
+        if (keyBase === undefined || redis.status !== 'ready') return
+        const entry = entryKey(keyBase, key)
         const valueBytes = typeof value === 'string' ? Buffer.byteLength(value) : value.byteLength
         const size = valueBytes + entry.length * 2 + entryOverheadBytes
         stats.puts++
@@ -203,6 +340,37 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
             options.maxBytes,
           )
           .catch(() => undefined)
+      },
+      identify(genesisHash) {
+        const genesis = typeof genesisHash === 'string' ? genesisHash.toLowerCase() : ''
+        if (!genesisPattern.test(genesis)) return Promise.resolve()
+        if (epoch?.genesis === genesis) return epoch.ready
+        const before = epoch
+        if (before) epochs.leave(before, changed)
+        epoch = epochs.join(chainId, genesis, changed)
+        if (before) {
+          log?.info(
+            { chainId, genesis, before: before.genesis },
+            'shared cache: a new chain under this chain id',
+          )
+          changed()
+        }
+        return epoch.ready
+      },
+      forget(reason) {
+        if (!epoch) return Promise.resolve()
+        stats.forgets++
+        const forgetting = epochs.forget(epoch)
+        if (redis.status !== 'ready')
+          log?.warn({ chainId, reason }, 'shared cache: the forget is made in Redis once it is back')
+        return forgetting
+      },
+      dropBlock(hash) {
+        if (!epoch || redis.status !== 'ready') return
+        redis.set(droppedKey(chainId, epoch.genesis, hash), '1', 'PX', ttlMs).catch(() => undefined)
+      },
+      onChange(listener) {
+        listeners.push(listener)
       },
     }
     const known = heads.chains().includes(chainId)
@@ -220,17 +388,5 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
       redis.disconnect()
       subscriber.disconnect()
     },
-  }
-}
-
-/** A chain's number and raise time as Redis answered them; undefined when not a number. */
-function keptHead(
-  number: string | null | undefined,
-  raisedAtUs: string | null | undefined,
-): KeptHead | undefined {
-  if (typeof number !== 'string' || !/^\d{1,20}$/.test(number)) return undefined
-  return {
-    number: BigInt(number),
-    raisedAtUs: raisedAtUs && /^\d{1,20}$/.test(raisedAtUs) ? raisedAtUs : undefined,
   }
 }

@@ -11,22 +11,31 @@ const redisTime = (localMs: number): [string, string] => {
   const us = Math.round((localMs + redisAheadMs) * 1000)
   return [String(Math.floor(us / 1_000_000)), String(us % 1_000_000)]
 }
-/** A kept number raised at a moment of the fake clock, as Redis would say it (µs). */
-const raisedAt = (number: bigint, localMs: number): KeptHead => ({
+/** A kept number raised at a moment of the fake clock, as Redis would say it (µs), in a generation. */
+const raisedAt = (number: bigint, localMs: number, generation = 0n): KeptHead => ({
   number,
   raisedAtUs: String(Math.round((localMs + redisAheadMs) * 1000)),
+  generation,
 })
 
-/** One instance's heads on the fake clock; `raise` answers what a test says, or Redis away. */
+type Redis = {
+  raise?: (number: bigint, generation: bigint) => Promise<KeptHead | undefined>
+  lower?: (number: bigint) => Promise<KeptHead | undefined>
+  connected?: () => boolean
+}
+
+/** One instance's heads on the fake clock; `raise` and `lower` answer what a test says, or Redis away. */
 function instance(
   timers: FakeTimers,
-  raise: (number: bigint) => Promise<KeptHead | undefined> = async () => undefined,
+  raise: Redis['raise'] = async () => undefined,
   connected = true,
+  redis: Redis = {},
 ) {
   const heads = createSharedHeads({
     graceMs,
-    raise: (_chainId, number) => raise(number),
-    connected: () => connected,
+    raise: (_chainId, number, generation) => (raise ?? (async () => undefined))(number, generation),
+    lower: (_chainId, number) => (redis.lower ?? (async () => undefined))(number),
+    connected: redis.connected ?? (() => connected),
     timers,
     now: timers.now,
   })
@@ -143,5 +152,112 @@ describe('createSharedHeads', () => {
     await failing.head.show(6n)
     assert.equal(failing.head.shown, 6n)
     assert.equal(timers.pending(), 0)
+  })
+
+  it('a lower is shown at once; numbers found or heard of before it are never shown again', async () => {
+    const timers = createFakeTimers()
+    const raises: [bigint, bigint][] = []
+    const answers: ((kept: KeptHead) => void)[] = []
+    let lowerAnswer: (kept: KeptHead) => void = () => {}
+    const { heads, head } = instance(
+      timers,
+      (number, generation) => {
+        raises.push([number, generation])
+        return new Promise((resolve) => answers.push(resolve))
+      },
+      true,
+      { lower: () => new Promise((resolve) => (lowerAnswer = resolve)) },
+    )
+    let lowers = 0
+    head.onLower(() => lowers++)
+    heads.clockSample(0, redisTime(0), 0)
+    await timers.advance(10)
+    const first = head.show(100n)
+    answers.shift()?.(raisedAt(100n, timers.now()))
+    await timers.advance(graceMs)
+    await first
+    assert.equal(head.shown, 100n)
+    // one number heard of (not shown yet), one being raised: both of before the rewind
+    heads.offer(1, raisedAt(101n, timers.now()))
+    const raising = head.show(105n)
+    assert.ok(raising)
+    const lowering = head.lower(40n)
+    assert.deepEqual([head.shown, lowers], [40n, 1], 'at once, before Redis answers')
+    // Redis took the raise before the lower (one connection, in order), then the lower
+    answers.shift()?.(raisedAt(105n, timers.now()))
+    lowerAnswer(raisedAt(40n, timers.now(), 5n))
+    await lowering
+    await raising
+    await timers.advance(graceMs * 2)
+    assert.equal(head.shown, 40n, 'neither 101 nor 105 came back')
+    // a number of the old generation announced late (an instance that had not heard) is ignored
+    heads.offer(1, raisedAt(150n, timers.now()))
+    await timers.advance(graceMs * 2)
+    assert.equal(head.shown, 40n)
+    // new numbers are raised in the new generation
+    const next = head.show(41n)
+    assert.deepEqual(raises.at(-1), [41n, 5n])
+    answers.shift()?.(raisedAt(41n, timers.now(), 5n))
+    await timers.advance(graceMs)
+    await next
+    assert.equal(head.shown, 41n)
+  })
+
+  it("another instance's lower is shown at once; a raise refused for its generation shows nothing", async () => {
+    const timers = createFakeTimers()
+    let answer: (kept: KeptHead) => void = () => {}
+    const raises: [bigint, bigint][] = []
+    const { heads, head } = instance(timers, (number, generation) => {
+      raises.push([number, generation])
+      return new Promise((resolve) => (answer = resolve))
+    })
+    let lowers = 0
+    head.onLower(() => lowers++)
+    heads.clockSample(0, redisTime(0), 0)
+    heads.offer(1, raisedAt(100n, -graceMs))
+    assert.equal(head.shown, 100n)
+    heads.offer(1, raisedAt(30n, 0, 7n))
+    assert.deepEqual([head.shown, lowers], [30n, 1])
+    // this instance found 120 on a node of the old chain: Redis went to generation 9 meanwhile
+    const raising = head.show(120n)
+    assert.deepEqual(raises, [[120n, 7n]])
+    answer(raisedAt(25n, 0, 9n))
+    await raising
+    await timers.advance(graceMs * 2)
+    assert.deepEqual([head.shown, lowers], [25n, 2])
+  })
+
+  it('a lower Redis does not take is made when it is back; what Redis kept before it is not shown meanwhile', async () => {
+    const timers = createFakeTimers()
+    let connected = false
+    const lowered: bigint[] = []
+    let fails = true
+    const { heads, head } = instance(timers, async () => undefined, true, {
+      connected: () => connected,
+      lower: async (number) => {
+        lowered.push(number)
+        return fails ? undefined : raisedAt(number, timers.now(), 3n)
+      },
+    })
+    heads.clockSample(0, redisTime(0), 0)
+    heads.offer(1, raisedAt(100n, -graceMs))
+    await head.lower(40n)
+    assert.deepEqual([head.shown, lowered], [40n, []], 'Redis away: not sent')
+    connected = true
+    // read again on reconnection: the number of before the lower
+    heads.offer(1, raisedAt(100n, -graceMs))
+    assert.equal(head.shown, 40n)
+    heads.retryLowers()
+    await timers.advance(0)
+    assert.deepEqual(lowered, [40n], 'sent, and failed')
+    fails = false
+    heads.retryLowers()
+    await timers.advance(0)
+    assert.deepEqual(lowered, [40n, 40n])
+    heads.retryLowers()
+    await timers.advance(0)
+    assert.equal(lowered.length, 2, 'made: not sent again')
+    heads.offer(1, raisedAt(100n, -graceMs))
+    assert.equal(head.shown, 40n, 'an older generation')
   })
 })

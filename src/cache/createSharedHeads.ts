@@ -4,6 +4,8 @@ import { systemTimers, type Timers } from '../failsafe/Timers.ts'
 export type SharedHead = {
   /** The highest this instance may tell a client. */
   readonly shown: bigint
+  /** Lowers made or heard here: a number found before one is not shown. */
+  readonly lowers: number
   /**
    * A number this instance found and would tell a client. Higher than `shown`, it is raised in Redis
    * (announced to every instance) and becomes `shown` at the moment every instance shows it (see
@@ -11,16 +13,30 @@ export type SharedHead = {
    * waited for (not higher, or Redis away: then it is shown at once, as by a single instance).
    */
   show(number: bigint): Promise<void> | undefined
+  /**
+   * A rewind of the chain itself (the in-sync upstreams agree on a lower head): `number` is shown
+   * from now on, here at once and by every instance once it hears (Redis keeps it in a new
+   * generation: raises of numbers found before it are refused). While Redis is away the lower is
+   * made there once it is back. Settles when Redis answered (never rejects).
+   */
+  lower(number: bigint): Promise<void>
+  /** Called on every lower, this instance's or another's (the network drops its head-scoped answers). */
+  onLower(listener: () => void): void
 }
 
-/** A chain's number as Redis keeps it, and when it was raised there (Redis's clock, µs), if known. */
-export type KeptHead = { number: bigint; raisedAtUs: string | undefined }
+/**
+ * A chain's number as Redis keeps it, when it was raised there (Redis's clock, µs), if known, and its
+ * generation (bumped by every lower; 0 before the first).
+ */
+export type KeptHead = { number: bigint; raisedAtUs: string | undefined; generation: bigint }
 
 export type SharedHeadsOptions = {
   /** How long after its raise in Redis (Redis's clock) a number is shown: the time for every instance to hear of it. */
   graceMs: number
-  /** Raises a chain's number in Redis; undefined when Redis is away or failed (never rejects). */
-  raise(chainId: number, number: bigint): Promise<KeptHead | undefined>
+  /** Raises a chain's number in Redis within `generation`; undefined when Redis is away or failed (never rejects). */
+  raise(chainId: number, number: bigint, generation: bigint): Promise<KeptHead | undefined>
+  /** Lowers a chain's number in Redis (a new generation); undefined when Redis is away or failed (never rejects). */
+  lower(chainId: number, number: bigint): Promise<KeptHead | undefined>
   /** Whether Redis is there to raise in. */
   connected(): boolean
   timers?: Timers
@@ -39,9 +55,16 @@ type Waiting = { number: bigint; shown: Promise<void> }
 type Scheduled = Waiting & { showAt: number }
 type Head = {
   shown: bigint
+  /** The generation of `shown` as Redis kept it (0n before any lower). */
+  generation: bigint
+  /** Lowers made or heard here: a raise sent before one is out of date when it answers. */
+  lowers: number
+  /** A lower Redis has not taken yet (away or failing): made again on every `reread`. */
+  lowering: { number: bigint; failed: boolean } | undefined
   /** Numbers heard of and not shown yet, in the order they come (higher numbers, later times). */
   scheduled: Scheduled[]
   raising: Waiting | undefined
+  listeners: (() => void)[]
 }
 
 /**
@@ -76,11 +99,31 @@ export function createSharedHeads(options: SharedHeadsOptions) {
     if (due !== undefined) raiseShown(head, due)
   }
 
-  /** A number Redis keeps (announced, read, or answered to a raise): shown from its time on. */
+  /** A lower (this instance's, or another's heard of): shown at once, the numbers waiting dropped. */
+  function lowerTo(head: Head, number: bigint, generation: bigint): void {
+    head.shown = number
+    head.generation = generation
+    head.lowers++
+    // their timers still settle the calls waiting on them, but show nothing (see offer)
+    head.scheduled = []
+    head.raising = undefined
+    for (const listener of head.listeners) listener()
+  }
+
+  /**
+   * A number Redis keeps (announced, read, or answered to a raise or lower): within the generation
+   * shown, shown from its time on; of a newer one (a lower), shown at once; of an older one, ignored.
+   */
   function offer(chainId: number, kept: KeptHead): void {
     const head = heads.get(chainId)
     const { number } = kept
-    if (!head) return
+    if (!head || kept.generation < head.generation) return
+    // a lower of this instance's not in Redis yet: what Redis kept before it is out of date
+    if (head.lowering && kept.generation === head.generation) return
+    if (kept.generation > head.generation) {
+      lowerTo(head, number, kept.generation)
+      return
+    }
     catchUp(head)
     const last = head.scheduled.at(-1)
     if (number <= head.shown || (last && last.number >= number)) return
@@ -100,9 +143,10 @@ export function createSharedHeads(options: SharedHeadsOptions) {
       }),
     }
     head.scheduled.push(scheduled)
+    const { lowers } = head
     // for the calls waiting on it: its time has come (a timer may fire a fraction of a ms early)
     timers.setTimeout(() => {
-      raiseShown(head, number)
+      if (head.lowers === lowers) raiseShown(head, number)
       resolve()
     }, waitMs)
   }
@@ -133,7 +177,15 @@ export function createSharedHeads(options: SharedHeadsOptions) {
   function forChain(chainId: number): SharedHead {
     let head = heads.get(chainId)
     if (!head) {
-      head = { shown: 0n, scheduled: [], raising: undefined }
+      head = {
+        shown: 0n,
+        generation: 0n,
+        lowers: 0,
+        lowering: undefined,
+        scheduled: [],
+        raising: undefined,
+        listeners: [],
+      }
       heads.set(chainId, head)
     }
     const own = head
@@ -146,6 +198,9 @@ export function createSharedHeads(options: SharedHeadsOptions) {
         catchUp(own)
         return own.shown
       },
+      get lowers() {
+        return own.lowers
+      },
       show(number) {
         catchUp(own)
         if (number <= own.shown) return undefined
@@ -157,10 +212,17 @@ export function createSharedHeads(options: SharedHeadsOptions) {
         // calls that found the same number (or a lower one) wait together
         const waiting = waitingFor(number)
         if (waiting) return waiting.shown
+        const { generation, lowers } = own
         const shown = options
-          .raise(chainId, number)
+          .raise(chainId, number, generation)
           .then((kept) => {
-            if (kept) offer(chainId, kept)
+            // the chain went back meanwhile: the number was found before it
+            if (own.lowers !== lowers) return undefined
+            if (kept) {
+              offer(chainId, kept)
+              // refused: found before a rewind this instance had not heard of (now it has)
+              if (kept.generation !== generation) return undefined
+            }
             const scheduled = own.scheduled.find((each) => each.number >= number)
             if (scheduled) return scheduled.shown
             // shown already, or a raise that failed: shown as by a single instance
@@ -173,7 +235,35 @@ export function createSharedHeads(options: SharedHeadsOptions) {
         own.raising = { number, shown }
         return shown
       },
+      lower(number) {
+        lowerTo(own, number, own.generation)
+        own.lowering = { number, failed: false }
+        return sendLower(chainId, own)
+      },
+      onLower(listener) {
+        own.listeners.push(listener)
+      },
     }
+  }
+
+  /** Makes a chain's lower in Redis; kept to make again while Redis does not take it. */
+  function sendLower(chainId: number, head: Head): Promise<void> {
+    const lowering = head.lowering
+    if (!lowering) return Promise.resolve()
+    if (!options.connected()) {
+      lowering.failed = true
+      return Promise.resolve()
+    }
+    lowering.failed = false
+    return options.lower(chainId, lowering.number).then((kept) => {
+      if (head.lowering !== lowering) return
+      if (!kept) {
+        lowering.failed = true
+        return
+      }
+      head.lowering = undefined
+      offer(chainId, kept)
+    })
   }
 
   return {
@@ -181,6 +271,10 @@ export function createSharedHeads(options: SharedHeadsOptions) {
     offer,
     /** The chains asked for, to read their numbers again. */
     chains: () => [...heads.keys()],
+    /** Makes the lowers Redis has not taken yet (on reconnection, and with every reading again). */
+    retryLowers(): void {
+      for (const [chainId, head] of heads) if (head.lowering?.failed) void sendLower(chainId, head)
+    },
     /**
      * A reading of Redis's clock (TIME: seconds, µs) taken between `sentAt` and `answeredAt` (this
      * process's clock): the offset between the two clocks, to within half the round trip.

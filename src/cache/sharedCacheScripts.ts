@@ -1,3 +1,5 @@
+import type { KeptHead } from './createSharedHeads.ts'
+
 /**
  * Keeps one answer in a network's shared cache, within the network's byte budget. KEYS: the entry,
  * the network's index (a sorted set of entry keys by expiry, µs), its sizes (a hash of entry key →
@@ -49,22 +51,86 @@ return 1
 `
 
 /**
- * Raises a network's highest shown block number. KEYS: the number's key, the key of when it was
- * raised (Redis's clock, µs). ARGV: the number (decimal), the channel to announce it on, the chain
- * id, the keys' ttl (ms). When higher than the kept one, the number is kept with the time, announced
- * as `<chainId>:<number>:<time>`, and { 1, number, time } answered; else { 0, the kept number, its
- * time ('' when not known) } (announced when it was raised).
+ * Raises a chain's highest shown block number within its generation. KEYS: the number's key, the key
+ * of when it was raised (Redis's clock, µs), the generation's key. ARGV: the number (decimal), the
+ * channel to announce it on, the chain id, the number's ttl (ms), the generation the caller's number
+ * belongs to, the generation's ttl (ms). A number of an older generation than the kept one (found
+ * before a rewind its instance had not heard of) is refused; within the kept generation, only a
+ * higher number is kept; a newer generation than the kept one (Redis lost it) is taken, with the
+ * number; with no number kept (it expired), the number is kept in the kept generation. When kept, the number is kept with the time, announced as
+ * `<chainId>:<number>:<time>:<generation>`, and { 1, number, time, generation } answered; else
+ * { 0, the kept number, its time ('' when not known), the kept generation }.
  */
 export const raiseHeadScript = `
+local keptGeneration = redis.call('GET', KEYS[3]) or '0'
+local generation = ARGV[5]
 local kept = redis.call('GET', KEYS[1])
-if kept and tonumber(kept) and tonumber(ARGV[1]) <= tonumber(kept) then
-  return { 0, kept, redis.call('GET', KEYS[2]) or '' }
+if not (kept and tonumber(kept)) then
+  -- no number kept (expired): the number starts the kept generation's
+  if tonumber(generation) < tonumber(keptGeneration) then generation = keptGeneration end
+elseif tonumber(generation) < tonumber(keptGeneration)
+  or (tonumber(generation) == tonumber(keptGeneration) and tonumber(ARGV[1]) <= tonumber(kept)) then
+  return { 0, kept, redis.call('GET', KEYS[2]) or '', keptGeneration }
 end
 local t = redis.call('TIME')
 local at = t[1] .. string.format('%06d', tonumber(t[2]))
 local ttl = tonumber(ARGV[4])
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
 redis.call('SET', KEYS[2], at, 'PX', ttl)
-redis.call('PUBLISH', ARGV[2], ARGV[3] .. ':' .. ARGV[1] .. ':' .. at)
-return { 1, ARGV[1], at }
+redis.call('SET', KEYS[3], generation, 'PX', tonumber(ARGV[6]))
+redis.call('PUBLISH', ARGV[2], ARGV[3] .. ':' .. ARGV[1] .. ':' .. at .. ':' .. generation)
+return { 1, ARGV[1], at, generation }
 `
+
+/**
+ * Lowers a chain's highest shown block number (a rewind of the chain itself): a new generation,
+ * Redis's time (µs) or one more than the kept one, so that raises of numbers found before it are
+ * refused. KEYS and ARGV as raiseHeadScript's, but for the generation (ARGV[5] unused). Keeps the
+ * number whatever the kept one was, announces it like a raise and answers { number, time, generation }.
+ */
+export const lowerHeadScript = `
+local t = redis.call('TIME')
+local at = t[1] .. string.format('%06d', tonumber(t[2]))
+local kept = tonumber(redis.call('GET', KEYS[3]) or '0') or 0
+local generation = string.format('%.0f', math.max(kept + 1, tonumber(at)))
+local ttl = tonumber(ARGV[4])
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
+redis.call('SET', KEYS[2], at, 'PX', ttl)
+redis.call('SET', KEYS[3], generation, 'PX', tonumber(ARGV[6]))
+redis.call('PUBLISH', ARGV[2], ARGV[3] .. ':' .. ARGV[1] .. ':' .. at .. ':' .. generation)
+return { ARGV[1], at, generation }
+`
+
+/**
+ * Moves a chain (one genesis) to a new epoch: its shared answers are kept and read under new keys.
+ * KEYS: the epoch's key. ARGV: the channel, the chain id, the genesis hash, the key's ttl (ms). The
+ * epoch is Redis's time (µs), or one more than the kept one; announced as
+ * `epoch:<chainId>:<genesis>:<epoch>` and answered.
+ */
+export const moveEpochScript = `
+local t = redis.call('TIME')
+local now = t[1] .. string.format('%06d', tonumber(t[2]))
+local kept = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+local epoch = string.format('%.0f', math.max(kept + 1, tonumber(now)))
+redis.call('SET', KEYS[1], epoch, 'PX', tonumber(ARGV[4]))
+redis.call('PUBLISH', ARGV[1], 'epoch:' .. ARGV[2] .. ':' .. ARGV[3] .. ':' .. epoch)
+return epoch
+`
+
+/** A chain's number, raise time and generation as Redis answered them; undefined when neither number nor generation. */
+export function toKeptHead(
+  number: string | null | undefined,
+  raisedAtUs: string | null | undefined,
+  generation: string | null | undefined,
+): KeptHead | undefined {
+  const kept = typeof number === 'string' && /^\d{1,20}$/.test(number)
+  // an instance of a version before generations announces none: the first generation's
+  const keptGeneration = generation && /^\d{1,20}$/.test(generation) ? BigInt(generation) : 0n
+  // no number (it expired) but a generation: the generation still holds
+  if (!kept && keptGeneration === 0n) return undefined
+  return {
+    number: kept ? BigInt(number) : 0n,
+    raisedAtUs: kept && raisedAtUs && /^\d{1,20}$/.test(raisedAtUs) ? raisedAtUs : undefined,
+    generation: keptGeneration,
+  }
+}

@@ -103,6 +103,12 @@ export function createMetrics(options: MetricsOptions): Metrics {
     () => cached.map(({ labels, cache }) => [labels, cache.stats.sharedHits]),
   )
   total(
+    'tollgate_cache_forgets_total',
+    'Times every cached answer of the network was dropped because the chain changed under it (a block at or below finalized, here or on another instance sharing Redis, or a new chain under the same chain id).',
+    networkLabel,
+    () => cached.map(({ labels, cache }) => [labels, cache.stats.forgets]),
+  )
+  total(
     'tollgate_cache_evictions_total',
     'Cache entries evicted to stay within maxBytes.',
     networkLabel,

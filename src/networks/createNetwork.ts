@@ -38,6 +38,14 @@ export type Network = {
    * (shared by many instances) once the promise settles; only then may it be told.
    */
   showHead(number: bigint): Promise<void> | undefined
+  /**
+   * A rewind of the chain itself that the in-sync upstreams agree on: `number` becomes the shown
+   * head (lower than before), with Redis on every instance, and a number found before it is never
+   * shown again (see SharedHead.lower); head-scoped answers are dropped. Settles when Redis took it.
+   */
+  lowerShownHead(number: bigint): Promise<void>
+  /** How many times the shown head was lowered (here, or by another instance): a number asked for before one is not shown. */
+  readonly headLowers: number
   /** eth_getLogs limits (docs/compatibility.md §7): the widest block range, the most logs in an answer. */
   maxLogsBlockRange: number
   maxLogsResults: number
@@ -108,6 +116,7 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
   })
   const sharedHead = options.shared?.head
   let shownHead = 0n
+  let headLowers = 0
   const cache = options.cache.enabled
     ? createRpcCache({
         maxBytes: options.cache.maxBytes,
@@ -115,22 +124,36 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
         shared: options.shared?.store,
       })
     : undefined
+  function lowerShownHead(number: bigint): Promise<void> {
+    if (sharedHead) return sharedHead.lower(number)
+    shownHead = number
+    headLowers++
+    cache?.newHead()
+    return Promise.resolve()
+  }
+  // a kept eth_blockNumber of before a lower (here or by another instance) would raise it again
+  sharedHead?.onLower(() => cache?.newHead())
   heads.subscribe((event) => {
     switch (event.kind) {
       case 'head':
         cache?.newHead()
         return
-      case 'fork':
+      case 'fork': {
         // the chain left its blocks from `from` on: a client may be told a lower number now
-        if (shownHead >= event.from) shownHead = event.from > 0n ? event.from - 1n : 0n
+        const shown = sharedHead ? sharedHead.shown : shownHead
+        if (shown >= event.from) void lowerShownHead(event.from > 0n ? event.from - 1n : 0n)
         cache?.newHead()
-        if (event.pastFinality) cache?.dropImmutable()
+        // with Redis, on every instance (the tracker logs it)
+        if (event.pastFinality) void cache?.forget('blocks at or below finalized changed')
         return
+      }
       case 'dropped':
         cache?.dropBlock(event.header.hash)
         return
       case 'newChain':
+        // with Redis, its answers are kept and read under the new genesis from now on
         cache?.dropImmutable()
+        void cache?.identify(event.genesis)
         return
     }
   })
@@ -153,6 +176,10 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
       if (sharedHead) return sharedHead.show(number)
       if (number > shownHead) shownHead = number
       return undefined
+    },
+    lowerShownHead,
+    get headLowers() {
+      return sharedHead ? sharedHead.lowers : headLowers
     },
     maxLogsBlockRange: config.maxLogsBlockRange ?? logsLimitDefaults.maxLogsBlockRange,
     maxLogsResults: config.maxLogsResults ?? logsLimitDefaults.maxLogsResults,

@@ -66,7 +66,11 @@ export function handleRpc(ctx: RpcContext, prepared: PreparedCall & { ok: true }
   // eth_blockNumber and the calls whose "not found" is null: one step after the answer, not the
   // whole of answerWithDuties
   const { id } = prepared.call
-  if (spec.monotonicHead) return sent.then((payload) => notBelowShownHead(network, id, payload))
+  if (spec.monotonicHead) {
+    // read in the same turn as the send: no answer can come before
+    const lowers = network.headLowers
+    return sent.then((payload) => notBelowShownHead(network, id, payload, lowers))
+  }
   if (!spec.nullWhenNotFound) return sent
   return sent.then((payload) => (saysNotFound(payload) ? local(id, null) : payload))
 }
@@ -100,6 +104,8 @@ async function answerWithDuties(ctx: RpcContext, prepared: PreparedCall & { ok: 
   }
   const { network, filterIds } = ctx
   const { filterRole } = spec
+  // an answer asked for before a lower of the shown head is not shown (see notBelowShownHead)
+  const lowers = spec.monotonicHead ? network.headLowers : 0
   if (filterRole === 'reads' || filterRole === 'removes') {
     // a filter this key did not make is unknown to it: answered as the node answers one, not forwarded
     const nodeId = typeof params[0] === 'string' ? filterIds.open(params[0], filterOwner(ctx)) : undefined
@@ -152,7 +158,7 @@ async function answerWithDuties(ctx: RpcContext, prepared: PreparedCall & { ok: 
       holdKept(ctx, hit)
       if (!spec.monotonicHead) return hit
       // a kept eth_blockNumber may be lower than a head shown since (from another upstream)
-      const shown = notBelowShownHead(network, call.id, hit)
+      const shown = notBelowShownHead(network, call.id, hit, lowers)
       return shown instanceof Promise ? await shown : shown
     }
     // one upstream call for every identical call in flight: it must not end when one client leaves.
@@ -176,7 +182,7 @@ async function answerWithDuties(ctx: RpcContext, prepared: PreparedCall & { ok: 
   if (spec.nullWhenNotFound && saysNotFound(payload)) return local(call.id, null, partner)
   if (spec.monotonicHead) {
     // a promise only while a new number waits to be shown everywhere: no await otherwise
-    const shown = notBelowShownHead(network, call.id, payload)
+    const shown = notBelowShownHead(network, call.id, payload, lowers)
     const number = shown instanceof Promise ? await shown : shown
     return partner ? new PartnerAnswer(number) : number
   }
@@ -362,18 +368,21 @@ function holdKept(ctx: RpcContext, payload: RpcPayload): void {
 /**
  * eth_blockNumber: never less than what a client was already told (upstreams, and instances, may lag
  * each other), and a higher number only once it may be shown (shared, it waits until every instance
- * has heard of it: a promise then).
+ * has heard of it: a promise then). A number asked for before the shown head was lowered since
+ * (`lowers`: network.headLowers then) is of the chain before the rewind: never shown.
  */
 function notBelowShownHead(
   network: Network,
   id: RpcId,
   payload: RpcPayload,
+  lowers: number,
 ): RpcPayload | Promise<RpcPayload> {
   // the result is a short hex string: read from the answer's first bytes, without parsing it
   const number =
     readHexResult(payload instanceof AnswerParts ? payload.toBuffer() : payload) ?? parsedHexResult(payload)
   if (number === undefined) return payload
-  const showing = number > network.shownHead ? network.showHead(number) : undefined
+  const showing =
+    number > network.shownHead && lowers === network.headLowers ? network.showHead(number) : undefined
   return showing
     ? showing.then(() => atLeastShownHead(network, id, payload, number))
     : atLeastShownHead(network, id, payload, number)

@@ -9,7 +9,7 @@ export type FakeBehaviour =
   | { kind: 'json'; respond: (request: { method: string; id: unknown; params: unknown[] }) => unknown }
   /** Forwards to a real node, recording each request: counts what the gateway asked for. */
   | { kind: 'proxy'; target: string }
-  /** Answers with `respond`'s result where it gives one (not undefined); forwards the rest to `target`. */
+  /** Answers with `respond`'s result (or what its promise resolves to) where it gives one (not undefined); forwards the rest to `target`. */
   | {
       kind: 'rewrite'
       target: string
@@ -115,7 +115,8 @@ export async function startFakeUpstream(initial: FakeBehaviour = { kind: 'hang' 
         )
       case 'rewrite':
       case 'proxy': {
-        const result = now.kind === 'rewrite' ? now.respond(body) : undefined
+        // a promise is waited for: an answer held back until a test releases it
+        const result = now.kind === 'rewrite' ? await now.respond(body) : undefined
         if (result !== undefined) {
           res.writeHead(200, { 'content-type': 'application/json' })
           res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result }))
