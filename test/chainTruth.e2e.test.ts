@@ -50,12 +50,14 @@ async function subscribe(url: string, params: unknown[]) {
 describe('chain truth: what the gateway answers after reorgs, rewinds and reverts of a real anvil', () => {
   let node: TestNode
   let gateway: TestGateway
+  /** A second gateway in front of the same node, without its WebSocket: it hears of heads by polling. */
+  let polling: TestGateway
   let heads: Awaited<ReturnType<typeof subscribe>>
   let logs: Awaited<ReturnType<typeof subscribe>>
 
   const rpc = (method: string, params: unknown[] = []) => nodeRpc(node, method, params)
-  const viaGateway = async (method: string, params: unknown[]) =>
-    (await postJson(gateway.endpoint, rpcBody(method, params))).json as { result?: unknown; error?: unknown }
+  const viaGateway = async (method: string, params: unknown[], through = gateway) =>
+    (await postJson(through.endpoint, rpcBody(method, params))).json as { result?: unknown; error?: unknown }
   const viaNode = async (method: string, params: unknown[]) =>
     (await postJson(node.url, rpcBody(method, params))).json as { result?: unknown; error?: unknown }
   const block = async (ref: string) => (await rpc('eth_getBlockByNumber', [ref, false])) as Block
@@ -85,24 +87,30 @@ describe('chain truth: what the gateway answers after reorgs, rewinds and revert
   }
 
   /** Asks the gateway each call (so its cache holds what it may keep). */
-  async function warm(calls: Call[]): Promise<void> {
-    for (const [method, params] of calls) await viaGateway(method, params)
+  async function warm(calls: Call[], through = gateway): Promise<void> {
+    for (const [method, params] of calls) await viaGateway(method, params, through)
   }
 
-  /** Until the gateway answers each call as the node does, compared call by call. */
-  async function untilSameAsNode(calls: Call[], what: string): Promise<void> {
-    let differing: Call | undefined
+  /**
+   * Until the gateway answers each call as the node does, compared call by call, within 10 s: its head
+   * polls come every 200 ms (and a comparison round of a deep reorg's calls takes seconds itself).
+   */
+  async function untilSameAsNode(calls: Call[], what: string, through = gateway): Promise<void> {
+    let differing: unknown[] | undefined
     const same = async () => {
-      for (const call of calls) {
-        const [own, theirs] = await Promise.all([viaNode(...call), viaGateway(...call)])
+      for (const [method, params] of calls) {
+        const [own, theirs] = await Promise.all([
+          viaNode(method, params),
+          viaGateway(method, params, through),
+        ])
         if (JSON.stringify(own) !== JSON.stringify(theirs)) {
-          differing = call
+          differing = [method, params, own, theirs]
           return false
         }
       }
       return true
     }
-    await until(same, what).catch(() => {
+    await until(same, what, 10_000).catch(() => {
       throw new Error(
         `${what}: the gateway still answers ${JSON.stringify(differing)} otherwise than the node`,
       )
@@ -215,6 +223,7 @@ describe('chain truth: what the gateway answers after reorgs, rewinds and revert
         gas: { enabled: true },
       },
     })
+    polling = await startTestGateway({ upstreams: [node.url], config: { upstreams: { headPollMs: 200 } } })
     const wsUrl = `${gateway.url.replace('http', 'ws')}/ws/v3/${gateway.key}`
     heads = await subscribe(wsUrl, ['newHeads'])
     logs = await subscribe(wsUrl, ['logs', { address: node.fixtures.demo }])
@@ -223,6 +232,7 @@ describe('chain truth: what the gateway answers after reorgs, rewinds and revert
     heads?.socket.close()
     logs?.socket.close()
     await gateway?.close()
+    await polling?.close()
     await node?.stop()
   })
 
@@ -243,9 +253,11 @@ describe('chain truth: what the gateway answers after reorgs, rewinds and revert
     const head = await headNumber()
     const calls = callsAround(head - 4, head, mined.hashes, mined.transactions)
     await warm(calls)
+    await warm(calls, polling)
     await rpc('anvil_rollback', [3])
     assert.equal(await headNumber(), head - 3)
     await untilSameAsNode(calls, 'a rollback of 3')
+    await untilSameAsNode(calls, 'a rollback of 3, without the WebSocket', polling)
   })
 
   it('a revert of 150 blocks, then 5 new: the shorter chain is the answer, the Gas API follows', async () => {
@@ -260,11 +272,13 @@ describe('chain truth: what the gateway answers after reorgs, rewinds and revert
     )
     const calls = callsAround(start - 2, start + 8, mined.hashes, mined.transactions)
     await warm(calls)
+    await warm(calls, polling)
 
     await rpc('evm_revert', [snapshot])
     await mineWithLogs(5, 4)
     assert.equal(await headNumber(), start + 5)
     await untilSameAsNode(calls, 'a revert of 150, then 5 blocks')
+    await untilSameAsNode(calls, 'a revert of 150, then 5 blocks, without the WebSocket', polling)
 
     const indexer = gateway.app.indexers.get(chainId)
     assert.ok(indexer)

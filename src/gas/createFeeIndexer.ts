@@ -152,9 +152,10 @@ export function createFeeIndexer(options: FeeIndexerOptions): FeeIndexer {
     let changed = false
     if (forkFrom !== undefined) {
       const from = forkFrom
-      forkFrom = undefined
       log.info({ chainId, from, head: headNumber }, 'the chain left blocks: replacing their fee history')
       await store.deleteFrom(chainId, from)
+      // a fork heard of meanwhile, lower than this one, is kept for the next pass
+      if (forkFrom === from) forkFrom = undefined
       complete = false
       changed = true
     }

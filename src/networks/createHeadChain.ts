@@ -2,14 +2,15 @@ export type Header = Record<string, unknown> & { number: string; hash: string; p
 
 /**
  * In order. A new canonical block: `head`, each once. When the chain leaves blocks (a reorg, a
- * rewind, a new chain), first `fork` (every block from `from` on is gone; `deeper`: the fork is
+ * rewind, a new chain), first `fork` (every block from `from` on is gone, `to` is the chain's new
+ * head, lower than before after a rewind; `deeper`: the fork is
  * older than the chain remembers, so blocks below `from` may be gone too; `pastFinality`: blocks at
  * or below the finalized one changed, or may have), then `dropped` for each
  * block it had (newest first), then the new branch's blocks as `head`, oldest first.
  */
 export type HeadEvent =
   | { kind: 'head'; header: Header }
-  | { kind: 'fork'; from: bigint; deeper: boolean; pastFinality: boolean }
+  | { kind: 'fork'; from: bigint; to: bigint; deeper: boolean; pastFinality: boolean }
   | { kind: 'dropped'; header: Header }
   /** The network's upstreams serve another chain under the same chain id (its genesis block differs). */
   | { kind: 'newChain'; genesis: string }
@@ -45,6 +46,8 @@ export type HeadChainOptions = {
 export const rememberedBlocks = 1024
 /** Ancestors fetched per step of the backfill behind the first head (in parallel, by number). */
 const backfillStep = 32
+/** The most heads let pass between backfill steps that fail (a node that lacks old blocks is not asked on every head). */
+const maxBackfillPause = 256
 
 /**
  * The network's chain of recent blocks, gap-free and in order whatever its source does: heads skipped
@@ -64,8 +67,9 @@ export function createHeadChain(options: HeadChainOptions): HeadChain {
   let generation = 0
   /** A backfill step is queued. */
   let backfilling = false
-  /** A backfill step failed (the node lacks the blocks, or answers them oddly): not tried again until a reset. */
-  let backfillFailed = false
+  /** Heads to let pass before the next backfill step, after steps that failed (doubling, to maxBackfillPause). */
+  let backfillPause = 0
+  let backfillSkips = 0
 
   const numberOf = (header: Header) => Number(header.number)
   const indexOf = (number: number) => {
@@ -92,6 +96,19 @@ export function createHeadChain(options: HeadChainOptions): HeadChain {
       if (known !== tip) leave(number + 1, false, [])
       return
     }
+    if (number - numberOf(tip) > depth) {
+      // more new blocks than the chain remembers (its upstreams were away): if the tip is still the
+      // node's, only announcements were missed, and the chain starts again at the new head
+      const atTip = await fetchBlock('eth_getBlockByNumber', tip.number)
+      if (at !== generation) return
+      if (atTip.hash === tip.hash) {
+        blocks = [incoming]
+        emit({ kind: 'head', header: incoming })
+        return
+      }
+      leave(numberOf(blocks[0] as Header), true, [incoming])
+      return
+    }
     // walk back from the new head by its parents to a block the chain has
     const path = [incoming]
     let cursor = incoming
@@ -106,11 +123,6 @@ export function createHeadChain(options: HeadChainOptions): HeadChain {
         break
       }
       if (blockAt(parentNumber)?.hash === cursor.parentHash) break
-      if (path.length >= depth) {
-        // a gap longer than the chain's memory: whether it forked below it is not known
-        leave(numberOf(oldest), true, path)
-        return
-      }
       const parent = await fetchBlock('eth_getBlockByHash', cursor.parentHash)
       // reset while the block was fetched: this head belongs to a chain that is gone
       if (at !== generation) return
@@ -120,7 +132,10 @@ export function createHeadChain(options: HeadChainOptions): HeadChain {
     leave(numberOf(path[0] as Header), deeper, path)
   }
 
-  /** The chain from `from` on is replaced by `path` (which starts at `from`, or is empty: a rewind). */
+  /**
+   * The chain from `from` on is replaced by `path` (which starts at `from`, or is empty: a rewind; it
+   * starts above `from` only when the chain cannot tell where a deeper fork was).
+   */
   function leave(from: number, deeper: boolean, path: Header[]): void {
     const keep = Math.max(0, indexOf(from))
     const dropped = blocks.slice(keep).reverse()
@@ -128,7 +143,9 @@ export function createHeadChain(options: HeadChainOptions): HeadChain {
     if (dropped.length > 0 || deeper) {
       const finalized = options.finalized?.()
       const pastFinality = deeper || (finalized !== undefined && BigInt(from) <= finalized)
-      emit({ kind: 'fork', from: BigInt(from), deeper, pastFinality })
+      const last = path[path.length - 1]
+      const to = BigInt(last === undefined ? from - 1 : numberOf(last))
+      emit({ kind: 'fork', from: BigInt(from), to, deeper, pastFinality })
       for (const header of dropped) emit({ kind: 'dropped', header })
     }
     for (const header of path) {
@@ -148,9 +165,11 @@ export function createHeadChain(options: HeadChainOptions): HeadChain {
     const fetched = await Promise.all(
       numbers.map((number) => fetchBlock('eth_getBlockByNumber', `0x${number.toString(16)}`)),
     ).catch((err) => {
-      backfillFailed = true
+      backfillPause = Math.min(Math.max(1, backfillPause * 2), maxBackfillPause)
+      backfillSkips = backfillPause
       throw err
     })
+    backfillPause = 0
     if (at !== generation || blocks[0] !== oldest) return
     // newest first: each must be the parent of the block above it (a reorg under way stops the step)
     let child = oldest
@@ -166,7 +185,11 @@ export function createHeadChain(options: HeadChainOptions): HeadChain {
 
   function queueBackfill(): void {
     const oldest = blocks[0]
-    if (backfilling || backfillFailed || !oldest || blocks.length >= depth || numberOf(oldest) === 0) return
+    if (backfilling || !oldest || blocks.length >= depth || numberOf(oldest) === 0) return
+    if (backfillSkips > 0) {
+      backfillSkips--
+      return
+    }
     backfilling = true
     enqueue(backfill)
   }
@@ -185,7 +208,8 @@ export function createHeadChain(options: HeadChainOptions): HeadChain {
       generation++
       blocks = []
       backfilling = false
-      backfillFailed = false
+      backfillPause = 0
+      backfillSkips = 0
     },
   }
 }

@@ -107,8 +107,12 @@ function setUp(members: { ws: boolean }[]) {
       timers,
     },
   )
-  // the pool's health and ranking are the real ones; blocks to fill gaps come from the first node
-  const pool = { ...realPool, send: async (body: string) => (await node(nodes, 0).upstream.post(body)).body }
+  // the pool's health and ranking are the real ones; blocks to fill gaps come from the first node up
+  const pool = {
+    ...realPool,
+    send: async (body: string) =>
+      (await (nodes.find((each) => !each.node.down) ?? node(nodes, 0)).upstream.post(body)).body,
+  }
   let opened = 0
   const tracker: HeadTracker = createHeadTracker(pool, {
     wsUrls: members.map((member, index) => (member.ws ? `ws://node${index}` : undefined)),
@@ -319,6 +323,30 @@ describe('createHeadTracker', () => {
     assert.equal(tracker.latest()?.number, 15n)
     assert.ok((tracker.finalized() ?? 0n) <= 15n, `${tracker.finalized()}`)
     assert.equal(tracker.stats.pastFinality, 1)
+    tracker.close()
+  })
+  it('a lagging member is not taken for a rewind when the members ahead of it go out of use', async () => {
+    const { timers, nodes, pool, tracker, events } = setUp([{ ws: false }, { ws: false }])
+    node(nodes, 0).node.latest = 10
+    node(nodes, 1).node.latest = 7
+    await tracker.poll()
+    await timers.advance(0)
+    assert.equal(tracker.latest()?.number, 10n)
+    // the member at the tip stops answering: the one at 7 leads, and is the only one in use
+    node(nodes, 0).node.down = true
+    await timers.advance(pollMs)
+    assert.equal(node([...pool.members], 0).breaker.state, 'open')
+    await timers.advance(pollMs)
+    assert.equal(tracker.latest()?.number, 10n)
+    assert.equal(events.length, 0)
+    // it catches up: the chain goes on from the tip
+    node(nodes, 1).node.latest = 12
+    await timers.advance(pollMs)
+    assert.equal(tracker.latest()?.number, 12n)
+    assert.deepEqual(
+      events.map((event) => event.kind),
+      ['head', 'head'],
+    )
     tracker.close()
   })
 })

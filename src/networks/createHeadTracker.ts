@@ -63,10 +63,19 @@ type Follower = {
   header: Header | undefined
   /** When its last notification came. */
   heardAt: number | undefined
-  /** Moving average of the time between its notifications: how long a silence is normal. */
-  blockMs: number | undefined
   /** When it was last polled (even while subscribed: a rewind sends no notification). */
   polledAt: number | undefined
+  /**
+   * The highest block number it gave: a lower head of its own is the chain going back only when it
+   * had been at the chain's tip (a member that never got there is lagging, not rewound).
+   */
+  peak: bigint | undefined
+  /**
+   * Its header is a poll's answer (not a notification): only a poll says the chain went back, since
+   * notifications of a reorg's new branch come lower than the head at first, and late ones can trail
+   * a poll that already saw the branch's head.
+   */
+  polled: boolean
 }
 
 const latestBlockBody = JSON.stringify({
@@ -90,21 +99,18 @@ const genesisBlockBody = JSON.stringify({
 
 /** The finalized block is asked for at most once per this many pollMs (it moves slowly). */
 const finalizedEveryPolls = 2
-/** A subscribed member silent for this many of its usual block intervals is asked for its head. */
-const silentBlocks = 3
-const blockMsWeight = 0.2
 
 /**
  * The one loop per network that asks upstreams for their head. It follows every member: over its
- * WebSocket's newHeads where it has one, by polling otherwise, and also polls a subscribed member
- * while its subscription is down or silent, or while the member is out of use or put behind (a poll
- * is its health check: an answer brings it back, a failure opens its breaker). From what it hears:
+ * WebSocket's newHeads where it has one, and by a poll of its latest block every pollMs (a poll is
+ * its health check: an answer brings it back, a failure opens its breaker; and a rewind sends no
+ * notification). From what it hears:
  * each member's head for the pool's lag ranking, the finalized block (the cache), the genesis block
  * (the chain's identity), and the network's one chain of heads (createHeadChain), led by the best
  * member, which moves back as well as forward: its tip is the network's head (eth_blockNumber's
  * floor, the gas cap's gas limit), its events (HeadEvent) drive subscriptions, the cache and the fee
- * indexer. A lower head from the leader is a rewind when no member in use is higher; otherwise it is
- * the leader lagging, and waited out.
+ * indexer. A lower head from the leader is a rewind when no member in use is higher and the leader
+ * had been at the tip; otherwise it is the leader lagging, and waited out.
  */
 export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOptions): HeadTracker {
   const { pollMs } = options
@@ -127,6 +133,12 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
   /** The gas limit of the last block heard of whose gas limit reads as a number. */
   let gasLimit: bigint | undefined
   let finalized: bigint | undefined
+  /**
+   * The highest finalized number since the cache last dropped what it kept as unchanging: a fork at
+   * or below it changed blocks answers were kept for, even when the node's finalized went back since
+   * (anvil's goes back while a reorg is under way).
+   */
+  let finalizedMark: bigint | undefined
   let genesis: string | undefined
   let genesisAsked: Promise<void> | undefined
   const stats: HeadStats = { forks: 0, pastFinality: 0, newChains: 0 }
@@ -153,7 +165,7 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
       announce(event)
     },
     onError: (err) => log.warn({ err }, 'could not follow a new head; waiting for the next one'),
-    finalized: () => finalized,
+    finalized: () => finalizedMark,
   })
 
   function announce(event: HeadEvent): void {
@@ -180,7 +192,7 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     if (event.pastFinality) {
       stats.pastFinality++
       log.warn(
-        { from: event.from, finalized },
+        { from: event.from, finalized: finalizedMark },
         'blocks at or below the finalized one changed: cached answers pinned to blocks are dropped',
       )
     }
@@ -188,6 +200,8 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
       finalized = event.from > 0n ? event.from - 1n : undefined
       finalizedAsked = undefined
     }
+    // what was kept as unchanging is dropped with a fork past finality: the mark starts again
+    if (event.pastFinality) finalizedMark = finalized
     if (event.from === 0n || event.deeper) void askGenesis(true)
   }
 
@@ -230,8 +244,9 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
       socket: undefined,
       header: undefined,
       heardAt: undefined,
-      blockMs: undefined,
       polledAt: undefined,
+      peak: undefined,
+      polled: false,
     }
     if (url !== undefined) {
       follower.socket = openSocket(url)
@@ -239,7 +254,7 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
       follower.socket.subscribe(
         ['newHeads'],
         (result) => hearNotification(follower, result),
-        () => void pollMember(follower),
+        () => void pollMember(follower).then(feedChain),
       )
     }
     return follower
@@ -247,27 +262,22 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
 
   function hearNotification(follower: Follower, result: unknown): void {
     if (!isBlock(result) || !isHeader(result)) return
-    const at = now()
-    if (follower.heardAt !== undefined) {
-      const intervalMs = at - follower.heardAt
-      follower.blockMs =
-        follower.blockMs === undefined
-          ? intervalMs
-          : follower.blockMs + blockMsWeight * (intervalMs - follower.blockMs)
-    }
-    follower.heardAt = at
+    follower.heardAt = now()
     headerFields = Object.keys(result)
     pool.noteNotifiedHead(follower.member, BigInt(result.number))
-    observe(follower, result)
+    observe(follower, result, false)
+    feedChain()
     void askFinalized(false)
   }
 
-  /** A head from a member: the member's own, and the chain's when it leads. */
-  function observe(follower: Follower, block: BlockSummary): void {
+  /** A head from a member: its own (the chain's when it leads, fed by the caller). */
+  function observe(follower: Follower, block: BlockSummary, polled: boolean): void {
     if (isQuantity(block.gasLimit)) gasLimit = BigInt(block.gasLimit)
     if (!isHeader(block)) return
+    const number = BigInt(block.number)
+    if (follower.peak === undefined || number > follower.peak) follower.peak = number
     follower.header = toHeader(block, headerFields)
-    feedChain()
+    follower.polled = polled
   }
 
   /**
@@ -294,16 +304,23 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
   }
 
   /**
-   * The leader's head goes to the chain: a higher one or one at the same height, and a lower one
-   * only when no member in use is higher (a rewind of the chain itself, not a leader lagging).
+   * The leader's head goes to the chain: a higher one or one at the same height; a lower one only as
+   * the chain going back: a poll's answer, no member in use higher, and the leader itself had been at
+   * the tip (a member that never got there is lagging, even when the members ahead of it are out of use).
    */
   function feedChain(): void {
-    const header = leader()?.header
-    if (!header || header === fed) return
+    const leading = leader()
+    const header = leading?.header
+    if (!leading || !header || header === fed) return
     const tip = chain.tip()
-    const number = BigInt(header.number)
-    const top = pool.head()
-    if (tip && number < BigInt(tip.number) && top !== undefined && number < top) return
+    if (tip) {
+      const number = BigInt(header.number)
+      const tipNumber = BigInt(tip.number)
+      const top = pool.head()
+      const wentBack =
+        leading.polled && (top === undefined || number >= top) && (leading.peak ?? 0n) >= tipNumber
+      if (number < tipNumber && !wentBack) return
+    }
     fed = header
     chain.accept(header)
   }
@@ -336,32 +353,24 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     // a node that answers without a block is alive, but says nothing of its head
     if (!block || closed) return
     const notified = follower.header
-    // a notification that came while this answer was on its way is newer than it
-    if (
-      notified &&
-      follower.heardAt !== undefined &&
-      follower.heardAt > sentAt &&
-      BigInt(block.number) < BigInt(notified.number)
-    ) {
+    // a notification that came while this answer was on its way is newer than it, whatever its number
+    if (notified && follower.heardAt !== undefined && follower.heardAt > sentAt) {
       pool.noteHead(member, BigInt(notified.number))
       return
     }
     pool.noteHead(member, BigInt(block.number))
-    observe(follower, block)
+    observe(follower, block, true)
+    // the first head waits for the round (feedChain after it): not the head of whichever member
+    // answered first, which may be one lagging behind the others
+    if (chain.tip()) feedChain()
   }
 
   /**
-   * A member to poll this round: no live subscription, silent too long, or not well; a subscribed
-   * one also once per block interval (at least pollMs), as a rewind sends no notification.
+   * A member to poll this round: each one once per pollMs, a subscribed one too (a poll is its health
+   * check, and a rewind sends no notification); its newHeads come in between.
    */
   function needsPoll(follower: Follower): boolean {
-    const { member, socket, heardAt, blockMs, polledAt } = follower
-    if (!socket?.connected() || heardAt === undefined) return true
-    if (member.breaker.state !== 'closed' || member.lastError !== undefined || member.errorRate > 0.5)
-      return true
-    const at = now()
-    if (polledAt === undefined || at - polledAt >= Math.max(pollMs, blockMs ?? 0)) return true
-    return at - heardAt >= Math.max(pollMs, silentBlocks * (blockMs ?? 0))
+    return follower.polledAt === undefined || now() - follower.polledAt >= pollMs
   }
 
   /**
@@ -384,7 +393,9 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
       .then(
         (block) => {
           // the node's word, lower too: a dev chain's finalized block goes back with its head
-          if (block) finalized = BigInt(block.number)
+          if (!block) return
+          finalized = BigInt(block.number)
+          if (finalizedMark === undefined || finalized > finalizedMark) finalizedMark = finalized
         },
         // a node without the finalized tag: nothing is cached by number
         () => undefined,
@@ -397,6 +408,7 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
 
   function pollEach(due: Follower[], force: boolean): Promise<void> {
     polling ??= Promise.all(due.map(pollMember))
+      .then(feedChain)
       .then(() => Promise.all([askFinalized(force), askGenesis(false)]))
       .then(() => undefined)
       .finally(() => {

@@ -139,9 +139,9 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
         cache?.newHead()
         return
       case 'fork': {
-        // the chain left its blocks from `from` on: a client may be told a lower number now
+        // the chain went back (a rewind, a shorter branch): a client may be told its lower head now
         const shown = sharedHead ? sharedHead.shown : shownHead
-        if (shown >= event.from) void lowerShownHead(event.from > 0n ? event.from - 1n : 0n)
+        if (shown > event.to) void lowerShownHead(event.to)
         cache?.newHead()
         // with Redis, on every instance (the tracker logs it)
         if (event.pastFinality) void cache?.forget('blocks at or below finalized changed')
@@ -173,6 +173,10 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
       return sharedHead ? sharedHead.shown : shownHead
     },
     showHead(number) {
+      // a client is told a block the chain has not heard of yet: the tracker looks now, so that the
+      // chain knows it (and a rewind below it lowers what clients are told)
+      const tip = heads.latest()?.number
+      if (tip !== undefined && number > tip) heads.poll().catch(() => undefined)
       if (sharedHead) return sharedHead.show(number)
       if (number > shownHead) shownHead = number
       return undefined
