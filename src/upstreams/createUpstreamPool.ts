@@ -374,18 +374,16 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     /**
      * The call once more on `member`, its gas at the cap the node named, when the gas it refused was
      * not the client's (the node's own default, or tollgate's lowered figure); undefined when it was
-     * the client's own (the refusal is the answer, the cap told) or not over the cap.
+     * the client's own (the refusal is the answer, the cap told). A cap not below the gas the call
+     * carried is not one this call met: neither told nor used.
      */
     underGasCap(cap: bigint, member: PoolMember): Promise<Buffer> | undefined {
       this.gasCapped = true
-      if (this.capsGas === 'client') {
-        options.onGasCap?.(cap, false)
-        return undefined
-      }
       const capped = toGasCappedBody(this.body, cap)
       if (!capped) return undefined
-      this.body = capped.body
       options.onGasCap?.(cap, capped.filled)
+      if (this.capsGas === 'client') return undefined
+      this.body = capped.body
       return this.tryOn(member).then((step) =>
         this.retryable(step) ? this.retried(step) : this.answerOf(step),
       )
