@@ -845,6 +845,20 @@ describe('createUpstreamPool', () => {
     })
   })
 
+  it('answeredBy: how many members answered the node error the call ends with (every upstream, or fewer)', async () => {
+    const refusal = { error: { code: 35, message: 'ranges over 10 blocks are not supported on freetier' } }
+    const both = setup([refusal, refusal])
+    const all = { members: 0 }
+    await both.pool.send(body, { retry: true, answeredBy: all })
+    assert.deepEqual(all, { members: 2 })
+
+    const oneDown = setup([500, refusal])
+    const fewer = { members: 0 }
+    const answer = JSON.parse((await oneDown.pool.send(body, { retry: true, answeredBy: fewer })).toString())
+    assert.equal(answer.error.code, 35)
+    assert.deepEqual(fewer, { members: 1 }, 'the member that failed did not refuse')
+  })
+
   describe('eth_sendRawTransaction (docs/compatibility.md §7)', () => {
     const raw = '0x02f86c827a6980843b9aca00850ba43b7400825208940000000000000000000000000000000000000000'
     const hash = keccak256(raw)
