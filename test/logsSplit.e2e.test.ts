@@ -25,6 +25,8 @@ type Filter = { fromBlock?: string; toBlock?: string }
 describe('eth_getLogs over a range every upstream refuses is split (docs/compatibility.md §7)', () => {
   let node: TestNode
   let limiters: FakeUpstream[]
+  /** An upstream whose eth_getLogs fails (HTTP 503) while it answers everything else: down for logs. */
+  let failing: FakeUpstream
   let gateway: TestGateway
   /** The first block holding the logs. */
   let first: bigint
@@ -91,6 +93,12 @@ describe('eth_getLogs over a range every upstream refuses is split (docs/compati
       await startFakeUpstream({ kind: 'proxy', target: node.url }),
       await startFakeUpstream({ kind: 'proxy', target: node.url }),
     ]
+    failing = await startFakeUpstream({
+      kind: 'forMethods',
+      methods: ['eth_getLogs'],
+      behaviour: { kind: 'status', status: 503 },
+      otherwise: node.url,
+    })
     // a network of its own for each vendor: a limit one learns is not another's
     const networks = [...rangeRefusals.map((_, index) => `v${index}`), 'learns', 'tight', 'one'].map(
       (name) => ({
@@ -100,6 +108,12 @@ describe('eth_getLogs over a range every upstream refuses is split (docs/compati
         ...(name === 'tight' ? { maxLogsResults: 20 } : {}),
       }),
     )
+    // one limiter beside the failing upstream: the limiter alone refuses
+    networks.push({
+      name: 'half-down',
+      chainId: 31337,
+      upstreams: [{ url: (limiters[0] as FakeUpstream).url }, { url: failing.url }],
+    })
     gateway = await startTestGateway({
       config: {
         networks,
@@ -112,6 +126,7 @@ describe('eth_getLogs over a range every upstream refuses is split (docs/compati
   after(async () => {
     await gateway?.close()
     for (const limiter of limiters ?? []) await limiter.close()
+    await failing?.close()
     await node?.stop()
   })
 
@@ -160,6 +175,26 @@ describe('eth_getLogs over a range every upstream refuses is split (docs/compati
       asked.map((request) => widthOf(request)),
       [5n, 5n, 5n, 5n, 5n, 5n],
       'six chunks of 5 blocks, none refused',
+    )
+  })
+
+  it('a limit one upstream states while another fails is not remembered: the range is split, and the next wide query asked whole first', async () => {
+    const dRpc = rangeRefusals.find((vendor) => vendor.vendor === 'dRPC') as (typeof rangeRefusals)[number]
+    refuseAs(dRpc)
+    const filter = { fromBlock: hex(first), toBlock: hex(first + 19n), address: node.fixtures.demo }
+    const answer = await getLogs('half-down', filter, 'half')
+    assert.equal(answer.text, (await postJson(node.url, rpcBody('eth_getLogs', [filter], 'half'))).text)
+    assert.ok(
+      failing.requests.some((request) => request.method === 'eth_getLogs'),
+      'the failing upstream was asked',
+    )
+    const before = mark()
+    const again = await getLogs('half-down', filter, 'again')
+    assert.equal(again.text, (await postJson(node.url, rpcBody('eth_getLogs', [filter], 'again'))).text)
+    assert.equal(
+      widthOf(logCallsSince(before)[0] as Request),
+      20n,
+      'the whole range first: no limit was learned',
     )
   })
 

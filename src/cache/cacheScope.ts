@@ -1,3 +1,4 @@
+import { hashLength } from '../jsonrpc/hashes.ts'
 import type { MethodSpec } from '../methods/methodTable.ts'
 import { blockRef, blockTag, logFilter, receiptsBlockRef } from '../methods/params.ts'
 
@@ -6,8 +7,6 @@ import { blockRef, blockTag, logFilter, receiptsBlockRef } from '../methods/para
  * finalized block, chain id), `head` (until the next block), `never` (pending state, side effects).
  */
 export type CacheScope = 'immutable' | 'head' | 'never'
-
-const hashLength = 66
 
 /**
  * The scope of one call with its normalised params. The method table gives the method's class;

@@ -1,4 +1,5 @@
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
+import { hashPattern } from '../jsonrpc/hashes.ts'
 import type { RpcId, RpcPayload } from '../jsonrpc/types.ts'
 import type { SharedStore } from './createSharedCache.ts'
 
@@ -308,9 +309,6 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
 }
 
 const answerPrefix = Buffer.from('{"jsonrpc":"2.0","id":1,"result":')
-/** A block or transaction hash in a cache key (params as JSON). */
-const hashPattern = /0x[0-9a-f]{64}/gi
-
 /** The result's JSON text without parsing it when the node wrote the usual member order; else parsed. */
 export function splitAnswer(answer: Buffer): { result: CachedValue } | { answer: Buffer } {
   let end = answer.length

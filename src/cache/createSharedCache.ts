@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { Redis as RedisClient } from 'ioredis'
 import type { Logger } from 'pino'
+import { hashPattern } from '../jsonrpc/hashes.ts'
 import { openRedis } from '../store/openRedis.ts'
 import { type ChainEpoch, createSharedEpochs } from './createSharedEpochs.ts'
 import { createSharedHeads, type SharedHead } from './createSharedHeads.ts'
@@ -132,8 +133,6 @@ type ScriptRedis = RedisClient & {
 }
 
 const genesisPattern = /^0x[0-9a-f]{64}$/
-/** A block (or transaction) hash in a cache key (params as JSON). */
-const hashPattern = /0x[0-9a-f]{64}/gi
 
 /**
  * The cache shared by every instance on one Redis (docs/operations.md "Running many instances"):

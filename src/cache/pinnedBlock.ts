@@ -1,3 +1,4 @@
+import { hashLength } from '../jsonrpc/hashes.ts'
 import type { MethodSpec } from '../methods/methodTable.ts'
 import { blockRef, blockTag, hash, logFilter, receiptsBlockRef } from '../methods/params.ts'
 
@@ -6,8 +7,6 @@ import { blockRef, blockTag, hash, logFilter, receiptsBlockRef } from '../method
  * hasBlock): its number, `hash` when it names a block by hash, undefined when it is not pinned.
  */
 export type PinnedBlock = bigint | 'hash' | undefined
-
-const hashLength = 66
 
 /**
  * The block a call with its normalised params is pinned to, worked out once per call, beside

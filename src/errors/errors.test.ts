@@ -50,6 +50,7 @@ const samples: Record<string, unknown[][]> = {
   UnknownNetworkError: [[]],
   UpstreamUnavailableError: [[]],
   UpstreamTimeoutError: [[]],
+  MalformedUpstreamAnswerError: [[]],
   BalanceUnavailableError: [[]],
   InternalError: [[]],
   UnknownGasEndpointError: [['x']],

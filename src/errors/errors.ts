@@ -319,6 +319,17 @@ export class UpstreamTimeoutError extends TollgateError {
   }
 }
 
+/**
+ * An upstream's answer tollgate must read to answer the call and cannot: a chunk of a split
+ * eth_getLogs whose answer is not JSON, or whose result is not a list of logs.
+ */
+export class MalformedUpstreamAnswerError extends TollgateError {
+  override name = 'MalformedUpstreamAnswerError'
+  constructor(options?: ErrorOptions) {
+    super(-32603, 502, 'an upstream answer that cannot be read', options)
+  }
+}
+
 /** The shared credit balance (Redis) cannot be reached and `metering.onRedisDown` is `closed`. */
 export class BalanceUnavailableError extends TollgateError {
   override name = 'BalanceUnavailableError'

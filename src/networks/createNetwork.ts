@@ -51,7 +51,8 @@ export type Network = {
   maxLogsResults: number
   /**
    * The per-transaction gas cap (EIP-7825) eth_call and eth_estimateGas `gas` is lowered to: the
-   * configured `maxTransactionGas`, lowered by a node's refusal naming a smaller one.
+   * configured `maxTransactionGas`, lowered by a node's refusal naming a smaller one (gasCapOf: in
+   * a node's own wording, below the gas the call carried, not below 2^20).
    */
   maxTransactionGas: bigint | undefined
   /** A node refused a call without `gas` over the cap (its own default is above it): such calls are sent with the cap. */

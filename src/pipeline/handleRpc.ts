@@ -9,6 +9,7 @@ import { asWrittenBody } from '../jsonrpc/parseRpcRequest.ts'
 import { readHexResult } from '../jsonrpc/readHexResult.ts'
 import { serializeResult } from '../jsonrpc/serialize.ts'
 import type { RpcCall, RpcId, RpcPayload } from '../jsonrpc/types.ts'
+import { withId } from '../jsonrpc/withId.ts'
 import type { MethodSpec } from '../methods/methodTable.ts'
 import type { Network } from '../networks/createNetwork.ts'
 import { ClientGoneError, type SendOptions } from '../upstreams/createUpstreamPool.ts'
@@ -310,7 +311,8 @@ async function forward(
       )
       // only the JSON-RPC body goes to the partner: no client headers, addresses or keys
       try {
-        fetched = { body: await partners.send(body, { ...options, headSensitive: false }), partner: true }
+        const partnerOptions = { ...options, headSensitive: false, answeredBy: undefined }
+        fetched = { body: await partners.send(body, partnerOptions), partner: true }
       } catch (partnerErr) {
         // the upstreams' own word on what is missing beats a partner that did not answer
         if (err instanceof NodeErrorAnswer && !(partnerErr instanceof ClientGoneError)) {
@@ -341,7 +343,7 @@ function load(ctx: RpcContext, spec: MethodSpec, body: string, route: Route): Pr
 /** How the network's pool sends a call: its deadline starts now. */
 function sendOptions(
   ctx: RpcContext,
-  { retry, headSensitive, block, needsState, nullIsMissing, rawTransaction, capsGas }: Route,
+  { retry, headSensitive, block, needsState, nullIsMissing, rawTransaction, capsGas, logs }: Route,
   cancellation: Cancellation | undefined,
 ): SendOptions & { deadline: number } {
   return {
@@ -355,6 +357,8 @@ function sendOptions(
     capsGas,
     cancellation,
     answerBudget: ctx.answerBudget,
+    // eth_getLogs by range: whether every upstream refused it, for the limit splitLogsRange keeps
+    answeredBy: logs ? { members: 0 } : undefined,
   }
 }
 
@@ -427,11 +431,6 @@ function sealedFilter(ctx: RpcContext, id: RpcId, payload: RpcPayload, partner: 
   }
   if (typeof result !== 'string') return partner ? new PartnerAnswer(payload) : payload
   return local(id, ctx.filterIds.seal(result, filterOwner(ctx)), partner)
-}
-
-/** A whole answer (an error, usually) re-addressed to `id`. */
-function withId(answer: Buffer, id: RpcId): string {
-  return JSON.stringify({ ...(JSON.parse(answer.toString()) as object), id })
 }
 
 function local(id: RpcId, result: unknown, partner = false): CallAnswer {

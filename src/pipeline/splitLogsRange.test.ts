@@ -1,26 +1,45 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { createRpcCache } from '../cache/createRpcCache.ts'
+import { MalformedUpstreamAnswerError } from '../errors/errors.ts'
 import type { Network } from '../networks/createNetwork.ts'
-import { maxChunkCalls, planChunks, rangeRefusalOf, splitLogsRange, splitsAtOnce } from './splitLogsRange.ts'
+import type { SendOptions } from '../upstreams/createUpstreamPool.ts'
+import {
+  learnedLimitMs,
+  maxChunkCalls,
+  planChunks,
+  rangeRefusalOf,
+  splitLogsRange,
+  splitsAtOnce,
+} from './splitLogsRange.ts'
 
 const hex = (value: bigint) => `0x${value.toString(16)}`
 
 type Refuse = (from: bigint, to: bigint) => { code: number; message: string } | undefined
 
 /**
- * A network whose one pool answers eth_getLogs with one log per block (two in even blocks), refusing
- * what `refuse` says; it counts the chunks asked and the most asked at once.
+ * A network whose pool answers eth_getLogs with one log per block (two in even blocks), refusing
+ * what `refuse` says; it counts the chunks asked and the most asked at once. Its pool has `members`
+ * upstreams (one), and `refusedBy` of them refuse what `refuse` says (all), as SendOptions.answeredBy tells.
  */
 function fakeNetwork(
   refuse: Refuse,
-  options: { finalized?: bigint; cache?: boolean; maxLogsResults?: number } = {},
+  options: {
+    finalized?: bigint
+    cache?: boolean
+    maxLogsResults?: number
+    members?: number
+    refusedBy?: number
+    answer?: (from: bigint, to: bigint) => string | undefined
+  } = {},
 ) {
   const asked: [bigint, bigint][] = []
   let inFlight = 0
   let mostInFlight = 0
+  const members = options.members ?? 1
   const pool = {
-    async send(body: string) {
+    members: Array.from({ length: members }, () => ({})),
+    async send(body: string, sendOptions: SendOptions) {
       const { id, params } = JSON.parse(body) as {
         id: unknown
         params: [{ fromBlock: string; toBlock: string }]
@@ -34,8 +53,13 @@ function fakeNetwork(
       for (let turn = 0n; turn < 20n - (from % 20n); turn++)
         await new Promise((resolve) => setImmediate(resolve))
       inFlight--
+      const written = options.answer?.(from, to)
+      if (written !== undefined) return Buffer.from(written)
       const error = refuse(from, to)
-      if (error) return Buffer.from(JSON.stringify({ jsonrpc: '2.0', id, error }))
+      if (error) {
+        if (sendOptions.answeredBy) sendOptions.answeredBy.members = options.refusedBy ?? members
+        return Buffer.from(JSON.stringify({ jsonrpc: '2.0', id, error }))
+      }
       return Buffer.from(JSON.stringify({ jsonrpc: '2.0', id, result: logsOf(from, to) }))
     },
   }
@@ -69,6 +93,8 @@ const query = (first: bigint, last: bigint) => ({ filter: { address: '0x01' }, f
 const refusalOf = (id: number, error: { code: number; message: string }) =>
   Buffer.from(JSON.stringify({ jsonrpc: '2.0', id, error }))
 const options = { deadline: Number.POSITIVE_INFINITY }
+/** The options of the client's call whose refusal every one of `members` upstreams answered. */
+const refusedByAll = (members = 1) => ({ ...options, answeredBy: { members } })
 
 describe('planChunks', () => {
   it('halves when the refusal states no width, or one no narrower than the range', () => {
@@ -143,21 +169,69 @@ describe('splitLogsRange', () => {
     assert.equal(answer.toString(), JSON.stringify({ jsonrpc: '2.0', id: 1, result: logsOf(3n, 20n) }))
   })
 
-  it('remembers a stated limit per network: later queries wider than it split at once', async () => {
-    const { network, asked } = fakeNetwork(limitedTo(25n))
-    assert.equal(splitsAtOnce(network, query(0n, 99n)), false)
+  it('remembers a limit every upstream stated, for ten minutes: later queries wider than it split at once', async () => {
+    const { network, asked } = fakeNetwork(limitedTo(25n), { members: 2 })
+    let nowMs = 1_000
+    const now = () => nowMs
+    assert.equal(splitsAtOnce(network, query(0n, 99n), now), false)
     const refusal = refusalOf(1, { code: 35, message: 'ranges over 25 blocks are not supported on freetier' })
-    await splitLogsRange(network, query(0n, 99n), refusal, 1, options)
-    assert.equal(splitsAtOnce(network, query(0n, 99n)), true)
-    assert.equal(splitsAtOnce(network, query(0n, 24n)), false, 'within the limit: asked whole')
+    await splitLogsRange(network, query(0n, 99n), refusal, 1, refusedByAll(2), now)
+    assert.equal(splitsAtOnce(network, query(0n, 99n), now), true)
+    assert.equal(splitsAtOnce(network, query(0n, 24n), now), false, 'within the limit: asked whole')
     asked.length = 0
-    const answer = await splitLogsRange(network, query(200n, 259n), undefined, 2, options)
+    const answer = await splitLogsRange(network, query(200n, 259n), undefined, 2, options, now)
     assert.equal(answer.toString(), JSON.stringify({ jsonrpc: '2.0', id: 2, result: logsOf(200n, 259n) }))
     assert.deepEqual(asked, [
       [200n, 224n],
       [225n, 249n],
       [250n, 259n],
     ])
+    nowMs += learnedLimitMs - 1
+    assert.equal(splitsAtOnce(network, query(0n, 99n), now), true, 'still held')
+    nowMs += 1
+    assert.equal(splitsAtOnce(network, query(0n, 99n), now), false, 'expired: asked whole again')
+  })
+
+  it("does not remember a limit not every upstream stated (another was down, or answered), nor a chunk's", async () => {
+    const { network } = fakeNetwork(limitedTo(10n), { members: 2, refusedBy: 1 })
+    const refusal = refusalOf(1, { code: 35, message: 'ranges over 10 blocks are not supported on freetier' })
+    const answer = await splitLogsRange(network, query(0n, 99n), refusal, 1, refusedByAll(1))
+    assert.equal(answer.toString(), JSON.stringify({ jsonrpc: '2.0', id: 1, result: logsOf(0n, 99n) }))
+    assert.equal(splitsAtOnce(network, query(0n, 99n)), false, 'one of two upstreams')
+
+    // every upstream refused the call, but a chunk was refused by one only: its narrower limit is not kept
+    const narrower = fakeNetwork(
+      (from, to) => (to - from + 1n > 20n ? limitedTo(20n)(from, to) : undefined),
+      {
+        members: 2,
+        refusedBy: 1,
+      },
+    )
+    const wide = refusalOf(1, { code: 35, message: 'ranges over 50 blocks are not supported on freetier' })
+    await splitLogsRange(narrower.network, query(0n, 99n), wide, 1, refusedByAll(2))
+    assert.equal(splitsAtOnce(narrower.network, query(0n, 49n)), false, 'the chunk limit of 20: not kept')
+    assert.equal(
+      splitsAtOnce(narrower.network, query(0n, 50n)),
+      true,
+      'the limit of 50 every upstream stated',
+    )
+  })
+
+  it('a chunk answer that cannot be read is MalformedUpstreamAnswerError, not an answer made up', async () => {
+    for (const written of ['{"jsonrpc":"2.0","id":1,"result":[', '{"jsonrpc":"2.0","id":1,"result":"0x1"}']) {
+      const { network } = fakeNetwork(limitedTo(10n), {
+        answer: (from) => (from === 10n ? written : undefined),
+      })
+      const refusal = refusalOf(1, {
+        code: 35,
+        message: 'ranges over 10 blocks are not supported on freetier',
+      })
+      await assert.rejects(
+        splitLogsRange(network, query(0n, 29n), refusal, 1, options),
+        MalformedUpstreamAnswerError,
+        written,
+      )
+    }
   })
 
   it('answers the refusal itself when a block alone is refused, or the split would take more than the most calls', async () => {
@@ -196,7 +270,7 @@ describe('splitLogsRange', () => {
   it('chunks at or below the finalized block are cached; the others are asked again', async () => {
     const { network, asked } = fakeNetwork(limitedTo(10n), { finalized: 29n, cache: true })
     const refusal = refusalOf(1, { code: 35, message: 'ranges over 10 blocks are not supported on freetier' })
-    const first = await splitLogsRange(network, query(0n, 49n), refusal, 1, options)
+    const first = await splitLogsRange(network, query(0n, 49n), refusal, 1, refusedByAll())
     assert.equal(asked.length, 5)
     asked.length = 0
     const again = await splitLogsRange(network, query(0n, 49n), undefined, 1, options)

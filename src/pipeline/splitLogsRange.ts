@@ -1,6 +1,8 @@
 import { splitAnswer } from '../cache/createRpcCache.ts'
+import { MalformedUpstreamAnswerError } from '../errors/errors.ts'
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import type { RpcId } from '../jsonrpc/types.ts'
+import { withId } from '../jsonrpc/withId.ts'
 import type { Network } from '../networks/createNetwork.ts'
 import type { SendOptions } from '../upstreams/createUpstreamPool.ts'
 import { findNodeErrorRule, type NodeError, readNodeError } from '../upstreams/nodeErrors.ts'
@@ -11,19 +13,37 @@ export type LogsQuery = { filter: Record<string, unknown>; first: bigint; last: 
 
 /** Chunks asked at once. */
 const parallelChunks = 4
-/** The most upstream calls one query is split into, refusals of chunks included: past it, the refusal is the answer. */
-export const maxChunkCalls = 200
-
-/** Per network, the widest range every upstream has answered since it said so (a stated limit, never a suggestion). */
-const learnedBlocks = new WeakMap<Network, bigint>()
+/**
+ * The most upstream calls one query is split into, refusals of chunks included: past it, the
+ * refusal is the answer. A client's call is charged once, so this is how many upstream calls one
+ * call may cost: 64 holds the gateway's default range (10,000 blocks) at the stated limits of most
+ * providers (500 to 2,048 blocks and up) and five rounds of halving (a range in 32 chunks, 62 calls).
+ */
+export const maxChunkCalls = 64
+/** How long a learned limit holds: then a query wider than it is asked whole again, and learns it anew. */
+export const learnedLimitMs = 10 * 60_000
 
 /**
- * Whether a query is wider than what the network's upstreams have said they answer: it is split at
- * once, without a first refused call.
+ * Per network, the narrowest range limit every upstream stated (a stated limit, never a
+ * suggestion), and until when it holds (`untilMs`, on the clock of splitsAtOnce and splitLogsRange).
  */
-export function splitsAtOnce(network: Network, query: LogsQuery): boolean {
-  const learned = learnedBlocks.get(network)
+const learnedLimits = new WeakMap<Network, { blocks: bigint; untilMs: number }>()
+
+const clock = () => performance.now()
+
+/**
+ * Whether a query is wider than what every one of the network's upstreams said lately it answers:
+ * it is split at once, without a first refused call.
+ */
+export function splitsAtOnce(network: Network, query: LogsQuery, now: () => number = clock): boolean {
+  const learned = learnedBlocksOf(network, now())
   return learned !== undefined && query.last - query.first + 1n > learned
+}
+
+/** The network's learned limit while it holds. */
+function learnedBlocksOf(network: Network, nowMs: number): bigint | undefined {
+  const learned = learnedLimits.get(network)
+  return learned && nowMs < learned.untilMs ? learned.blocks : undefined
 }
 
 /** The node's error when `answer` is an eth_getLogs range refusal tollgate may split (nodeErrors.ts `splitsRange`). */
@@ -64,7 +84,9 @@ export function planChunks(first: bigint, last: bigint, limit: RangeLimit): [big
  * split again), and their logs merged in block order into one answer for `id`. Chunks at or below
  * the finalized block go through the cache as immutable answers. Answers the refusal itself when it
  * cannot be split (one block, or more than maxChunkCalls calls), and a chunk's own error (missing
- * data, say) when one answers one. A stated limit is remembered for the network (splitsAtOnce).
+ * data, say) when one answers one, as the node wrote it; throws MalformedUpstreamAnswerError when a
+ * chunk's answer cannot be read. A limit stated by every upstream of the network (`options.answeredBy`
+ * counts who refused) is remembered for learnedLimitMs (splitsAtOnce).
  * Once the first chunks hold more logs than the network's `maxLogsResults`, no more are asked: the
  * answer is their logs, which the result limit's check then refuses naming the range that fits.
  * Rejects as the pool does (timeout, no upstream, the client gone, the answer budget).
@@ -75,16 +97,21 @@ export async function splitLogsRange(
   refusal: Buffer | undefined,
   id: RpcId,
   options: SendOptions,
+  now: () => number = clock,
 ): Promise<Buffer> {
   const error = refusal ? readNodeError(refusal) : undefined
-  const limit: RangeLimit = error
-    ? readRangeLimit(typeof error.message === 'string' ? error.message : '')
-    : { limitBlocks: learnedBlocks.get(network) as bigint }
-  learn(network, limit)
+  let limit: RangeLimit = {}
+  if (error) {
+    limit = readRangeLimit(typeof error.message === 'string' ? error.message : '')
+    learn(network, limit, options.answeredBy, now)
+  } else if (!refusal) {
+    const learned = learnedBlocksOf(network, now())
+    if (learned !== undefined) limit = { limitBlocks: learned }
+  }
   const plan = planChunks(query.first, query.last, limit)
   if (plan.length === 0 || plan.length > maxChunkCalls)
     return refusal ?? (await wholeRange(network, query, id, options))
-  const split = new Split(network, query.filter, options)
+  const split = new Split(network, query.filter, options, now)
   // the chunks answered so far, and how far from the first they run without a gap: once that much
   // holds more logs than the network's result limit, the answer is refused whatever comes after
   const answered: (Buffer[] | undefined)[] = []
@@ -104,7 +131,9 @@ export async function splitLogsRange(
     // the logs up to there: the result limit's check names the range that holds no more
     if (err.enough) return mergedAnswer(id, answered.slice(0, prefix).flat() as Buffer[])
     if (err.answer === undefined) return refusal ?? (await wholeRange(network, query, id, options))
-    return Buffer.from(JSON.stringify({ jsonrpc: '2.0', id, error: err.answer }))
+    if (err.answer instanceof MalformedUpstreamAnswerError) throw err.answer
+    // a chunk's own answer, as the node wrote it, for the call
+    return Buffer.from(withId(err.answer, id))
   }
 }
 
@@ -113,20 +142,35 @@ function wholeRange(network: Network, query: LogsQuery, id: RpcId, options: Send
   return network.pool.send(bodyOf(id, query.filter), options)
 }
 
-function learn(network: Network, { limitBlocks }: RangeLimit): void {
-  if (limitBlocks === undefined) return
-  const learned = learnedBlocks.get(network)
-  if (learned === undefined || limitBlocks < learned) learnedBlocks.set(network, limitBlocks)
+/**
+ * Keeps a stated limit for learnedLimitMs, when every upstream of the network refused (`answeredBy`:
+ * one upstream's limit, while another is down, is not the network's) and it is the narrowest that
+ * holds: a narrower one stated since replaces it, a wider one waits until it expires.
+ */
+function learn(
+  network: Network,
+  { limitBlocks }: RangeLimit,
+  answeredBy: { members: number } | undefined,
+  now: () => number,
+): void {
+  if (limitBlocks === undefined || answeredBy === undefined) return
+  if (answeredBy.members < network.pool.members.length) return
+  const nowMs = now()
+  const learned = learnedBlocksOf(network, nowMs)
+  if (learned === undefined || limitBlocks < learned) {
+    learnedLimits.set(network, { blocks: limitBlocks, untilMs: nowMs + learnedLimitMs })
+  }
 }
 
 /**
- * Ends a split: with the node's error for the client (`answer`), without one when the range cannot
- * be split as far as the refusals ask (the first refusal is the answer then), or (`enough`) once the
- * first chunks hold more logs than the network's result limit.
+ * Ends a split: with a chunk's answer for the client (`answer`: a node's error, or the answer that
+ * could not be read), without one when the range cannot be split as far as the refusals ask (the
+ * first refusal is the answer then), or (`enough`) once the first chunks hold more logs than the
+ * network's result limit.
  */
 class Stop extends Error {
   constructor(
-    readonly answer: NodeError | undefined,
+    readonly answer: Buffer | MalformedUpstreamAnswerError | undefined,
     readonly enough = false,
   ) {
     super('the split ended')
@@ -144,23 +188,25 @@ class Split {
     readonly network: Network,
     readonly filter: Record<string, unknown>,
     readonly options: SendOptions,
+    readonly now: () => number,
   ) {}
 
   /** The logs of `from`..`to` as parts of a JSON array's text, in block order. */
   async fetchRange(from: bigint, to: bigint): Promise<Buffer[]> {
-    const answer = await this.limited(() => this.fetchChunk(from, to))
+    const answeredBy = { members: 0 }
+    const answer = await this.limited(() => this.fetchChunk(from, to, answeredBy))
     if ('parts' in answer) return answer.parts
-    const { error } = answer
-    const rule = findNodeErrorRule(error)
-    if (!rule?.splitsRange) throw this.stop(error)
+    if (answer instanceof MalformedUpstreamAnswerError) throw this.stop(answer)
+    const error = readNodeError(answer)
+    if (!error || !findNodeErrorRule(error)?.splitsRange) throw this.stop(answer)
     const limit = readRangeLimit(typeof error.message === 'string' ? error.message : '')
-    learn(this.network, limit)
+    learn(this.network, limit, answeredBy, this.now)
     const plan = planChunks(from, to, limit)
     if (plan.length === 0 || this.calls + plan.length > maxChunkCalls) throw this.stop(undefined)
     return (await Promise.all(plan.map(([start, end]) => this.fetchRange(start, end)))).flat()
   }
 
-  stop(answer: NodeError | undefined, enough = false): Stop {
+  stop(answer: Buffer | MalformedUpstreamAnswerError | undefined, enough = false): Stop {
     this.stopped ??= new Stop(answer, enough)
     return this.stopped
   }
@@ -181,10 +227,19 @@ class Split {
     }
   }
 
-  /** One chunk's logs, or the error a node answered for it. */
-  async fetchChunk(from: bigint, to: bigint): Promise<{ parts: Buffer[] } | { error: NodeError }> {
+  /**
+   * One chunk's logs, the answer a node gave for it without a result (an error, as it wrote it), or
+   * MalformedUpstreamAnswerError for an answer that cannot be read. `answeredBy` counts the members
+   * that answered an error (SendOptions).
+   */
+  async fetchChunk(
+    from: bigint,
+    to: bigint,
+    answeredBy: { members: number },
+  ): Promise<{ parts: Buffer[] } | Buffer | MalformedUpstreamAnswerError> {
     const filter = { ...this.filter, fromBlock: hex(from), toBlock: hex(to) }
     const { cache, heads } = this.network
+    const options = { ...this.options, answeredBy }
     const finalized = heads.finalized()
     let answer: Buffer
     if (cache && finalized !== undefined && to <= finalized) {
@@ -194,38 +249,35 @@ class Split {
       if (hit !== undefined) answer = hit instanceof AnswerParts ? hit.toBuffer() : Buffer.from(hit)
       else {
         const loaded = await cache.load(key, 'immutable', async () => ({
-          body: await this.network.pool.send(bodyOf(1, filter), this.options),
+          body: await this.network.pool.send(bodyOf(1, filter), options),
           partner: false,
         }))
-        if ('answer' in loaded) return errorOf(loaded.answer)
+        if ('answer' in loaded) return loaded.answer
         return partsOf(loaded.result)
       }
-    } else answer = await this.network.pool.send(bodyOf(1, filter), this.options)
+    } else answer = await this.network.pool.send(bodyOf(1, filter), options)
     let split: ReturnType<typeof splitAnswer>
     try {
       split = splitAnswer(answer)
-    } catch {
-      return { error: { code: -32603, message: 'an eth_getLogs answer that is not JSON' } }
+    } catch (err) {
+      return new MalformedUpstreamAnswerError({
+        cause: err,
+        logDetails: 'an eth_getLogs answer that is not JSON',
+      })
     }
-    return 'answer' in split ? errorOf(split.answer) : partsOf(split.result)
-  }
-}
-
-function errorOf(answer: Buffer): { error: NodeError } {
-  return {
-    error: readNodeError(answer) ?? { code: -32603, message: 'an eth_getLogs answer without a result' },
+    return 'answer' in split ? split.answer : partsOf(split.result)
   }
 }
 
 /** The logs of a result (`[…]`) as the text between its brackets: none for `[]`, an error for anything else. */
-function partsOf(result: string | Buffer): { parts: Buffer[] } | { error: NodeError } {
+function partsOf(result: string | Buffer): { parts: Buffer[] } | MalformedUpstreamAnswerError {
   const text = typeof result === 'string' ? Buffer.from(result) : result
   let start = 0
   let end = text.length
   while (start < end && isBlank(text[start] as number)) start++
   while (end > start && isBlank(text[end - 1] as number)) end--
   if (text[start] !== 0x5b || text[end - 1] !== 0x5d) {
-    return { error: { code: -32603, message: 'an eth_getLogs result that is not a list' } }
+    return new MalformedUpstreamAnswerError({ logDetails: 'an eth_getLogs result that is not a list' })
   }
   start++
   end--

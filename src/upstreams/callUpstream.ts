@@ -1,3 +1,4 @@
+import { hashLength } from '../jsonrpc/hashes.ts'
 import type { SendOptions, UpstreamPool } from './createUpstreamPool.ts'
 
 export class UpstreamRpcError extends Error {
@@ -33,7 +34,6 @@ export async function callUpstream<T>(pool: UpstreamPool, method: string, params
 
 const retryOnly: SendOptions = { retry: true }
 const byHash: SendOptions = { retry: true, nullIsMissing: true }
-const hashLength = 66
 
 function sendOptionsOf(method: string, params: unknown[]): SendOptions {
   const [id] = params

@@ -815,6 +815,26 @@ describe('createUpstreamPool', () => {
       assert.equal(stubs[0]?.calls, 1)
     })
 
+    it('a cap the gas sent is not over is neither told nor used: the refusal is the answer', async () => {
+      // a node naming a cap above the gas it was sent (a lower cap of its own, misworded)
+      const misworded = {
+        respond: () =>
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            error: { code: -32000, message: 'transaction gas limit too high (cap: 16777216, tx: 30000000)' },
+          }),
+      }
+      for (const capsGas of ['ours', 'client'] as const) {
+        const learned: bigint[] = []
+        const { pool, stubs } = setup([misworded], { onGasCap: (cap) => learned.push(cap) })
+        const answer = JSON.parse((await pool.send(call('0x100000'), { capsGas, retry: true })).toString())
+        assert.match(answer.error.message, /cap: 16777216/)
+        assert.deepEqual(learned, [], capsGas)
+        assert.equal(stubs[0]?.calls, 1, capsGas)
+      }
+    })
+
     it('any other call gets the refusal as its answer, untold (a signed transaction: its gas is its own)', async () => {
       const learned: bigint[] = []
       const { pool, stubs } = setup([enforcing], { onGasCap: (cap) => learned.push(cap) })
@@ -823,6 +843,20 @@ describe('createUpstreamPool', () => {
       assert.equal(stubs[0]?.calls, 1)
       assert.deepEqual(learned, [])
     })
+  })
+
+  it('answeredBy: how many members answered the node error the call ends with (every upstream, or fewer)', async () => {
+    const refusal = { error: { code: 35, message: 'ranges over 10 blocks are not supported on freetier' } }
+    const both = setup([refusal, refusal])
+    const all = { members: 0 }
+    await both.pool.send(body, { retry: true, answeredBy: all })
+    assert.deepEqual(all, { members: 2 })
+
+    const oneDown = setup([500, refusal])
+    const fewer = { members: 0 }
+    const answer = JSON.parse((await oneDown.pool.send(body, { retry: true, answeredBy: fewer })).toString())
+    assert.equal(answer.error.code, 35)
+    assert.deepEqual(fewer, { members: 1 }, 'the member that failed did not refuse')
   })
 
   describe('eth_sendRawTransaction (docs/compatibility.md §7)', () => {

@@ -91,6 +91,11 @@ export type SendOptions = {
    * refused is the client's answer.
    */
   capsGas?: 'ours' | 'client' | undefined
+  /**
+   * Written when the call ends with a node's error answer (every member asked answered one): how
+   * many members answered it. Equal to the pool's members, every upstream said so.
+   */
+  answeredBy?: { members: number } | undefined
 }
 
 export type UpstreamPool = {
@@ -274,6 +279,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     readonly cancellation: Cancellation | undefined
     readonly answerBudget: AnswerBudget | undefined
     readonly capsGas: 'ours' | 'client' | undefined
+    readonly answeredBy: { members: number } | undefined
     /** Sent once more with its gas at a node's cap: not again. */
     gasCapped = false
     readonly deadline: number
@@ -310,6 +316,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
       this.cancellation = sendOptions.cancellation
       this.answerBudget = sendOptions.answerBudget
       this.capsGas = sendOptions.capsGas
+      this.answeredBy = sendOptions.answeredBy
       this.deadline = sendOptions.deadline ?? now() + options.timeoutMs
       this.maxAttempts = this.retry || this.rawTransaction !== undefined ? options.maxAttempts : 1
       this.hedgePolicy = this.retry && this.rawTransaction === undefined ? hedge : undefined
@@ -374,18 +381,16 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     /**
      * The call once more on `member`, its gas at the cap the node named, when the gas it refused was
      * not the client's (the node's own default, or tollgate's lowered figure); undefined when it was
-     * the client's own (the refusal is the answer, the cap told) or not over the cap.
+     * the client's own (the refusal is the answer, the cap told). A cap not below the gas the call
+     * carried is not one this call met: neither told nor used.
      */
     underGasCap(cap: bigint, member: PoolMember): Promise<Buffer> | undefined {
       this.gasCapped = true
-      if (this.capsGas === 'client') {
-        options.onGasCap?.(cap, false)
-        return undefined
-      }
       const capped = toGasCappedBody(this.body, cap)
       if (!capped) return undefined
-      this.body = capped.body
       options.onGasCap?.(cap, capped.filled)
+      if (this.capsGas === 'client') return undefined
+      this.body = capped.body
       return this.tryOn(member).then((step) =>
         this.retryable(step) ? this.retried(step) : this.answerOf(step),
       )
@@ -394,6 +399,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     failure(): Buffer {
       const logDetails = this.failures ? this.failures.join('; ') : 'every upstream is failing'
       if (this.nodeAnswer) {
+        if (this.answeredBy) this.answeredBy.members = this.answered?.size ?? 0
         if (this.fallback) throw new NodeErrorAnswer(this.nodeAnswer, logDetails)
         return this.nodeAnswer
       }

@@ -23,6 +23,22 @@ describe('judgeAttempt', () => {
     }
   })
 
+  it("a node's refusal over its per-transaction gas cap carries the cap; a revert quoting that wording does not", () => {
+    const refusal = answered(
+      nodeError(-32000, 'transaction gas limit (16777217) is greater than the cap (16777216)'),
+    )
+    assert.ok('answer' in refusal)
+    assert.equal(refusal.gasCap, 16_777_216n)
+    const revert = answered(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        error: { code: 3, message: 'execution reverted: transaction gas limit too high (cap: 21000, tx: 1)' },
+      }),
+    )
+    assert.deepEqual(Object.keys(revert), ['answer'], 'an answer, without a cap')
+  })
+
   it('transport failures: refused connections were never sent; others may have been', () => {
     const refused = judgeAttempt({
       error: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
