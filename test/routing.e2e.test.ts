@@ -6,6 +6,7 @@ import { demoAbi, demoBytecode } from '../src/devnet/contracts.ts'
 import { type Anvil, startAnvil } from '../src/devnet/startAnvil.ts'
 import type { PoolMember } from '../src/upstreams/createUpstreamPool.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
+import { startFakeUpstream } from './helpers/startFakeUpstream.ts'
 import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
 import { until } from './helpers/until.ts'
 
@@ -221,6 +222,40 @@ describe('routing by what each upstream has, on real anvils', () => {
         assert.equal(proxy.calls.slice(before).filter(({ method }) => method === 'eth_getLogs').length, 1)
       } finally {
         await gateway.close()
+      }
+    })
+
+    it('a slow node: serving starts without waiting for its history probe, which goes on', async () => {
+      // each state probe of the pruned node answered late (but within a request's timeout): its
+      // binary search over 40 blocks takes several times the start's bound (timeoutMs, 2 s)
+      const slow = await startFakeUpstream({
+        kind: 'rewrite',
+        target: pruned.url,
+        respond: async ({ method, params }) => {
+          if (method === 'eth_getBalance' && params[0] === `0x${'0'.repeat(40)}`) {
+            await new Promise((resolve) => setTimeout(resolve, 700))
+          }
+          return undefined
+        },
+      })
+      const gateway = await startTestGateway({
+        upstreams: [slow.url, archive.url],
+        config: { cache: { enabled: false }, upstreams: { historyProbeMs: 60_000, timeoutMs: 2_000 } },
+      })
+      try {
+        const members = gateway.app.networks.all[0]?.pool.members as PoolMember[]
+        const [member, other] = members as [PoolMember, PoolMember]
+        assert.equal(member.earliestState, undefined, 'still probing when the gateway serves')
+        assert.equal(other.earliestState, 0n, 'the archive node, probed in one request')
+        assert.deepEqual(
+          await rpc(gateway.endpoint, 'eth_getBalance', [accounts[2], '0x5']),
+          await rpc(archive.url, 'eth_getBalance', [accounts[2], '0x5']),
+        )
+        await until(() => member.earliestState !== undefined, 'the probe to finish in the background')
+        assert.ok((member.earliestState ?? 0n) > 5n, String(member.earliestState))
+      } finally {
+        await gateway.close()
+        await slow.close()
       }
     })
 
