@@ -260,8 +260,8 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
   /** Markers of dropped blocks Redis did not take yet (away, or failing), in the order they came. */
   const unsentDrops = new Set<string>()
   function sendDrop(key: string): void {
-    if (redis.status !== 'ready') return keepUnsent(key)
-    redis.set(key, '1', 'PX', ttlMs).catch(() => keepUnsent(key))
+    if (redis.status === 'ready') redis.set(key, '1', 'PX', ttlMs).catch(() => keepUnsent(key))
+    else keepUnsent(key)
   }
   /** Kept for when Redis is back: the newest maxUnsentDrops (the oldest, least likely asked for, go first). */
   function keepUnsent(key: string): void {
