@@ -6,6 +6,7 @@ import { demoAbi, demoBytecode } from '../src/devnet/contracts.ts'
 import { type Anvil, startAnvil } from '../src/devnet/startAnvil.ts'
 import type { PoolMember } from '../src/upstreams/createUpstreamPool.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
+import { startFakeUpstream } from './helpers/startFakeUpstream.ts'
 import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
 import { until } from './helpers/until.ts'
 
@@ -134,7 +135,12 @@ describe('routing by what each upstream has, on real anvils', () => {
     let demo: Hex
 
     before(async () => {
-      ;[pruned, archive] = await Promise.all([startChainNode(['--prune-history', '10']), startChainNode()])
+      // the pruned node keeps the state of its last 10 blocks, and their transactions, receipts and
+      // logs: of older blocks, only the headers
+      ;[pruned, archive] = await Promise.all([
+        startChainNode(['--prune-history', '10', '--transaction-block-keeper', '10']),
+        startChainNode(),
+      ])
       await Promise.all([mineChain(pruned, 1, blocks), mineChain(archive, 1, blocks)])
       proxy = await startRecordingProxy(pruned.url)
       accounts = await result<Hex[]>(archive.url, 'eth_accounts')
@@ -156,6 +162,101 @@ describe('routing by what each upstream has, on real anvils', () => {
       }
       const refused = await rpc(pruned.url, 'eth_getBalance', [accounts[2], '0x5'])
       assert.match(JSON.stringify(refused.error), /BlockOutOfRangeError/)
+    })
+
+    it('probed at start: logs, fee history, blocks and receipts below its window are the archive node answers', async () => {
+      const gateway = await startTestGateway({
+        upstreams: [proxy.url, archive.url],
+        config: { cache: { enabled: false }, upstreams: { historyProbeMs: 60_000 } },
+      })
+      try {
+        const member = gateway.app.networks.all[0]?.pool.members[0] as PoolMember
+        await until(() => member.earliestBlock !== undefined, 'the probe of the pruned node')
+        const earliest = member.earliestBlock as bigint
+        assert.ok(earliest > 2n && earliest <= BigInt(blocks), String(earliest))
+        // the pruned node's own answer below its window leaves out what it dropped
+        const wholeRange = [{ fromBlock: '0x2', toBlock: hex(blocks) }]
+        const [own, archived] = await Promise.all(
+          [pruned, archive].map((node) => result<unknown[]>(node.url, 'eth_getLogs', wholeRange)),
+        )
+        assert.ok((own?.length ?? 0) < (archived?.length ?? 0), `${own?.length} of ${archived?.length} logs`)
+
+        const asked = proxy.calls.length
+        const cases: [string, unknown[]][] = [
+          ['eth_getLogs', wholeRange],
+          ['eth_getLogs', [{ fromBlock: '0x2' }]],
+          ['eth_getLogs', [{ fromBlock: 'earliest', toBlock: hex(earliest) }]],
+          ['eth_getLogs', [{ fromBlock: hex(earliest - 1n), toBlock: hex(earliest) }]],
+          ['eth_getLogs', [{ address: demo, fromBlock: '0x1', toBlock: 'latest' }]],
+          ['eth_feeHistory', [hex(blocks - 2), hex(blocks), [25, 75]]],
+          ['eth_feeHistory', ['0x5', hex(earliest + 1n), [50]]],
+          ['eth_getBlockByNumber', ['0x2', true]],
+          ['eth_getBlockReceipts', ['0x2']],
+        ]
+        for (const [method, params] of cases) {
+          const answer = await rpc(gateway.endpoint, method, params)
+          const expected = await rpc(archive.url, method, params)
+          const what = `${method} ${JSON.stringify(params)}`
+          assert.ok(expected.result !== undefined && expected.result !== null, what)
+          if (Array.isArray(expected.result)) assert.ok(expected.result.length > 0, what)
+          assert.deepEqual(answer, expected, what)
+        }
+        // none of them reached the pruned node (the head tracker's and the prober's calls aside)
+        const reached = proxy.calls
+          .slice(asked)
+          .filter(
+            ({ method, params }) =>
+              method === 'eth_getLogs' ||
+              method === 'eth_feeHistory' ||
+              method === 'eth_getBlockReceipts' ||
+              (method === 'eth_getBlockByNumber' && params[1] === true),
+          )
+        assert.deepEqual(reached, [])
+        // logs in its window go to it, first in config order
+        const inWindow = [{ fromBlock: hex(earliest), toBlock: hex(blocks) }]
+        const before = proxy.calls.length
+        assert.deepEqual(
+          await rpc(gateway.endpoint, 'eth_getLogs', inWindow),
+          await rpc(archive.url, 'eth_getLogs', inWindow),
+        )
+        assert.equal(proxy.calls.slice(before).filter(({ method }) => method === 'eth_getLogs').length, 1)
+      } finally {
+        await gateway.close()
+      }
+    })
+
+    it('a slow node: serving starts without waiting for its history probe, which goes on', async () => {
+      // each state probe of the pruned node answered late (but within a request's timeout): its
+      // binary search over 40 blocks takes several times the start's bound (timeoutMs, 2 s)
+      const slow = await startFakeUpstream({
+        kind: 'rewrite',
+        target: pruned.url,
+        respond: async ({ method, params }) => {
+          if (method === 'eth_getBalance' && params[0] === `0x${'0'.repeat(40)}`) {
+            await new Promise((resolve) => setTimeout(resolve, 700))
+          }
+          return undefined
+        },
+      })
+      const gateway = await startTestGateway({
+        upstreams: [slow.url, archive.url],
+        config: { cache: { enabled: false }, upstreams: { historyProbeMs: 60_000, timeoutMs: 2_000 } },
+      })
+      try {
+        const members = gateway.app.networks.all[0]?.pool.members as PoolMember[]
+        const [member, other] = members as [PoolMember, PoolMember]
+        assert.equal(member.earliestState, undefined, 'still probing when the gateway serves')
+        assert.equal(other.earliestState, 0n, 'the archive node, probed in one request')
+        assert.deepEqual(
+          await rpc(gateway.endpoint, 'eth_getBalance', [accounts[2], '0x5']),
+          await rpc(archive.url, 'eth_getBalance', [accounts[2], '0x5']),
+        )
+        await until(() => member.earliestState !== undefined, 'the probe to finish in the background')
+        assert.ok((member.earliestState ?? 0n) > 5n, String(member.earliestState))
+      } finally {
+        await gateway.close()
+        await slow.close()
+      }
     })
 
     for (const probing of [false, true]) {

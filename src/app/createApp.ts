@@ -17,6 +17,7 @@ import { createSharedCache } from '../cache/createSharedCache.ts'
 import type { Config, NetworkConfig } from '../config/configSchema.ts'
 import { type Devnet, devnetNetwork, startDevnet } from '../devnet/startDevnet.ts'
 import { ByteBulkhead } from '../failsafe/ByteBulkhead.ts'
+import { withTimeout } from '../failsafe/withTimeout.ts'
 import { createFeeIndexer, type FeeIndexer } from '../gas/createFeeIndexer.ts'
 import { createSharedFeeIndexer } from '../gas/createSharedFeeIndexer.ts'
 import type { FeeHistoryStore } from '../gas/feeHistoryStore.ts'
@@ -202,12 +203,25 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       ),
     )
     cleanups.push(() => networks.close())
-    // each upstream's head, then what history it keeps (createHistoryProber), before the first call
-    await Promise.all(networks.all.map((network) => network.heads.poll().then(() => network.history.start())))
+    // each upstream's head, then what history it keeps (createHistoryProber), before the first call;
+    // a slow node's probe goes on in the background past a bound (calls it cannot answer meanwhile
+    // move on to another upstream on its refusal)
+    const startWaitMs = Math.min(config.upstreams.timeoutMs, 5_000)
+    await Promise.all(
+      networks.all.map((network) =>
+        network.heads.poll().then(() =>
+          withTimeout<void>(
+            (settle) => void network.history.start().then(settle, settle),
+            startWaitMs,
+            () => log.info({ network: network.name }, 'history probe still under way: serving meanwhile'),
+          ),
+        ),
+      ),
+    )
     // each cache learns its chain's identity (the genesis the first polls read) before serving: shared
     // answers are keyed by it
     const identifying = networks.all.map((network) =>
-      identifyChain(network, { retryMs: headPollMs, waitMs: Math.min(config.upstreams.timeoutMs, 5_000) }),
+      identifyChain(network, { retryMs: headPollMs, waitMs: startWaitMs }),
     )
     cleanups.push(() => {
       for (const each of identifying) each.stop()

@@ -423,4 +423,48 @@ describe('createSharedCache while Redis fails', () => {
       await two.close()
     }
   })
+  it('a dropped block told while Redis is away is marked once it is back: the newest 1,024', async () => {
+    const keyPrefix = 'tollgate-test-drops:'
+    const options = {
+      url: server.url,
+      keyPrefix,
+      ttlSeconds: 60,
+      maxBytes: 1 << 20,
+      waitMs: 2_000,
+      headGraceMs: 20,
+    }
+    const [one, two] = [await createSharedCache(options), await createSharedCache(options)]
+    const looker = createTestPrefix(server.url)
+    try {
+      const [mine, theirs] = [await chainOf(one, 5), await chainOf(two, 5)]
+      await until(async () => {
+        mine.store.put('ready', '"0x1"')
+        return (await theirs.store.get('ready')) !== undefined
+      }, 'the shared store to work')
+      await server.stop()
+      const hashes = Array.from({ length: 1_030 }, (_, index) => `0x${index.toString(16).padStart(64, '0')}`)
+      for (const hash of hashes) mine.store.dropBlock(hash)
+      await server.start()
+      const marker = (hash: string) => `${keyPrefix}dropped:5:${genesis}:${hash}`
+      const newest = hashes.at(-1) as string
+      await until(async () => (await looker.redis.get(marker(newest))) === '1', 'the markers to be set')
+      await until(
+        async () => (await looker.redis.keys(`${keyPrefix}dropped:*`)).length === 1_024,
+        'every marker kept to be set',
+      )
+      assert.equal(await looker.redis.get(marker(hashes[5] as string)), null, 'the oldest went')
+      assert.equal(await looker.redis.get(marker(hashes[6] as string)), '1')
+      // an answer naming a dropped block, kept by an instance that did not see the reorg, is not read
+      const byLeft = `eth_getBlockByHash["${newest}",false]`
+      theirs.store.put(byLeft, '"kept"')
+      theirs.store.put('other', '"kept"')
+      await until(async () => (await mine.store.get('other')) !== undefined, 'kept')
+      assert.equal(await mine.store.get(byLeft), undefined)
+      assert.equal(await theirs.store.get(byLeft), undefined)
+    } finally {
+      looker.redis.disconnect()
+      await one.close()
+      await two.close()
+    }
+  })
 })

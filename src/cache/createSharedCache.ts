@@ -41,7 +41,8 @@ export type SharedStore = {
   forget(reason: string): Promise<void>
   /**
    * A block the chain left (a reorg): no answer kept under a key naming its hash is read again, by
-   * any instance (a marker in Redis, kept as long as the answers are).
+   * any instance (a marker in Redis, kept as long as the answers are; while Redis is away, the
+   * newest 1,024 markers wait and are set when it is back).
    */
   dropBlock(hash: string): void
   /**
@@ -84,6 +85,8 @@ const headTtlMs = 3_600_000
 const generationTtlMs = 30 * 86_400_000
 /** Longest wait for a connection: a start with Redis unreachable waits no longer for it. */
 const connectTimeout = 2_000
+/** Dropped-block markers kept while Redis is away, the newest: each stands for a block a reorg left. */
+const maxUnsentDrops = 1_024
 /** How often the highest shown heads are read again, beside the announcements. */
 const headRereadMs = 5_000
 /** Readings of Redis's clock taken at the start, then one every clockReadMs (createSharedHeads keeps the best of the last minute). */
@@ -253,9 +256,31 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
       if (time) heads.clockSample(sentAt, [String(time[0]), String(time[1])], performance.now())
     }
   }
-  /** The heads and epochs again (missed announcements), and the lowers and forgets Redis did not take yet. */
+  /** Markers of dropped blocks Redis did not take yet (away, or failing), in the order they came. */
+  const unsentDrops = new Set<string>()
+  function sendDrop(key: string): void {
+    if (redis.status === 'ready') redis.set(key, '1', 'PX', ttlMs).catch(() => keepUnsent(key))
+    else keepUnsent(key)
+  }
+  /** Kept for when Redis is back: the newest maxUnsentDrops (the oldest, least likely asked for, go first). */
+  function keepUnsent(key: string): void {
+    unsentDrops.delete(key)
+    unsentDrops.add(key)
+    if (unsentDrops.size > maxUnsentDrops) unsentDrops.delete(unsentDrops.values().next().value as string)
+  }
+  function retryDrops(): void {
+    if (unsentDrops.size === 0 || redis.status !== 'ready') return
+    const keys = [...unsentDrops]
+    unsentDrops.clear()
+    for (const key of keys) sendDrop(key)
+  }
+  /**
+   * The heads and epochs again (missed announcements), and the lowers, forgets and dropped-block
+   * markers Redis did not take yet.
+   */
   function readHeads(): void {
     heads.retryLowers()
+    retryDrops()
     for (const chainId of heads.chains()) void readHead(chainId)
     epochs.refresh()
   }
@@ -365,8 +390,7 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
         return forgetting
       },
       dropBlock(hash) {
-        if (!epoch || redis.status !== 'ready') return
-        redis.set(droppedKey(chainId, epoch.genesis, hash), '1', 'PX', ttlMs).catch(() => undefined)
+        if (epoch) sendDrop(droppedKey(chainId, epoch.genesis, hash))
       },
       onChange(listener) {
         listeners.push(listener)

@@ -95,4 +95,39 @@ describe('createSharedEpochs', () => {
     await Promise.resolve()
     assert.deepEqual([epoch.keyBase, heard], [`p:cache:1:${genesis}:9900:`, before + 1])
   })
+  it("a chain's record goes with its last store: a chain restarted again and again leaves none behind", async () => {
+    const { epochs, reads } = fakeRedis()
+    const listeners = [() => {}, () => {}]
+    const first = epochs.join(1, genesis, listeners[0] as () => void)
+    const again = epochs.join(1, genesis, listeners[1] as () => void)
+    assert.equal(again, first, 'two stores of one chain share its record')
+    reads[0]?.resolve('5')
+    await first.ready
+    // restarts: each store leaves the genesis before for the new one
+    for (let restart = 0; restart < 3; restart++) {
+      const next = `0x${String(restart).repeat(64)}`
+      const before = restart === 0 ? genesis : `0x${String(restart - 1).repeat(64)}`
+      for (const listener of listeners) {
+        epochs.leave({ chainId: 1, genesis: before } as Parameters<typeof epochs.leave>[0], listener)
+        epochs.join(1, next, listener)
+      }
+    }
+    assert.equal(reads.length, 4, 'one reading per genesis')
+    // the first genesis again: a record anew, read anew (the old one was dropped, not kept)
+    for (const listener of listeners) {
+      epochs.leave(
+        { chainId: 1, genesis: `0x${'2'.repeat(64)}` } as Parameters<typeof epochs.leave>[0],
+        listener,
+      )
+    }
+    const back = epochs.join(1, genesis, listeners[0] as () => void)
+    assert.notEqual(back, first)
+    assert.equal(back.keyBase, undefined)
+    assert.equal(reads.length, 5)
+    // while one store still reads a chain, its record stays
+    epochs.join(1, genesis, listeners[1] as () => void)
+    epochs.leave(back, listeners[0] as () => void)
+    assert.equal(epochs.join(1, genesis, listeners[0] as () => void), back)
+    assert.equal(reads.length, 5)
+  })
 })

@@ -114,8 +114,17 @@ export function createSharedEpochs(options: SharedEpochsOptions) {
       record.listeners.add(listener)
       return record
     },
+    /**
+     * A store no longer reads the chain (it learned a new genesis): the record goes with its last
+     * store, so a dev chain restarted again and again leaves none behind. A forget of the old chain
+     * not yet made in Redis goes with it: no instance that learned the new genesis reads its keys.
+     */
     leave(epoch: ChainEpoch, listener: () => void): void {
-      records.get(`${epoch.chainId}:${epoch.genesis}`)?.listeners.delete(listener)
+      const id = `${epoch.chainId}:${epoch.genesis}`
+      const record = records.get(id)
+      if (!record) return
+      record.listeners.delete(listener)
+      if (record.listeners.size === 0) records.delete(id)
     },
     /**
      * Moves every instance to a new epoch of the chain: at once here (lookups miss, nothing is kept,

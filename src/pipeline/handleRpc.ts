@@ -222,10 +222,12 @@ function routeOf(
 ): Route {
   const pinned = spec.pinnedNeeds && pinnedBlock(spec, params, network.heads.finalized())
   const block = typeof pinned === 'bigint' ? pinned : undefined
+  const range = typeof pinned === 'object' ? pinned : undefined
   return {
     partners,
     headSensitive: scope !== 'immutable' && !spec.nodeState,
-    block,
+    block: range ? range.to : block,
+    fromBlock: range ? range.from : block,
     needsState: spec.pinnedNeeds === 'state',
     nullIsMissing: spec.nullWhenNoBlock && isBelowHead(network, pinned),
     retry: spec.idempotent,
@@ -250,7 +252,7 @@ function gasOf(spec: MethodSpec, prepared: PreparedCall & { ok: true }, params: 
 function isBelowHead(network: Network, pinned: PinnedBlock): boolean {
   if (pinned === 'hash') return true
   const head = network.pool.head()
-  return pinned !== undefined && head !== undefined && pinned <= head
+  return typeof pinned === 'bigint' && head !== undefined && pinned <= head
 }
 
 function toCallAnswer(fetched: FetchedAnswer): CallAnswer {
@@ -262,8 +264,12 @@ type Route = {
   /** The partners this call may fail over to, if any. */
   partners: Network['partners']
   headSensitive: boolean
-  /** The block number the call is pinned to (pinnedBlock), and whether it needs that block's state. */
+  /**
+   * The blocks the call is pinned to (pinnedBlock): `fromBlock`..`block` (one block: the same
+   * number twice), and whether it needs their state.
+   */
   block: bigint | undefined
+  fromBlock: bigint | undefined
   needsState: boolean
   /** A null block from one upstream is not the answer while another may have it. */
   nullIsMissing: boolean
@@ -343,7 +349,7 @@ function load(ctx: RpcContext, spec: MethodSpec, body: string, route: Route): Pr
 /** How the network's pool sends a call: its deadline starts now. */
 function sendOptions(
   ctx: RpcContext,
-  { retry, headSensitive, block, needsState, nullIsMissing, rawTransaction, capsGas, logs }: Route,
+  { retry, headSensitive, block, fromBlock, needsState, nullIsMissing, rawTransaction, capsGas, logs }: Route,
   cancellation: Cancellation | undefined,
 ): SendOptions & { deadline: number } {
   return {
@@ -351,6 +357,7 @@ function sendOptions(
     retry,
     headSensitive,
     block,
+    fromBlock,
     needsState,
     nullIsMissing,
     rawTransaction,

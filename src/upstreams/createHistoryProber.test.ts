@@ -15,6 +15,8 @@ type FakeNode = Upstream & {
   head: bigint
   earliestState: bigint
   earliestBlock: bigint
+  /** Below earliestBlock, from this block on: headers without their transactions. */
+  headersFrom?: bigint
   down: boolean
   calls: Record<string, number>
 }
@@ -51,13 +53,21 @@ function fakeNode(head: bigint, earliestState: bigint, earliestBlock = 0n): Fake
         const message = `BlockOutOfRangeError: block height is ${node.head} but requested was ${block}`
         return answer({ error: { code: -32602, message } })
       }
-      const has = block >= node.earliestBlock && block <= node.head
-      return answer({ result: has ? { number: `0x${block.toString(16)}` } : null })
+      // every node keeps the genesis block
+      const has = (block === 0n || block >= node.earliestBlock) && block <= node.head
+      if (!has && node.headersFrom !== undefined && block >= node.headersFrom && block <= node.head) {
+        // its header kept, its transactions dropped (anvil's --transaction-block-keeper); the genesis has none
+        const transactionsRoot = block === 0n ? emptyTrieRoot : `0x${'12'.repeat(32)}`
+        return answer({ result: { number: `0x${block.toString(16)}`, transactions: [], transactionsRoot } })
+      }
+      return answer({ result: has ? { number: `0x${block.toString(16)}`, transactions: ['0x1'] } : null })
     },
     async close() {},
   }
   return node
 }
+
+const emptyTrieRoot = '0x56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421'
 
 const poolOptions = {
   timeoutMs: 1000,
@@ -99,6 +109,15 @@ describe('createHistoryProber', () => {
     )
     // its head asked once (unknown to the pool), then block 0 of each kind
     assert.deepEqual(archive.calls, { eth_blockNumber: 1, eth_getBalance: 1, eth_getBlockByNumber: 1 })
+  })
+
+  it('a block whose header it keeps without its transactions is one it lacks; the genesis is no guide', async () => {
+    const keeper = fakeNode(100n, 90n, 64n)
+    keeper.headersFrom = 0n
+    const expired = fakeNode(100n, 90n, 37n)
+    const { prober, member } = setup([keeper, expired])
+    await prober.probe()
+    assert.deepEqual([member(0).earliestBlock, member(1).earliestBlock], [64n, 37n])
   })
 
   it('probes again from what it found: two requests while nothing moved, and follows a window that moved', async () => {

@@ -28,6 +28,23 @@ export type HistoryProberOptions = {
   timers?: Timers
 }
 
+/** The transactions root of a block without transactions. */
+const emptyTrieRoot = '0x56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421'
+
+/**
+ * A block's header without its transactions (a node that keeps the headers of blocks whose bodies,
+ * receipts and logs it dropped: anvil's `--transaction-block-keeper`): it does not have the block.
+ */
+function isHeaderOnly(block: object): boolean {
+  const { transactions, transactionsRoot } = block as { transactions?: unknown; transactionsRoot?: unknown }
+  return (
+    Array.isArray(transactions) &&
+    transactions.length === 0 &&
+    typeof transactionsRoot === 'string' &&
+    transactionsRoot !== emptyTrieRoot
+  )
+}
+
 /** Has it (true), does not (false), or could not be told (undefined: the probe of this member stops). */
 type Probe = (member: PoolMember, block: bigint) => Promise<boolean | undefined>
 
@@ -41,7 +58,8 @@ const zeroAddress = `0x${'0'.repeat(40)}`
  * Finds, for each member of a pool, the earliest block whose state it serves and the earliest block
  * it has (member.earliestState, member.earliestBlock), for routing calls pinned to a block
  * (createMemberRanking's hasBlock): at start and every intervalMs, a binary search between block 0
- * and the member's head with eth_getBalance (state) and eth_getBlockByNumber (blocks), at most
+ * and the member's head with eth_getBalance (state) and eth_getBlockByNumber (blocks, from block 1:
+ * a header without its transactions is a block it lacks, as its receipts and logs), at most
  * maxCalls requests each, starting from what it found last time (two requests when nothing moved).
  * A refusal in between raises what the pool knows at once (createUpstreamPool's learnMissing), and
  * has that member probed at once. A pool of one upstream is not probed: it has no other to route
@@ -72,24 +90,28 @@ export function createHistoryProber(pool: UpstreamPool, options: HistoryProberOp
 
   const hasBlock: Probe = async (member, block) => {
     const result = await ask(member, 'eth_getBlockByNumber', [`0x${block.toString(16)}`, false])
-    return result === missing || result === null ? false : typeof result === 'object' ? true : undefined
+    if (result === missing || result === null) return false
+    return typeof result === 'object' ? !isHeaderOnly(result) : undefined
   }
 
   /**
-   * The earliest block for which `has` holds, between 0 and `head` (where it must hold): exact
-   * within maxCalls requests, else the lowest block found to hold (never one the node lacks).
+   * The earliest block for which `has` holds, between 0 and `head` (where it must hold): 0 when it
+   * holds at `first`, else exact within maxCalls requests, else the lowest block found to hold
+   * (never one the node lacks).
    */
   async function earliest(
     member: PoolMember,
     head: bigint,
     has: Probe,
     known: bigint | undefined,
+    first: bigint,
   ): Promise<bigint | undefined> {
+    if (head < first) return 0n
     // lacking: a block known to be missing (-1: none); having: one known to be there
     let lacking = -1n
     let having = head
     let calls = 0
-    if (known !== undefined && known > 0n && known <= head) {
+    if (known !== undefined && known > first && known <= head) {
       // where it was last time: there, and missing just below it (nothing moved), is two requests
       calls++
       const atKnown = await has(member, known)
@@ -103,10 +125,10 @@ export function createHistoryProber(pool: UpstreamPool, options: HistoryProberOp
       } else lacking = known
     } else {
       calls++
-      const atZero = await has(member, 0n)
-      if (atZero === undefined) return undefined
-      if (atZero) return 0n
-      lacking = 0n
+      const atFirst = await has(member, first)
+      if (atFirst === undefined) return undefined
+      if (atFirst) return 0n
+      lacking = first
     }
     if (having === head) {
       calls++
@@ -130,9 +152,10 @@ export function createHistoryProber(pool: UpstreamPool, options: HistoryProberOp
       if (typeof number !== 'string') return
       head = BigInt(number)
     }
-    const state = await earliest(member, head, hasState, member.earliestState)
+    const state = await earliest(member, head, hasState, member.earliestState, 0n)
     if (state !== undefined) member.earliestState = state
-    const blocks = await earliest(member, head, hasBlock, member.earliestBlock)
+    // from block 1: every node keeps the genesis block (geth's history expiry too)
+    const blocks = await earliest(member, head, hasBlock, member.earliestBlock, 1n)
     if (blocks !== undefined) member.earliestBlock = blocks
     options.log?.debug(
       { upstream: member.upstream.label, head, earliestState: state, earliestBlock: blocks },

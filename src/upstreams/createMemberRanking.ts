@@ -1,17 +1,21 @@
 import type { PoolMember } from './createUpstreamPool.ts'
 
 /**
- * The block a call is pinned to and what it needs of it (a pool's call is one: no object per call).
- * `block` undefined: the call is not pinned.
+ * The blocks a call is pinned to, `fromBlock`..`block` (one block: the same number twice), and what
+ * it needs of them (a pool's call is one: no object per call). `block` undefined: the call is not pinned.
  */
-export type BlockPin = { readonly block: bigint | undefined; readonly needsState: boolean }
+export type BlockPin = {
+  readonly block: bigint | undefined
+  readonly fromBlock: bigint | undefined
+  readonly needsState: boolean
+}
 
 export type MemberRanking = {
   /**
    * The next member to try: the best untried one, else (unless `untriedOnly`) the best one that did
    * not answer for itself (`answered`: asking it again would get the same answer), else an open
    * member whose cooldown is over, which gets this call as its probe. A call pinned to a block
-   * (`pin`) goes only to members that have it (hasBlock) while any member in use is known to.
+   * (`pin`) goes only to members that have it (hasBlocks) while any member in use is known to.
    */
   pick(
     headSensitive: boolean,
@@ -38,7 +42,7 @@ export type MemberRanking = {
  * at most one half) before the others, then config order; for head-sensitive calls, without those
  * more than `maxLagBlocks` behind the network's head, and those at the head first. Rankings are
  * recomputed when a member changes class, not per call; a call pinned to a block is held to the
- * members that have it (hasBlock) by a look at each member's fields, no ranking of its own.
+ * members that have it (hasBlocks) by a look at each member's fields, no ranking of its own.
  */
 export function createMemberRanking(
   members: readonly PoolMember[],
@@ -85,16 +89,13 @@ export function createMemberRanking(
   ) {
     if (dirty) rank()
     const order = headSensitive ? rankedAtHead : ranked
-    const block = pinnedIn(order, pin)
-    const needsState = pin?.needsState === true
+    const held = pinnedIn(order, pin)
     for (const member of order) {
-      if (!tried?.includes(member) && (block === undefined || hasBlock(member, block, needsState)))
-        return member
+      if (!tried?.includes(member) && (held === undefined || hasBlocks(member, held))) return member
     }
     if (untriedOnly) return undefined
     for (const member of order) {
-      if (!answered?.has(member) && (block === undefined || hasBlock(member, block, needsState)))
-        return member
+      if (!answered?.has(member) && (held === undefined || hasBlocks(member, held))) return member
     }
     // members are in config order: the first open one whose cooldown is over
     return members.find((member) => !tried?.includes(member) && member.breaker.claimProbe())
@@ -107,11 +108,10 @@ export function createMemberRanking(
     pin?: BlockPin,
   ): boolean {
     const order = headSensitive ? rankedAtHead : ranked
-    const block = pinnedIn(order, pin)
-    const needsState = pin?.needsState === true
+    const held = pinnedIn(order, pin)
     for (const each of order) {
       if (each === member || tried?.includes(each)) continue
-      if (block === undefined || hasBlock(each, block, needsState)) return true
+      if (held === undefined || hasBlocks(each, held)) return true
     }
     return false
   }
@@ -130,24 +130,27 @@ export function createMemberRanking(
 }
 
 /**
- * Whether a member is known to have a block (`needsState`: its state too): its head is known and
- * not below it, and the earliest block (or state) it serves, where known, is not above it. A member
- * whose head is not known yet (just started, not answering its polls) is not asked for a pinned
- * block while another one is known to have it.
+ * Whether a member is known to have a pin's blocks (`needsState`: their state too): its head is
+ * known and not below the last (`block`), and the earliest block (or state) it serves, where known,
+ * is not above the first (`fromBlock`). A member whose head is not known yet (just started, not
+ * answering its polls) is not asked for a pinned block while another one is known to have it.
  */
-function hasBlock(member: PoolMember, block: bigint, needsState: boolean): boolean {
-  if (member.head === undefined || block > member.head) return false
-  const earliest = needsState ? member.earliestState : member.earliestBlock
-  return earliest === undefined || block >= earliest
+function hasBlocks(member: PoolMember, pin: BlockPin & { block: bigint }): boolean {
+  if (member.head === undefined || pin.block > member.head) return false
+  const earliest = pin.needsState ? member.earliestState : member.earliestBlock
+  return earliest === undefined || (pin.fromBlock ?? pin.block) >= earliest
 }
 
 /**
- * The pinned block the members in `order` are held to: the pin's block while one of them is known
- * to have it; undefined when the call is not pinned, or when none has it (the best one is asked anyway).
+ * The pin the members in `order` are held to: the call's while one of them is known to have its
+ * blocks; undefined when the call is not pinned, or when none has them (the best one is asked anyway).
  */
-function pinnedIn(order: readonly PoolMember[], pin: BlockPin | undefined): bigint | undefined {
-  const block = pin?.block
-  if (block === undefined) return undefined
-  for (const member of order) if (hasBlock(member, block, pin?.needsState === true)) return block
+function pinnedIn(
+  order: readonly PoolMember[],
+  pin: BlockPin | undefined,
+): (BlockPin & { block: bigint }) | undefined {
+  if (pin?.block === undefined) return undefined
+  const pinned = pin as BlockPin & { block: bigint }
+  for (const member of order) if (hasBlocks(member, pinned)) return pinned
   return undefined
 }

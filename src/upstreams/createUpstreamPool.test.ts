@@ -662,6 +662,43 @@ describe('createUpstreamPool', () => {
       assert.equal(member(0).earliestBlock, undefined)
     })
 
+    it('a range (eth_getLogs, eth_feeHistory) goes only to members with its last block and its first', async () => {
+      const { pool, stubs, member } = setup(['answer', 'answer'])
+      pool.noteHead(member(0), 100n)
+      pool.noteHead(member(1), 100n)
+      member(0).earliestBlock = 20n
+      assert.equal(
+        await answeredBy(pool, { fromBlock: 10n, block: 40n }),
+        'b',
+        'its window starts inside the range',
+      )
+      assert.equal((stubs[0] as StubUpstream).calls, 0)
+      assert.equal(await answeredBy(pool, { fromBlock: 20n, block: 40n }), 'a')
+      assert.equal(
+        await answeredBy(pool, { fromBlock: 20n, block: 101n }),
+        'a',
+        'none has it all: the best one',
+      )
+      member(1).earliestBlock = 0n
+      assert.equal(await answeredBy(pool, { fromBlock: 20n, block: 101n }), 'a', 'none has its last block')
+    })
+
+    it("a range's refusal is remembered as what it says: the block it names, else the range's first, never past its last", async () => {
+      const missingTrie = { error: { code: -32000, message: 'missing trie node 01 (path )' } }
+      for (const [behaviour, fromBlock, block, learned] of [
+        [outOfRange, 30n, 60n, 51n], // it names 50, inside the range
+        [outOfRange, 10n, 40n, 11n], // it names 50, past the range's last block: its first then
+        [missingTrie, 10n, 40n, 11n], // it names none: its first
+        [missingTrie, 40n, 40n, 41n], // one block
+      ] as const) {
+        const { pool, member } = setup([behaviour, 'answer'])
+        pool.noteHead(member(0), 100n)
+        pool.noteHead(member(1), 100n)
+        assert.equal(await answeredBy(pool, { fromBlock, block, needsState: true, retry: true }), 'b')
+        assert.equal(member(0).earliestState, learned, `${fromBlock}..${block}`)
+      }
+    })
+
     it('a refusal for a block above its head (or with its head unknown) says it lags, not what it keeps', async () => {
       const { pool, member } = setup([outOfRange, 'answer'])
       assert.equal(await answeredBy(pool, { block: 50n, needsState: true, retry: true }), 'b')

@@ -58,11 +58,16 @@ export type SendOptions = {
   /** The answer depends on the head: members lagging the network's head are not used. */
   headSensitive?: boolean
   /**
-   * The block the call is pinned to (pinnedBlock): members known not to have it (their head below
-   * it, or their earliest block or state above it) are asked only when no member is known to.
+   * The block the call is pinned to (pinnedBlock), the last of its range: members known not to have
+   * it (their head below it) are asked only when no member is known to.
    */
   block?: bigint | undefined
-  /** What the call needs of `block`: its state (eth_call, eth_getBalance, ...), else the block itself. */
+  /**
+   * The first block of the range (eth_getLogs, eth_feeHistory; default `block`): members whose
+   * earliest block or state is above it are asked only when no member is known to have it all.
+   */
+  fromBlock?: bigint | undefined
+  /** What the call needs of its blocks: their state (eth_call, eth_getBalance, ...), else the blocks themselves. */
   needsState?: boolean
   /**
    * A `null` result says that the member does not have the block (a block by number or hash):
@@ -272,6 +277,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     readonly retry: boolean
     readonly headSensitive: boolean
     readonly block: bigint | undefined
+    readonly fromBlock: bigint | undefined
     readonly needsState: boolean
     readonly nullIsMissing: boolean
     readonly fallback: boolean
@@ -309,6 +315,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
       this.retry = sendOptions.retry ?? false
       this.headSensitive = sendOptions.headSensitive ?? false
       this.block = sendOptions.block
+      this.fromBlock = sendOptions.fromBlock ?? sendOptions.block
       this.needsState = sendOptions.needsState ?? false
       this.nullIsMissing = sendOptions.nullIsMissing ?? false
       this.fallback = sendOptions.fallback ?? false
@@ -506,7 +513,8 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
         this.answered.add(member)
         // a node without the data for a block at or below its head: what it keeps starts above it
         if (verdict.blame === 'degraded' && this.block !== undefined) {
-          if (learnMissing(member, this.block, this.needsState)) historyListener?.(member)
+          const missing = missingOf(verdict.missingBlock, this.fromBlock ?? this.block, this.block)
+          if (learnMissing(member, missing, this.block, this.needsState)) historyListener?.(member)
         }
       }
       if (!verdict.unsent) this.seen = true
@@ -553,17 +561,26 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
 }
 
 /**
- * A member refused a block at or below its head for want of it (pruned state or history): the
- * earliest block (or state) it serves is above that block, remembered until its next probe
- * (createHistoryProber, which probes it again at once) says otherwise. A block above its head says
- * it lags, not what it keeps. Whether anything was learned.
+ * The block of `from`..`to` a member's refusal says it lacks: the one its error names (`named`),
+ * where that is in the range; else the first (a node whose history starts above it lacks that one
+ * whatever else it has).
  */
-function learnMissing(member: PoolMember, block: bigint, needsState: boolean): boolean {
-  if (member.head === undefined || block > member.head) return false
+function missingOf(named: bigint | undefined, from: bigint, to: bigint): bigint {
+  return named !== undefined && named >= from && named <= to ? named : from
+}
+
+/**
+ * A member refused blocks up to `to`, at or below its head, for want of `missing` (pruned state or
+ * history): the earliest block (or state) it serves is above that block, remembered until its next
+ * probe (createHistoryProber, which probes it again at once) says otherwise. A range ending above
+ * its head says it lags, not what it keeps. Whether anything was learned.
+ */
+function learnMissing(member: PoolMember, missing: bigint, to: bigint, needsState: boolean): boolean {
+  if (member.head === undefined || to > member.head) return false
   const earliest = needsState ? member.earliestState : member.earliestBlock
-  if (earliest !== undefined && earliest > block) return false
-  if (needsState) member.earliestState = block + 1n
-  else member.earliestBlock = block + 1n
+  if (earliest !== undefined && earliest > missing) return false
+  if (needsState) member.earliestState = missing + 1n
+  else member.earliestBlock = missing + 1n
   return true
 }
 

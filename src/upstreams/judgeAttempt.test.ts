@@ -101,7 +101,12 @@ describe('judgeAttempt', () => {
       reason: '-32000: missing trie node 01 (path )',
       blame: 'degraded',
       nodeAnswer: Buffer.from(missing),
+      missingBlock: undefined,
     })
+    // the block it names, where it names one
+    const pruned = nodeError(-32602, 'BlockOutOfRangeError: block height is 300 but requested was 50')
+    const verdict = answered(pruned)
+    assert.equal('missingBlock' in verdict && verdict.missingBlock, 50n)
     const tooMany = nodeError(-32005, 'query returned more than 10000 results')
     assert.deepEqual(answered(tooMany), {
       reason: '-32005: query returned more than 10000 results',

@@ -1,6 +1,6 @@
 import { TollgateError, UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/errors.ts'
 import type { UpstreamResponse } from './createUpstream.ts'
-import { classifyNodeError, gasCapOf, type NodeError, readNodeError } from './nodeErrors.ts'
+import { classifyNodeError, gasCapOf, missingBlockOf, type NodeError, readNodeError } from './nodeErrors.ts'
 
 /** How one attempt on one upstream ended, before anyone judged it. */
 export type AttemptResult =
@@ -33,6 +33,8 @@ export type AttemptFailure = {
   superseded?: boolean
   /** The node's own error answer: the client gets the last one if no upstream answers (docs/compatibility.md §7). */
   nodeAnswer?: Buffer
+  /** The block a node's refusal for want of data names (missingBlockOf), if it names one. */
+  missingBlock?: bigint | undefined
   /**
    * The client's answer budget refused the answer on its way in (too large, or the process is busy):
    * the call's answer, whatever another upstream would send.
@@ -87,7 +89,10 @@ export function judgeAttempt(result: AttemptResult): Verdict {
   const reason = `${error.code}: ${typeof error.message === 'string' ? error.message.slice(0, 200) : ''}`
   // a node out of capacity is treated as if it had answered HTTP 429
   if (kind === 'capacity') return { reason, blame: 'down' }
-  return { reason, blame: kind === 'missingData' ? 'degraded' : 'none', nodeAnswer: body }
+  if (kind === 'missingData') {
+    return { reason, blame: 'degraded', nodeAnswer: body, missingBlock: missingBlockOf(error) }
+  }
+  return { reason, blame: 'none', nodeAnswer: body }
 }
 
 /**

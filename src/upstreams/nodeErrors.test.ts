@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { classifyNodeError, nodeErrorRules, readNodeError, transactionErrorOf } from './nodeErrors.ts'
+import {
+  classifyNodeError,
+  missingBlockOf,
+  nodeErrorRules,
+  readNodeError,
+  transactionErrorOf,
+} from './nodeErrors.ts'
 
 describe('nodeErrors', () => {
   it('the default: an error no rule names is an answer for the client', () => {
@@ -78,6 +84,20 @@ describe('nodeErrors', () => {
       assert.ok(rule.source.length > 0)
       assert.ok(rule.code !== undefined || rule.message !== undefined)
     }
+  })
+
+  it('reads the block a refusal for want of data names, where it names one', () => {
+    const cases: [string, bigint | undefined][] = [
+      ['BlockOutOfRangeError: block height is 300 but requested was 50', 50n],
+      ['state at block #1234 is pruned', 1234n],
+      ['block not found: number 0x32', 50n],
+      ['block not found: hash 0x32ab', undefined],
+      ['missing trie node 01 (path )', undefined],
+      ['requested was 123456789012345678901234567890', undefined],
+    ]
+    for (const [message, block] of cases)
+      assert.equal(missingBlockOf({ code: -32000, message }), block, message)
+    assert.equal(missingBlockOf({ code: -32000 }), undefined)
   })
 
   it('reads the transaction spellings of every client', () => {

@@ -279,6 +279,20 @@ const gasCapWordings: readonly { codes: readonly number[]; pattern: RegExp; capF
 ]
 
 /**
+ * The block a node's refusal for want of data names, or undefined: anvil (`block height is 300 but
+ * requested was 50`), reth (`state at block #50 is pruned`, `block not found: number 0x32`).
+ */
+export function missingBlockOf(error: NodeError): bigint | undefined {
+  if (typeof error.message !== 'string') return undefined
+  const match = missingBlockMessage.exec(error.message)
+  const digits = match?.[1] ?? match?.[2] ?? match?.[3]
+  return digits === undefined ? undefined : BigInt(digits)
+}
+
+const missingBlockMessage =
+  /requested was (\d{1,20})\b|state at block #?(\d{1,20}) is pruned|^block not found: number (0x[0-9a-f]{1,16})\b/i
+
+/**
  * What an eth_sendRawTransaction error says of a transaction the node may already have: `known`
  * (geth, erigon, reth `already known`; besu `Known transaction`; nethermind `AlreadyKnown`; erigon
  * `existing tx with same hash`; `already imported`), or `nonceTooLow` (geth, erigon, besu
