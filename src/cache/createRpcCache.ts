@@ -1,5 +1,5 @@
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
-import { hashPattern } from '../jsonrpc/hashes.ts'
+import { hashesIn } from '../jsonrpc/hashes.ts'
 import type { RpcId, RpcPayload } from '../jsonrpc/types.ts'
 import type { SharedStore } from './createSharedCache.ts'
 
@@ -168,7 +168,8 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
       return
     }
     if (scope === 'immutable') {
-      const pins = key.match(hashPattern)?.map((hash) => hash.toLowerCase())
+      const hashes = hashesIn(key)
+      const pins = hashes.length > 0 ? hashes : undefined
       immutable.set(key, { value, size, pins })
       immutableBytes += size
       for (const hash of pins ?? []) {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { Redis as RedisClient } from 'ioredis'
 import type { Logger } from 'pino'
-import { hashPattern } from '../jsonrpc/hashes.ts'
+import { hashesIn } from '../jsonrpc/hashes.ts'
 import { openRedis } from '../store/openRedis.ts'
 import { type ChainEpoch, createSharedEpochs } from './createSharedEpochs.ts'
 import { createSharedHeads, type SharedHead } from './createSharedHeads.ts'
@@ -325,10 +325,10 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
         }
         try {
           // an answer naming a block the chain left is not read: asked with its markers, one round trip
-          const hashes = key.match(hashPattern)
+          const hashes = hashesIn(key)
           const genesis = epoch?.genesis ?? ''
           const value =
-            hashes === null
+            hashes.length === 0
               ? await redis.getBuffer(entryKey(keyBase, key))
               : await redis
                   .mgetBuffer(

@@ -22,7 +22,7 @@ function createNode(genesisBranch = 'a') {
   const node = {
     byHash,
     head: () => canonical[canonical.length - 1] as Header,
-    at: (number: number) => canonical[number] as Header,
+    at: (number: number): Header | undefined => canonical[number],
     mine(count: number, branch = 'a') {
       for (let index = 0; index < count; index++) {
         const parent = canonical[canonical.length - 1]
@@ -54,9 +54,7 @@ function setUp(node: ReturnType<typeof createNode>, options: { depth?: number; f
     async fetchBlock(method, id) {
       fetches.push(`${method} ${id}`)
       if (failing) throw new Error('not now')
-      const found = method === 'eth_getBlockByNumber' ? node.at(Number(id)) : node.byHash.get(id)
-      if (!found) throw new Error(`no block ${id}`)
-      return found
+      return (method === 'eth_getBlockByNumber' ? node.at(Number(id)) : node.byHash.get(id)) ?? null
     },
     emit: (event) => events.push(event),
     onError: (err) => errors.push(err),
@@ -104,7 +102,7 @@ describe('createHeadChain', () => {
     chain.accept(node.mine(1))
     await settle()
     assert.deepEqual(describeEvents(events), ['head 101a'])
-    assert.equal(chain.at(62n)?.hash, node.at(62).hash)
+    assert.equal(chain.at(62n)?.hash, node.at(62)?.hash)
     assert.equal(chain.at(61n), undefined)
   })
 
@@ -119,8 +117,8 @@ describe('createHeadChain', () => {
     await settle()
     assert.deepEqual(describeEvents(events), ['head 2a', 'head 3a', 'head 4a'])
     assert.deepEqual(fetches.slice(-2), [
-      `eth_getBlockByHash ${node.at(3).hash}`,
-      `eth_getBlockByHash ${node.at(2).hash}`,
+      `eth_getBlockByHash ${node.at(3)?.hash}`,
+      `eth_getBlockByHash ${node.at(2)?.hash}`,
     ])
   })
 
@@ -172,10 +170,14 @@ describe('createHeadChain', () => {
     const { chain, events, settle } = setUp(node)
     chain.accept(node.head())
     await settle()
+    // a lower head is a rewind only when the caller says the chain went back (and the tip is gone)
     chain.accept(node.rewind(7))
     await settle()
+    assert.deepEqual(describeEvents(events), [])
+    chain.accept(node.head(), true)
+    await settle()
     assert.deepEqual(describeEvents(events), ['fork 8', 'dropped 10a', 'dropped 9a', 'dropped 8a'])
-    assert.equal(chain.tip()?.hash, node.at(7).hash)
+    assert.equal(chain.tip()?.hash, node.at(7)?.hash)
     events.length = 0
     chain.accept(node.reorg(5, 'b', -1))
     await settle()
@@ -274,20 +276,33 @@ describe('createHeadChain', () => {
   it('a backfill step that fails waits a number of heads, doubling, before the next try', async () => {
     const node = createNode()
     node.mine(40)
-    const { chain, fetches, settle, fail } = setUp(node, { depth: 20 })
+    const { chain, errors, settle, fail } = setUp(node, { depth: 20 })
     fail(true)
     chain.accept(node.head())
     await settle()
-    const tries = () => fetches.filter((each) => each.startsWith('eth_getBlockByNumber')).length
-    const first = tries()
-    assert.ok(first > 0)
+    assert.equal(errors.length, 1)
+    // one head's pause: the next head tries again, fails, and the pause doubles
+    chain.accept(node.mine(1))
+    await settle()
+    assert.equal(errors.length, 2)
+    chain.accept(node.mine(1))
+    await settle()
+    assert.equal(errors.length, 2, 'a head passes without a try')
     fail(false)
     chain.accept(node.mine(1))
     await settle()
-    assert.equal(tries(), first, 'the next head passes without a try')
-    chain.accept(node.mine(1))
+    assert.equal(errors.length, 2)
+    assert.equal(chain.at(24n)?.hash, node.at(24)?.hash)
+  })
+  it('a lower head said to go back is no rewind while the node still has the tip (an answer from a backend behind)', async () => {
+    const node = createNode()
+    node.mine(10)
+    const { chain, events, settle } = setUp(node)
+    chain.accept(node.head())
     await settle()
-    assert.ok(tries() > first, 'the one after tries again')
-    assert.equal(chain.at(24n)?.hash, node.at(24).hash)
+    chain.accept(node.at(8) as Header, true)
+    await settle()
+    assert.deepEqual(describeEvents(events), [])
+    assert.equal(chain.tip()?.hash, node.head().hash)
   })
 })

@@ -2,26 +2,28 @@ export type Header = Record<string, unknown> & { number: string; hash: string; p
 
 /**
  * In order. A new canonical block: `head`, each once. When the chain leaves blocks (a reorg, a
- * rewind, a new chain), first `fork` (every block from `from` on is gone, `to` is the chain's new
- * head, lower than before after a rewind; `deeper`: the fork is
+ * rewind, a new chain), first `fork` (every block from `from` on is gone; `to` is the chain's new
+ * head and `before` its head until then, so `to < before` when it went back; `deeper`: the fork is
  * older than the chain remembers, so blocks below `from` may be gone too; `pastFinality`: blocks at
  * or below the finalized one changed, or may have), then `dropped` for each
  * block it had (newest first), then the new branch's blocks as `head`, oldest first.
  */
 export type HeadEvent =
   | { kind: 'head'; header: Header }
-  | { kind: 'fork'; from: bigint; to: bigint; deeper: boolean; pastFinality: boolean }
+  | { kind: 'fork'; from: bigint; to: bigint; before: bigint; deeper: boolean; pastFinality: boolean }
   | { kind: 'dropped'; header: Header }
   /** The network's upstreams serve another chain under the same chain id (its genesis block differs). */
   | { kind: 'newChain'; genesis: string }
 
 export type HeadChain = {
   /**
-   * Queues the network's newest block, whatever it is: higher (new blocks, gaps fetched), at the
-   * same height (a reorg), or lower (a rewind, or a reorg to a shorter branch). Events for it go
-   * out once it is linked; the first one anchors the chain, and its ancestors are fetched behind it.
+   * The network's newest block, whatever it is: higher (new blocks, gaps fetched), at the same height
+   * (a reorg), or lower: a reorg to a shorter branch, or (`goesBack`: the caller saw the chain's own
+   * upstreams go back) a rewind, once the node confirms the chain's tip is gone. Only the newest head
+   * waits while another is linked. Events for it go out once it is linked; the first one anchors the
+   * chain, and its ancestors are fetched behind it.
    */
-  accept(header: Header): void
+  accept(header: Header, goesBack?: boolean): void
   /** The newest block of the chain (undefined while it is empty). */
   tip(): Header | undefined
   /** The chain's block at `number`, if it remembers it. */
@@ -31,8 +33,8 @@ export type HeadChain = {
 }
 
 export type HeadChainOptions = {
-  /** A block by number (hex) or hash, shaped like a head; rejects when the node has no such block. */
-  fetchBlock(method: 'eth_getBlockByNumber' | 'eth_getBlockByHash', id: string): Promise<Header>
+  /** A block by number (hex) or hash, shaped like a head; null when the node has no such block. */
+  fetchBlock(method: 'eth_getBlockByNumber' | 'eth_getBlockByHash', id: string): Promise<Header | null>
   emit(event: HeadEvent): void
   /** A head that could not be linked (a fetch failed): the chain waits for the next one. */
   onError(err: unknown): void
@@ -58,15 +60,15 @@ const maxBackfillPause = 256
  * Heads are handled one at a time.
  */
 export function createHeadChain(options: HeadChainOptions): HeadChain {
-  const { fetchBlock, emit } = options
+  const { emit } = options
   const depth = options.depth ?? rememberedBlocks
   /** Oldest first, each block's parent the one before it. */
   let blocks: Header[] = []
-  let queue: Promise<void> = Promise.resolve()
-  /** Bumped by reset(): work queued before it is dropped. */
+  /** The newest head not linked yet: one that comes while another is linked replaces it. */
+  let pending: { header: Header; goesBack: boolean } | undefined
+  let draining = false
+  /** Bumped by reset(): work begun before it is dropped. */
   let generation = 0
-  /** A backfill step is queued. */
-  let backfilling = false
   /** Heads to let pass before the next backfill step, after steps that failed (doubling, to maxBackfillPause). */
   let backfillPause = 0
   let backfillSkips = 0
@@ -78,12 +80,34 @@ export function createHeadChain(options: HeadChainOptions): HeadChain {
   }
   const blockAt = (number: number) => blocks[indexOf(number)]
 
-  function enqueue(job: (at: number) => Promise<void>): void {
-    const at = generation
-    queue = queue.then(() => (at === generation ? job(at) : undefined)).catch((err) => options.onError(err))
+  async function fetchBlock(method: 'eth_getBlockByNumber' | 'eth_getBlockByHash', id: string) {
+    const block = await options.fetchBlock(method, id)
+    if (!block) throw new Error(`${method} ${id}: the node has no such block`)
+    return block
   }
 
-  async function link(incoming: Header, at: number): Promise<void> {
+  /** Links the pending heads, newest first, and between them fetches ancestors; one run at a time. */
+  async function drain(): Promise<void> {
+    if (draining) return
+    draining = true
+    try {
+      for (;;) {
+        const at = generation
+        const next = pending
+        pending = undefined
+        if (next) {
+          await link(next.header, next.goesBack, at).catch((err) => options.onError(err))
+          if (backfillSkips > 0) backfillSkips--
+        } else if (wantsBackfill()) {
+          await backfill(at).catch((err) => options.onError(err))
+        } else return
+      }
+    } finally {
+      draining = false
+    }
+  }
+
+  async function link(incoming: Header, goesBack: boolean, at: number): Promise<void> {
     const tip = blocks[blocks.length - 1]
     if (!tip) {
       blocks = [incoming]
@@ -92,16 +116,20 @@ export function createHeadChain(options: HeadChainOptions): HeadChain {
     const number = numberOf(incoming)
     const known = blockAt(number)
     if (known?.hash === incoming.hash) {
-      // a lower head the chain has: a rewind to it
-      if (known !== tip) leave(number + 1, false, [])
+      if (known === tip || !goesBack) return
+      // a lower head the chain has: a rewind to it, if the node no longer has the chain's tip (an
+      // answer from a backend behind the others, say, is not one)
+      const atTip = await options.fetchBlock('eth_getBlockByNumber', tip.number)
+      if (at !== generation || atTip?.hash === tip.hash) return
+      leave(number + 1, false, [])
       return
     }
     if (number - numberOf(tip) > depth) {
       // more new blocks than the chain remembers (its upstreams were away): if the tip is still the
       // node's, only announcements were missed, and the chain starts again at the new head
-      const atTip = await fetchBlock('eth_getBlockByNumber', tip.number)
+      const atTip = await options.fetchBlock('eth_getBlockByNumber', tip.number)
       if (at !== generation) return
-      if (atTip.hash === tip.hash) {
+      if (atTip?.hash === tip.hash) {
         blocks = [incoming]
         emit({ kind: 'head', header: incoming })
         return
@@ -137,15 +165,16 @@ export function createHeadChain(options: HeadChainOptions): HeadChain {
    * starts above `from` only when the chain cannot tell where a deeper fork was).
    */
   function leave(from: number, deeper: boolean, path: Header[]): void {
+    const before = blocks[blocks.length - 1]
     const keep = Math.max(0, indexOf(from))
     const dropped = blocks.slice(keep).reverse()
     blocks = blocks.slice(0, keep)
-    if (dropped.length > 0 || deeper) {
+    if (before && (dropped.length > 0 || deeper)) {
       const finalized = options.finalized?.()
       const pastFinality = deeper || (finalized !== undefined && BigInt(from) <= finalized)
       const last = path[path.length - 1]
       const to = BigInt(last === undefined ? from - 1 : numberOf(last))
-      emit({ kind: 'fork', from: BigInt(from), to, deeper, pastFinality })
+      emit({ kind: 'fork', from: BigInt(from), to, before: BigInt(numberOf(before)), deeper, pastFinality })
       for (const header of dropped) emit({ kind: 'dropped', header })
     }
     for (const header of path) {
@@ -155,59 +184,56 @@ export function createHeadChain(options: HeadChainOptions): HeadChain {
     if (blocks.length > depth) blocks = blocks.slice(-depth)
   }
 
+  function wantsBackfill(): boolean {
+    const oldest = blocks[0]
+    return backfillSkips === 0 && oldest !== undefined && blocks.length < depth && numberOf(oldest) > 0
+  }
+
+  /** After a step that failed, the next waits a number of heads, doubling. */
+  function pauseBackfill(): void {
+    backfillPause = Math.min(Math.max(1, backfillPause * 2), maxBackfillPause)
+    backfillSkips = backfillPause
+  }
+
   /** One step of fetching the oldest block's ancestors, until the chain remembers `depth` blocks. */
   async function backfill(at: number): Promise<void> {
-    backfilling = false
-    const oldest = blocks[0]
-    if (!oldest || blocks.length >= depth || numberOf(oldest) === 0) return
+    const oldest = blocks[0] as Header
     const count = Math.min(backfillStep, depth - blocks.length, numberOf(oldest))
     const numbers = Array.from({ length: count }, (_, index) => numberOf(oldest) - 1 - index)
     const fetched = await Promise.all(
       numbers.map((number) => fetchBlock('eth_getBlockByNumber', `0x${number.toString(16)}`)),
     ).catch((err) => {
-      backfillPause = Math.min(Math.max(1, backfillPause * 2), maxBackfillPause)
-      backfillSkips = backfillPause
+      pauseBackfill()
       throw err
     })
-    backfillPause = 0
     if (at !== generation || blocks[0] !== oldest) return
-    // newest first: each must be the parent of the block above it (a reorg under way stops the step)
+    // newest first: each must be the parent of the block above it (a reorg under way, or a node on
+    // another branch, stops the step)
     let child = oldest
     const ancestors: Header[] = []
     for (const parent of fetched) {
-      if (parent.hash !== child.parentHash) return
+      if (parent.hash !== child.parentHash) {
+        pauseBackfill()
+        return
+      }
       ancestors.unshift(parent)
       child = parent
     }
+    backfillPause = 0
     blocks = [...ancestors, ...blocks]
-    queueBackfill()
-  }
-
-  function queueBackfill(): void {
-    const oldest = blocks[0]
-    if (backfilling || !oldest || blocks.length >= depth || numberOf(oldest) === 0) return
-    if (backfillSkips > 0) {
-      backfillSkips--
-      return
-    }
-    backfilling = true
-    enqueue(backfill)
   }
 
   return {
-    accept(header) {
-      enqueue(async (at) => {
-        await link(header, at)
-        // between heads, the next step of the ancestors behind them
-        queueBackfill()
-      })
+    accept(header, goesBack = false) {
+      pending = { header, goesBack }
+      void drain()
     },
     tip: () => blocks[blocks.length - 1],
     at: (number) => blockAt(Number(number)),
     reset() {
       generation++
       blocks = []
-      backfilling = false
+      pending = undefined
       backfillPause = 0
       backfillSkips = 0
     },

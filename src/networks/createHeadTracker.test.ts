@@ -51,7 +51,8 @@ function fakeNode(label: string) {
             : tag === 'finalized'
               ? Math.max(0, node.latest - 10)
               : Number(tag)
-      const result = block(number)
+      // a block above its head it does not have (after a rewind, say)
+      const result = number > node.latest ? null : block(number)
       return { status: 200, body: Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, result })) }
     },
     dispatch() {

@@ -25,6 +25,11 @@ export type HeadTracker = {
   subscribe(listener: (event: HeadEvent) => void): () => void
   /** Asks every upstream for its head now; resolves when done (failures open the member's breaker). */
   poll(): Promise<void>
+  /**
+   * A client was told a block the chain has not heard of yet: the upstreams are asked for their head
+   * soon, at most once per half pollMs, never awaited.
+   */
+  look(): void
   close(): void
 }
 
@@ -145,6 +150,8 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
   /** The pool's head when finalized was last asked for, and when. */
   let finalizedAsked: { head: bigint; at: number } | undefined
   let polling: Promise<void> | undefined
+  /** When look() last asked. */
+  let lookedAt: number | undefined
   let finalizing: Promise<void> | undefined
   let timer: unknown
   let closed = false
@@ -156,8 +163,9 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
   const chain = createHeadChain({
     fetchBlock: async (method, id) => {
       const block = await callUpstream<unknown>(pool, method, [id, false])
+      if (block === null) return null
       if (!isBlock(block) || !isHeader(block) || typeof block.parentHash !== 'string')
-        throw new Error(`${method} ${id}: no such block`)
+        throw new Error(`${method} ${id}: an answer that is not a block`)
       return toHeader(block, headerFields)
     },
     emit(event) {
@@ -305,24 +313,39 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
 
   /**
    * The leader's head goes to the chain: a higher one or one at the same height; a lower one only as
-   * the chain going back: a poll's answer, no member in use higher, and the leader itself had been at
-   * the tip (a member that never got there is lagging, even when the members ahead of it are out of use).
+   * the chain going back: a poll's answer, no member in use higher, and a member that had been at the
+   * tip now polled at or below it (a member that never got there is lagging, even when the members
+   * ahead of it are out of use). The chain then asks the node whether its tip is gone.
    */
   function feedChain(): void {
     const leading = leader()
     const header = leading?.header
     if (!leading || !header || header === fed) return
-    const tip = chain.tip()
-    if (tip) {
+    // against the last head given (it may wait to be linked), not only the chain's tip
+    const last = fed ?? chain.tip()
+    let goesBack = false
+    if (last) {
       const number = BigInt(header.number)
-      const tipNumber = BigInt(tip.number)
-      const top = pool.head()
-      const wentBack =
-        leading.polled && (top === undefined || number >= top) && (leading.peak ?? 0n) >= tipNumber
-      if (number < tipNumber && !wentBack) return
+      const lastNumber = BigInt(last.number)
+      if (number < lastNumber) {
+        const top = pool.head()
+        // a poll's answer, no member in use higher, and one that had been at the tip now at or below it
+        goesBack =
+          leading.polled &&
+          (top === undefined || number >= top) &&
+          followers.some(
+            (each) =>
+              each.member.breaker.state === 'closed' &&
+              (each.peak ?? 0n) >= lastNumber &&
+              each.polled &&
+              each.header !== undefined &&
+              BigInt(each.header.number) <= number,
+          )
+        if (!goesBack) return
+      }
     }
     fed = header
-    chain.accept(header)
+    chain.accept(header, goesBack)
   }
 
   /** The member's block, or null when it answered without one; throws when it did not answer. */
@@ -453,6 +476,12 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     },
     // a poll under way may have begun before the caller's reason to ask: a fresh one after it
     poll: () => (polling ?? Promise.resolve()).then(() => pollEach(followers, true)),
+    look() {
+      const at = now()
+      if (polling || (lookedAt !== undefined && at - lookedAt < pollMs / 2)) return
+      lookedAt = at
+      pollEach(followers, false).catch((err) => log.error({ err }, 'head poll failed'))
+    },
     close() {
       closed = true
       timers.clearTimeout(timer)

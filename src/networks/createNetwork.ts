@@ -81,7 +81,8 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
     }
     if (filled) network.fillsTransactionGas = true
   }
-  const poolOf = (upstreams: UpstreamConfig[]) =>
+  // a partner's own cap says nothing of the network's upstreams: only theirs is learned
+  const poolOf = (upstreams: UpstreamConfig[], learnsGasCap: boolean) =>
     createUpstreamPool(
       upstreams.map((upstream) =>
         createUpstream(upstream, {
@@ -98,11 +99,11 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
         breakerCooldownMs: settings.breaker.cooldownMs,
         breakerMaxCooldownMs: settings.breaker.maxCooldownMs,
         hedge: settings.hedge.enabled ? settings.hedge : undefined,
-        onGasCap,
+        ...(learnsGasCap ? { onGasCap } : {}),
       },
     )
-  const pool = poolOf(config.upstreams)
-  const partners = config.partners.length > 0 ? poolOf(config.partners) : undefined
+  const pool = poolOf(config.upstreams, true)
+  const partners = config.partners.length > 0 ? poolOf(config.partners, false) : undefined
   const heads = createHeadTracker(pool, {
     wsUrls: config.upstreams.map((upstream) => upstream.ws),
     pollMs: options.headPollMs ?? settings.headPollMs,
@@ -142,7 +143,7 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
       case 'fork': {
         // the chain went back (a rewind, a shorter branch): a client may be told its lower head now
         const shown = sharedHead ? sharedHead.shown : shownHead
-        if (shown > event.to) void lowerShownHead(event.to)
+        if (event.to < event.before && shown > event.to) void lowerShownHead(event.to)
         cache?.newHead()
         // with Redis, on every instance (the tracker logs it)
         if (event.pastFinality) void cache?.forget('blocks at or below finalized changed')
@@ -177,7 +178,7 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
       // a client is told a block the chain has not heard of yet: the tracker looks now, so that the
       // chain knows it (and a rewind below it lowers what clients are told)
       const tip = heads.latest()?.number
-      if (tip !== undefined && number > tip) heads.poll().catch(() => undefined)
+      if (tip !== undefined && number > tip) heads.look()
       if (sharedHead) return sharedHead.show(number)
       if (number > shownHead) shownHead = number
       return undefined
