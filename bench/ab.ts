@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { seedDevnet } from '../src/devnet/seedDevnet.ts'
 import { startAnvil } from '../src/devnet/startAnvil.ts'
-import { cheapCalls } from './cheapCalls.ts'
-import { combine, fmt, type Measurement, measure } from './measureLoad.ts'
-import { children, startTollgate } from './processes.ts'
+import { cheapCalls } from './lib/cheapCalls.ts'
+import { combine, fmt, type Measurement, measure } from './lib/measureLoad.ts'
+import { children, startTollgate } from './lib/processes.ts'
 
 const base = process.env.BENCH_BASE
 if (!base) throw new Error('BENCH_BASE: the path of another checkout, with dist/ built')

@@ -12,9 +12,9 @@ import { join } from 'node:path'
 import autocannon from 'autocannon'
 import { seedDevnet } from '../src/devnet/seedDevnet.ts'
 import { startAnvil } from '../src/devnet/startAnvil.ts'
-import { cheapCalls } from './cheapCalls.ts'
-import { mineBigBlock } from './mineBigBlock.ts'
-import { children, cpuTicks, startTollgate } from './processes.ts'
+import { cheapCalls } from './lib/cheapCalls.ts'
+import { mineBigBlock } from './lib/mineBigBlock.ts'
+import { children, cpuTicks, startTollgate } from './lib/processes.ts'
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 4)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16)

@@ -21,8 +21,8 @@ import { startAnvil } from '../src/devnet/startAnvil.ts'
 import { checkFuzzAnswer, type FuzzFinding } from '../test/helpers/checkFuzzAnswer.ts'
 import { expectsAnswer } from '../test/helpers/expectsAnswer.ts'
 import { type FuzzBody, type FuzzOptions, fuzzBody } from '../test/helpers/fuzzBodies.ts'
-import { measureDepthScan } from './measureDepthScan.ts'
-import { children, rssMiB, startTollgate } from './processes.ts'
+import { measureDepthScan } from './lib/measureDepthScan.ts'
+import { children, rssMiB, startTollgate } from './lib/processes.ts'
 
 const total = Number(process.env.FUZZ_BODIES ?? 100_000)
 const seconds = Number(process.env.FUZZ_SECONDS ?? 900)

@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { Pool } from 'undici'
 import { startAnvil } from '../src/devnet/startAnvil.ts'
 import { createRandom } from '../test/helpers/createRandom.ts'
-import { children, startTollgate } from './processes.ts'
+import { children, startTollgate } from './lib/processes.ts'
 
 const requests = Number(process.env.BENCH_REQUESTS ?? 2000)
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 16)

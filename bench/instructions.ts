@@ -1,5 +1,5 @@
 // npm run bench:instructions: CPU instructions per forwarded cheap call, counted by valgrind's
-// callgrind, for the minimal pass-through (bench/passThroughProxy.ts) and tollgate with its cache off
+// callgrind, for the minimal pass-through (bench/lib/passThroughProxy.ts) and tollgate with its cache off
 // (and, with BENCH_BASE set to another checkout with dist/ built, that build too), in front of one
 // anvil. Counts are of the process's own code (JavaScript, V8, Node, libc; not the kernel): they do
 // not depend on what else the machine runs, where req/s and CPU seconds on two shared cores move
@@ -20,8 +20,8 @@ import { join, resolve } from 'node:path'
 import autocannon from 'autocannon'
 import { seedDevnet } from '../src/devnet/seedDevnet.ts'
 import { startAnvil } from '../src/devnet/startAnvil.ts'
-import { cheapCalls } from './cheapCalls.ts'
-import { startPassThrough, startTollgate, stopChildren } from './processes.ts'
+import { cheapCalls } from './lib/cheapCalls.ts'
+import { startPassThrough, startTollgate, stopChildren } from './lib/processes.ts'
 
 const calls = Number(process.env.BENCH_CALLS ?? 5_000)
 const onlyMethods = process.env.BENCH_METHODS?.split(';')

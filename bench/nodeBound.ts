@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { seedDevnet } from '../src/devnet/seedDevnet.ts'
 import { startAnvil } from '../src/devnet/startAnvil.ts'
-import { mineBigBlock } from './mineBigBlock.ts'
-import { children, startPassThrough, startTollgate } from './processes.ts'
+import { mineBigBlock } from './lib/mineBigBlock.ts'
+import { children, startPassThrough, startTollgate } from './lib/processes.ts'
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 12)
 const connectionsList = (process.env.BENCH_CONNECTIONS ?? '1,16,64').split(',').map(Number)

@@ -1,7 +1,7 @@
 // npm run bench:profile: where a forwarded call's CPU goes, inside each process. The minimal
-// pass-through (bench/passThroughProxy.ts) and tollgate (cache off), both in front of one anvil, take
+// pass-through (bench/lib/passThroughProxy.ts) and tollgate (cache off), both in front of one anvil, take
 // the same wrk load (one call, BENCH_CONNECTIONS, default 16); after BENCH_WARMUP_SECONDS (default 3)
-// of it each, V8's sampling profiler (bench/profileOnSignal.mjs, 200 µs) is started in both, each
+// of it each, V8's sampling profiler (bench/lib/profileOnSignal.mjs, 200 µs) is started in both, each
 // takes BENCH_TURNS (default 2) turns of BENCH_SECONDS (default 10), alternating, and the profiles'
 // samples are divided by the calls each process served. PROFILE_INTERVAL_MICROS sets the sampling
 // interval (default 200: fine-grained, but the sampler then costs as much CPU again as the calls).
@@ -24,8 +24,8 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { seedDevnet } from '../src/devnet/seedDevnet.ts'
 import { startAnvil } from '../src/devnet/startAnvil.ts'
-import { cheapCalls } from './cheapCalls.ts'
-import { cpuTicks, startPassThrough, startTollgate, stopChildren } from './processes.ts'
+import { cheapCalls } from './lib/cheapCalls.ts'
+import { cpuTicks, startPassThrough, startTollgate, stopChildren } from './lib/processes.ts'
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10)
 const turns = Number(process.env.BENCH_TURNS ?? 2)
@@ -194,7 +194,7 @@ function allocationReport(targets: Target[]): string {
 /** Where a target's profile goes, and the command prefix that preloads the profiler into it. */
 function profiled(name: string): { profile: string; wrapper: string[] } {
   const profile = join(dir, `${name}.${allocations ? 'heapprofile' : 'cpuprofile'}`)
-  const preload = resolve('bench/profileOnSignal.mjs')
+  const preload = resolve('bench/lib/profileOnSignal.mjs')
   const kind = `PROFILE_KIND=${allocations ? 'allocations' : 'cpu'}`
   return { profile, wrapper: ['env', `NODE_OPTIONS=--import=${preload}`, `PROFILE_OUT=${profile}`, kind] }
 }
@@ -229,7 +229,7 @@ async function stopProfile(target: Target): Promise<void> {
 function wrk(target: Target, requestBody: string, duration: number): number {
   const output = execFileSync(
     'wrk',
-    ['-t1', `-c${connections}`, `-d${duration}s`, '-s', 'bench/wrkPost.lua', target.url],
+    ['-t1', `-c${connections}`, `-d${duration}s`, '-s', 'bench/lib/wrkPost.lua', target.url],
     { encoding: 'utf8', env: { ...process.env, WRK_BODY: requestBody } },
   )
   if (/Non-2xx|Socket errors/.test(output)) throw new Error(`${target.name}: failed requests\n${output}`)

@@ -22,9 +22,9 @@ import { createRedisBank } from '../src/metering/createRedisBank.ts'
 import { createSqliteUsageStore } from '../src/metering/createSqliteUsageStore.ts'
 import { openSqlite } from '../src/store/openSqlite.ts'
 import { removeKeysWithPrefix } from '../test/helpers/testRedis.ts'
-import { cheapCalls } from './cheapCalls.ts'
-import { combine, fmt, type Measurement, measure } from './measureLoad.ts'
-import { startTollgate, stopChildren } from './processes.ts'
+import { cheapCalls } from './lib/cheapCalls.ts'
+import { combine, fmt, type Measurement, measure } from './lib/measureLoad.ts'
+import { startTollgate, stopChildren } from './lib/processes.ts'
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 4)
 const halves = Number(process.env.BENCH_HALVES ?? 4)

@@ -1,5 +1,5 @@
 // npm run bench: the same calls, in one run on loopback, three ways: the node directly, the minimal
-// pass-through proxy (bench/passThroughProxy.ts), and tollgate. Forwarded calls go through a tollgate
+// pass-through proxy (bench/lib/passThroughProxy.ts), and tollgate. Forwarded calls go through a tollgate
 // with its cache off (every call reaches the node); cached reads through one with its cache on (the
 // default), warmed by one call. Bounded: BENCH_SECONDS (default 4) per measurement, after
 // BENCH_WARMUP_SECONDS (default 2) of the same load on each target, unmeasured (and, before the
@@ -19,9 +19,9 @@ import { encodeFunctionData } from 'viem'
 import { demoAbi } from '../src/devnet/contracts.ts'
 import { seedDevnet } from '../src/devnet/seedDevnet.ts'
 import { startAnvil } from '../src/devnet/startAnvil.ts'
-import { cheapCalls } from './cheapCalls.ts'
-import { mineBigBlock } from './mineBigBlock.ts'
-import { cpuTicks, startPassThrough, startTollgate, stopChildren } from './processes.ts'
+import { cheapCalls } from './lib/cheapCalls.ts'
+import { mineBigBlock } from './lib/mineBigBlock.ts'
+import { cpuTicks, startPassThrough, startTollgate, stopChildren } from './lib/processes.ts'
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 4)
 const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 2)

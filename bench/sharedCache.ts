@@ -14,7 +14,7 @@ import { Redis } from 'ioredis'
 import { seedDevnet } from '../src/devnet/seedDevnet.ts'
 import { startAnvil } from '../src/devnet/startAnvil.ts'
 import { removeKeysWithPrefix } from '../test/helpers/testRedis.ts'
-import { cpuTicks, startTollgate, stopChildren } from './processes.ts'
+import { cpuTicks, startTollgate, stopChildren } from './lib/processes.ts'
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 4)
 const halves = Number(process.env.BENCH_HALVES ?? 4)

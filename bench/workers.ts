@@ -13,7 +13,7 @@ import autocannon from 'autocannon'
 import { stringify } from 'yaml'
 import { seedDevnet } from '../src/devnet/seedDevnet.ts'
 import { startAnvil } from '../src/devnet/startAnvil.ts'
-import { cpuTicks, createUnlimitedKey } from './processes.ts'
+import { cpuTicks, createUnlimitedKey } from './lib/processes.ts'
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 8)
 const rounds = Number(process.env.BENCH_ROUNDS ?? 2)
@@ -141,7 +141,7 @@ async function measure(gateway: Gateway, body: string): Promise<{ rps: number; c
   if (loader === 'wrk') {
     const output = execFileSync(
       'wrk',
-      ['-t1', `-c${connections}`, `-d${seconds}s`, '-s', 'bench/wrkPost.lua', gateway.url],
+      ['-t1', `-c${connections}`, `-d${seconds}s`, '-s', 'bench/lib/wrkPost.lua', gateway.url],
       { encoding: 'utf8', env: { ...process.env, WRK_BODY: body } },
     )
     const after = ticks()

@@ -1,6 +1,6 @@
 // npm run bench:wrk: the forwarded cheap calls of `npm run bench`, measured with a second load
-// generator, wrk (C, one thread; POST bodies from bench/wrkPost.lua), against the minimal
-// pass-through (bench/passThroughProxy.ts) and tollgate with its cache off, both in front of one
+// generator, wrk (C, one thread; POST bodies from bench/lib/wrkPost.lua), against the minimal
+// pass-through (bench/lib/passThroughProxy.ts) and tollgate with its cache off, both in front of one
 // anvil, in one run. A second copy of the pass-through is measured alongside as a control: it runs
 // the same code, so its ratio to the first is this machine's noise, the resolution of the others.
 //
@@ -17,9 +17,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { seedDevnet } from '../src/devnet/seedDevnet.ts'
 import { startAnvil } from '../src/devnet/startAnvil.ts'
-import { type BenchCall, cheapCalls } from './cheapCalls.ts'
-import { combine, fmt, type Measurement } from './measureLoad.ts'
-import { cpuTicks, startPassThrough, startTollgate, stopChildren } from './processes.ts'
+import { type BenchCall, cheapCalls } from './lib/cheapCalls.ts'
+import { combine, fmt, type Measurement } from './lib/measureLoad.ts'
+import { cpuTicks, startPassThrough, startTollgate, stopChildren } from './lib/processes.ts'
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 4)
 const halves = Number(process.env.BENCH_HALVES ?? 2)
@@ -124,7 +124,7 @@ function measure(target: Target, body: string, connections: number, duration: nu
   const before = cpuTicks(target.pid) ?? 0
   const output = execFileSync(
     'wrk',
-    ['-t1', `-c${connections}`, `-d${duration}s`, '-s', 'bench/wrkPost.lua', target.url],
+    ['-t1', `-c${connections}`, `-d${duration}s`, '-s', 'bench/lib/wrkPost.lua', target.url],
     { encoding: 'utf8', env: { ...process.env, WRK_BODY: body } },
   )
   const after = cpuTicks(target.pid) ?? 0

@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import WebSocket from 'ws'
 import { seedDevnet } from '../src/devnet/seedDevnet.ts'
 import { startAnvil } from '../src/devnet/startAnvil.ts'
-import { children, cpuTicks, rssMiB, startTollgate } from './processes.ts'
+import { children, cpuTicks, rssMiB, startTollgate } from './lib/processes.ts'
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 4)
 const anvil = await startAnvil()

@@ -46,7 +46,7 @@ function spawnAndWait(
 }
 
 /**
- * The minimal pass-through (bench/passThroughProxy.ts) in front of `upstreamUrl`, serving `key`
+ * The minimal pass-through (bench/lib/passThroughProxy.ts) in front of `upstreamUrl`, serving `key`
  * (behind `wrapper`, if given): the URL to call it at, and its pid.
  */
 export async function startPassThrough(
@@ -55,7 +55,7 @@ export async function startPassThrough(
   wrapper: string[] = [],
 ): Promise<{ url: string; pid: number | undefined }> {
   const { child, match } = await spawnAndWait(
-    ['--import', 'tsx', 'bench/passThroughProxy.ts', upstreamUrl, '0', key],
+    ['--import', 'tsx', 'bench/lib/passThroughProxy.ts', upstreamUrl, '0', key],
     /listening (\d+)/,
     wrapper,
   )
@@ -63,7 +63,7 @@ export async function startPassThrough(
 }
 
 /** Runs the tollgate CLI (this checkout's, or the one at `bin`) and returns its stdout. */
-export function tollgateCli(args: string[], bin = 'bin/tollgate.js'): string {
+function tollgateCli(args: string[], bin = 'bin/tollgate.js'): string {
   return execFileSync(process.execPath, [bin, ...args], { encoding: 'utf8' })
 }
 

@@ -1,6 +1,6 @@
 // The platform reference for bench/: the least a Node gateway can do per call. node:http in, an
 // undici keep-alive Pool out, an in-memory key check and a per-key counter; no validation, no
-// metering, no logs. Usage: node --import tsx bench/passThroughProxy.ts <upstreamUrl> <port> <key>
+// metering, no logs. Usage: node --import tsx bench/lib/passThroughProxy.ts <upstreamUrl> <port> <key>
 import { createServer } from 'node:http'
 import { Pool } from 'undici'
 

@@ -1,6 +1,6 @@
 import { encodeFunctionData } from 'viem'
-import { demoAbi } from '../src/devnet/contracts.ts'
-import type { DevnetFixtures } from '../src/devnet/seedDevnet.ts'
+import { demoAbi } from '../../src/devnet/contracts.ts'
+import type { DevnetFixtures } from '../../src/devnet/seedDevnet.ts'
 
 export type BenchCall = { name: string; method: string; params: unknown[] }
 

@@ -1,4 +1,4 @@
-import { isJsonDeeperThan } from '../src/jsonrpc/isJsonDeeperThan.ts'
+import { isJsonDeeperThan } from '../../src/jsonrpc/isJsonDeeperThan.ts'
 
 /** The depth scan (src/jsonrpc/isJsonDeeperThan.ts) against JSON.parse, on the bodies it sees. */
 export function measureDepthScan(maxJsonDepth: number, maxBodyBytes: number): string {
