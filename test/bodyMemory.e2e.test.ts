@@ -89,8 +89,10 @@ describe('hostile clients: request bodies held in memory are bounded', () => {
     const grewBytes = growth.stop()
     t.diagnostic(`resident memory grew by ${Math.round(grewBytes / mib)} MiB`)
     // a body admitted is parsed (a string, the values it holds) and forwarded as well as held: a few
-    // times the bound on bodies in flight (32 MiB)
-    assert.ok(grewBytes < 256 * mib, `grew by ${Math.round(grewBytes / mib)} MiB`)
+    // times the bound on bodies in flight (32 MiB), and resident memory keeps what V8 freed but has
+    // not given back (seen 110-290 MiB across runs and machines). Unbounded, the 150 bodies alone
+    // would be 750 MiB, several times that parsed and forwarded
+    assert.ok(grewBytes < 384 * mib, `grew by ${Math.round(grewBytes / mib)} MiB`)
     await until(async () => (await readFigures(gateway)).bodiesInFlightBytes === 0, 'no body bytes held')
   })
 
