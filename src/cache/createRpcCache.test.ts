@@ -586,3 +586,44 @@ function resultOf(loaded: LoadedAnswer): string | Buffer {
   assert.ok('result' in loaded)
   return loaded.result
 }
+
+describe('createRpcCache: answers pinned to a block the chain has not seen', () => {
+  it('an answer by hash naming a block above the chain tip is not kept; one at or below it is', async () => {
+    let tip = 10n
+    const cache = createRpcCache({ ...big.cache, chainTip: () => tip })
+    const hash = `0x${'ab'.repeat(32)}`
+    const key = `eth_getBlockByHash["${hash}",false]`
+    const block = (number: number) => answerOf(`{"number":"0x${number.toString(16)}","hash":"${hash}"}`)
+    await cache.load(
+      key,
+      'immutable',
+      fromNode(async () => block(11)),
+    )
+    assert.equal(cache.get(key, 'immutable', 1), undefined, 'block 11, above the tip: not kept')
+    tip = 11n
+    await cache.load(
+      key,
+      'immutable',
+      fromNode(async () => block(11)),
+    )
+    assert.deepEqual(parse(cache.get(key, 'immutable', 1)), {
+      jsonrpc: '2.0',
+      id: 1,
+      result: { number: '0xb', hash },
+    })
+    // a receipt's blockNumber counts the same; a key without a hash is not asked
+    const receipt = `eth_getTransactionReceipt["0x${'cd'.repeat(32)}"]`
+    await cache.load(
+      receipt,
+      'immutable',
+      fromNode(async () => answerOf('{"blockNumber":"0x20"}')),
+    )
+    assert.equal(cache.get(receipt, 'immutable', 1), undefined)
+    await cache.load(
+      'eth_chainId[]',
+      'immutable',
+      fromNode(async () => answerOf('"0x1"')),
+    )
+    assert.ok(cache.get('eth_chainId[]', 'immutable', 1))
+  })
+})

@@ -83,6 +83,12 @@ export type RpcCacheOptions = {
    * an immutable result fetched here is kept there too. Its failures are misses.
    */
   shared?: SharedStore | undefined
+  /**
+   * The number of the newest block the network's chain has linked. An answer pinned to a block hash
+   * that names a block above it is not kept: the chain has not seen that block, so it could not tell
+   * the cache if a reorg dropped it.
+   */
+  chainTip?: () => bigint | undefined
 }
 
 /** `pins`: the block (or transaction) hashes its key names, for dropBlock. */
@@ -199,6 +205,14 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
     return { result }
   }
 
+  /** Whether an immutable result may be kept: not one pinned by hash to a block above the chain's tip. */
+  function seenByChain(key: string, result: CachedValue): boolean {
+    const tip = options.chainTip?.()
+    if (tip === undefined || hashesIn(key).length === 0) return true
+    const number = blockNumberIn(result)
+    return number === undefined || number <= tip
+  }
+
   /** Immutable loads under way are not kept, nor joined by calls made from now on. */
   function startOver(): void {
     immutableGeneration++
@@ -252,7 +266,12 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
         const loaded = splitAnswer(body)
         if (partner) return { ...loaded, partner }
         const current = scope === 'immutable' ? immutableGeneration : generation
-        if ('result' in loaded && loaded.result !== 'null' && startedAt === current) {
+        if (
+          'result' in loaded &&
+          loaded.result !== 'null' &&
+          startedAt === current &&
+          (scope === 'head' || seenByChain(key, loaded.result))
+        ) {
           store(key, scope, loaded.result)
           if (scope === 'immutable') shared?.put(key, loaded.result)
         }
@@ -310,6 +329,18 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
 }
 
 const answerPrefix = Buffer.from('{"jsonrpc":"2.0","id":1,"result":')
+const numberField = /"(?:number|blockNumber)":\s*"(0x[0-9a-fA-F]{1,16})"/
+
+/**
+ * The block number a result names (a block's `number`, a receipt's or log's `blockNumber`), read from
+ * its first bytes (a block's number comes before its transactions); undefined when it names none.
+ */
+function blockNumberIn(result: CachedValue): bigint | undefined {
+  const text =
+    typeof result === 'string' ? result : result.toString('latin1', 0, Math.min(result.length, 4096))
+  const found = numberField.exec(text)
+  return found ? BigInt(found[1] as string) : undefined
+}
 /** The result's JSON text without parsing it when the node wrote the usual member order; else parsed. */
 export function splitAnswer(answer: Buffer): { result: CachedValue } | { answer: Buffer } {
   let end = answer.length

@@ -124,6 +124,7 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
         maxBytes: options.cache.maxBytes,
         maxEntryBytes: options.cache.maxEntryBytes,
         shared: options.shared?.store,
+        chainTip: () => heads.latest()?.number,
       })
     : undefined
   function lowerShownHead(number: bigint): Promise<void> {
