@@ -87,8 +87,7 @@ describe('browsers: a page on another origin calls tollgate (real Chromium)', ()
   before(async () => {
     node = await startTestNode({ loadBlocks: 10 })
     gateway = await startTestGateway({
-      // the gas indexer moves only when the test ticks it, so the Gas API's answer holds still
-      config: { networks: devnetOver(node), gas: { enabled: true, pollMs: 600_000 } },
+      config: { networks: devnetOver(node), gas: { enabled: true } },
     })
     // CORS pinned to another site: this page may not call it at all
     pinned = await startTestGateway({

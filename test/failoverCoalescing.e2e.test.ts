@@ -34,7 +34,6 @@ describe('identical calls in flight: each caller keeps its own failover right (d
         ],
         // long waits: the primary fails when the test kills it, not on a timer; one head poll, at start
         upstreams: { timeoutMs: 30_000, attemptTimeoutMs: 20_000, headPollMs: 600_000 },
-        websocket: { headPollMs: 600_000 },
         // the cache (on, as by default) is what joins identical calls
         cache: { enabled: true },
       },

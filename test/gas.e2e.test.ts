@@ -36,7 +36,7 @@ describe('Gas REST API', () => {
     head = Number(((await postJson(node.url, rpcBody('eth_blockNumber'))).json as { result: string }).result)
     gateway = await startTestGateway({
       upstreams: [node.url],
-      config: { gas: { enabled: true, pollMs: 200 } },
+      config: { gas: { enabled: true }, upstreams: { headPollMs: 200 } },
     })
     await waitForHead(gateway, head)
   })
@@ -152,7 +152,7 @@ describe('Gas REST API', () => {
   it('a restart in the middle of a backfill does not fetch again what is stored', async () => {
     const proxy = await startFakeUpstream({ kind: 'proxy', target: node.url })
     const config = {
-      gas: { enabled: true, chunkBlocks: 100, pollMs: 60_000 },
+      gas: { enabled: true, chunkBlocks: 100 },
       upstreams: { headPollMs: 60_000 },
     }
     const second = await startTestGateway({ upstreams: [proxy.url], config })
@@ -248,7 +248,8 @@ describe('Gas REST API on a chain without base fees', () => {
     gateway = await startTestGateway({
       config: {
         networks: [{ name: 'classic', chainId: 61, upstreams: [{ url: fake.url }] }],
-        gas: { enabled: true, pollMs: 100 },
+        gas: { enabled: true },
+        upstreams: { headPollMs: 100 },
       },
     })
   })

@@ -65,7 +65,7 @@ describe('Gas API tips on a quiet chain (a fresh anvil, empty blocks)', () => {
     node = await startAnvil()
     gateway = await startTestGateway({
       upstreams: [node.url],
-      config: { gas: { enabled: true, pollMs: 50 } },
+      config: { gas: { enabled: true }, upstreams: { headPollMs: 50 } },
     })
   })
   after(async () => {
@@ -168,7 +168,7 @@ describe('Gas API tips from a node without eth_maxPriorityFeePerGas', () => {
     const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`
     gateway = await startTestGateway({
       upstreams: [proxyUrl],
-      config: { gas: { enabled: true, pollMs: 50 } },
+      config: { gas: { enabled: true }, upstreams: { headPollMs: 50 } },
     })
   })
   after(async () => {

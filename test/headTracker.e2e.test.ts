@@ -167,12 +167,8 @@ describe('one head tracker per network: one subscription or one poll stream per 
       second = await startFakeUpstream({ kind: 'proxy', target: gates[1]?.url ?? '' })
       gateway = await startTestGateway({
         upstreams: [first.url, second.url],
-        // the three intervals that were three loops, now one (the keys still work)
-        config: {
-          upstreams: { headPollMs },
-          websocket: { headPollMs },
-          gas: { enabled: true, pollMs: headPollMs },
-        },
+        // one interval for the head requests, the subscriptions and the fee indexer alike
+        config: { upstreams: { headPollMs }, gas: { enabled: true } },
       })
     })
     after(async () => {

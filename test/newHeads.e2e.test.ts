@@ -88,7 +88,7 @@ describe('newHeads: the notifications the node itself sends', () => {
     polling = await startTestGateway({
       config: {
         networks: [{ name: 'devnet', chainId: 31337, upstreams: [{ url: node.url }] }],
-        websocket: { headPollMs: 100 },
+        upstreams: { headPollMs: 100 },
       },
     })
     fromNode = await subscribeHeads(node.wsUrl)

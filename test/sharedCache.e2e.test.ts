@@ -271,28 +271,33 @@ describe('the shared cache while Redis is away: misses, never errors', () => {
     assert.ok(Number(await result(second.endpoint, 'eth_blockNumber')) > 0)
 
     await server.start()
-    // the instances reconnect by themselves; then a block fetched by one is the other's again
+    // the instances reconnect by themselves; then a block fetched by one is the other's again (a write
+    // made as the connection comes back may be lost: each try is a new block, given 5 s to show in Redis)
     await until(async () => {
       const clients = (await looker.redis.client('LIST').catch(() => '')) as string
       return clients.split('\n').filter((line) => line.includes('name=tollgate-cache ')).length === 2
     }, 'both instances to reconnect')
     const fresh = hashes.slice(6)
     let hash = ''
-    await until(async () => {
-      hash = fresh.shift() ?? assert.fail('no block left to try')
-      await block(first.endpoint, hash)
-      return until(
-        async () =>
-          (await looker.redis.exists(
-            `${looker.keyPrefix}cache:31337:${hashes[0]}:0:eth_getBlockByHash["${hash}",false]`,
-          )) === 1,
-        'the answer in Redis',
-        1_000,
-      ).then(
-        () => true,
-        () => false,
-      )
-    }, 'the first instance to write to Redis again')
+    await until(
+      async () => {
+        hash = fresh.shift() ?? assert.fail('no block left to try')
+        await block(first.endpoint, hash)
+        return until(
+          async () =>
+            (await looker.redis.exists(
+              `${looker.keyPrefix}cache:31337:${hashes[0]}:0:eth_getBlockByHash["${hash}",false]`,
+            )) === 1,
+          'the answer in Redis',
+          5_000,
+        ).then(
+          () => true,
+          () => false,
+        )
+      },
+      'the first instance to write to Redis again',
+      30_000,
+    )
     const before = clientCalls(counting, 'eth_getBlockByHash')
     assert.deepEqual(await block(second.endpoint, hash), await block(node.url, hash))
     assert.equal(clientCalls(counting, 'eth_getBlockByHash'), before)

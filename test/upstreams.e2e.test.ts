@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { request as httpRequest } from 'node:http'
 import { after, before, describe, it } from 'node:test'
-import { getFreePort } from '../src/devnet/startAnvil.ts'
+import { freePort } from './helpers/localProcesses.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
 import { type FakeUpstream, startFakeUpstream } from './helpers/startFakeUpstream.ts'
 import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
@@ -22,7 +22,7 @@ describe('upstream failures', () => {
       kind: 'json',
       respond: () => ({ number: '0x1', gasLimit: '0x1c9c380', hash: `0x${'00'.repeat(32)}` }),
     })
-    deadUrl = `http://user:s3cret@127.0.0.1:${await getFreePort()}/v3/vendorkey123`
+    deadUrl = `http://user:s3cret@127.0.0.1:${await freePort()}/v3/vendorkey123`
     gateway = await startTestGateway({
       upstreams: [fake.url],
       config: { upstreams: { timeoutMs: 300, headPollMs: 60_000 } },

@@ -67,19 +67,28 @@ function tollgateCli(args: string[], bin = 'bin/tollgate.js'): string {
   return execFileSync(process.execPath, [bin, ...args], { encoding: 'utf8' })
 }
 
+const unlimitedKeyArgs = [
+  'keys',
+  'create',
+  '--plan',
+  'custom',
+  '--daily-credits',
+  '1000000000000',
+  '--credits-per-second',
+  '1000000000',
+]
+
 /** A key no limit will stop, for load. */
 export function createUnlimitedKey(configFile: string, bin?: string): string {
-  const args = [
-    'keys',
-    'create',
-    '--plan',
-    'custom',
-    '--daily-credits',
-    '1000000000000',
-    '--credits-per-second',
-    '1000000000',
-  ]
-  return (JSON.parse(tollgateCli([...args, '--json', '--config', configFile], bin)) as { key: string }).key
+  return (
+    JSON.parse(tollgateCli([...unlimitedKeyArgs, '--json', '--config', configFile], bin)) as { key: string }
+  ).key
+}
+
+/** A key no limit will stop that also needs its secret (the CLI makes both, and the database's hash key). */
+export function createUnlimitedKeyWithSecret(configFile: string): { key: string; secret: string } {
+  const created = tollgateCli([...unlimitedKeyArgs, '--secret', '--json', '--config', configFile])
+  return JSON.parse(created) as { key: string; secret: string }
 }
 
 /** utime + stime of a process, in clock ticks (1/100 s). */
@@ -100,6 +109,37 @@ export function rssMiB(pid: number | undefined): number {
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024
 }
 
+/** Writes a config for one network `devnet` on `upstream` (plus `config` over it) into `dir`: its path. */
+export function writeTollgateConfig(
+  dir: string,
+  name: string,
+  upstream: { url: string; ws?: string },
+  config: Record<string, unknown> = {},
+): string {
+  const configFile = join(dir, `${name}.yaml`)
+  writeFileSync(
+    configFile,
+    stringify({
+      server: { port: 0 },
+      storage: { sqlite: join(dir, `${name}.db`) },
+      networks: [{ name: 'devnet', chainId: 31337, upstreams: [upstream] }],
+      log: { level: 'warn' },
+      ...config,
+    }),
+  )
+  return configFile
+}
+
+/** Starts `tollgate start --config configFile` on a free port: its origin and pid. */
+export async function startTollgateProcess(
+  configFile: string,
+  bin = 'bin/tollgate.js',
+  wrapper: string[] = [],
+): Promise<{ origin: string; pid: number | undefined }> {
+  const started = await spawnAndWait([bin, 'start', '--config', configFile], /listening on (\S+)/, wrapper)
+  return { origin: started.match, pid: started.child.pid }
+}
+
 /**
  * Writes a config for one network `devnet` on `upstream` (plus `config` over it) into `dir`, creates
  * an unlimited key, and starts `tollgate start` on a free port.
@@ -114,18 +154,8 @@ export async function startTollgate(
   /** A command to run tollgate behind (spawnAndWait). */
   wrapper: string[] = [],
 ): Promise<{ key: string; origin: string; url: string; pid: number | undefined }> {
-  const configFile = join(dir, `${name}.yaml`)
-  writeFileSync(
-    configFile,
-    stringify({
-      server: { port: 0 },
-      storage: { sqlite: join(dir, `${name}.db`) },
-      networks: [{ name: 'devnet', chainId: 31337, upstreams: [upstream] }],
-      log: { level: 'warn' },
-      ...config,
-    }),
-  )
+  const configFile = writeTollgateConfig(dir, name, upstream, config)
   const key = createUnlimitedKey(configFile, bin)
-  const started = await spawnAndWait([bin, 'start', '--config', configFile], /listening on (\S+)/, wrapper)
-  return { key, origin: started.match, url: `${started.match}/v3/${key}`, pid: started.child.pid }
+  const { origin, pid } = await startTollgateProcess(configFile, bin, wrapper)
+  return { key, origin, url: `${origin}/v3/${key}`, pid }
 }

@@ -55,7 +55,7 @@ export function createKeyAdmin(store: KeyStore, plans: PlansConfig) {
 
   async function update(
     key: string,
-    change: (settings: KeySettings, apiKey: ApiKey) => KeySettings | Promise<KeySettings>,
+    change: (settings: KeySettings, apiKey: ApiKey) => Promise<KeySettings>,
   ) {
     const apiKey = await activeKey(key)
     const settings = keySettingsSchema.parse(await change(structuredClone(apiKey.settings), apiKey))
@@ -161,11 +161,11 @@ export function createKeyAdmin(store: KeyStore, plans: PlansConfig) {
 
     async rotateSecret(key: string): Promise<{ key: ApiKey; secret: string }> {
       const { secret, secretHash } = await newSecret()
-      return { key: await update(key, (settings) => ({ ...settings, secretHash })), secret }
+      return { key: await update(key, async (settings) => ({ ...settings, secretHash })), secret }
     },
 
     setLimits(key: string, patch: LimitsPatch) {
-      return update(key, (settings, apiKey) => {
+      return update(key, async (settings, apiKey) => {
         const next = { ...settings }
         if (patch.dailyCredits !== undefined) next.dailyCredits = patch.dailyCredits
         if (patch.creditsPerSecond !== undefined) next.creditsPerSecond = patch.creditsPerSecond
@@ -176,7 +176,7 @@ export function createKeyAdmin(store: KeyStore, plans: PlansConfig) {
     },
 
     setSecurity(key: string, patch: SecurityPatch) {
-      return update(key, (settings, apiKey) => {
+      return update(key, async (settings, apiKey) => {
         const next = { ...settings, jwt: { ...settings.jwt } }
         if (patch.requireSecret !== undefined) next.requireSecret = patch.requireSecret
         if (patch.requireJwt !== undefined) next.jwt.required = patch.requireJwt
@@ -188,7 +188,7 @@ export function createKeyAdmin(store: KeyStore, plans: PlansConfig) {
     },
 
     addAllowlistEntries(key: string, kind: AllowlistKind, entries: string[]) {
-      return update(key, (settings) => {
+      return update(key, async (settings) => {
         const list = settings.allowlists[kind]
         for (const entry of entries) {
           const parsed = parseAllowlistEntry(kind, entry)
@@ -202,7 +202,7 @@ export function createKeyAdmin(store: KeyStore, plans: PlansConfig) {
     },
 
     removeAllowlistEntries(key: string, kind: AllowlistKind, entries: string[]) {
-      return update(key, (settings) => {
+      return update(key, async (settings) => {
         const list = settings.allowlists[kind]
         // an entry found as typed goes without a check, so one stored before a check existed can be removed
         const remove = new Set(
@@ -219,7 +219,7 @@ export function createKeyAdmin(store: KeyStore, plans: PlansConfig) {
     setNetworks(key: string, networks: string[], known: readonly string[]) {
       const unknown = networks.filter((network) => !known.includes(network))
       if (unknown.length > 0) throw new KeyAdminError(`unknown network(s): ${unknown.join(', ')}`)
-      return update(key, (settings) => ({ ...settings, networks: [...new Set(networks)] }))
+      return update(key, async (settings) => ({ ...settings, networks: [...new Set(networks)] }))
     },
 
     addJwtKey(key: string, kid: string, pem: string) {
@@ -235,7 +235,7 @@ export function createKeyAdmin(store: KeyStore, plans: PlansConfig) {
     },
 
     removeJwtKey(key: string, kid: string) {
-      return update(key, (settings, apiKey) => {
+      return update(key, async (settings, apiKey) => {
         const next = { ...settings, jwt: { ...settings.jwt } }
         next.jwt.publicKeys = settings.jwt.publicKeys.filter((entry) => entry.kid !== kid)
         checkLimits(apiKey.account, next)

@@ -278,8 +278,8 @@ export const configSchema = z.strictObject({
         .default(5 * 1024 * 1024),
       /** Keepalive: a ping this often; a client that has not answered the last one is dropped. */
       pingMs: z.int().positive().default(30_000),
-      /** Deprecated: merged into upstreams.headPollMs (the smaller of the two is used). */
-      headPollMs: z.int().positive().optional(),
+      /** Removed (subscriptions follow the network's one head tracker): named, so a config that sets it is told the key to set. */
+      headPollMs: z.never({ error: 'removed: set upstreams.headPollMs instead' }).optional(),
     })
     .prefault({}),
   gas: z
@@ -292,8 +292,8 @@ export const configSchema = z.strictObject({
       historyBlocks: z.int().positive().default(500),
       /** Blocks per eth_feeHistory call while backfilling (nodes allow at most 1024). */
       chunkBlocks: z.int().min(1).max(1024).default(1024),
-      /** Deprecated: the indexer follows the head tracker; merged into upstreams.headPollMs (the smaller is used). */
-      pollMs: z.int().positive().optional(),
+      /** Removed (the indexer follows the network's one head tracker): named, so a config that sets it is told the key to set. */
+      pollMs: z.never({ error: 'removed: set upstreams.headPollMs instead' }).optional(),
     })
     .prefault({}),
   metering: z

@@ -153,6 +153,28 @@ surprise: true
     )
   })
 
+  it('refuses the removed keys websocket.headPollMs and gas.pollMs, naming the key to set instead', () => {
+    const file = write('removed.yaml', 'websocket: { headPollMs: 100 }\ngas: { pollMs: 250 }\n')
+    assert.throws(
+      () => loadConfig(file),
+      (err: Error) => {
+        assert.ok(err instanceof ConfigError)
+        assert.equal(
+          err.message,
+          `${file}: invalid config\n` +
+            '  websocket.headPollMs: removed: set upstreams.headPollMs instead\n' +
+            '  gas.pollMs: removed: set upstreams.headPollMs instead',
+        )
+        return true
+      },
+    )
+    // the keys around them still load
+    const kept = loadConfig(
+      write('kept.yaml', 'websocket: { pingMs: 100 }\nupstreams: { headPollMs: 250 }\n'),
+    )
+    assert.deepEqual([kept.websocket.pingMs, kept.upstreams.headPollMs], [100, 250])
+  })
+
   it('refuses unreadable files, bad YAML and duplicate networks with the file name', () => {
     assert.throws(
       () => loadConfig(join(dir, 'missing.yaml')),

@@ -39,7 +39,7 @@ function resolveAnvilBinary(): string {
   return join(dirname(packageJson), 'bin', process.platform === 'win32' ? 'anvil.exe' : 'anvil')
 }
 
-export function getFreePort(): Promise<number> {
+function getFreePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer()
     server.once('error', reject)

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { createFakeTimers } from '../../test/helpers/createFakeTimers.ts'
-import { retryAfter, withRetry } from './withRetry.ts'
+import { retryAfter } from './withRetry.ts'
 
 /** Tries that answer the outcomes given, in order, each at once; then nothing left to try. */
 function scripted(outcomes: string[], timers: { now(): number }) {
@@ -27,71 +27,6 @@ function pausing(ms: number) {
   return { asked, pauseMs }
 }
 
-describe('withRetry', () => {
-  it('a first outcome that is not retryable is the answer: one try, no pause', async () => {
-    const timers = createFakeTimers()
-    const { startedAt, tryOnce } = scripted(['ok', 'ok'], timers)
-    const { asked, pauseMs } = pausing(100)
-    const outcome = await withRetry(tryOnce, { retryable, pauseMs, deadline: 1_000, now: timers.now, timers })
-    assert.equal(outcome, 'ok')
-    assert.deepEqual([startedAt, asked], [[0], []])
-  })
-
-  it('tries again after each retryable outcome, pausing as told, until one is not retryable', async () => {
-    const timers = createFakeTimers()
-    const { startedAt, tryOnce } = scripted(['failed', 'failed', 'ok', 'ok'], timers)
-    const outcome = withRetry(tryOnce, {
-      retryable,
-      pauseMs: (index) => index * 10,
-      deadline: 1_000,
-      now: timers.now,
-      timers,
-    })
-    await timers.advance(10)
-    await timers.advance(20)
-    assert.equal(await outcome, 'ok')
-    assert.deepEqual(startedAt, [0, 10, 30])
-  })
-
-  it('the last outcome when nothing is left to try; undefined when no try started', async () => {
-    const timers = createFakeTimers()
-    const { tryOnce } = scripted(['failed', 'failed'], timers)
-    const options = { retryable, pauseMs: () => 0, deadline: 1_000, now: timers.now, timers }
-    assert.equal(await withRetry(tryOnce, options), 'failed')
-    assert.equal(await withRetry(() => undefined, options), undefined)
-  })
-
-  it('a pause takes at most a quarter of the time left, and no try starts past the deadline', async () => {
-    const timers = createFakeTimers()
-    const { startedAt, tryOnce } = scripted(['failed', 'failed', 'failed', 'failed'], timers)
-    const outcome = withRetry(tryOnce, {
-      retryable,
-      pauseMs: () => 1_000,
-      deadline: 100,
-      now: timers.now,
-      timers,
-    })
-    await timers.advance(25) // a quarter of 100
-    await timers.advance(19) // a quarter of 75, 18.75
-    assert.deepEqual(startedAt, [0, 25, 43.75])
-    await timers.advance(100)
-    assert.equal(await outcome, 'failed')
-
-    // a try that ends past the deadline is the last one
-    let tries = 0
-    const slow = withRetry(
-      () => {
-        tries++
-        return new Promise<string>((resolve) => timers.setTimeout(() => resolve('failed'), 150))
-      },
-      { retryable, pauseMs: () => 0, deadline: timers.now() + 100, now: timers.now, timers },
-    )
-    await timers.advance(150)
-    assert.equal(await slow, 'failed')
-    assert.equal(tries, 1)
-  })
-})
-
 describe('retryAfter', () => {
   it('goes on from a first try made outside: the first retry is try 1, paused for as told', async () => {
     const timers = createFakeTimers()
@@ -104,6 +39,53 @@ describe('retryAfter', () => {
     assert.equal(await outcome, 'ok')
     assert.deepEqual(startedAt, [10, 20])
     assert.deepEqual(asked, [1, 2])
+  })
+
+  it('tries again after each retryable outcome, pausing as told, until one is not retryable', async () => {
+    const timers = createFakeTimers()
+    const { startedAt, tryOnce } = scripted(['(made outside)', 'failed', 'ok', 'ok'], timers)
+    const outcome = retryAfter('failed', tryOnce, {
+      retryable,
+      pauseMs: (index) => index * 10,
+      deadline: 1_000,
+      now: timers.now,
+      timers,
+    })
+    await timers.advance(10)
+    await timers.advance(20)
+    assert.equal(await outcome, 'ok')
+    assert.deepEqual(startedAt, [10, 30])
+  })
+
+  it('a pause takes at most a quarter of the time left, and no try starts past the deadline', async () => {
+    const timers = createFakeTimers()
+    const { startedAt, tryOnce } = scripted(['(made outside)', 'failed', 'failed', 'failed'], timers)
+    const outcome = retryAfter('failed', tryOnce, {
+      retryable,
+      pauseMs: () => 1_000,
+      deadline: 100,
+      now: timers.now,
+      timers,
+    })
+    await timers.advance(25) // a quarter of 100
+    await timers.advance(19) // a quarter of 75, 18.75
+    assert.deepEqual(startedAt, [25, 43.75])
+    await timers.advance(100)
+    assert.equal(await outcome, 'failed')
+
+    // a try that ends past the deadline is the last one
+    let tries = 0
+    const slow = retryAfter(
+      'failed',
+      () => {
+        tries++
+        return new Promise<string>((resolve) => timers.setTimeout(() => resolve('failed'), 150))
+      },
+      { retryable, pauseMs: () => 0, deadline: timers.now() + 100, now: timers.now, timers },
+    )
+    await timers.advance(150)
+    assert.equal(await slow, 'failed')
+    assert.equal(tries, 1)
   })
 
   it('the first outcome when nothing is left to try, or the deadline has passed', async () => {

@@ -12,26 +12,12 @@ export type RetryOptions<T> = {
 }
 
 /**
- * Tries again while the outcome is retryable: `tryOnce(index)` until an outcome that is not, or it
- * answers undefined (nothing left to try), or the deadline passes. A pause takes at most a quarter
- * of the time left, so that the try after it still has time to answer. Resolves with the last
- * outcome; undefined when no try started. `tryOnce` must not reject (it returns failures as outcomes).
- */
-export async function withRetry<T>(
-  tryOnce: (index: number) => Promise<T> | undefined,
-  options: RetryOptions<T>,
-): Promise<T | undefined> {
-  if (options.deadline - options.now() <= 0) return undefined
-  const work = tryOnce(0)
-  if (!work) return undefined
-  const first = await work
-  return options.retryable(first) ? retryAfter(first, tryOnce, options) : first
-}
-
-/**
- * withRetry from its first retry on, after a first try the caller made itself (a caller that awaits
- * its first try directly, with no layer of this one's between, on the path where it answers).
- * `first` is that try's outcome, retryable; resolves with the last outcome.
+ * Tries again after a first try the caller made itself (a caller that awaits its first try directly,
+ * with no layer of this one's between, on the path where it answers): `tryOnce(index)` from index 1
+ * while the outcome is retryable, until one is not, or it answers undefined (nothing left to try), or
+ * the deadline passes. A pause takes at most a quarter of the time left, so that the try after it
+ * still has time to answer. `first` is the first try's outcome, retryable; resolves with the last
+ * outcome. `tryOnce` must not reject (it returns failures as outcomes).
  */
 export async function retryAfter<T>(
   first: T,

@@ -116,7 +116,7 @@ export const credits = {
 } as const
 
 /** The default row: what every method that the table does not name gets. */
-export const defaultMethodSpec: MethodSpec = {
+const defaultMethodSpec: MethodSpec = {
   name: '',
   offered: false,
   params: [],

@@ -10,14 +10,4 @@ describe('getHeadPollMs', () => {
     assert.equal(settings({}), 1_000)
     assert.equal(settings({ upstreams: { headPollMs: 5_000 } }), 5_000)
   })
-
-  it('the deprecated websocket.headPollMs and gas.pollMs still work: the smallest interval given wins', () => {
-    assert.equal(settings({ websocket: { headPollMs: 100 } }), 100)
-    assert.equal(settings({ gas: { pollMs: 250 } }), 250)
-    assert.equal(settings({ upstreams: { headPollMs: 300 }, websocket: { headPollMs: 600_000 } }), 300)
-    assert.equal(
-      settings({ upstreams: { headPollMs: 600_000 }, websocket: { headPollMs: 700 }, gas: { pollMs: 400 } }),
-      400,
-    )
-  })
 })
