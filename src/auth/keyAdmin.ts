@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { importSPKI } from 'jose'
 import type { PlanName, PlansConfig } from '../config/configSchema.ts'
 import { planNames } from '../config/planNames.ts'
-import { KeyAdminError, KeyConflictError, NoActiveKeyError } from '../errors/errors.ts'
+import { KeyAdminError, KeyConflictError, NoActiveKeyError } from '../errors/adminErrors.ts'
 import type { Account, ApiKey } from './apiKey.ts'
 import { generateSecret, getSecretHashKey, hashSecret } from './hashSecret.ts'
 import {

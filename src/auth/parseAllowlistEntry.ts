@@ -1,4 +1,4 @@
-import { AllowlistEntryError } from '../errors/errors.ts'
+import { AllowlistEntryError } from '../errors/adminErrors.ts'
 import { getMethodSpec, getOfferedMethods } from '../methods/methodTable.ts'
 import type { AllowlistKind } from './keySettings.ts'
 

@@ -1,6 +1,6 @@
 import type { KeyAdmin } from '../auth/keyAdmin.ts'
 import type { Config } from '../config/configSchema.ts'
-import { TollgateError } from '../errors/errors.ts'
+import { TollgateError } from '../errors/TollgateError.ts'
 import type { UsageStore } from '../metering/usageStore.ts'
 import { loadConfigOrExit } from './configOption.ts'
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { describe, it } from 'node:test'
-import { InvalidParamsError } from '../errors/errors.ts'
+import { InvalidParamsError } from '../errors/rpcErrors.ts'
 import { defaultMethodSpec, getMethodSpec, getOfferedMethods } from './methodTable.ts'
 import {
   address,

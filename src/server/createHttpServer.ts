@@ -4,10 +4,10 @@ import type { DashboardRequest, DashboardResponse } from '../admin/handleDashboa
 import {
   HttpMethodNotAllowedError,
   RouteNotFoundError,
-  TollgateError,
   UnsupportedContentTypeError,
   UpgradeRequiredError,
-} from '../errors/errors.ts'
+} from '../errors/httpErrors.ts'
+import { TollgateError } from '../errors/TollgateError.ts'
 import { toWireError } from '../errors/toWireError.ts'
 import type { ByteBulkhead, ByteHolder } from '../failsafe/ByteBulkhead.ts'
 import { Cancellation } from '../failsafe/Cancellation.ts'
