@@ -41,10 +41,11 @@ import { handleSocketUpgrade } from '../pipeline/handleSocketUpgrade.ts'
 import { assertPortFree } from '../server/assertPortFree.ts'
 import { attachWebSockets } from '../server/attachWebSockets.ts'
 import { createHttpServer, type HttpServer } from '../server/createHttpServer.ts'
-import { createStores, type Leadership } from '../store/createStores.ts'
+import type { Leadership } from '../store/leadership.ts'
 import { createSubscriptionHub, type SubscriptionHub } from '../subscriptions/createSubscriptionHub.ts'
 import { createAnswerMemory, smallMessageBytes } from '../upstreams/AnswerBudget.ts'
 import { createReadiness } from './createReadiness.ts'
+import { createStores } from './createStores.ts'
 import type { WorkerRole } from './workerRole.ts'
 
 export type App = {

@@ -18,7 +18,7 @@ export async function withAdmin(
   // loaded on use: `--help` and argument errors need none of it
   const [{ createKeyAdmin }, { createStores }] = await Promise.all([
     import('../auth/keyAdmin.ts'),
-    import('../store/createStores.ts'),
+    import('../app/createStores.ts'),
   ])
   // not exclusive: the CLI edits keys beside a running gateway
   let stores: Awaited<ReturnType<typeof createStores>>

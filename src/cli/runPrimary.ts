@@ -1,5 +1,6 @@
 import cluster, { type Worker } from 'node:cluster'
 import type { Logger } from 'pino'
+import { createStores } from '../app/createStores.ts'
 import type { ApiKey } from '../auth/apiKey.ts'
 import { createKeyAdmin } from '../auth/keyAdmin.ts'
 import type { Config } from '../config/configSchema.ts'
@@ -12,7 +13,6 @@ import { getSpoolDir } from '../metering/getSpoolDir.ts'
 import { replayUsageSpool } from '../metering/replayUsageSpool.ts'
 import { serveClusterBank } from '../metering/serveClusterBank.ts'
 import { assertPortFree } from '../server/assertPortFree.ts'
-import { createStores } from '../store/createStores.ts'
 import { type DatabaseLock, lockDatabaseFile } from '../store/lockDatabaseFile.ts'
 
 /** The environment variable that carries a worker's part (WorkerSpec) from the primary. */
