@@ -1,6 +1,5 @@
 import cluster, { type Worker } from 'node:cluster'
 import type { Logger } from 'pino'
-import { createStores } from '../app/createStores.ts'
 import type { ApiKey } from '../auth/apiKey.ts'
 import { createKeyAdmin } from '../auth/keyAdmin.ts'
 import type { Config } from '../config/configSchema.ts'
@@ -14,22 +13,8 @@ import { replayUsageSpool } from '../metering/replayUsageSpool.ts'
 import { serveClusterBank } from '../metering/serveClusterBank.ts'
 import { assertPortFree } from '../server/assertPortFree.ts'
 import { type DatabaseLock, lockDatabaseFile } from '../store/lockDatabaseFile.ts'
-
-/** The environment variable that carries a worker's part (WorkerSpec) from the primary. */
-export const workerSpecVariable = 'TOLLGATE_WORKER'
-
-/** What a forked worker is told: its slot, the devnet, and where its credits come from. */
-export type WorkerSpec = {
-  slot: number
-  devnet: DevnetEndpoint | undefined
-  /** The primary's bank lease ttl when the primary is the bank (no Redis). */
-  bankLeaseTtlMs: number | undefined
-  /** How long a worker waits for the primary's bank to answer an exchange (metering.redisTimeoutMs). */
-  bankTimeoutMs: number
-}
-
-/** A worker's message once it listens: what the banner shows. */
-export type ListeningMessage = { tollgate: 'listening'; url: string; networks: string[] }
+import { createStores } from './createStores.ts'
+import { type ListeningMessage, type WorkerSpec, workerSpecVariable } from './workerRole.ts'
 
 export type Primary = {
   url: string
