@@ -170,6 +170,18 @@ describe('layers: how src/ imports itself', () => {
     assert.deepEqual(wrong, [], `imports against the layers:\n  ${wrong.join('\n  ')}`)
   })
 
+  it('only app/ imports server/, only cli/ imports app/', () => {
+    const wrong = [...graph].flatMap(([file, targets]) =>
+      targets
+        .filter((target) => {
+          const [from, to] = [folderOf(file), folderOf(target)]
+          return from !== to && ((to === 'server' && from !== 'app') || (to === 'app' && from !== 'cli'))
+        })
+        .map((target) => `${file} -> ${target}`),
+    )
+    assert.deepEqual(wrong, [])
+  })
+
   it('the table is exact: each folder a row allows is one its files do import', () => {
     const used = new Set(
       [...graph].flatMap(([file, targets]) =>
