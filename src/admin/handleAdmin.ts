@@ -8,10 +8,10 @@ import { planNames } from '../config/planNames.ts'
 import {
   AdminRequestError,
   AdminTokenRequiredError,
-  AuthRateLimitError,
-  RouteNotFoundError,
   UnknownAllowlistKindError,
-} from '../errors/errors.ts'
+} from '../errors/adminErrors.ts'
+import { RouteNotFoundError } from '../errors/httpErrors.ts'
+import { AuthRateLimitError } from '../errors/limitErrors.ts'
 import { toWireError } from '../errors/toWireError.ts'
 import { utcDay, utcHour } from '../metering/clock.ts'
 import type { UsageStore } from '../metering/usageStore.ts'

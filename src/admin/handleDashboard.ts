@@ -1,12 +1,7 @@
 import type { AuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
-import {
-  AdminRequestError,
-  AdminTokenRequiredError,
-  AuthRateLimitError,
-  DashboardNotBuiltError,
-  HttpMethodNotAllowedError,
-  RouteNotFoundError,
-} from '../errors/errors.ts'
+import { AdminRequestError, AdminTokenRequiredError, DashboardNotBuiltError } from '../errors/adminErrors.ts'
+import { HttpMethodNotAllowedError, RouteNotFoundError } from '../errors/httpErrors.ts'
+import { AuthRateLimitError } from '../errors/limitErrors.ts'
 import { toWireError } from '../errors/toWireError.ts'
 import type { FeeIndexer } from '../gas/createFeeIndexer.ts'
 import { adminTokenKeyId } from './createAdminTokenFailures.ts'

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { AdminRequestError } from '../errors/errors.ts'
+import { AdminRequestError } from '../errors/adminErrors.ts'
 import { parseWholeNumber } from './parseWholeNumber.ts'
 
 const bounds = { min: 1, max: 3650, fallback: 7 }

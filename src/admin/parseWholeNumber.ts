@@ -1,4 +1,4 @@
-import { AdminRequestError } from '../errors/errors.ts'
+import { AdminRequestError } from '../errors/adminErrors.ts'
 
 /**
  * A whole number from a query string or a CLI option (`name` says which): decimal digits only, from

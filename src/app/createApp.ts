@@ -13,11 +13,9 @@ import { createSecretVerifier } from '../auth/createSecretVerifier.ts'
 import { getSecretHashKey } from '../auth/hashSecret.ts'
 import { createKeyAdmin, type KeyAdmin } from '../auth/keyAdmin.ts'
 import type { KeyStore } from '../auth/keyStore.ts'
-import { createSharedCache } from '../cache/createSharedCache.ts'
 import type { Config, NetworkConfig } from '../config/configSchema.ts'
 import { type Devnet, devnetNetwork, startDevnet } from '../devnet/startDevnet.ts'
 import { ByteBulkhead } from '../failsafe/ByteBulkhead.ts'
-import { withTimeout } from '../failsafe/withTimeout.ts'
 import { createFeeIndexer, type FeeIndexer } from '../gas/createFeeIndexer.ts'
 import { createSharedFeeIndexer } from '../gas/createSharedFeeIndexer.ts'
 import type { FeeHistoryStore } from '../gas/feeHistoryStore.ts'
@@ -29,22 +27,20 @@ import { createUsageSpool } from '../metering/createUsageSpool.ts'
 import { getSpoolDir } from '../metering/getSpoolDir.ts'
 import { replayUsageSpool } from '../metering/replayUsageSpool.ts'
 import type { UsageStore } from '../metering/usageStore.ts'
-import { getFailoverMethods } from '../methods/methodTable.ts'
 import { createMetrics } from '../metrics/createMetrics.ts'
 import { handleMetrics } from '../metrics/handleMetrics.ts'
-import { createNetwork } from '../networks/createNetwork.ts'
-import { createNetworkRegistry, type NetworkRegistry } from '../networks/createNetworkRegistry.ts'
-import { getHeadPollMs } from '../networks/getHeadPollMs.ts'
-import { identifyChain } from '../networks/identifyChain.ts'
+import type { NetworkRegistry } from '../networks/createNetworkRegistry.ts'
 import { type HttpRpcDeps, handleHttpRpc } from '../pipeline/handleHttpRpc.ts'
 import { handleSocketUpgrade } from '../pipeline/handleSocketUpgrade.ts'
 import { assertPortFree } from '../server/assertPortFree.ts'
 import { attachWebSockets } from '../server/attachWebSockets.ts'
 import { createHttpServer, type HttpServer } from '../server/createHttpServer.ts'
-import { createStores, type Leadership } from '../store/createStores.ts'
+import type { Leadership } from '../store/leadership.ts'
 import { createSubscriptionHub, type SubscriptionHub } from '../subscriptions/createSubscriptionHub.ts'
 import { createAnswerMemory, smallMessageBytes } from '../upstreams/AnswerBudget.ts'
 import { createReadiness } from './createReadiness.ts'
+import { createStores } from './createStores.ts'
+import { startNetworks } from './startNetworks.ts'
 import type { WorkerRole } from './workerRole.ts'
 
 export type App = {
@@ -171,62 +167,11 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       networkConfigs.push(devnetNetwork(started.anvil))
     }
 
-    const failoverMethods = new Set(config.failover.methods ?? getFailoverMethods())
-    // one head tracker per network: the pool, the cache, subscriptions and the fee indexer read it
-    const headPollMs = getHeadPollMs(config)
-    // with Redis, immutable answers and the highest head shown are shared by every instance
-    const sharedCache =
-      config.redis && config.cache.shared.enabled
-        ? await createSharedCache({
-            url: config.redis.url,
-            keyPrefix: config.redis.keyPrefix,
-            ttlSeconds: config.cache.shared.ttlSeconds,
-            maxBytes: config.cache.shared.maxBytes,
-            waitMs: config.cache.shared.waitMs,
-            headGraceMs: config.cache.shared.headGraceMs,
-            log,
-          })
-        : undefined
-    if (sharedCache) cleanups.push(() => sharedCache.close())
-    const networks = createNetworkRegistry(
-      networkConfigs.map((network) =>
-        createNetwork(network, {
-          upstreams: config.upstreams,
-          cache: config.cache,
-          failoverMethods,
-          headPollMs,
-          log,
-          // the embedded devnet is each instance's own chain: nothing of it is shared
-          shared:
-            network.name === 'devnet' && config.devnet ? undefined : sharedCache?.forNetwork(network.chainId),
-        }),
-      ),
-    )
-    cleanups.push(() => networks.close())
-    // each upstream's head, then what history it keeps (createHistoryProber), before the first call;
-    // a slow node's probe goes on in the background past a bound (calls it cannot answer meanwhile
-    // move on to another upstream on its refusal)
-    const startWaitMs = Math.min(config.upstreams.timeoutMs, 5_000)
-    await Promise.all(
-      networks.all.map((network) =>
-        network.heads.poll().then(() =>
-          withTimeout<void>(
-            (settle) => void network.history.start().then(settle, settle),
-            startWaitMs,
-            () => log.info({ network: network.name }, 'history probe still under way: serving meanwhile'),
-          ),
-        ),
-      ),
-    )
-    // each cache learns its chain's identity (the genesis the first polls read) before serving: shared
-    // answers are keyed by it
-    const identifying = networks.all.map((network) =>
-      identifyChain(network, { retryMs: headPollMs, waitMs: startWaitMs }),
-    )
-    cleanups.push(() => {
-      for (const each of identifying) each.stop()
+    // every network polled and its chain identified before the gateway serves
+    const { networks, headPollMs } = await startNetworks(config, networkConfigs, {
+      log,
+      onClose: (step) => cleanups.push(step),
     })
-    await Promise.all(identifying.map((each) => each.ready))
 
     const indexers = new Map<number, FeeIndexer>()
     if (config.gas.enabled) {

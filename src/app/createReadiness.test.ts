@@ -11,53 +11,39 @@ const body = (database: string) => ({
 })
 
 describe('createReadiness', () => {
-  it('asks a database that answers at once on every call', () => {
+  it('asks the database on every probe when no ping is out', async () => {
     let up = true
-    const ready = createReadiness({ networks, pingDatabase: () => up })
-    assert.deepEqual(ready(), { ok: true, body: body('open') })
+    const ready = createReadiness({ networks, pingDatabase: async () => up })
+    assert.deepEqual(await ready(), { ok: true, body: body('open') })
     up = false
-    assert.deepEqual(ready(), { ok: false, body: body('unavailable') })
+    assert.deepEqual(await ready(), { ok: false, body: body('unavailable') })
   })
 
-  it('a ping that throws is an unavailable database', () => {
+  it('a ping that fails is an unavailable database', async () => {
     const ready = createReadiness({
       networks,
-      pingDatabase: () => {
+      pingDatabase: async () => {
         throw new Error('closed')
       },
     })
-    assert.deepEqual(ready(), { ok: false, body: body('unavailable') })
+    assert.deepEqual(await ready(), { ok: false, body: body('unavailable') })
   })
 
-  it('shows an asynchronous database as its last completed ping, one ping at a time', async () => {
+  it('one ping at a time: a probe while one is out is shown the last answer, the one that asked waits for it', async () => {
     const pings: ((up: boolean) => void)[] = []
     const ready = createReadiness({
       networks,
       pingDatabase: () => new Promise<boolean>((resolve) => pings.push(resolve)),
     })
-    assert.equal(ready().ok, false)
-    assert.equal(ready().ok, false)
+    const first = ready()
+    assert.equal((await ready()).ok, false, 'no answer yet: unavailable')
     assert.equal(pings.length, 1)
     pings[0]?.(true)
-    await new Promise((resolve) => setImmediate(resolve))
-    assert.deepEqual(ready(), { ok: true, body: body('open') })
+    assert.deepEqual(await first, { ok: true, body: body('open') })
+    const second = ready()
     assert.equal(pings.length, 2)
+    assert.equal((await ready()).ok, true, 'the last answer while the ping is out')
     pings[1]?.(false)
-    await new Promise((resolve) => setImmediate(resolve))
-    assert.equal(ready().ok, false)
-  })
-
-  it('a database that answers at once, then asynchronously, is shown as its last answer in between', async () => {
-    let answer: boolean | Promise<boolean> = true
-    const ready = createReadiness({ networks, pingDatabase: () => answer })
-    assert.equal(ready().ok, true)
-    let resolve: (up: boolean) => void = () => {}
-    answer = new Promise<boolean>((settle) => {
-      resolve = settle
-    })
-    assert.equal(ready().ok, true, 'the last answer while the ping is out')
-    resolve(false)
-    await new Promise((settle) => setImmediate(settle))
-    assert.equal(ready().ok, false)
+    assert.equal((await second).ok, false)
   })
 })

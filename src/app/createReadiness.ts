@@ -6,47 +6,34 @@ export type Readiness = { ok: boolean; body: unknown }
 export type ReadinessDeps = {
   networks: NetworkRegistry
   /** Whether the database answers (Stores.ping). */
-  pingDatabase(): boolean | Promise<boolean>
+  pingDatabase(): Promise<boolean>
 }
 
 /**
  * GET /readyz: ready when the database answers and every network has a reachable upstream; the
- * body shows each upstream's and partner's health. A database that answers asynchronously is shown
- * as its last completed ping, at once or not (one ping at a time; unavailable until the first one
- * answers).
+ * body shows each upstream's and partner's health. One database ping at a time: a probe that finds
+ * none out asks and waits for the answer; one that comes while a ping is out is shown the last
+ * answer (unavailable until the first one), so a slow database holds up one probe, not all.
  */
-export function createReadiness(deps: ReadinessDeps): () => Readiness {
+export function createReadiness(deps: ReadinessDeps): () => Promise<Readiness> {
   let lastPing = false
-  let pinging: Promise<unknown> | undefined
-  const databaseAnswers = (): boolean => {
+  let pinging: Promise<void> | undefined
+  const databaseAnswers = async (): Promise<boolean> => {
     if (pinging) return lastPing
-    let answer: boolean | Promise<boolean>
-    try {
-      answer = deps.pingDatabase()
-    } catch {
-      return false
-    }
-    if (typeof answer === 'boolean') {
-      lastPing = answer
-      return answer
-    }
-    pinging = answer
-      .then(
-        (up) => {
-          lastPing = up
-        },
-        () => {
-          lastPing = false
-        },
-      )
-      .finally(() => {
-        pinging = undefined
-      })
+    pinging = (async () => {
+      try {
+        lastPing = await deps.pingDatabase()
+      } catch {
+        lastPing = false
+      }
+    })()
+    await pinging
+    pinging = undefined
     return lastPing
   }
 
-  return () => {
-    const database = databaseAnswers() ? 'open' : 'unavailable'
+  return async () => {
+    const database = (await databaseAnswers()) ? 'open' : 'unavailable'
     const status = deps.networks.all.map((network) => ({
       network: network.name,
       upstreams: network.pool.members.map(memberStatus),

@@ -1,4 +1,5 @@
 import type { DevnetEndpoint } from '../devnet/startDevnet.ts'
+import type { BankChannel } from '../metering/createClusterBank.ts'
 import type { CreditBank } from '../metering/creditBank.ts'
 
 /**
@@ -12,4 +13,38 @@ export type WorkerRole = {
   bank: CreditBank | undefined
   /** This worker indexes fee history (one worker does; the others read what it stores). */
   indexesFees: boolean
+}
+
+/** The environment variable that carries a worker's part (WorkerSpec) from the primary. */
+export const workerSpecVariable = 'TOLLGATE_WORKER'
+
+/** What a forked worker is told: its slot, the devnet, and where its credits come from. */
+export type WorkerSpec = {
+  slot: number
+  devnet: DevnetEndpoint | undefined
+  /** The primary's bank lease ttl when the primary is the bank (no Redis). */
+  bankLeaseTtlMs: number | undefined
+  /** How long a worker waits for the primary's bank to answer an exchange (metering.redisTimeoutMs). */
+  bankTimeoutMs: number
+}
+
+/** A worker's message once it listens: what the banner shows. */
+export type ListeningMessage = { tollgate: 'listening'; url: string; networks: string[] }
+
+/** This worker's part, as the primary (runPrimary.ts) put it in its environment. */
+export async function readWorkerRole(): Promise<WorkerRole> {
+  const { createClusterBank } = await import('../metering/createClusterBank.ts')
+  const spec = JSON.parse(process.env[workerSpecVariable] ?? '{}') as WorkerSpec
+  return {
+    devnet: spec.devnet,
+    bank:
+      spec.bankLeaseTtlMs === undefined
+        ? undefined
+        : createClusterBank({
+            channel: process as unknown as BankChannel,
+            leaseTtlMs: spec.bankLeaseTtlMs,
+            timeoutMs: spec.bankTimeoutMs,
+          }),
+    indexesFees: spec.slot === 0,
+  }
 }

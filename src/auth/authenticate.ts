@@ -1,4 +1,5 @@
-import { AuthRateLimitError, InvalidJwtError, InvalidKeyError, InvalidSecretError } from '../errors/errors.ts'
+import { InvalidJwtError, InvalidKeyError, InvalidSecretError } from '../errors/authErrors.ts'
+import { AuthRateLimitError } from '../errors/limitErrors.ts'
 import type { AccessPolicy } from './accessPolicy.ts'
 import type { AuthFailureLimiter } from './createAuthFailureLimiter.ts'
 import type { JwtClaims, JwtVerifier } from './createJwtVerifier.ts'

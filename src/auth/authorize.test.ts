@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { ProjectSettingsError } from '../errors/errors.ts'
+import { ProjectSettingsError } from '../errors/authErrors.ts'
 import { getMethodSpec, getOfferedMethods } from '../methods/methodTable.ts'
 import { authorizeCall, type CallGuard } from './authorize.ts'
 

@@ -1,4 +1,4 @@
-import { ProjectSettingsError } from '../errors/errors.ts'
+import { ProjectSettingsError } from '../errors/authErrors.ts'
 import type { Contracts } from '../methods/methodContracts.ts'
 import type { Authentication } from './authenticate.ts'
 import type { KeyEntry } from './createKeyRegistry.ts'

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { exportSPKI, generateKeyPair, SignJWT } from 'jose'
-import { InvalidJwtError } from '../errors/errors.ts'
+import { InvalidJwtError } from '../errors/authErrors.ts'
 import { type AccessPolicy, createAccessPolicy } from './accessPolicy.ts'
 import { createJwtVerifier } from './createJwtVerifier.ts'
 import { keySettingsSchema } from './keySettings.ts'

@@ -1,5 +1,5 @@
 import { type JWTPayload, errors as joseErrors, jwtVerify } from 'jose'
-import { InvalidJwtError } from '../errors/errors.ts'
+import { InvalidJwtError } from '../errors/authErrors.ts'
 import type { AccessPolicy } from './accessPolicy.ts'
 
 /** The optional claims that narrow a key's allowlists (docs/compatibility.md §4), and the token's end. */

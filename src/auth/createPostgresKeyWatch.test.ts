@@ -8,8 +8,9 @@ import {
 } from '../../test/helpers/createTestSchema.ts'
 import { startTcpProxy } from '../../test/helpers/startTcpProxy.ts'
 import { until } from '../../test/helpers/until.ts'
+import { createStores } from '../app/createStores.ts'
+import type { Stores } from '../app/stores.ts'
 import { loadConfig } from '../config/loadConfig.ts'
-import { createStores, type Stores } from '../store/createStores.ts'
 import { createKeyRegistry, type KeyRegistry } from './createKeyRegistry.ts'
 import { createKeyAdmin } from './keyAdmin.ts'
 

@@ -1,5 +1,5 @@
 import type { PlanName } from '../config/configSchema.ts'
-import type { SqliteDatabase } from '../store/openSqlite.ts'
+import type { SqliteDatabase } from '../store/sqliteDatabase.ts'
 import { type Account, type ApiKey, generateApiKey } from './apiKey.ts'
 import { parseKeySettings } from './keySettings.ts'
 import type { KeyStore } from './keyStore.ts'

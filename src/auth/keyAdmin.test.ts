@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
 import { storeBackends } from '../../test/helpers/storeBackends.ts'
 import { loadConfig } from '../config/loadConfig.ts'
-import { AllowlistEntryError, KeyAdminError } from '../errors/errors.ts'
+import { AllowlistEntryError, KeyAdminError } from '../errors/adminErrors.ts'
 import { createKeyAdmin } from './keyAdmin.ts'
 
 for (const backend of storeBackends)

@@ -2,16 +2,11 @@ import { randomBytes } from 'node:crypto'
 import { importSPKI } from 'jose'
 import type { PlanName, PlansConfig } from '../config/configSchema.ts'
 import { planNames } from '../config/planNames.ts'
-import { KeyAdminError, KeyConflictError, NoActiveKeyError } from '../errors/errors.ts'
+import { KeyAdminError, KeyConflictError, NoActiveKeyError } from '../errors/adminErrors.ts'
+import type { AllowlistKind } from './allowlistKind.ts'
 import type { Account, ApiKey } from './apiKey.ts'
 import { generateSecret, getSecretHashKey, hashSecret } from './hashSecret.ts'
-import {
-  type AllowlistKind,
-  type KeySettings,
-  keySettingsSchema,
-  maxAllowlistEntries,
-  maxJwtPublicKeys,
-} from './keySettings.ts'
+import { type KeySettings, keySettingsSchema, maxAllowlistEntries, maxJwtPublicKeys } from './keySettings.ts'
 import { type KeyStore, KeyStoreError } from './keyStore.ts'
 import { parseAllowlistEntry } from './parseAllowlistEntry.ts'
 import { parseName } from './parseName.ts'

@@ -1,9 +1,5 @@
 import { z } from 'zod'
 
-import type { allowlistKinds } from './toAllowlistKind.ts'
-
-export type AllowlistKind = (typeof allowlistKinds)[number]
-
 /** At most this many entries in one allowlist (docs/compatibility.md §4). */
 export const maxAllowlistEntries = 30
 /** At most this many JWT public keys per API key (docs/compatibility.md §4). */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { AllowlistEntryError } from '../errors/errors.ts'
+import { AllowlistEntryError } from '../errors/adminErrors.ts'
 import { getOfferedMethods } from '../methods/methodTable.ts'
 import { parseAllowlistEntry } from './parseAllowlistEntry.ts'
 

@@ -1,9 +1,9 @@
-import { AllowlistEntryError } from '../errors/errors.ts'
+import { AllowlistEntryError } from '../errors/adminErrors.ts'
+import { parseOrigin } from '../formats/parseOrigin.ts'
 import { getMethodSpec, getOfferedMethods } from '../methods/methodTable.ts'
-import type { AllowlistKind } from './keySettings.ts'
+import type { AllowlistKind } from './allowlistKind.ts'
 
 const addressPattern = /^0x[0-9a-fA-F]{40}$/
-const originPattern = /^(?:(https?):\/\/)?(\*\.)?([a-z0-9-]+(?:\.[a-z0-9-]+)*)(?::\d+)?$/i
 
 /**
  * Checks one allowlist entry and returns its stored form (addresses lowercased, origins without a
@@ -26,15 +26,8 @@ export function parseAllowlistEntry(kind: AllowlistKind, entry: string): string 
           : `'${entry}' is not a method tollgate offers`,
       )
     }
-    case 'origins': {
-      const trimmed = value.replace(/\/$/, '').toLowerCase()
-      if (!originPattern.test(trimmed)) {
-        throw new AllowlistEntryError(
-          `'${entry}' is not an origin (example.com, https://app.example.com, *.example.com)`,
-        )
-      }
-      return trimmed
-    }
+    case 'origins':
+      return parseOrigin(entry)
     case 'userAgents':
       if (value === '') throw new AllowlistEntryError('a user agent entry cannot be empty')
       return value

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { KeyAdminError } from '../errors/errors.ts'
+import { KeyAdminError } from '../errors/adminErrors.ts'
 import { parseName } from './parseName.ts'
 
 describe('parseName', () => {

@@ -1,4 +1,4 @@
-import { KeyAdminError } from '../errors/errors.ts'
+import { KeyAdminError } from '../errors/adminErrors.ts'
 
 /** The most characters (code points) a key's or an account's name may have. */
 const maxNameCharacters = 100

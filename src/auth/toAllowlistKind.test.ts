@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { allowlistKindList, allowlistKindNames, allowlistKinds, toAllowlistKind } from './toAllowlistKind.ts'
+import { allowlistKinds } from './allowlistKind.ts'
+import { allowlistKindList, allowlistKindNames, toAllowlistKind } from './toAllowlistKind.ts'
 
 describe('toAllowlistKind', () => {
   it('each kind by its name and by its settings field name', () => {

@@ -1,7 +1,4 @@
-import type { AllowlistKind } from './keySettings.ts'
-
-/** The four kinds, by their field names in settings and JSON. Here, not with the settings schema: the CLI's help reads them. */
-export const allowlistKinds = ['contracts', 'userAgents', 'origins', 'methods'] as const
+import { type AllowlistKind, allowlistKinds } from './allowlistKind.ts'
 
 /**
  * The name of each allowlist kind where one is typed: the CLI's KIND argument and the admin API's

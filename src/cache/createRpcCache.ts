@@ -1,7 +1,7 @@
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import { hashesIn } from '../jsonrpc/hashes.ts'
 import type { RpcId, RpcPayload } from '../jsonrpc/types.ts'
-import type { SharedStore } from './createSharedCache.ts'
+import type { SharedStore } from './sharedStore.ts'
 
 /** What a load fetched: the upstream's answer, and whether a partner provider gave it (docs/compatibility.md §7). */
 export type FetchedAnswer = { body: Buffer; partner: boolean }

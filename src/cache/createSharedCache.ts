@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto'
-import type { Redis as RedisClient } from 'ioredis'
 import type { Logger } from 'pino'
 import { hashesIn } from '../jsonrpc/hashes.ts'
 import { openRedis } from '../store/openRedis.ts'
@@ -10,47 +9,10 @@ import {
   moveEpochScript,
   putScript,
   raiseHeadScript,
+  type ScriptRedis,
   toKeptHead,
 } from './sharedCacheScripts.ts'
-
-/**
- * One network's share of the cache in Redis: immutable answers, by the in-memory cache's keys, of
- * the chain it is identified as (its genesis hash) in the epoch every instance is in.
- */
-export type SharedStore = {
-  /**
-   * The kept result's bytes; undefined on a miss, before the chain is identified, a Redis failure
-   * or a wait past the bound: never throws.
-   */
-  get(key: string): Promise<Buffer | undefined>
-  /** Keeps a result, in the background: a failure (or a chain not identified yet) is a result not kept. */
-  put(key: string, value: string | Buffer): void
-  /**
-   * The chain's identity: its genesis block's hash (`0x` and 64 hex digits; anything else is
-   * ignored). Until it is known, every lookup misses and nothing is kept; a new one (a new chain
-   * under the same chain id) never meets the old one's entries. Settles once the chain's epoch was
-   * read (never rejects).
-   */
-  identify(genesisHash: string): Promise<void>
-  /**
-   * "Immutable" did not hold (a block at or below finalized changed): every instance moves to a new
-   * epoch of this chain, so none reads an answer kept before. At once here; in Redis as soon as it
-   * answers. Nothing to do before the chain is identified. The caller logs it; settles when Redis
-   * took it (never rejects).
-   */
-  forget(reason: string): Promise<void>
-  /**
-   * A block the chain left (a reorg): no answer kept under a key naming its hash is read again, by
-   * any instance (a marker in Redis, kept as long as the answers are; while Redis is away, the
-   * newest 1,024 markers wait and are set when it is back).
-   */
-  dropBlock(hash: string): void
-  /**
-   * `listener` hears when answers this network may have kept (in memory) are no longer the chain's:
-   * a forget here or by another instance, or a new identity.
-   */
-  onChange(listener: () => void): void
-}
+import type { SharedStore } from './sharedStore.ts'
 
 export type SharedCache = {
   /** The store and shown head of a chain (one per chain id; networks of the same chain share them). */
@@ -92,48 +54,6 @@ const headRereadMs = 5_000
 /** Readings of Redis's clock taken at the start, then one every clockReadMs (createSharedHeads keeps the best of the last minute). */
 const clockSamplesAtStart = 4
 const clockReadMs = 1_000
-
-type ScriptRedis = RedisClient & {
-  tollgateCachePut(
-    entry: string,
-    index: string,
-    sizes: string,
-    total: string,
-    value: string | Buffer,
-    ttlMs: number,
-    size: number,
-    budget: number,
-  ): Promise<number>
-  tollgateRaiseHead(
-    key: string,
-    raisedAtKey: string,
-    generationKey: string,
-    number: string,
-    channel: string,
-    chainId: number,
-    ttlMs: number,
-    generation: string,
-    generationTtlMs: number,
-  ): Promise<[number, string, string, string]>
-  tollgateLowerHead(
-    key: string,
-    raisedAtKey: string,
-    generationKey: string,
-    number: string,
-    channel: string,
-    chainId: number,
-    ttlMs: number,
-    unused: string,
-    generationTtlMs: number,
-  ): Promise<[string, string, string]>
-  tollgateMoveEpoch(
-    key: string,
-    channel: string,
-    chainId: number,
-    genesis: string,
-    ttlMs: number,
-  ): Promise<string>
-}
 
 const genesisPattern = /^0x[0-9a-f]{64}$/
 

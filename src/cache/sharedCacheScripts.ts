@@ -1,3 +1,4 @@
+import type { Redis as RedisClient } from 'ioredis'
 import type { KeptHead } from './createSharedHeads.ts'
 
 /**
@@ -133,4 +134,47 @@ export function toKeptHead(
     raisedAtUs: kept && raisedAtUs && /^\d{1,20}$/.test(raisedAtUs) ? raisedAtUs : undefined,
     generation: keptGeneration,
   }
+}
+
+/** A Redis client with the scripts above defined on it as commands (createSharedCache). */
+export type ScriptRedis = RedisClient & {
+  tollgateCachePut(
+    entry: string,
+    index: string,
+    sizes: string,
+    total: string,
+    value: string | Buffer,
+    ttlMs: number,
+    size: number,
+    budget: number,
+  ): Promise<number>
+  tollgateRaiseHead(
+    key: string,
+    raisedAtKey: string,
+    generationKey: string,
+    number: string,
+    channel: string,
+    chainId: number,
+    ttlMs: number,
+    generation: string,
+    generationTtlMs: number,
+  ): Promise<[number, string, string, string]>
+  tollgateLowerHead(
+    key: string,
+    raisedAtKey: string,
+    generationKey: string,
+    number: string,
+    channel: string,
+    chainId: number,
+    ttlMs: number,
+    unused: string,
+    generationTtlMs: number,
+  ): Promise<[string, string, string]>
+  tollgateMoveEpoch(
+    key: string,
+    channel: string,
+    chainId: number,
+    genesis: string,
+    ttlMs: number,
+  ): Promise<string>
 }

@@ -1,14 +1,9 @@
 import { readFileSync } from 'node:fs'
 import { type Command, InvalidArgumentError, Option } from 'commander'
+import { type AllowlistKind, allowlistKinds } from '../auth/allowlistKind.ts'
 import type { ApiKey } from '../auth/apiKey.ts'
-import type { AllowlistKind } from '../auth/keySettings.ts'
 import { toKeyView } from '../auth/keyView.ts'
-import {
-  allowlistKindList,
-  allowlistKindNames,
-  allowlistKinds,
-  toAllowlistKind,
-} from '../auth/toAllowlistKind.ts'
+import { allowlistKindList, allowlistKindNames, toAllowlistKind } from '../auth/toAllowlistKind.ts'
 import { planNames } from '../config/planNames.ts'
 import { configOption } from './configOption.ts'
 import { print, table, withAdmin } from './openAdmin.ts'

@@ -1,6 +1,6 @@
 import type { KeyAdmin } from '../auth/keyAdmin.ts'
 import type { Config } from '../config/configSchema.ts'
-import { TollgateError } from '../errors/errors.ts'
+import { TollgateError } from '../errors/TollgateError.ts'
 import type { UsageStore } from '../metering/usageStore.ts'
 import { loadConfigOrExit } from './configOption.ts'
 
@@ -18,7 +18,7 @@ export async function withAdmin(
   // loaded on use: `--help` and argument errors need none of it
   const [{ createKeyAdmin }, { createStores }] = await Promise.all([
     import('../auth/keyAdmin.ts'),
-    import('../store/createStores.ts'),
+    import('../app/createStores.ts'),
   ])
   // not exclusive: the CLI edits keys beside a running gateway
   let stores: Awaited<ReturnType<typeof createStores>>

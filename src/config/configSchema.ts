@@ -1,6 +1,6 @@
 import { z } from 'zod'
-import { parseAllowlistEntry } from '../auth/parseAllowlistEntry.ts'
-import { isAddressOrRange } from '../server/createClientAddressOf.ts'
+import { isAddressOrRange } from '../formats/isAddressOrRange.ts'
+import { parseOrigin } from '../formats/parseOrigin.ts'
 import { devnetSchema } from './devnetSchema.ts'
 import { networkSchema } from './networkSchema.ts'
 import { plansSchema } from './plansSchema.ts'
@@ -91,7 +91,7 @@ export const configSchema = z.strictObject({
               // the same origin syntax as a key's origins allowlist, and the same stored form
               z.string().transform((origin, ctx) => {
                 try {
-                  return parseAllowlistEntry('origins', origin)
+                  return parseOrigin(origin)
                 } catch (err) {
                   ctx.addIssue({ code: 'custom', message: (err as Error).message })
                   return z.NEVER

@@ -1,16 +1,32 @@
 import assert from 'node:assert/strict'
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { describe, it } from 'node:test'
-import * as errors from './errors.ts'
+import { NoActiveKeyError } from './adminErrors.ts'
+import { ProjectSettingsError } from './authErrors.ts'
+import { UnsupportedChainIdError } from './gasErrors.ts'
+import { MetricsTokenRequiredError, RouteNotFoundError } from './httpErrors.ts'
+import { BalanceUnavailableError, DailyLimitError, RateLimitError, rateLimitEvents } from './limitErrors.ts'
+import { InvalidParamsError } from './rpcErrors.ts'
+import { ShuttingDownError } from './socketErrors.ts'
+import { TollgateError } from './TollgateError.ts'
 import { toCloseFrame, toWireError, type WireSurface } from './toWireError.ts'
 
-type ErrorClass = new (...args: never[]) => errors.TollgateError
+type ErrorClass = new (...args: never[]) => TollgateError
 
-const classes = (Object.entries(errors) as [string, unknown][]).filter(
-  (entry): entry is [string, ErrorClass] =>
-    typeof entry[1] === 'function' &&
-    (entry[1] === errors.TollgateError || entry[1].prototype instanceof errors.TollgateError),
+/** What every module of errors/ exports: an error file added later is read too. */
+const exported = await Promise.all(
+  readdirSync(import.meta.dirname)
+    .filter((file) => file.endsWith('.ts') && !file.endsWith('.test.ts'))
+    .map((file): Promise<Record<string, unknown>> => import(`./${file}`)),
 )
+
+const classes = exported
+  .flatMap((module) => Object.entries(module))
+  .filter(
+    (entry): entry is [string, ErrorClass] =>
+      typeof entry[1] === 'function' &&
+      (entry[1] === TollgateError || entry[1].prototype instanceof TollgateError),
+  )
 
 /**
  * Sample arguments for every class, as docs/errors.md's examples show them: each sample's message
@@ -184,19 +200,19 @@ describe('errors and docs/errors.md', () => {
     const [jsonrpc, gas, admin] = docs.examples
     assert.deepEqual(
       toWireError(
-        new errors.InvalidParamsError('invalid argument 0: expected a 32-byte 0x-prefixed hex hash'),
+        new InvalidParamsError('invalid argument 0: expected a 32-byte 0x-prefixed hex hash'),
         'jsonrpc',
         1,
       ).body,
       jsonrpc?.body,
     )
-    assert.deepEqual(toWireError(new errors.UnsupportedChainIdError('6001'), 'gas').body, gas?.body)
-    assert.deepEqual(toWireError(new errors.NoActiveKeyError(), 'admin').body, admin?.body)
+    assert.deepEqual(toWireError(new UnsupportedChainIdError('6001'), 'gas').body, gas?.body)
+    assert.deepEqual(toWireError(new NoActiveKeyError(), 'admin').body, admin?.body)
   })
 
   it('toWireError: the body of each surface, in the key order clients see, and its headers', () => {
-    const limit = new errors.RateLimitError('planCreditsPerSecond', 1_500)
-    const { details } = errors.rateLimitEvents.planCreditsPerSecond
+    const limit = new RateLimitError('planCreditsPerSecond', 1_500)
+    const { details } = rateLimitEvents.planCreditsPerSecond
     assert.equal(
       JSON.stringify(toWireError(limit, 'jsonrpc', 7).body),
       `{"jsonrpc":"2.0","id":7,"error":{"code":429,"message":"Too Many Requests","event":-33200,"details":"${details}"}}`,
@@ -210,18 +226,14 @@ describe('errors and docs/errors.md', () => {
       httpStatus: 429,
       body: { error: { message: 'Too Many Requests' } },
       headers: { 'retry-after': '2' },
-      error: { code: 429, message: 'Too Many Requests', ...errors.rateLimitEvents.planCreditsPerSecond },
+      error: { code: 429, message: 'Too Many Requests', ...rateLimitEvents.planCreditsPerSecond },
     })
-    assert.deepEqual(
-      toWireError(new errors.DailyLimitError(10), 'gas').headers,
-      { 'retry-after': '1' },
-      'never 0',
-    )
-    assert.deepEqual(toWireError(new errors.MetricsTokenRequiredError(), 'jsonrpc').headers, {
+    assert.deepEqual(toWireError(new DailyLimitError(10), 'gas').headers, { 'retry-after': '1' }, 'never 0')
+    assert.deepEqual(toWireError(new MetricsTokenRequiredError(), 'jsonrpc').headers, {
       'www-authenticate': 'Bearer realm="metrics"',
     })
     assert.equal(
-      JSON.stringify(toWireError(new errors.RouteNotFoundError(), 'jsonrpc').body),
+      JSON.stringify(toWireError(new RouteNotFoundError(), 'jsonrpc').body),
       '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"not found"}}',
     )
   })
@@ -241,10 +253,10 @@ describe('errors and docs/errors.md', () => {
   })
 
   it('Retry-After: whole seconds, never 0', () => {
-    const rate = toWireError(new errors.RateLimitError('planCreditsPerSecond', 1_500), 'jsonrpc')
+    const rate = toWireError(new RateLimitError('planCreditsPerSecond', 1_500), 'jsonrpc')
     assert.equal(rate.headers['retry-after'], '2')
-    assert.equal(toWireError(new errors.DailyLimitError(10), 'gas').headers['retry-after'], '1')
-    assert.deepEqual(toWireError(new errors.InvalidParamsError('invalid argument 0: nope'), 'jsonrpc', 3), {
+    assert.equal(toWireError(new DailyLimitError(10), 'gas').headers['retry-after'], '1')
+    assert.deepEqual(toWireError(new InvalidParamsError('invalid argument 0: nope'), 'jsonrpc', 3), {
       httpStatus: 200,
       body: { jsonrpc: '2.0', id: 3, error: { code: -32602, message: 'invalid argument 0: nope' } },
       headers: {},
@@ -255,26 +267,26 @@ describe('errors and docs/errors.md', () => {
 
 describe('toCloseFrame', () => {
   it('1001 when the gateway stops, 1011 for its own failures, 1008 for refusals; the message as the reason', () => {
-    assert.deepEqual(toCloseFrame(new errors.ShuttingDownError()), {
+    assert.deepEqual(toCloseFrame(new ShuttingDownError()), {
       code: 1001,
       reason: 'server shutting down',
     })
     assert.deepEqual(toCloseFrame(new Error('a bug')), { code: 1011, reason: 'internal error' })
-    assert.deepEqual(toCloseFrame(new errors.BalanceUnavailableError()), {
+    assert.deepEqual(toCloseFrame(new BalanceUnavailableError()), {
       code: 1011,
       reason: 'credit balance unavailable, try again later',
     })
-    assert.deepEqual(toCloseFrame(new errors.ProjectSettingsError()), {
+    assert.deepEqual(toCloseFrame(new ProjectSettingsError()), {
       code: 1008,
       reason: 'rejected due to project ID settings',
     })
   })
 
   it('cuts a reason to the 123 bytes a close frame holds, never inside a character', () => {
-    const { reason } = toCloseFrame(new errors.InvalidParamsError('é'.repeat(100)))
+    const { reason } = toCloseFrame(new InvalidParamsError('é'.repeat(100)))
     assert.equal(reason, 'é'.repeat(61))
     // 4 bytes each, two UTF-16 units: 30 fit (120 bytes), and no half of the 31st is left
-    const emoji = toCloseFrame(new errors.InvalidParamsError('😀'.repeat(40))).reason
+    const emoji = toCloseFrame(new InvalidParamsError('😀'.repeat(40))).reason
     assert.equal(emoji, '😀'.repeat(30))
   })
 })

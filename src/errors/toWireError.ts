@@ -1,4 +1,6 @@
-import { InternalError, ShuttingDownError, TollgateError } from './errors.ts'
+import { InternalError } from './rpcErrors.ts'
+import { ShuttingDownError } from './socketErrors.ts'
+import { TollgateError } from './TollgateError.ts'
 
 /** The error member of a JSON-RPC answer: code, message, and the 402/429 `event` and `details`. */
 export type WireError = { code: number; message: string; [field: string]: unknown }

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino'
 import type { HeadEvent } from '../networks/createHeadChain.ts'
 import type { Network } from '../networks/createNetwork.ts'
-import type { Leadership } from '../store/createStores.ts'
+import type { Leadership } from '../store/leadership.ts'
 import type { FeeIndexer, FeeIndexerStatus, FeeWindow } from './createFeeIndexer.ts'
 import type { FeeBlock, FeeHistoryStore } from './feeHistoryStore.ts'
 import { getNodePriorityFee } from './getNodePriorityFee.ts'

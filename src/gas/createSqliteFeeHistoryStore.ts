@@ -1,4 +1,4 @@
-import type { SqliteDatabase } from '../store/openSqlite.ts'
+import type { SqliteDatabase } from '../store/sqliteDatabase.ts'
 import type { FeeBlock, FeeHistoryStore } from './feeHistoryStore.ts'
 
 type Row = { number: number; base_fee: string; gas_used_ratio: number; rewards: string }

@@ -1,14 +1,14 @@
 import type { Logger } from 'pino'
 import type { KeyEntry } from '../auth/createKeyRegistry.ts'
 import { parseBasicAuth } from '../auth/parseBasicAuth.ts'
+import { MissingGasApiKeyError } from '../errors/authErrors.ts'
 import {
   FeeHistoryLoadingError,
-  MissingGasApiKeyError,
   NoBaseFeeError,
-  TollgateError,
   UnknownGasEndpointError,
   UnsupportedChainIdError,
-} from '../errors/errors.ts'
+} from '../errors/gasErrors.ts'
+import { TollgateError } from '../errors/TollgateError.ts'
 import { toWireError } from '../errors/toWireError.ts'
 import type { Meter } from '../metering/createMeter.ts'
 import { credits } from '../methods/methodTable.ts'

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { type InvalidRequestError, ParseError } from '../errors/errors.ts'
+import { type InvalidRequestError, ParseError } from '../errors/rpcErrors.ts'
 import { asWrittenBody, parseRpcRequest } from './parseRpcRequest.ts'
 import { withRawIds } from './withRawIds.ts'
 

@@ -1,4 +1,4 @@
-import { InvalidRequestError, ParseError } from '../errors/errors.ts'
+import { InvalidRequestError, ParseError } from '../errors/rpcErrors.ts'
 import { isJsonDeeperThan } from './isJsonDeeperThan.ts'
 import { readCallText } from './readCallText.ts'
 import { readIdTexts } from './readIdTexts.ts'

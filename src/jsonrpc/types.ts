@@ -1,4 +1,4 @@
-import type { TollgateError } from '../errors/errors.ts'
+import type { TollgateError } from '../errors/TollgateError.ts'
 import type { AnswerParts } from './AnswerParts.ts'
 
 export type RpcId = string | number | null

@@ -1,4 +1,4 @@
-import type { TollgateError } from '../errors/errors.ts'
+import type { TollgateError } from '../errors/TollgateError.ts'
 import type { Admission, MeterSubject } from './createMeter.ts'
 import type { RateSlice } from './RateSlice.ts'
 

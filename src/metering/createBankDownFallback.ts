@@ -1,4 +1,4 @@
-import { BalanceUnavailableError, RateLimitError } from '../errors/errors.ts'
+import { BalanceUnavailableError, RateLimitError } from '../errors/limitErrors.ts'
 import type { Admission, MeterSubject } from './createMeter.ts'
 import type { DayCounter, LocalLedger, Refusal } from './LocalLedger.ts'
 import { TokenBucket } from './TokenBucket.ts'

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { until } from '../../test/helpers/until.ts'
-import { DailyLimitError, RateLimitError } from '../errors/errors.ts'
+import { DailyLimitError, RateLimitError } from '../errors/limitErrors.ts'
 import { openSqlite } from '../store/openSqlite.ts'
 import { systemClock } from './clock.ts'
 import { createMeter, type MeterSubject } from './createMeter.ts'

@@ -1,4 +1,5 @@
-import { RateLimitError, type TollgateError } from '../errors/errors.ts'
+import { RateLimitError } from '../errors/limitErrors.ts'
+import type { TollgateError } from '../errors/TollgateError.ts'
 import { createBankDownFallback } from './createBankDownFallback.ts'
 import {
   type BankRequestBuilt,

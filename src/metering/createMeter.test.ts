@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
 import { storeBackends, type TestDatabase } from '../../test/helpers/storeBackends.ts'
-import { DailyLimitError, type RateLimitError } from '../errors/errors.ts'
+import { DailyLimitError, type RateLimitError } from '../errors/limitErrors.ts'
 import { createMeter, type MeterSubject } from './createMeter.ts'
 import type { UsageStore } from './usageStore.ts'
 

@@ -1,4 +1,4 @@
-import { DailyLimitError, RateLimitError } from '../errors/errors.ts'
+import { DailyLimitError, RateLimitError } from '../errors/limitErrors.ts'
 import { type Clock, nextUtcMidnight, utcDay, utcHour } from './clock.ts'
 import { createLeaseDesks } from './createLeaseDesks.ts'
 import { createUsageBuffer } from './createUsageBuffer.ts'

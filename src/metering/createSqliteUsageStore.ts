@@ -1,4 +1,4 @@
-import type { SqliteDatabase } from '../store/openSqlite.ts'
+import type { SqliteDatabase } from '../store/sqliteDatabase.ts'
 import type { HourlyUsage, UsageDelta, UsageRow, UsageStore } from './usageStore.ts'
 
 export function createSqliteUsageStore(db: SqliteDatabase): UsageStore {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { InvalidParamsError } from '../errors/errors.ts'
+import { InvalidParamsError } from '../errors/rpcErrors.ts'
 import { getMethodSpec, getOfferedMethods } from './methodTable.ts'
 import {
   address,

@@ -1,4 +1,4 @@
-import { InvalidParamsError, ParamLimitError } from '../errors/errors.ts'
+import { InvalidParamsError, ParamLimitError } from '../errors/rpcErrors.ts'
 import { toGethFieldName } from './gethFieldName.ts'
 import { paramLimits } from './paramLimits.ts'
 import { type FieldNames, toExactFieldNames } from './toExactFieldNames.ts'

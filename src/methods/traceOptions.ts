@@ -1,4 +1,4 @@
-import { ParamLimitError } from '../errors/errors.ts'
+import { ParamLimitError } from '../errors/rpcErrors.ts'
 import { blockOverrides } from './blockOverrides.ts'
 import { toGethFieldName } from './gethFieldName.ts'
 import { paramLimits } from './paramLimits.ts'

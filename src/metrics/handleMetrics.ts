@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
-import { MetricsTokenRequiredError } from '../errors/errors.ts'
+import { MetricsTokenRequiredError } from '../errors/httpErrors.ts'
 import type { Metrics } from './createMetrics.ts'
 
 export type MetricsRequest = { authorization: string | undefined }

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino'
 import { createRpcCache, type RpcCache } from '../cache/createRpcCache.ts'
-import type { SharedStore } from '../cache/createSharedCache.ts'
 import type { SharedHead } from '../cache/createSharedHeads.ts'
+import type { SharedStore } from '../cache/sharedStore.ts'
 import {
   type Config,
   logsLimitDefaults,

@@ -2,12 +2,9 @@ import type { AccessPolicy } from '../auth/accessPolicy.ts'
 import { type AuthenticateDeps, type Authentication, authenticate } from '../auth/authenticate.ts'
 import { authorizeRequest, type CallGuard } from '../auth/authorize.ts'
 import type { KeyEntry, KeyRegistry } from '../auth/createKeyRegistry.ts'
-import {
-  InvalidKeyError,
-  MissingKeyError,
-  type TollgateError,
-  UnknownNetworkError,
-} from '../errors/errors.ts'
+import { InvalidKeyError, MissingKeyError } from '../errors/authErrors.ts'
+import type { TollgateError } from '../errors/TollgateError.ts'
+import { UnknownNetworkError } from '../errors/upstreamErrors.ts'
 import type { Network } from '../networks/createNetwork.ts'
 import type { NetworkRegistry } from '../networks/createNetworkRegistry.ts'
 

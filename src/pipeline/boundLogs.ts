@@ -1,4 +1,5 @@
-import { InvalidParamsError, LogResultsLimitError } from '../errors/errors.ts'
+import { LogResultsLimitError } from '../errors/limitErrors.ts'
+import { InvalidParamsError } from '../errors/rpcErrors.ts'
 import type { Network } from '../networks/createNetwork.ts'
 
 /** Checks an eth_getLogs answer against the network's result limit; throws LogResultsLimitError. */

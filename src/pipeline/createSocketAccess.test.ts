@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { KeyEntry } from '../auth/createKeyRegistry.ts'
-import { JwtExpiredError, KeyRevokedError } from '../errors/errors.ts'
+import { JwtExpiredError, KeyRevokedError } from '../errors/socketErrors.ts'
 import type { KeyRequest, KeyRequestDeps } from './authorizeKeyRequest.ts'
 import { createSocketAccess, type SocketAccessResult } from './createSocketAccess.ts'
 

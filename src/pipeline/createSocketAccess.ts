@@ -1,7 +1,7 @@
 import type { CallGuard } from '../auth/authorize.ts'
 import type { AuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
 import type { KeyEntry } from '../auth/createKeyRegistry.ts'
-import { JwtExpiredError, KeyRevokedError } from '../errors/errors.ts'
+import { JwtExpiredError, KeyRevokedError } from '../errors/socketErrors.ts'
 import { authorizeKeyRequest, type KeyRequest, type KeyRequestDeps } from './authorizeKeyRequest.ts'
 
 /** What an open socket's calls run with: the key's current entry and what it allows this connection. */

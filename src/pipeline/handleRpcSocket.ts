@@ -1,10 +1,6 @@
 import { authorizeCall, type CallGuard } from '../auth/authorize.ts'
-import {
-  InFlightLimitError,
-  NotificationUnpaidError,
-  ServerBusyError,
-  SlowReaderError,
-} from '../errors/errors.ts'
+import { InFlightLimitError, ServerBusyError } from '../errors/limitErrors.ts'
+import { NotificationUnpaidError, SlowReaderError } from '../errors/socketErrors.ts'
 import { toCloseFrame } from '../errors/toWireError.ts'
 import type { ByteBulkhead } from '../failsafe/ByteBulkhead.ts'
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'

@@ -1,4 +1,4 @@
-import { UnknownNetworkError } from '../errors/errors.ts'
+import { UnknownNetworkError } from '../errors/upstreamErrors.ts'
 import type { ByteBulkhead } from '../failsafe/ByteBulkhead.ts'
 import { Cancellation } from '../failsafe/Cancellation.ts'
 import { callAt } from '../failsafe/callAt.ts'

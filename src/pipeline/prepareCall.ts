@@ -1,5 +1,6 @@
 import { authorizeCall } from '../auth/authorize.ts'
-import { MethodNotFoundError, NotificationsNotSupportedError, type TollgateError } from '../errors/errors.ts'
+import { MethodNotFoundError, NotificationsNotSupportedError } from '../errors/rpcErrors.ts'
+import type { TollgateError } from '../errors/TollgateError.ts'
 import type { RpcCall, RpcEntry, RpcId } from '../jsonrpc/types.ts'
 import { credits, getMethodSpec, type MethodSpec } from '../methods/methodTable.ts'
 import { parseParams } from '../methods/params.ts'

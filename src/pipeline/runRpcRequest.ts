@@ -1,4 +1,5 @@
-import { InvalidParamsError, TollgateError } from '../errors/errors.ts'
+import { InvalidParamsError } from '../errors/rpcErrors.ts'
+import { TollgateError } from '../errors/TollgateError.ts'
 import { toWireError } from '../errors/toWireError.ts'
 import { serializeBatch } from '../jsonrpc/serialize.ts'
 import type { RpcEntry, RpcId, RpcPayload, RpcRequest } from '../jsonrpc/types.ts'

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { createRpcCache } from '../cache/createRpcCache.ts'
-import { MalformedUpstreamAnswerError } from '../errors/errors.ts'
+import { MalformedUpstreamAnswerError } from '../errors/upstreamErrors.ts'
 import type { Network } from '../networks/createNetwork.ts'
 import type { SendOptions } from '../upstreams/createUpstreamPool.ts'
 import {

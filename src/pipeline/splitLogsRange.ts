@@ -1,5 +1,5 @@
 import { splitAnswer } from '../cache/createRpcCache.ts'
-import { MalformedUpstreamAnswerError } from '../errors/errors.ts'
+import { MalformedUpstreamAnswerError } from '../errors/upstreamErrors.ts'
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import type { RpcId } from '../jsonrpc/types.ts'
 import { withId } from '../jsonrpc/withId.ts'

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import type { IncomingMessage } from 'node:http'
 import { describe, it } from 'node:test'
-import { createClientAddressOf, isAddressOrRange } from './createClientAddressOf.ts'
+import { createClientAddressOf } from './createClientAddressOf.ts'
 
 const request = (remoteAddress: string, forwardedFor?: string | string[]) =>
   ({
@@ -35,12 +35,5 @@ describe('createClientAddressOf', () => {
     assert.equal(of(request('fd00::1', '2001:db8::5')), '2001:db8::5')
     // every hop trusted: the farthest one
     assert.equal(of(request('10.1.2.3', '10.7.7.7')), '10.7.7.7')
-  })
-
-  it('takes addresses and CIDR ranges, nothing else', () => {
-    for (const entry of ['10.0.0.1', '10.0.0.0/8', '::1', 'fd00::/8', '0.0.0.0/0'])
-      assert.equal(isAddressOrRange(entry), true, entry)
-    for (const entry of ['10.0.0.0/33', 'fd00::/129', 'example.com', '10.0.0.0/8/1', '', '10.0.0/8'])
-      assert.equal(isAddressOrRange(entry), false, entry)
   })
 })

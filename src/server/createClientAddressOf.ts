@@ -9,18 +9,6 @@ function plain(address: string): string {
 const familyOf = (address: string) => (isIP(address) === 6 ? 'ipv6' : 'ipv4')
 
 /**
- * Whether `entry` is an address or a CIDR range (`10.0.0.0/8`, `fd00::/8`): what
- * `server.trustedProxies` takes.
- */
-export function isAddressOrRange(entry: string): boolean {
-  const [address = '', bits, extra] = entry.split('/')
-  const version = isIP(address)
-  if (version === 0 || extra !== undefined) return false
-  if (bits === undefined) return true
-  return /^\d{1,3}$/.test(bits) && Number(bits) <= (version === 6 ? 128 : 32)
-}
-
-/**
  * How the address a request comes from is read. Its connection's address, unless that is one of
  * `trustedProxies` (a load balancer in front of tollgate): then the nearest address in
  * X-Forwarded-For that is not a trusted proxy. Read from the right, because each proxy appends the

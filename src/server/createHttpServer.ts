@@ -4,10 +4,10 @@ import type { DashboardRequest, DashboardResponse } from '../admin/handleDashboa
 import {
   HttpMethodNotAllowedError,
   RouteNotFoundError,
-  TollgateError,
   UnsupportedContentTypeError,
   UpgradeRequiredError,
-} from '../errors/errors.ts'
+} from '../errors/httpErrors.ts'
+import { TollgateError } from '../errors/TollgateError.ts'
 import { toWireError } from '../errors/toWireError.ts'
 import type { ByteBulkhead, ByteHolder } from '../failsafe/ByteBulkhead.ts'
 import { Cancellation } from '../failsafe/Cancellation.ts'
@@ -30,7 +30,7 @@ import { readBody, readBodyText } from './readBody.ts'
 
 export type HttpHandlers = {
   rpc(request: HttpRpcRequest): Promise<HttpRpcResponse>
-  ready(): { ok: boolean; body: unknown }
+  ready(): Promise<{ ok: boolean; body: unknown }>
   /** Undefined when metrics are off: /metrics is then not found. */
   metrics: ((request: MetricsRequest) => Promise<MetricsResponse>) | undefined
   gas(request: GasRequest): Promise<GasResponse>
@@ -279,7 +279,7 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
         case 'healthz':
           return send(req, res, 200, JSON.stringify({ status: 'ok' }))
         case 'readyz': {
-          const { ok, body } = handlers.ready()
+          const { ok, body } = await handlers.ready()
           return send(req, res, ok ? 200 : 503, JSON.stringify(body))
         }
         case 'metrics': {

@@ -3,7 +3,7 @@ import { once } from 'node:events'
 import { createServer, type IncomingMessage, type Server } from 'node:http'
 import { connect, type Socket } from 'node:net'
 import { after, before, describe, it } from 'node:test'
-import { BodyTooLargeError } from '../errors/errors.ts'
+import { BodyTooLargeError } from '../errors/httpErrors.ts'
 import { readBody } from './readBody.ts'
 
 const maxBytes = 64

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http'
-import { BodyTooLargeError, ServerBusyError } from '../errors/errors.ts'
+import { BodyTooLargeError } from '../errors/httpErrors.ts'
+import { ServerBusyError } from '../errors/limitErrors.ts'
 import type { ByteHolder } from '../failsafe/ByteBulkhead.ts'
 
 /**

@@ -8,7 +8,8 @@ import {
 } from '../../test/helpers/createTestSchema.ts'
 import { startTcpProxy } from '../../test/helpers/startTcpProxy.ts'
 import { until } from '../../test/helpers/until.ts'
-import { createStores, type Stores } from './createStores.ts'
+import { createStores } from '../app/createStores.ts'
+import type { Stores } from '../app/stores.ts'
 
 /** The backends holding one lease's lock (class 'leas', the schema and name hashed), as pg_locks shows. */
 async function lockHolders(schema: string, name: string): Promise<number[]> {

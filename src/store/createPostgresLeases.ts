@@ -1,7 +1,7 @@
 import type pg from 'pg'
 import type { PostgresTarget } from './createPostgresPool.ts'
 import { createPostgresSession, type PostgresSession } from './createPostgresSession.ts'
-import type { Leadership } from './createStores.ts'
+import type { Leadership } from './leadership.ts'
 
 export type PostgresLeases = {
   lead(name: string): Leadership

@@ -1,5 +1,5 @@
 import type { AppliedMigration } from './migration.ts'
-import type { SqliteDatabase } from './openSqlite.ts'
+import type { SqliteDatabase } from './sqliteDatabase.ts'
 import { sqliteMigrations } from './sqliteMigrations.ts'
 
 /** Applies the migrations the database lacks, each in its own transaction; answers those applied. */

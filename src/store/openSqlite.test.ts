@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
-import { createStores } from './createStores.ts'
+import { createStores } from '../app/createStores.ts'
 import { openSqlite } from './openSqlite.ts'
 
 const modeOf = (path: string) => statSync(path).mode & 0o777

@@ -2,8 +2,7 @@ import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import { migrateSqlite } from './migrateSqlite.ts'
-
-export type SqliteDatabase = Database.Database
+import type { SqliteDatabase } from './sqliteDatabase.ts'
 
 export type OpenSqliteOptions = {
   /** false: the schema is left as it is (migrateSqlite then applies it, reporting what it applied). */

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
-import { InvalidParamsError, SubscriptionLimitError } from '../errors/errors.ts'
+import { SubscriptionLimitError } from '../errors/limitErrors.ts'
+import { InvalidParamsError } from '../errors/rpcErrors.ts'
 import { credits } from '../methods/methodTable.ts'
 import { logFilter } from '../methods/params.ts'
 import { createLogMatcher, type LogFilter } from './createLogMatcher.ts'

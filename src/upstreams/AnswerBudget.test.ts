@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { ResponseTooLargeError, ServerBusyError } from '../errors/errors.ts'
+import { ResponseTooLargeError, ServerBusyError } from '../errors/limitErrors.ts'
 import { createAnswerMemory, smallMessageBytes } from './AnswerBudget.ts'
 
 const mib = 1024 * 1024

@@ -1,4 +1,5 @@
-import { ResponseTooLargeError, ServerBusyError, type TollgateError } from '../errors/errors.ts'
+import { ResponseTooLargeError, ServerBusyError } from '../errors/limitErrors.ts'
+import type { TollgateError } from '../errors/TollgateError.ts'
 import { ByteBulkhead, type ByteHolder } from '../failsafe/ByteBulkhead.ts'
 
 /** Bodies and answers this small are never refused for the process's sake, nor watched until sent. */

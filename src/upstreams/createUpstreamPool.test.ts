@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { keccak256 } from 'viem'
 import { createFakeTimers, type FakeTimers } from '../../test/helpers/createFakeTimers.ts'
-import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/errors.ts'
+import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/upstreamErrors.ts'
 import { Cancellation } from '../failsafe/Cancellation.ts'
 import type { PostOptions, Upstream, UpstreamResponse } from './createUpstream.ts'
 import {

@@ -1,4 +1,4 @@
-import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/errors.ts'
+import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/upstreamErrors.ts'
 import type { Cancellation } from '../failsafe/Cancellation.ts'
 import { CircuitBreaker } from '../failsafe/CircuitBreaker.ts'
 import { type BackoffPolicy, getBackoffMs } from '../failsafe/getBackoffMs.ts'

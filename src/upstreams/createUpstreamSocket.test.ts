@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { after, describe, it } from 'node:test'
 import { WebSocketServer } from 'ws'
 import { until } from '../../test/helpers/until.ts'
-import { UpstreamTimeoutError } from '../errors/errors.ts'
+import { UpstreamTimeoutError } from '../errors/upstreamErrors.ts'
 import { createUpstreamSocket } from './createUpstreamSocket.ts'
 
 type Call = { id: number; method: string; params: unknown[] }

@@ -1,5 +1,5 @@
 import WebSocket from 'ws'
-import { UpstreamTimeoutError } from '../errors/errors.ts'
+import { UpstreamTimeoutError } from '../errors/upstreamErrors.ts'
 import { type BackoffPolicy, getBackoffMs } from '../failsafe/getBackoffMs.ts'
 import { withTimeout } from '../failsafe/withTimeout.ts'
 import { redactUrl } from './redactUrl.ts'

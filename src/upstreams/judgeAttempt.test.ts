@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { InvalidParamsError, UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/errors.ts'
+import { InvalidParamsError } from '../errors/rpcErrors.ts'
+import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/upstreamErrors.ts'
 import { ClientGoneError } from './createUpstreamPool.ts'
 import { type AttemptFailure, judgeAttempt, mayFailOver, mayRetry, NodeErrorAnswer } from './judgeAttempt.ts'
 

@@ -1,4 +1,5 @@
-import { TollgateError, UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/errors.ts'
+import { TollgateError } from '../errors/TollgateError.ts'
+import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/upstreamErrors.ts'
 import type { UpstreamResponse } from './createUpstream.ts'
 import { classifyNodeError, gasCapOf, missingBlockOf, type NodeError, readNodeError } from './nodeErrors.ts'
 

@@ -1,4 +1,5 @@
-import { InternalError, UpstreamTimeoutError, UpstreamUnavailableError } from '../../src/errors/errors.ts'
+import { InternalError } from '../../src/errors/rpcErrors.ts'
+import { UpstreamTimeoutError, UpstreamUnavailableError } from '../../src/errors/upstreamErrors.ts'
 
 /** What a fuzzed body must never get, and where it came from (a body index, a transport). */
 export type FuzzFinding = {

@@ -1,8 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { createStores } from '../../src/app/createStores.ts'
+import type { Stores } from '../../src/app/stores.ts'
 import type { Config } from '../../src/config/configSchema.ts'
-import { createStores, type Stores } from '../../src/store/createStores.ts'
 import { createTestSchema } from './createTestSchema.ts'
 
 export type TestDatabase = {

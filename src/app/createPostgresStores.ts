@@ -2,10 +2,10 @@ import { createPostgresKeyStore } from '../auth/createPostgresKeyStore.ts'
 import { createPostgresKeyWatch } from '../auth/createPostgresKeyWatch.ts'
 import { createPostgresFeeHistoryStore } from '../gas/createPostgresFeeHistoryStore.ts'
 import { createPostgresUsageStore } from '../metering/createPostgresUsageStore.ts'
-import { createPostgresLeases } from './createPostgresLeases.ts'
-import { createPostgresPool } from './createPostgresPool.ts'
-import type { CreateStoresOptions, Stores } from './createStores.ts'
-import { migratePostgres } from './migratePostgres.ts'
+import { createPostgresLeases } from '../store/createPostgresLeases.ts'
+import { createPostgresPool } from '../store/createPostgresPool.ts'
+import { migratePostgres } from '../store/migratePostgres.ts'
+import type { CreateStoresOptions, Stores } from './stores.ts'
 
 /** How long a successful ping stands for the database being up. */
 const pingFreshMs = 1_000
@@ -42,18 +42,18 @@ export async function createPostgresStores(
     feeHistory: createPostgresFeeHistoryStore(pool),
     watchKeys: keyWatch.watch,
     lead: leases.lead,
-    ping() {
+    async ping() {
       if (closed) return false
       // an answer this fresh stands: readiness probes need not each ask (and the first, right after
       // start, is answered at once)
       if (Date.now() - answeredAtMs < pingFreshMs) return true
-      return pool.query('SELECT 1').then(
-        () => {
-          answeredAtMs = Date.now()
-          return true
-        },
-        () => false,
-      )
+      try {
+        await pool.query('SELECT 1')
+      } catch {
+        return false
+      }
+      answeredAtMs = Date.now()
+      return true
     },
     close() {
       closed ??= Promise.all([keyWatch.close(), leases.close()]).then(() => pool.end())

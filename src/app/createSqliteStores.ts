@@ -1,9 +1,10 @@
 import { createSqliteKeyStore } from '../auth/createSqliteKeyStore.ts'
 import { createSqliteFeeHistoryStore } from '../gas/createSqliteFeeHistoryStore.ts'
 import { createSqliteUsageStore } from '../metering/createSqliteUsageStore.ts'
-import type { CreateStoresOptions, Leadership, Stores } from './createStores.ts'
-import { lockDatabaseFile } from './lockDatabaseFile.ts'
-import { openSqlite } from './openSqlite.ts'
+import type { Leadership } from '../store/leadership.ts'
+import { lockDatabaseFile } from '../store/lockDatabaseFile.ts'
+import { openSqlite } from '../store/openSqlite.ts'
+import type { CreateStoresOptions, Stores } from './stores.ts'
 
 /** One gateway per file: it leads everything. */
 const soleLeadership: Leadership = { held: () => true, onChange: () => () => {} }
@@ -24,7 +25,7 @@ export function createSqliteStores(file: string, options: CreateStoresOptions): 
     feeHistory: createSqliteFeeHistoryStore(db),
     watchKeys: undefined,
     lead: () => soleLeadership,
-    ping() {
+    async ping() {
       try {
         db.prepare('SELECT 1').get()
         return true

@@ -1,7 +1,7 @@
 import type { KeyStore } from '../auth/keyStore.ts'
-import type { Config } from '../config/configSchema.ts'
 import type { FeeHistoryStore } from '../gas/feeHistoryStore.ts'
 import type { UsageStore } from '../metering/usageStore.ts'
+import type { Leadership } from '../store/leadership.ts'
 
 /** Every store the gateway and the CLI use, on one database; nothing here names the driver. */
 export type Stores = {
@@ -19,16 +19,9 @@ export type Stores = {
    */
   lead(name: string): Leadership
   /** Whether the database answers now; readiness asks it. A network database may answer later. */
-  ping(): boolean | Promise<boolean>
+  ping(): Promise<boolean>
   /** Closes the connection and lets go of the database (an SQLite file's lock). */
   close(): Promise<void>
-}
-
-/** Held by one process at a time; the others wait and take it when the holder goes. */
-export type Leadership = {
-  held(): boolean
-  /** Called each time this process takes or loses it. */
-  onChange(listener: (held: boolean) => void): () => void
 }
 
 export type CreateStoresOptions = {
@@ -42,21 +35,4 @@ export type CreateStoresOptions = {
   onSessionError?: (err: unknown) => void
   /** An SQLite file others could read was made private (openSqlite); default: a line on stderr. */
   onWarning?: (message: string) => void
-}
-
-/**
- * Opens the configured database (bringing its schema up to date) and builds the stores on it. Only
- * the configured driver is loaded: a gateway on SQLite never carries pg's code in its heap, nor one
- * on PostgreSQL SQLite's.
- */
-export async function createStores(
-  storage: Config['storage'],
-  options: CreateStoresOptions,
-): Promise<Stores> {
-  if ('sqlite' in storage) {
-    const { createSqliteStores } = await import('./createSqliteStores.ts')
-    return createSqliteStores(storage.sqlite, options)
-  }
-  const { createPostgresStores } = await import('./createPostgresStores.ts')
-  return createPostgresStores(storage.postgres, options)
 }

@@ -12,24 +12,9 @@ import { getSpoolDir } from '../metering/getSpoolDir.ts'
 import { replayUsageSpool } from '../metering/replayUsageSpool.ts'
 import { serveClusterBank } from '../metering/serveClusterBank.ts'
 import { assertPortFree } from '../server/assertPortFree.ts'
-import { createStores } from '../store/createStores.ts'
 import { type DatabaseLock, lockDatabaseFile } from '../store/lockDatabaseFile.ts'
-
-/** The environment variable that carries a worker's part (WorkerSpec) from the primary. */
-export const workerSpecVariable = 'TOLLGATE_WORKER'
-
-/** What a forked worker is told: its slot, the devnet, and where its credits come from. */
-export type WorkerSpec = {
-  slot: number
-  devnet: DevnetEndpoint | undefined
-  /** The primary's bank lease ttl when the primary is the bank (no Redis). */
-  bankLeaseTtlMs: number | undefined
-  /** How long a worker waits for the primary's bank to answer an exchange (metering.redisTimeoutMs). */
-  bankTimeoutMs: number
-}
-
-/** A worker's message once it listens: what the banner shows. */
-export type ListeningMessage = { tollgate: 'listening'; url: string; networks: string[] }
+import { createStores } from './createStores.ts'
+import { type ListeningMessage, type WorkerSpec, workerSpecVariable } from './workerRole.ts'
 
 export type Primary = {
   url: string

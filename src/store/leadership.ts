@@ -1,0 +1,6 @@
+/** Held by one process at a time; the others wait and take it when the holder goes. */
+export type Leadership = {
+  held(): boolean
+  /** Called each time this process takes or loses it. */
+  onChange(listener: (held: boolean) => void): () => void
+}
