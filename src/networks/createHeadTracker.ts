@@ -1,8 +1,11 @@
 import { type Logger, pino } from 'pino'
 import { systemTimers, type Timers } from '../failsafe/Timers.ts'
 import { callUpstream } from '../upstreams/callUpstream.ts'
-import type { PoolMember, UpstreamPool } from '../upstreams/createUpstreamPool.ts'
+import { createHealthProber } from '../upstreams/createHealthProber.ts'
+import type { UpstreamPool } from '../upstreams/createUpstreamPool.ts'
 import { createUpstreamSocket, type UpstreamSocket } from '../upstreams/createUpstreamSocket.ts'
+import { type BlockSummary, fetchBlock, isBlock, isQuantity } from '../upstreams/fetchBlock.ts'
+import type { PoolMember } from '../upstreams/PoolMember.ts'
 import { createHeadChain, type HeadEvent, type Header } from './createHeadChain.ts'
 
 export type Head = { number: bigint; gasLimit: bigint }
@@ -68,8 +71,6 @@ type Follower = {
   header: Header | undefined
   /** When its last notification came. */
   heardAt: number | undefined
-  /** When it was last polled (even while subscribed: a rewind sends no notification). */
-  polledAt: number | undefined
   /**
    * The highest block number it gave: a lower head of its own is the chain going back only when it
    * had been at the chain's tip (a member that never got there is lagging, not rewound).
@@ -83,12 +84,6 @@ type Follower = {
   polled: boolean
 }
 
-const latestBlockBody = JSON.stringify({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'eth_getBlockByNumber',
-  params: ['latest', false],
-})
 const finalizedBlockBody = JSON.stringify({
   jsonrpc: '2.0',
   id: 1,
@@ -132,6 +127,7 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
         onError: (err, label) =>
           log.warn({ err: (err as Error).message, upstream: label }, 'upstream WebSocket error'),
       }))
+  const prober = createHealthProber({ pollMs, timeoutMs: options.timeoutMs, now })
   const listeners = new Set<(event: HeadEvent) => void>()
   /** The chain's tip as a Head, kept for the header it was read from (read on the request path). */
   let latest: { header: Header; head: Head } | undefined
@@ -220,9 +216,9 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
   function askGenesis(again: boolean): Promise<void> {
     if (genesisAsked || (genesis !== undefined && !again)) return genesisAsked ?? Promise.resolve()
     const top = pool.head()
-    const member = pool.members.find((each) => each.breaker.state === 'closed' && each.head === top)
+    const member = pool.members.find((each) => each.isInUse() && each.head === top)
     if (!member) return Promise.resolve()
-    genesisAsked = fetchBlock(member, genesisBlockBody)
+    genesisAsked = fetchBlock(member.upstream, genesisBlockBody, options.timeoutMs)
       .then(
         (block) => {
           const hash = block?.hash
@@ -252,7 +248,6 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
       socket: undefined,
       header: undefined,
       heardAt: undefined,
-      polledAt: undefined,
       peak: undefined,
       polled: false,
     }
@@ -272,7 +267,7 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     if (!isBlock(result) || !isHeader(result)) return
     follower.heardAt = now()
     headerFields = Object.keys(result)
-    pool.noteNotifiedHead(follower.member, BigInt(result.number))
+    follower.member.noteNotifiedHead(BigInt(result.number), follower.heardAt)
     observe(follower, result, false)
     feedChain()
     void askFinalized(false)
@@ -300,7 +295,7 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
       const { member, header } = follower
       if (!header) continue
       if (
-        member.breaker.state === 'closed' &&
+        member.isInUse() &&
         member.head !== undefined &&
         (top === undefined || member.head + maxLagBlocks >= top)
       ) {
@@ -335,7 +330,7 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
           (top === undefined || number >= top) &&
           followers.some(
             (each) =>
-              each.member.breaker.state === 'closed' &&
+              each.member.isInUse() &&
               (each.peak ?? 0n) >= lastNumber &&
               each.polled &&
               each.header !== undefined &&
@@ -348,41 +343,13 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     chain.accept(header, goesBack)
   }
 
-  /** The member's block, or null when it answered without one; throws when it did not answer. */
-  async function fetchBlock(member: PoolMember, body: string): Promise<BlockSummary | null> {
-    const response = await member.upstream.post(body, { timeoutMs: options.timeoutMs })
-    if (response.status < 200 || response.status >= 300) throw new Error(`HTTP ${response.status}`)
-    let answer: { result?: unknown }
-    try {
-      answer = JSON.parse(response.body.toString())
-    } catch {
-      throw new Error('an answer that is not JSON')
-    }
-    return isBlock(answer.result) ? answer.result : null
-  }
-
-  /** One health check: the member's latest block over HTTP. */
+  /** One poll: the member's health check (createHealthProber), whose block is its head here too. */
   async function pollMember(follower: Follower): Promise<void> {
-    const { member } = follower
-    const sentAt = now()
-    follower.polledAt = sentAt
-    let block: BlockSummary | null
-    try {
-      block = await fetchBlock(member, latestBlockBody)
-    } catch (err) {
-      pool.noteProbeFailure(member, (err as Error).message)
-      return
-    }
-    // a node that answers without a block is alive, but says nothing of its head
-    if (!block || closed) return
-    const notified = follower.header
+    const checked = await prober.check(follower.member)
+    if (!checked || closed) return
     // a notification that came while this answer was on its way is newer than it, whatever its number
-    if (notified && follower.heardAt !== undefined && follower.heardAt > sentAt) {
-      pool.noteHead(member, BigInt(notified.number))
-      return
-    }
-    pool.noteHead(member, BigInt(block.number))
-    observe(follower, block, true)
+    if (follower.heardAt !== undefined && follower.heardAt > checked.sentAt) return
+    observe(follower, checked.block, true)
     // the first head waits for the round (feedChain after it): not the head of whichever member
     // answered first, which may be one lagging behind the others
     if (chain.tip()) feedChain()
@@ -393,7 +360,7 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
    * check, and a rewind sends no notification); its newHeads come in between.
    */
   function needsPoll(follower: Follower): boolean {
-    return follower.polledAt === undefined || now() - follower.polledAt >= pollMs
+    return prober.isDue(follower.member)
   }
 
   /**
@@ -409,10 +376,10 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
       (finalizedAsked.head === top || now() - finalizedAsked.at < finalizedEveryPolls * pollMs)
     )
       return Promise.resolve()
-    const member = pool.members.find((each) => each.breaker.state === 'closed' && each.head === top)
+    const member = pool.members.find((each) => each.isInUse() && each.head === top)
     if (!member) return Promise.resolve()
     finalizedAsked = { head: top, at: now() }
-    finalizing = fetchBlock(member, finalizedBlockBody)
+    finalizing = fetchBlock(member.upstream, finalizedBlockBody, options.timeoutMs)
       .then(
         (block) => {
           // the node's word, lower too: a dev chain's finalized block goes back with its head
@@ -484,24 +451,13 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     },
     close() {
       closed = true
+      prober.close()
       timers.clearTimeout(timer)
       listeners.clear()
       chain.reset()
       for (const follower of followers) follower.socket?.close()
     },
   }
-}
-
-/** A block as nodes answer it, with at least its number (a hex quantity). */
-type BlockSummary = Record<string, unknown> & { number: string; gasLimit?: unknown; hash?: unknown }
-
-function isBlock(value: unknown): value is BlockSummary {
-  return typeof value === 'object' && value !== null && isQuantity((value as { number?: unknown }).number)
-}
-
-/** A hex quantity a node sends (what BigInt() takes without throwing). */
-function isQuantity(value: unknown): value is string {
-  return typeof value === 'string' && /^0x[0-9a-f]{1,64}$/i.test(value)
 }
 
 /** A block the chain of heads can take: it names its hash (and, as every node's do, its parent's). */
