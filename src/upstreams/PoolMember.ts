@@ -134,9 +134,8 @@ export class PoolMember implements MemberView {
         ? latencyMs
         : this.#latencyMs + latencyWeight * (latencyMs - this.#latencyMs)
     this.#latencies.add(latencyMs)
-    const wasDegraded = this.isDegraded()
-    this.#errorRate *= 1 - errorWeight
-    if (this.#breaker.recordSuccess() || wasDegraded !== this.isDegraded()) {
+    const reclassed = this.#countOutcome(false)
+    if (this.#breaker.recordSuccess() || reclassed) {
       this.#lastError = undefined
       this.#onChange()
     }
@@ -151,10 +150,18 @@ export class PoolMember implements MemberView {
     this.#requests++
     this.#failures++
     this.#lastError = reason
-    const wasDegraded = this.isDegraded()
-    this.#errorRate += errorWeight * (1 - this.#errorRate)
+    const reclassed = this.#countOutcome(true)
     const opened = blame === 'down' && this.#breaker.recordFailure(probe)
-    if (opened || wasDegraded !== this.isDegraded()) this.#onChange()
+    if (opened || reclassed) this.#onChange()
+  }
+
+  /** Its error rate (the only place it is written) moved by one outcome; whether it changed class (degraded or not). */
+  #countOutcome(failed: boolean): boolean {
+    const wasDegraded = this.isDegraded()
+    this.#errorRate = failed
+      ? this.#errorRate + errorWeight * (1 - this.#errorRate)
+      : this.#errorRate * (1 - errorWeight)
+    return wasDegraded !== this.isDegraded()
   }
 
   /** A call whose failure was not its own (the request's fault, the client gone): counted, not held against it. */
@@ -194,9 +201,7 @@ export class PoolMember implements MemberView {
       this.#lastError = undefined
       this.#onChange()
     }
-    const wasDegraded = this.isDegraded()
-    this.#errorRate *= 1 - errorWeight
-    if (wasDegraded !== this.isDegraded()) this.#onChange()
+    if (this.#countOutcome(false)) this.#onChange()
   }
 
   /** It failed a health check: out of use until a call after the cooldown, or the next check, finds it well. */
