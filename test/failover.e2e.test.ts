@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test'
 import { encodeFunctionData } from 'viem'
 import WebSocket from 'ws'
 import { demoAbi } from '../src/devnet/contracts.ts'
-import type { PoolMember } from '../src/upstreams/createUpstreamPool.ts'
+import type { PoolMember } from '../src/upstreams/PoolMember.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
 import { type FakeUpstream, startFakeUpstream } from './helpers/startFakeUpstream.ts'
 import { startTestGateway, type TestGateway, unlimitedKey } from './helpers/startTestGateway.ts'
@@ -466,7 +466,7 @@ describe('heads across upstreams: lagging upstreams are kept off head calls, the
     let servedBehind = false
     for (let attempt = 0; attempt < 20 && !servedBehind; attempt++) {
       const before = askedBehind()
-      gateway.app.networks.all[0]?.pool.noteProbeFailure(members[1] as PoolMember, 'test: down')
+      ;(members[1] as PoolMember).noteProbeFailure('test: down')
       const { json } = await postJson(gateway.endpoint, rpcBody('eth_blockNumber'))
       assert.equal(BigInt((json as { result: string }).result), head)
       servedBehind = askedBehind() > before

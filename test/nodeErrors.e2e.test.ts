@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { after, before, beforeEach, describe, it } from 'node:test'
 import { encodeFunctionData } from 'viem'
 import { demoAbi } from '../src/devnet/contracts.ts'
-import type { PoolMember, UpstreamPool } from '../src/upstreams/createUpstreamPool.ts'
+import type { UpstreamPool } from '../src/upstreams/createUpstreamPool.ts'
+import type { PoolMember } from '../src/upstreams/PoolMember.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
 import { type FakeUpstream, startFakeUpstream } from './helpers/startFakeUpstream.ts'
 import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
@@ -192,10 +193,11 @@ describe('node errors are normalised at the edge, once (docs/compatibility.md §
     first.behave({ kind: 'proxy', target: node.url })
     second.behave({ kind: 'proxy', target: node.url })
     // both members well again, the first one first
+    // (a failed health check, then answered ones: in use, its breaker's count forgotten, not degraded)
     for (const member of members) {
-      member.errorRate = 0
-      member.lastError = 'test: reset'
-      pool.noteHead(member, member.head ?? 0n)
+      member.noteProbeFailure('test: reset')
+      do member.noteProbedHead(member.head ?? 0n)
+      while (member.isDegraded())
     }
   })
 

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os'
 import type { UsageDelta, UsageStore } from '../metering/usageStore.ts'
 import type { Network } from '../networks/createNetwork.ts'
-import type { PoolMember } from '../upstreams/createUpstreamPool.ts'
+import type { MemberView } from '../upstreams/PoolMember.ts'
 import type { MinuteCounts, SharedDashboardFigures } from './createSharedDashboardFigures.ts'
 
 const minuteMs = 60_000
@@ -277,7 +277,7 @@ function toBucket(counts: MinuteCounts): MinuteBucket {
   return bucketed
 }
 
-function toUpstreamView(member: PoolMember, role: 'primary' | 'partner', networkHead: bigint | undefined) {
+function toUpstreamView(member: MemberView, role: 'primary' | 'partner', networkHead: bigint | undefined) {
   const head = member.head
   return {
     name: member.upstream.label,

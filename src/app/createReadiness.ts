@@ -1,5 +1,5 @@
 import type { NetworkRegistry } from '../networks/createNetworkRegistry.ts'
-import type { PoolMember } from '../upstreams/createUpstreamPool.ts'
+import type { MemberView } from '../upstreams/PoolMember.ts'
 
 export type Readiness = { ok: boolean; body: unknown }
 
@@ -45,10 +45,10 @@ export function createReadiness(deps: ReadinessDeps): () => Promise<Readiness> {
   }
 }
 
-function memberStatus(member: PoolMember) {
+function memberStatus(member: MemberView) {
   return {
     name: member.upstream.label,
-    healthy: member.breaker.state === 'closed',
+    healthy: member.isInUse(),
     head: member.head === undefined ? null : Number(member.head),
     latencyMs: member.latencyMs === undefined ? null : Math.round(member.latencyMs * 100) / 100,
     errorRate: Math.round(member.errorRate * 1000) / 1000,

@@ -1,6 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client'
 import type { Network } from '../networks/createNetwork.ts'
-import type { PoolMember } from '../upstreams/createUpstreamPool.ts'
+import type { MemberView } from '../upstreams/PoolMember.ts'
 
 /**
  * Plain counters of HTTP JSON-RPC answers by status class, bumped by the HTTP adapter with one
@@ -156,7 +156,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
     'tollgate_upstream_up',
     '1 while an upstream is in use (its breaker closed), 0 while it is kept off.',
     upstreamLabels,
-    () => upstreams.map(({ labels, member }) => [labels, member.breaker.state === 'closed' ? 1 : 0]),
+    () => upstreams.map(({ labels, member }) => [labels, member.isInUse() ? 1 : 0]),
   )
   gauge('tollgate_upstream_head', "An upstream's last known block number.", upstreamLabels, () =>
     upstreams.map(({ labels, member }) => [labels, member.head]),
@@ -212,7 +212,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
 
 type UpstreamSeries = {
   labels: { network: string; upstream: string; role: 'primary' | 'partner' }
-  member: PoolMember
+  member: MemberView
 }
 
 /**
@@ -222,7 +222,7 @@ type UpstreamSeries = {
  */
 function toUpstreamSeries(networks: readonly Network[]): UpstreamSeries[] {
   return networks.flatMap((network) => {
-    const series = (members: readonly PoolMember[], role: 'primary' | 'partner') => {
+    const series = (members: readonly MemberView[], role: 'primary' | 'partner') => {
       const seen = new Map<string, number>()
       return members.map((member): UpstreamSeries => {
         const count = (seen.get(member.upstream.label) ?? 0) + 1

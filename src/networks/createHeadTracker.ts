@@ -1,8 +1,12 @@
 import { type Logger, pino } from 'pino'
 import { systemTimers, type Timers } from '../failsafe/Timers.ts'
 import { callUpstream } from '../upstreams/callUpstream.ts'
-import type { PoolMember, UpstreamPool } from '../upstreams/createUpstreamPool.ts'
+import { createHealthProber } from '../upstreams/createHealthProber.ts'
+import type { UpstreamPool } from '../upstreams/createUpstreamPool.ts'
 import { createUpstreamSocket, type UpstreamSocket } from '../upstreams/createUpstreamSocket.ts'
+import { type BlockSummary, isBlock, isQuantity } from '../upstreams/fetchBlock.ts'
+import type { PoolMember } from '../upstreams/PoolMember.ts'
+import { createChainAnchors } from './createChainAnchors.ts'
 import { createHeadChain, type HeadEvent, type Header } from './createHeadChain.ts'
 
 export type Head = { number: bigint; gasLimit: bigint }
@@ -68,8 +72,6 @@ type Follower = {
   header: Header | undefined
   /** When its last notification came. */
   heardAt: number | undefined
-  /** When it was last polled (even while subscribed: a rewind sends no notification). */
-  polledAt: number | undefined
   /**
    * The highest block number it gave: a lower head of its own is the chain going back only when it
    * had been at the chain's tip (a member that never got there is lagging, not rewound).
@@ -83,38 +85,16 @@ type Follower = {
   polled: boolean
 }
 
-const latestBlockBody = JSON.stringify({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'eth_getBlockByNumber',
-  params: ['latest', false],
-})
-const finalizedBlockBody = JSON.stringify({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'eth_getBlockByNumber',
-  params: ['finalized', false],
-})
-const genesisBlockBody = JSON.stringify({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'eth_getBlockByNumber',
-  params: ['0x0', false],
-})
-
-/** The finalized block is asked for at most once per this many pollMs (it moves slowly). */
-const finalizedEveryPolls = 2
-
 /**
  * The one loop per network that asks upstreams for their head. It follows every member: over its
  * WebSocket's newHeads where it has one, and by a poll of its latest block every pollMs (a poll is
- * its health check: an answer brings it back, a failure opens its breaker; and a rewind sends no
- * notification). From what it hears:
- * each member's head for the pool's lag ranking, the finalized block (the cache), the genesis block
- * (the chain's identity), and the network's one chain of heads (createHeadChain), led by the best
- * member, which moves back as well as forward: its tip is the network's head (eth_blockNumber's
- * floor, the gas cap's gas limit), its events (HeadEvent) drive subscriptions, the cache and the fee
- * indexer. A lower head from the leader is a rewind when no member in use is higher and the leader
+ * its health check, createHealthProber's, recorded on the member: an answer brings it back, a
+ * failure opens its breaker; and a rewind sends no notification). From what it hears:
+ * each member's head for the pool's lag ranking, the finalized block (the cache) and the genesis
+ * block (the chain's identity) through createChainAnchors, and the network's one chain of heads
+ * (createHeadChain), led by the best member, which moves back as well as forward: its tip is the
+ * network's head (eth_blockNumber's floor, the gas cap's gas limit), its events (HeadEvent) drive
+ * subscriptions, the cache and the fee indexer. A lower head from the leader is a rewind when no member in use is higher and the leader
  * had been at the tip; otherwise it is the leader lagging, and waited out.
  */
 export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOptions): HeadTracker {
@@ -132,27 +112,26 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
         onError: (err, label) =>
           log.warn({ err: (err as Error).message, upstream: label }, 'upstream WebSocket error'),
       }))
+  const prober = createHealthProber({ pollMs, timeoutMs: options.timeoutMs, now })
   const listeners = new Set<(event: HeadEvent) => void>()
   /** The chain's tip as a Head, kept for the header it was read from (read on the request path). */
   let latest: { header: Header; head: Head } | undefined
   /** The gas limit of the last block heard of whose gas limit reads as a number. */
   let gasLimit: bigint | undefined
-  let finalized: bigint | undefined
-  /**
-   * The highest finalized number since the cache last dropped what it kept as unchanging: a fork at
-   * or below it changed blocks answers were kept for, even when the node's finalized went back since
-   * (anvil's goes back while a reorg is under way).
-   */
-  let finalizedMark: bigint | undefined
-  let genesis: string | undefined
-  let genesisAsked: Promise<void> | undefined
   const stats: HeadStats = { forks: 0, pastFinality: 0, newChains: 0 }
-  /** The pool's head when finalized was last asked for, and when. */
-  let finalizedAsked: { head: bigint; at: number } | undefined
+  const anchors = createChainAnchors(pool, {
+    pollMs,
+    timeoutMs: options.timeoutMs,
+    now,
+    onNewChain(genesis, before) {
+      stats.newChains++
+      log.warn({ genesis, before }, 'a new chain under the same chain id: everything cached is dropped')
+      announce({ kind: 'newChain', genesis })
+    },
+  })
   let polling: Promise<void> | undefined
   /** When look() last asked. */
   let lookedAt: number | undefined
-  let finalizing: Promise<void> | undefined
   let timer: unknown
   let closed = false
   /** The fields of the upstreams' own newHeads objects, in their order, once one has come. */
@@ -173,7 +152,7 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
       announce(event)
     },
     onError: (err) => log.warn({ err }, 'could not follow a new head; waiting for the next one'),
-    finalized: () => finalizedMark,
+    finalized: anchors.finalizedMark,
   })
 
   function announce(event: HeadEvent): void {
@@ -186,10 +165,7 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     }
   }
 
-  /**
-   * The chain left blocks: finalized goes back below the fork (dev chains rewrite "finalized" blocks),
-   * and a fork at block 0 or deeper than the chain remembers is checked for a new chain.
-   */
+  /** The chain left blocks: counted and logged; finalized and genesis follow (ChainAnchors.noteFork). */
   function noteFork(event: HeadEvent & { kind: 'fork' }): void {
     stats.forks++
     const to = chain.tip()
@@ -200,49 +176,11 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     if (event.pastFinality) {
       stats.pastFinality++
       log.warn(
-        { from: event.from, finalized: finalizedMark },
+        { from: event.from, finalized: anchors.finalizedMark() },
         'blocks at or below the finalized one changed: cached answers pinned to blocks are dropped',
       )
     }
-    if (finalized !== undefined && finalized >= event.from) {
-      finalized = event.from > 0n ? event.from - 1n : undefined
-      finalizedAsked = undefined
-    }
-    // what was kept as unchanging is dropped with a fork past finality: the mark starts again
-    if (event.pastFinality) finalizedMark = finalized
-    if (event.from === 0n || event.deeper) void askGenesis(true)
-  }
-
-  /**
-   * The genesis block's hash from the member at the head: at the start, and again after a fork that
-   * may have reached it (a different one is a new chain under the same chain id).
-   */
-  function askGenesis(again: boolean): Promise<void> {
-    if (genesisAsked || (genesis !== undefined && !again)) return genesisAsked ?? Promise.resolve()
-    const top = pool.head()
-    const member = pool.members.find((each) => each.breaker.state === 'closed' && each.head === top)
-    if (!member) return Promise.resolve()
-    genesisAsked = fetchBlock(member, genesisBlockBody)
-      .then(
-        (block) => {
-          const hash = block?.hash
-          if (typeof hash !== 'string' || hash === genesis) return
-          const before = genesis
-          genesis = hash
-          if (before === undefined) return
-          stats.newChains++
-          log.warn(
-            { genesis: hash, before },
-            'a new chain under the same chain id: everything cached is dropped',
-          )
-          announce({ kind: 'newChain', genesis: hash })
-        },
-        () => undefined,
-      )
-      .finally(() => {
-        genesisAsked = undefined
-      })
-    return genesisAsked
+    anchors.noteFork(event)
   }
 
   const followers: Follower[] = pool.members.map((member, index) => {
@@ -252,7 +190,6 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
       socket: undefined,
       header: undefined,
       heardAt: undefined,
-      polledAt: undefined,
       peak: undefined,
       polled: false,
     }
@@ -272,10 +209,10 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     if (!isBlock(result) || !isHeader(result)) return
     follower.heardAt = now()
     headerFields = Object.keys(result)
-    pool.noteNotifiedHead(follower.member, BigInt(result.number))
+    follower.member.noteNotifiedHead(BigInt(result.number), follower.heardAt)
     observe(follower, result, false)
     feedChain()
-    void askFinalized(false)
+    void anchors.askFinalized(false)
   }
 
   /** A head from a member: its own (the chain's when it leads, fed by the caller). */
@@ -300,7 +237,7 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
       const { member, header } = follower
       if (!header) continue
       if (
-        member.breaker.state === 'closed' &&
+        member.isInUse() &&
         member.head !== undefined &&
         (top === undefined || member.head + maxLagBlocks >= top)
       ) {
@@ -335,7 +272,7 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
           (top === undefined || number >= top) &&
           followers.some(
             (each) =>
-              each.member.breaker.state === 'closed' &&
+              each.member.isInUse() &&
               (each.peak ?? 0n) >= lastNumber &&
               each.polled &&
               each.header !== undefined &&
@@ -348,41 +285,13 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     chain.accept(header, goesBack)
   }
 
-  /** The member's block, or null when it answered without one; throws when it did not answer. */
-  async function fetchBlock(member: PoolMember, body: string): Promise<BlockSummary | null> {
-    const response = await member.upstream.post(body, { timeoutMs: options.timeoutMs })
-    if (response.status < 200 || response.status >= 300) throw new Error(`HTTP ${response.status}`)
-    let answer: { result?: unknown }
-    try {
-      answer = JSON.parse(response.body.toString())
-    } catch {
-      throw new Error('an answer that is not JSON')
-    }
-    return isBlock(answer.result) ? answer.result : null
-  }
-
-  /** One health check: the member's latest block over HTTP. */
+  /** One poll: the member's health check (createHealthProber), whose block is its head here too. */
   async function pollMember(follower: Follower): Promise<void> {
-    const { member } = follower
-    const sentAt = now()
-    follower.polledAt = sentAt
-    let block: BlockSummary | null
-    try {
-      block = await fetchBlock(member, latestBlockBody)
-    } catch (err) {
-      pool.noteProbeFailure(member, (err as Error).message)
-      return
-    }
-    // a node that answers without a block is alive, but says nothing of its head
-    if (!block || closed) return
-    const notified = follower.header
+    const checked = await prober.check(follower.member)
+    if (!checked || closed) return
     // a notification that came while this answer was on its way is newer than it, whatever its number
-    if (notified && follower.heardAt !== undefined && follower.heardAt > sentAt) {
-      pool.noteHead(member, BigInt(notified.number))
-      return
-    }
-    pool.noteHead(member, BigInt(block.number))
-    observe(follower, block, true)
+    if (follower.heardAt !== undefined && follower.heardAt > checked.sentAt) return
+    observe(follower, checked.block, true)
     // the first head waits for the round (feedChain after it): not the head of whichever member
     // answered first, which may be one lagging behind the others
     if (chain.tip()) feedChain()
@@ -393,46 +302,13 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
    * check, and a rewind sends no notification); its newHeads come in between.
    */
   function needsPoll(follower: Follower): boolean {
-    return follower.polledAt === undefined || now() - follower.polledAt >= pollMs
-  }
-
-  /**
-   * Finalized from the best member at the head. Asked when the network's head moved, at most once
-   * per finalizedEveryPolls × pollMs (`force`: now).
-   */
-  function askFinalized(force: boolean): Promise<void> {
-    const top = pool.head()
-    if (finalizing || top === undefined) return finalizing ?? Promise.resolve()
-    if (
-      !force &&
-      finalizedAsked &&
-      (finalizedAsked.head === top || now() - finalizedAsked.at < finalizedEveryPolls * pollMs)
-    )
-      return Promise.resolve()
-    const member = pool.members.find((each) => each.breaker.state === 'closed' && each.head === top)
-    if (!member) return Promise.resolve()
-    finalizedAsked = { head: top, at: now() }
-    finalizing = fetchBlock(member, finalizedBlockBody)
-      .then(
-        (block) => {
-          // the node's word, lower too: a dev chain's finalized block goes back with its head
-          if (!block) return
-          finalized = BigInt(block.number)
-          if (finalizedMark === undefined || finalized > finalizedMark) finalizedMark = finalized
-        },
-        // a node without the finalized tag: nothing is cached by number
-        () => undefined,
-      )
-      .finally(() => {
-        finalizing = undefined
-      })
-    return finalizing
+    return prober.isDue(follower.member)
   }
 
   function pollEach(due: Follower[], force: boolean): Promise<void> {
     polling ??= Promise.all(due.map(pollMember))
       .then(feedChain)
-      .then(() => Promise.all([askFinalized(force), askGenesis(false)]))
+      .then(() => Promise.all([anchors.askFinalized(force), anchors.askGenesis(false)]))
       .then(() => undefined)
       .finally(() => {
         polling = undefined
@@ -464,9 +340,9 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
       }
       return latest.head
     },
-    finalized: () => finalized,
+    finalized: anchors.finalized,
     header,
-    genesis: () => genesis,
+    genesis: anchors.genesis,
     stats,
     subscribe(listener) {
       listeners.add(listener)
@@ -484,24 +360,13 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     },
     close() {
       closed = true
+      prober.close()
       timers.clearTimeout(timer)
       listeners.clear()
       chain.reset()
       for (const follower of followers) follower.socket?.close()
     },
   }
-}
-
-/** A block as nodes answer it, with at least its number (a hex quantity). */
-type BlockSummary = Record<string, unknown> & { number: string; gasLimit?: unknown; hash?: unknown }
-
-function isBlock(value: unknown): value is BlockSummary {
-  return typeof value === 'object' && value !== null && isQuantity((value as { number?: unknown }).number)
-}
-
-/** A hex quantity a node sends (what BigInt() takes without throwing). */
-function isQuantity(value: unknown): value is string {
-  return typeof value === 'string' && /^0x[0-9a-f]{1,64}$/i.test(value)
 }
 
 /** A block the chain of heads can take: it names its hash (and, as every node's do, its parent's). */

@@ -4,7 +4,8 @@ import { createFakeTimers } from '../../test/helpers/createFakeTimers.ts'
 import { until } from '../../test/helpers/until.ts'
 import { createHistoryProber } from './createHistoryProber.ts'
 import type { Upstream } from './createUpstream.ts'
-import { createUpstreamPool, type PoolMember } from './createUpstreamPool.ts'
+import { createUpstreamPool } from './createUpstreamPool.ts'
+import type { PoolMember } from './PoolMember.ts'
 
 /**
  * A node that keeps blocks from `earliestBlock` and state from `earliestState` up to `head`, and
@@ -122,16 +123,16 @@ describe('createHistoryProber', () => {
 
   it('probes again from what it found: two requests while nothing moved, and follows a window that moved', async () => {
     const pruned = fakeNode(100n, 70n)
-    const { prober, member, pool } = setup([pruned])
+    const { prober, member } = setup([pruned])
     await prober.probe()
-    pool.noteHead(member(0), 100n)
+    member(0).noteProbedHead(100n)
     pruned.calls = {}
     await prober.probe()
     assert.equal(member(0).earliestState, 70n)
     assert.equal(pruned.calls.eth_getBalance, 2)
     pruned.head = 110n
     pruned.earliestState = 80n
-    pool.noteHead(member(0), 110n)
+    member(0).noteProbedHead(110n)
     await prober.probe()
     assert.equal(member(0).earliestState, 80n)
   })
@@ -149,8 +150,8 @@ describe('createHistoryProber', () => {
     const pruned = fakeNode(100n, 70n)
     const archive = fakeNode(100n, 0n)
     const { pool, member } = setup([pruned, archive])
-    pool.noteHead(member(0), 100n)
-    pool.noteHead(member(1), 100n)
+    member(0).noteProbedHead(100n)
+    member(1).noteProbedHead(100n)
     const body =
       '{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["0x0000000000000000000000000000000000000001","0x5"]}'
     const answer = await pool.send(body, { block: 5n, needsState: true, retry: true })

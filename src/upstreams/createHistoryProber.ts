@@ -1,7 +1,8 @@
 import type { Logger } from 'pino'
 import { systemTimers, type Timers } from '../failsafe/Timers.ts'
 import { attemptUpstream } from './attemptUpstream.ts'
-import type { PoolMember, UpstreamPool } from './createUpstreamPool.ts'
+import type { UpstreamPool } from './createUpstreamPool.ts'
+import type { PoolMember } from './PoolMember.ts'
 
 export type HistoryProber = {
   /**
@@ -61,7 +62,7 @@ const zeroAddress = `0x${'0'.repeat(40)}`
  * and the member's head with eth_getBalance (state) and eth_getBlockByNumber (blocks, from block 1:
  * a header without its transactions is a block it lacks, as its receipts and logs), at most
  * maxCalls requests each, starting from what it found last time (two requests when nothing moved).
- * A refusal in between raises what the pool knows at once (createUpstreamPool's learnMissing), and
+ * A refusal in between raises what the pool knows at once (PoolMember's learnMissing), and
  * has that member probed at once. A pool of one upstream is not probed: it has no other to route
  * to. Off the request path: calls only read the fields.
  */
@@ -153,10 +154,10 @@ export function createHistoryProber(pool: UpstreamPool, options: HistoryProberOp
       head = BigInt(number)
     }
     const state = await earliest(member, head, hasState, member.earliestState, 0n)
-    if (state !== undefined) member.earliestState = state
+    if (state !== undefined) member.noteEarliestState(state)
     // from block 1: every node keeps the genesis block (geth's history expiry too)
     const blocks = await earliest(member, head, hasBlock, member.earliestBlock, 1n)
-    if (blocks !== undefined) member.earliestBlock = blocks
+    if (blocks !== undefined) member.noteEarliestBlock(blocks)
     options.log?.debug(
       { upstream: member.upstream.label, head, earliestState: state, earliestBlock: blocks },
       'history probed',

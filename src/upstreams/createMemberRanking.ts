@@ -1,4 +1,4 @@
-import type { PoolMember } from './createUpstreamPool.ts'
+import type { PoolMember } from './PoolMember.ts'
 
 /**
  * The blocks a call is pinned to, `fromBlock`..`block` (one block: the same number twice), and what
@@ -58,12 +58,12 @@ export function createMemberRanking(
     dirty = false
     networkHead = undefined
     for (const member of members) {
-      if (member.breaker.state === 'closed' && member.head !== undefined) {
+      if (member.isInUse() && member.head !== undefined) {
         if (networkHead === undefined || member.head > networkHead) networkHead = member.head
       }
     }
-    const closed = members.filter((member) => member.breaker.state === 'closed')
-    closed.sort((a, b) => Number(a.errorRate > 0.5) - Number(b.errorRate > 0.5) || a.priority - b.priority)
+    const closed = members.filter((member) => member.isInUse())
+    closed.sort((a, b) => Number(a.isDegraded()) - Number(b.isDegraded()) || a.priority - b.priority)
     ranked = closed
     const top = networkHead
     rankedAtHead =
@@ -75,7 +75,7 @@ export function createMemberRanking(
             // the head go backwards (the sort is stable: config order otherwise)
             .sort(
               (a, b) =>
-                Number(a.errorRate > 0.5) - Number(b.errorRate > 0.5) ||
+                Number(a.isDegraded()) - Number(b.isDegraded()) ||
                 Number(a.head !== top) - Number(b.head !== top),
             )
   }
@@ -98,7 +98,7 @@ export function createMemberRanking(
       if (!answered?.has(member) && (held === undefined || hasBlocks(member, held))) return member
     }
     // members are in config order: the first open one whose cooldown is over
-    return members.find((member) => !tried?.includes(member) && member.breaker.claimProbe())
+    return members.find((member) => !tried?.includes(member) && member.claimProbe())
   }
 
   function hasOther(

@@ -8,11 +8,11 @@ import type { PostOptions, Upstream, UpstreamResponse } from './createUpstream.t
 import {
   ClientGoneError,
   createUpstreamPool,
-  type PoolMember,
   type UpstreamPool,
   type UpstreamPoolOptions,
 } from './createUpstreamPool.ts'
 import { NodeErrorAnswer } from './judgeAttempt.ts'
+import type { PoolMember } from './PoolMember.ts'
 
 /**
  * What a stub does with one call: answer (with its label as the result), answer an HTTP status,
@@ -394,19 +394,19 @@ describe('createUpstreamPool', () => {
       await assert.rejects(pool.send(body), UpstreamUnavailableError)
       assert.equal(member(0).breaker.state, 'open')
       ;(stubs[0] as StubUpstream).behaviour = 'answer'
-      pool.noteHead(member(0), 10n)
+      member(0).noteProbedHead(10n)
       assert.deepEqual(
         [member(0).breaker.state, member(0).head, member(0).breaker.consecutiveFailures],
         ['closed', 10n, 0],
       )
       assert.equal(await answeredBy(pool), 'a')
 
-      pool.noteProbeFailure(member(0), 'HTTP 502')
+      member(0).noteProbeFailure('HTTP 502')
       assert.deepEqual([member(0).breaker.state, member(0).lastError], ['open', 'HTTP 502'])
       assert.equal(await answeredBy(pool), 'b')
       // a further failed probe of an open member changes nothing but the reason
       const { retryAt } = member(0).breaker
-      pool.noteProbeFailure(member(0), 'timeout')
+      member(0).noteProbeFailure('timeout')
       assert.deepEqual(
         [member(0).breaker.state, member(0).breaker.retryAt, member(0).lastError],
         ['open', retryAt, 'timeout'],
@@ -427,7 +427,7 @@ describe('createUpstreamPool', () => {
       ;(stubs[0] as StubUpstream).behaviour = 'answer'
       for (let poll = 0; member(0).errorRate > 0.5; poll++) {
         assert.ok(poll < 20)
-        pool.noteHead(member(0), 10n)
+        member(0).noteProbedHead(10n)
       }
       assert.equal(await answeredBy(pool), 'a')
       // the degraded member is still used when the others fail
@@ -580,21 +580,21 @@ describe('createUpstreamPool', () => {
     it('head() is the highest head among members in use', () => {
       const { pool, member } = setup(['answer', 'answer', 'answer'])
       assert.equal(pool.head(), undefined)
-      pool.noteHead(member(0), 100n)
-      pool.noteHead(member(1), 105n)
-      pool.noteHead(member(2), 103n)
+      member(0).noteProbedHead(100n)
+      member(1).noteProbedHead(105n)
+      member(2).noteProbedHead(103n)
       assert.equal(pool.head(), 105n)
-      pool.noteProbeFailure(member(1), 'down')
+      member(1).noteProbeFailure('down')
       assert.equal(pool.head(), 103n)
-      pool.noteHead(member(1), 106n)
+      member(1).noteProbedHead(106n)
       assert.equal(pool.head(), 106n)
     })
 
     it('head-sensitive calls skip lagging members and prefer those at the head', async () => {
       const { pool, stubs, member } = setup([500, 'answer', 'answer', 'answer'], { maxLagBlocks: 2 })
-      pool.noteHead(member(0), 100n) // 5 behind: skipped
-      pool.noteHead(member(1), 103n) // 2 behind: used after the top
-      pool.noteHead(member(2), 105n) // the top
+      member(0).noteProbedHead(100n) // 5 behind: skipped
+      member(1).noteProbedHead(103n) // 2 behind: used after the top
+      member(2).noteProbedHead(105n) // the top
       // member 3: head unknown, used after the top
       assert.equal(await answeredBy(pool, { headSensitive: true }), 'c')
       ;(stubs[2] as StubUpstream).behaviour = 500
@@ -607,10 +607,10 @@ describe('createUpstreamPool', () => {
 
     it('a member catching up is used again for head-sensitive calls', async () => {
       const { pool, member } = setup(['answer', 'answer'], { maxLagBlocks: 1 })
-      pool.noteHead(member(0), 10n)
-      pool.noteHead(member(1), 12n)
+      member(0).noteProbedHead(10n)
+      member(1).noteProbedHead(12n)
       assert.equal(await answeredBy(pool, { headSensitive: true }), 'b')
-      pool.noteHead(member(0), 12n)
+      member(0).noteProbedHead(12n)
       assert.equal(await answeredBy(pool, { headSensitive: true }), 'a')
     })
   })
@@ -623,8 +623,8 @@ describe('createUpstreamPool', () => {
 
     it('a member is not asked for a block above its head; for one at or below it, it is', async () => {
       const { pool, stubs, member } = setup(['answer', 'answer'])
-      pool.noteHead(member(0), 30n)
-      pool.noteHead(member(1), 100n)
+      member(0).noteProbedHead(30n)
+      member(1).noteProbedHead(100n)
       assert.equal(await answeredBy(pool, { block: 36n }), 'b')
       assert.equal(await answeredBy(pool, { block: 36n, needsState: true, headSensitive: true }), 'b')
       assert.equal((stubs[0] as StubUpstream).calls, 0)
@@ -633,14 +633,14 @@ describe('createUpstreamPool', () => {
 
     it('a member is not asked for state below the earliest it keeps, nor for blocks below the earliest it has', async () => {
       const { pool, member } = setup(['answer', 'answer'])
-      pool.noteHead(member(0), 100n)
-      pool.noteHead(member(1), 100n)
-      member(0).earliestState = 90n
+      member(0).noteProbedHead(100n)
+      member(1).noteProbedHead(100n)
+      member(0).noteEarliestState(90n)
       assert.equal(await answeredBy(pool, { block: 50n, needsState: true }), 'b')
       assert.equal(await answeredBy(pool, { block: 90n, needsState: true }), 'a')
       // it keeps the block, only not its state
       assert.equal(await answeredBy(pool, { block: 50n }), 'a')
-      member(0).earliestBlock = 60n
+      member(0).noteEarliestBlock(60n)
       assert.equal(await answeredBy(pool, { block: 50n }), 'b')
       // calls not pinned keep to the usual order
       assert.equal(await answeredBy(pool), 'a')
@@ -648,8 +648,8 @@ describe('createUpstreamPool', () => {
 
     it('a refusal for want of state at or below its head is remembered: the member is not asked again for it', async () => {
       const { pool, stubs, member } = setup([outOfRange, 'answer'])
-      pool.noteHead(member(0), 100n)
-      pool.noteHead(member(1), 100n)
+      member(0).noteProbedHead(100n)
+      member(1).noteProbedHead(100n)
       assert.equal(await answeredBy(pool, { block: 50n, needsState: true, retry: true }), 'b')
       assert.equal(member(0).earliestState, 51n)
       ;(stubs[0] as StubUpstream).behaviour = 'answer'
@@ -664,9 +664,9 @@ describe('createUpstreamPool', () => {
 
     it('a range (eth_getLogs, eth_feeHistory) goes only to members with its last block and its first', async () => {
       const { pool, stubs, member } = setup(['answer', 'answer'])
-      pool.noteHead(member(0), 100n)
-      pool.noteHead(member(1), 100n)
-      member(0).earliestBlock = 20n
+      member(0).noteProbedHead(100n)
+      member(1).noteProbedHead(100n)
+      member(0).noteEarliestBlock(20n)
       assert.equal(
         await answeredBy(pool, { fromBlock: 10n, block: 40n }),
         'b',
@@ -679,7 +679,7 @@ describe('createUpstreamPool', () => {
         'a',
         'none has it all: the best one',
       )
-      member(1).earliestBlock = 0n
+      member(1).noteEarliestBlock(0n)
       assert.equal(await answeredBy(pool, { fromBlock: 20n, block: 101n }), 'a', 'none has its last block')
     })
 
@@ -692,8 +692,8 @@ describe('createUpstreamPool', () => {
         [missingTrie, 40n, 40n, 41n], // one block
       ] as const) {
         const { pool, member } = setup([behaviour, 'answer'])
-        pool.noteHead(member(0), 100n)
-        pool.noteHead(member(1), 100n)
+        member(0).noteProbedHead(100n)
+        member(1).noteProbedHead(100n)
         assert.equal(await answeredBy(pool, { fromBlock, block, needsState: true, retry: true }), 'b')
         assert.equal(member(0).earliestState, learned, `${fromBlock}..${block}`)
       }
@@ -707,7 +707,7 @@ describe('createUpstreamPool', () => {
 
     it('a member whose head is not known yet is asked for a pinned block only when no other is known to have it', async () => {
       const { pool, stubs, member } = setup(['answer', 'answer'])
-      pool.noteHead(member(1), 100n)
+      member(1).noteProbedHead(100n)
       assert.equal(await answeredBy(pool, { block: 50n }), 'b')
       assert.equal((stubs[0] as StubUpstream).calls, 0)
       assert.equal(await answeredBy(pool, { block: 101n }), 'a')
@@ -715,18 +715,18 @@ describe('createUpstreamPool', () => {
 
     it('when no member is known to have the block, the best one is asked anyway', async () => {
       const { pool, member } = setup(['answer', 'answer'])
-      pool.noteHead(member(0), 30n)
-      pool.noteHead(member(1), 30n)
+      member(0).noteProbedHead(30n)
+      member(1).noteProbedHead(30n)
       assert.equal(await answeredBy(pool, { block: 50n }), 'a')
-      member(0).earliestState = 40n
-      member(1).earliestState = 40n
+      member(0).noteEarliestState(40n)
+      member(1).noteEarliestState(40n)
       assert.equal(await answeredBy(pool, { block: 20n, needsState: true }), 'a')
     })
 
     it('a member without the block is not asked even after the one that has it failed', async () => {
       const { pool, stubs, member } = setup(['answer', 500, 'answer'])
-      for (let index = 0; index < 3; index++) pool.noteHead(member(index), 100n)
-      member(0).earliestState = 90n
+      for (let index = 0; index < 3; index++) member(index).noteProbedHead(100n)
+      member(0).noteEarliestState(90n)
       assert.equal(await answeredBy(pool, { block: 50n, needsState: true, retry: true }), 'c')
       assert.equal((stubs[0] as StubUpstream).calls, 0)
     })
@@ -982,18 +982,19 @@ describe('createUpstreamPool', () => {
       const { pool, stubs, member, timers } = hedged(['hang', 'answer'])
       const sb = stubs[1] as StubUpstream
       // an answered call's latency goes into its member's window
+      assert.equal(member(1).latencyQuantile(0.5), undefined)
       const call = answeredBy(pool, { retry: true })
       await timers.advance(200)
       assert.equal(await call, 'b')
-      assert.equal(member(1).latencies.count, 1)
-      for (const ms of [10, 20, 30, 40, 50, 60, 70, 80, 90, 100]) member(0).latencies.add(ms)
+      assert.notEqual(member(1).latencyQuantile(0.5), undefined)
+      for (const ms of [10, 20, 30, 40, 50, 60, 70, 80, 90, 100]) member(0).recordSuccess(ms)
       const slow = answeredBy(pool, { retry: true })
       await timers.advance(89)
       assert.equal(sb.calls, 1)
       await timers.advance(1)
       assert.equal(await slow, 'b')
       // fast members: never sooner than minDelayMs
-      for (let index = 0; index < 10; index++) member(0).latencies.add(1)
+      for (let index = 0; index < 10; index++) member(0).recordSuccess(1)
       const slowAgain = answeredBy(pool, { retry: true })
       await timers.advance(49)
       assert.equal(sb.calls, 2)

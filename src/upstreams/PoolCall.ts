@@ -1,0 +1,364 @@
+import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/upstreamErrors.ts'
+import type { Cancellation } from '../failsafe/Cancellation.ts'
+import { type BackoffPolicy, getBackoffMs } from '../failsafe/getBackoffMs.ts'
+import type { Timers } from '../failsafe/Timers.ts'
+import { withHedge } from '../failsafe/withHedge.ts'
+import { retryAfter } from '../failsafe/withRetry.ts'
+import type { AnswerBudget } from './AnswerBudget.ts'
+import { answerResentTransaction } from './answerResentTransaction.ts'
+import { attemptUpstream } from './attemptUpstream.ts'
+import type { BlockPin, MemberRanking } from './createMemberRanking.ts'
+import { type AttemptFailure, mayRetry, NodeErrorAnswer, type Verdict } from './judgeAttempt.ts'
+import type { PoolMember } from './PoolMember.ts'
+import type { SendOptions } from './SendOptions.ts'
+import { toGasCappedBody } from './toGasCappedBody.ts'
+
+/**
+ * An idempotent call's attempt that has not answered after a delay (the quantile of that member's
+ * recent latencies, within minDelayMs..maxDelayMs) gets one more attempt on the next member in use
+ * that it has not tried; the first good answer wins and the other attempt is aborted. A hedge is
+ * one of the call's maxAttempts; no hedge when no other member is in use.
+ */
+export type HedgePolicy = {
+  /** 0..1: which quantile of the member's recent latencies a call waits before hedging (0.9: p90). */
+  quantile: number
+  minDelayMs: number
+  /** Also the delay while the member has no latencies yet. */
+  maxDelayMs: number
+  /** How many of each member's last successful calls the quantile is taken over. */
+  samples: number
+}
+
+/** The client went away: its call stops, and it is not an upstream's failure. */
+export class ClientGoneError extends Error {
+  override name = 'ClientGoneError'
+  constructor() {
+    super('the client went away')
+  }
+}
+
+/** What a pool's calls share: its settings, clock and ranking (createUpstreamPool). */
+export type PoolCallContext = {
+  /** A call's deadline when the caller gives none. */
+  readonly timeoutMs: number
+  /** Longest wait for one member when another could still be tried. */
+  readonly attemptTimeoutMs: number
+  /** Attempts per call, the first included (idempotent calls only; others get one). */
+  readonly maxAttempts: number
+  readonly hedge: HedgePolicy | undefined
+  readonly now: () => number
+  readonly timers: Timers
+  /** 0..1, for the jitter of retry pauses. */
+  readonly random: () => number
+  readonly ranking: MemberRanking
+  readonly onGasCap: ((cap: bigint, filled: boolean) => void) | undefined
+  /** A member's refusal raised what is known of its history (createHistoryProber probes it again). */
+  readonly onHistory: (member: PoolMember) => void
+}
+
+/** Pauses before retrying the member that just failed (the only one left), within the deadline. */
+const sameMemberBackoff: BackoffPolicy = { baseMs: 25, factor: 2, maxMs: 1_000, jitter: 0.5 }
+
+/**
+ * One call through a pool, the one place that decides where it goes next between the pool's
+ * members: what its attempts found so far, and its steps (an object a call, its steps methods on
+ * it: not a closure per step, as this is every forwarded call). Composes the failsafe/ primitives:
+ * each attempt has a timeout (attemptUpstream's withTimeout), attempts race a slow one (withHedge)
+ * inside retryAfter (a pause, getBackoffMs, only before the same member again), which goes on as
+ * judgeAttempt and mayRetry say; each outcome is recorded on its member (PoolMember), whose breaker
+ * and error rate rank it (createMemberRanking). Whether the partners follow is mayFailOver's.
+ */
+export class PoolCall implements BlockPin {
+  readonly retry: boolean
+  readonly headSensitive: boolean
+  readonly block: bigint | undefined
+  readonly fromBlock: bigint | undefined
+  readonly needsState: boolean
+  readonly nullIsMissing: boolean
+  readonly fallback: boolean
+  readonly rawTransaction: string | undefined
+  readonly cancellation: Cancellation | undefined
+  readonly answerBudget: AnswerBudget | undefined
+  readonly capsGas: 'ours' | 'client' | undefined
+  readonly answeredBy: { members: number } | undefined
+  /** Sent once more with its gas at a node's cap: not again. */
+  gasCapped = false
+  readonly deadline: number
+  readonly maxAttempts: number
+  /** Idempotent reads only are hedged: not a transaction's send (resent only after a failure), not filters. */
+  readonly hedgePolicy: HedgePolicy | undefined
+  /** Attempts started, hedges included. */
+  started = 0
+  /** Members asked already (a few at most: a list is cheaper than a set). */
+  tried: PoolMember[] | undefined
+  failures: string[] | undefined
+  /** An attempt given the rest of the deadline timed out: the deadline is past, known without a clock read. */
+  deadlinePassed = false
+  /** The last node error that says what is missing, for the client if nothing better comes. */
+  nodeAnswer: Buffer | undefined
+  /** Members whose node answered for itself: asking again would get the same answer. */
+  answered: Set<PoolMember> | undefined
+  /** A node may have seen this call already (it failed after it was sent). */
+  seen = false
+  /** The member the next retry goes to, picked when its pause is decided. */
+  next: PoolMember | undefined
+
+  constructor(
+    readonly pool: PoolCallContext,
+    public body: string | Buffer,
+    sendOptions: SendOptions,
+  ) {
+    this.retry = sendOptions.retry ?? false
+    this.headSensitive = sendOptions.headSensitive ?? false
+    this.block = sendOptions.block
+    this.fromBlock = sendOptions.fromBlock ?? sendOptions.block
+    this.needsState = sendOptions.needsState ?? false
+    this.nullIsMissing = sendOptions.nullIsMissing ?? false
+    this.fallback = sendOptions.fallback ?? false
+    this.rawTransaction = sendOptions.rawTransaction
+    this.cancellation = sendOptions.cancellation
+    this.answerBudget = sendOptions.answerBudget
+    this.capsGas = sendOptions.capsGas
+    this.answeredBy = sendOptions.answeredBy
+    this.deadline = sendOptions.deadline ?? this.pool.now() + this.pool.timeoutMs
+    this.maxAttempts = this.retry || this.rawTransaction !== undefined ? this.pool.maxAttempts : 1
+    this.hedgePolicy = this.retry && this.rawTransaction === undefined ? this.pool.hedge : undefined
+  }
+
+  /**
+   * The first try, then its answer: one step after the attempt, not an async layer of its own (this
+   * is every forwarded call). Where it answers (nearly always), no retry machinery is made.
+   */
+  run(): Promise<Buffer> {
+    const first = this.deadline - this.pool.now() > 0 ? this.pickNext() : undefined
+    if (!first) return this.retried(undefined)
+    return this.tryOn(first).then((step) => (this.retryable(step) ? this.retried(step) : this.answerOf(step)))
+  }
+
+  /** Retries after a first step that may be retried (or none could be tried): the call's answer. */
+  async retried(first: Step | undefined): Promise<Buffer> {
+    const step =
+      first &&
+      (await retryAfter(first, () => this.tryNext(), {
+        retryable: (each) => this.retryable(each),
+        // the same member again (it is the only one left): a pause first
+        pauseMs: () => {
+          this.next = this.pickNext()
+          return this.next && this.tried?.includes(this.next)
+            ? getBackoffMs(this.started, sameMemberBackoff, this.pool.random)
+            : 0
+        },
+        deadline: this.deadline,
+        now: this.pool.now,
+        timers: this.pool.timers,
+      }))
+    return step ? this.answerOf(step) : this.failure()
+  }
+
+  /** What the call resolves with once its last step is in: the answer, or the failure's error. */
+  answerOf(last: Step): Buffer | Promise<Buffer> {
+    const { verdict } = last
+    if ('answer' in verdict) {
+      if (verdict.gasCap !== undefined && this.capsGas !== undefined && !this.gasCapped) {
+        const capped = this.underGasCap(verdict.gasCap, last.member)
+        if (capped) return capped
+      }
+      const { rawTransaction } = this
+      if (rawTransaction === undefined || !this.seen) return verdict.answer
+      return answerResentTransaction(verdict.answer, rawTransaction, async (lookUp) => {
+        const timeoutMs = Math.max(1, this.deadline - this.pool.now())
+        const found = await attemptUpstream(last.member.upstream, lookUp, timeoutMs, {
+          cancellation: this.cancellation,
+          timers: this.pool.timers,
+        })
+        return 'answer' in found ? found.answer : undefined
+      })
+    }
+    if (verdict.clientGone) throw new ClientGoneError()
+    if (verdict.refusal) throw verdict.refusal
+    return this.failure()
+  }
+
+  /**
+   * The call once more on `member`, its gas at the cap the node named, when the gas it refused was
+   * not the client's (the node's own default, or tollgate's lowered figure); undefined when it was
+   * the client's own (the refusal is the answer, the cap told). A cap not below the gas the call
+   * carried is not one this call met: neither told nor used.
+   */
+  underGasCap(cap: bigint, member: PoolMember): Promise<Buffer> | undefined {
+    this.gasCapped = true
+    const capped = toGasCappedBody(this.body, cap)
+    if (!capped) return undefined
+    this.pool.onGasCap?.(cap, capped.filled)
+    if (this.capsGas === 'client') return undefined
+    this.body = capped.body
+    return this.tryOn(member).then((step) =>
+      this.retryable(step) ? this.retried(step) : this.answerOf(step),
+    )
+  }
+
+  failure(): Buffer {
+    const logDetails = this.failures ? this.failures.join('; ') : 'every upstream is failing'
+    if (this.nodeAnswer) {
+      if (this.answeredBy) this.answeredBy.members = this.answered?.size ?? 0
+      if (this.fallback) throw new NodeErrorAnswer(this.nodeAnswer, logDetails)
+      return this.nodeAnswer
+    }
+    if (this.deadlinePassed || this.deadline - this.pool.now() <= 1)
+      throw new UpstreamTimeoutError({ logDetails })
+    throw new UpstreamUnavailableError({ logDetails })
+  }
+
+  /** Calls that are not idempotent move on only when the failed attempt never reached the node. */
+  pickNext(): PoolMember | undefined {
+    return this.pool.ranking.pick(
+      this.headSensitive,
+      this.tried,
+      this.started >= this.maxAttempts,
+      this.answered,
+      this,
+    )
+  }
+
+  tryNext(): Promise<Step> | undefined {
+    const member = this.next ?? this.pickNext()
+    this.next = undefined
+    return member && this.tryOn(member)
+  }
+
+  retryable({ verdict }: Step): boolean {
+    return (
+      !('answer' in verdict) && !this.deadlinePassed && mayRetry(verdict, this.started < this.maxAttempts)
+    )
+  }
+
+  /** One try: on `member`, raced against a hedge where one could go (no timer where none could). */
+  tryOn(member: PoolMember): Promise<Step> {
+    const { hedgePolicy } = this
+    if (
+      !(
+        hedgePolicy &&
+        this.started + 1 < this.maxAttempts &&
+        this.pool.ranking.hasOther(this.headSensitive, member, this.tried, this)
+      )
+    ) {
+      return this.attempt(member, undefined)
+    }
+    return withHedge<Step>(
+      (index, superseded) => (index === 0 ? this.attempt(member, superseded) : this.hedgeAttempt(superseded)),
+      {
+        delayMs: hedgeDelayMs(member, hedgePolicy),
+        maxHedges: 1,
+        // a budget's refusal is not: the other attempt's bytes may be what filled it
+        isFinal: ({ verdict }) => 'answer' in verdict || verdict.clientGone === true,
+        onHedge: () => member.recordHedge(),
+        timers: this.pool.timers,
+      },
+    )
+  }
+
+  /** A hedge: one more attempt, on the best member in use not asked yet, if any and if allowed. */
+  hedgeAttempt(superseded: Cancellation): Promise<Step> | undefined {
+    if (this.started >= this.maxAttempts || this.deadline - this.pool.now() <= 0) return undefined
+    const member = this.pool.ranking.pick(this.headSensitive, this.tried, true, undefined, this)
+    return member && this.attempt(member, superseded)
+  }
+
+  /** One attempt on `member`; its outcome is held for or against the member as soon as it is in. */
+  attempt(member: PoolMember, superseded: Cancellation | undefined): Promise<Step> {
+    const index = this.started++
+    const began = this.pool.now()
+    const remaining = this.deadline - began
+    // one attempt waits at most attemptTimeoutMs while something else could still answer in time:
+    // another member, or (`fallback`) the partners; the last one may use the rest of the deadline
+    const { fallback } = this
+    const bounded =
+      index + 1 < this.maxAttempts &&
+      (fallback || this.pool.ranking.hasOther(this.headSensitive, member, this.tried, this))
+    // whole milliseconds: Node keeps one timer list per duration, and most attempts then share one
+    const timeoutMs = Math.ceil(
+      bounded || fallback ? Math.min(remaining, this.pool.attemptTimeoutMs) : remaining,
+    )
+    const probe = !member.isInUse()
+    // a list of one at first (an empty one would be given room for 16)
+    if (this.tried) this.tried.push(member)
+    else this.tried = [member]
+    const stops = {
+      cancellation: this.cancellation,
+      superseded,
+      timers: this.pool.timers,
+      budget: this.answerBudget,
+    }
+    return attemptUpstream(member.upstream, this.body, timeoutMs, stops, (judged): Step => {
+      const verdict = this.nullIsMissing && 'answer' in judged ? this.unlessNull(judged.answer) : judged
+      if ('answer' in verdict) member.recordSuccess(this.pool.now() - began)
+      else if (!verdict.clientGone) this.failed(member, verdict, probe, timeoutMs >= remaining)
+      return { member, verdict }
+    })
+  }
+
+  /**
+   * A `null` result where the call says null means "not here" (nullIsMissing): the member's answer
+   * for itself, kept for the client in case every member says so, but not yet the answer.
+   */
+  unlessNull(answer: Buffer): Verdict {
+    if (!isNullResult(answer)) return { answer }
+    this.answerBudget?.giveBack(answer.length)
+    return { reason: 'null: it does not have the block', blame: 'none', nodeAnswer: answer }
+  }
+
+  /** An attempt's failure, for the member and for the call (`lastChance`: it had the rest of the deadline). */
+  failed(member: PoolMember, verdict: AttemptFailure, probe: boolean, lastChance: boolean): void {
+    if (verdict.blame === 'none') member.recordRequest()
+    else member.recordFailure(verdict.reason, verdict.blame, probe)
+    if (verdict.superseded) return
+    this.failures ??= []
+    this.failures.push(`${member.upstream.label}: ${verdict.reason}`)
+    if (verdict.nodeAnswer) {
+      this.nodeAnswer = verdict.nodeAnswer
+      this.answered ??= new Set()
+      this.answered.add(member)
+      // a node without the data for a block at or below its head: what it keeps starts above it
+      if (verdict.blame === 'degraded' && this.block !== undefined) {
+        const missing = missingOf(verdict.missingBlock, this.fromBlock ?? this.block, this.block)
+        if (member.learnMissing(missing, this.block, this.needsState)) this.pool.onHistory(member)
+      }
+    }
+    if (!verdict.unsent) this.seen = true
+    if (verdict.timedOut === true && lastChance) this.deadlinePassed = true
+  }
+}
+
+/** How long a call waits for `member` before hedging: its recent latencies' quantile, bounded. */
+function hedgeDelayMs(member: PoolMember, policy: HedgePolicy): number {
+  const quantile = member.latencyQuantile(policy.quantile) ?? policy.maxDelayMs
+  return Math.min(policy.maxDelayMs, Math.max(policy.minDelayMs, quantile))
+}
+
+/**
+ * The block of `from`..`to` a member's refusal says it lacks: the one its error names (`named`),
+ * where that is in the range; else the first (a node whose history starts above it lacks that one
+ * whatever else it has).
+ */
+function missingOf(named: bigint | undefined, from: bigint, to: bigint): bigint {
+  return named !== undefined && named >= from && named <= to ? named : from
+}
+
+/** The longest answer read for a null result: `{"jsonrpc":"2.0","id":…,"result":null}` with a long id. */
+const maxNullAnswerBytes = 1024
+
+/** Whether an answer's result is `null` (cheap for everything else: length, then a search, then a parse). */
+function isNullResult(answer: Buffer): boolean {
+  if (answer.length > maxNullAnswerBytes || answer.indexOf('null') === -1) return false
+  try {
+    const parsed = JSON.parse(answer.toString()) as { result?: unknown; error?: unknown }
+    return (
+      parsed !== null && typeof parsed === 'object' && parsed.result === null && parsed.error === undefined
+    )
+  } catch {
+    return false
+  }
+}
+
+/** One attempt's member and verdict. */
+type Step = { member: PoolMember; verdict: Verdict }
