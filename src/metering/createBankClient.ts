@@ -157,7 +157,7 @@ export function createBankClient(ledger: LocalLedger, options: BankClientOptions
       accountCounter,
       account,
       keys: keys?.values() ?? [],
-      waiters: calls,
+      calls,
       returning,
       closing,
       idleMs,

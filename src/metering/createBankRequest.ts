@@ -11,7 +11,7 @@ export type BankRequestOptions = {
   /** The account's keys seen here: those with limits of their own are in the exchange too. */
   keys: Iterable<MeterSubject>
   /** The calls waiting for the exchange. */
-  waiters: readonly { subject: MeterSubject; costCredits: number }[]
+  calls: readonly { subject: MeterSubject; costCredits: number }[]
   /** Subjects that give their free credits back (another instance asked for them). */
   returning: ReadonlySet<string>
   /** Every lease goes back. */
@@ -36,7 +36,7 @@ export type BankRequestBuilt = { requests: BankSubjectRequest[]; entries: BankRe
 
 /**
  * What one exchange with the bank asks for and reports: the account, and its keys with limits of
- * their own. A lease that is idle, recalled or closing is marked as going back (on its counter).
+ * their own. A lease that is idle, recalled or closing goes back (only what is spent or held stays).
  */
 export function createBankRequest(
   ledger: LocalLedger,
@@ -44,7 +44,7 @@ export function createBankRequest(
     accountCounter,
     account,
     keys,
-    waiters,
+    calls,
     returning,
     closing,
     idleMs,
@@ -63,7 +63,7 @@ export function createBankRequest(
   }
   for (const [subjectId, subject, isAccount] of subjects) {
     const found = ledger.balance(subjectId)
-    const waiting = isAccount ? waiters : waiters.filter((each) => each.subject.keyCounter === subjectId)
+    const waiting = isAccount ? calls : calls.filter((each) => each.subject.keyCounter === subjectId)
     const dailyLimit = isAccount ? subject.accountDailyCredits : (subject.keyDailyCredits ?? -1)
     const perSecond = isAccount ? subject.accountCreditsPerSecond : (subject.keyCreditsPerSecond ?? 0)
     if (closing || returning.has(subjectId) || (waiting.length === 0 && nowMs - found.lastUseMs > idleMs)) {
