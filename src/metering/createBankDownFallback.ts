@@ -1,13 +1,7 @@
 import { BalanceUnavailableError, RateLimitError } from '../errors/limitErrors.ts'
-import type { Admission, MeterSubject } from './createMeter.ts'
-import type { DayCounter, LocalLedger, Refusal } from './LocalLedger.ts'
+import type { LocalLedger } from './LocalLedger.ts'
+import type { Admission, MeterSubject, Refusal } from './meterTypes.ts'
 import { TokenBucket } from './TokenBucket.ts'
-
-export type BankDownFallbackOptions = {
-  onBankDown: 'open' | 'closed'
-  /** Takes credits from the balance as last seen, without the bank (LeaseDesks.borrow). */
-  borrow(found: DayCounter, limit: number, credits: number): boolean
-}
 
 export type BankDownFallback = {
   /** Admits a call the lease could not while the bank is away; throws the error that refuses it. */
@@ -20,10 +14,7 @@ export type BankDownFallback = {
  * as last seen. Per-second limits hold per instance meanwhile, in both modes, by a bucket of this
  * instance alone. What is borrowed is reported, and so reconciled, with the next exchange.
  */
-export function createBankDownFallback(
-  ledger: LocalLedger,
-  { onBankDown, borrow }: BankDownFallbackOptions,
-): BankDownFallback {
+export function createBankDownFallback(ledger: LocalLedger, onBankDown: 'open' | 'closed'): BankDownFallback {
   const buckets = new Map<string, TokenBucket>()
 
   /**
@@ -33,9 +24,9 @@ export function createBankDownFallback(
   function borrowFor(subject: MeterSubject, refusal: Refusal, costCredits: number, nowMs: number): boolean {
     if (refusal.check === 'account' || refusal.check === 'key') {
       const onKey = refusal.check === 'key'
-      const found = ledger.counter(onKey ? subject.keyCounter : subject.accountCounter)
+      const found = ledger.balance(onKey ? subject.keyCounter : subject.accountCounter)
       const limit = onKey ? (subject.keyDailyCredits ?? 0) : subject.accountDailyCredits
-      return borrow(found, limit, costCredits - ledger.available(found, limit, nowMs))
+      return found.borrow(limit, costCredits - ledger.available(found, limit, nowMs))
     }
     const { subjectId, perSecond, bucket } = bucketOf(subject, refusal, nowMs)
     if (!bucket.canTake(costCredits, nowMs)) return false

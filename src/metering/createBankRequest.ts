@@ -1,6 +1,7 @@
-import type { MeterSubject } from './createMeter.ts'
 import type { BankSubjectRequest } from './creditBank.ts'
-import type { DayCounter, LocalLedger } from './LocalLedger.ts'
+import type { LocalBalance } from './LocalBalance.ts'
+import type { LocalLedger } from './LocalLedger.ts'
+import type { MeterSubject } from './meterTypes.ts'
 import type { RateSlice } from './RateSlice.ts'
 
 export type BankRequestOptions = {
@@ -10,7 +11,7 @@ export type BankRequestOptions = {
   /** The account's keys seen here: those with limits of their own are in the exchange too. */
   keys: Iterable<MeterSubject>
   /** The calls waiting for the exchange. */
-  waiters: readonly { subject: MeterSubject; costCredits: number }[]
+  calls: readonly { subject: MeterSubject; costCredits: number }[]
   /** Subjects that give their free credits back (another instance asked for them). */
   returning: ReadonlySet<string>
   /** Every lease goes back. */
@@ -19,12 +20,14 @@ export type BankRequestOptions = {
   idleMs: number
   /** A lease is at most this many seconds of the per-second limit, a per-second slice a quarter of that. */
   leaseSeconds: number
+  /** Of a subject's day, what this process has written to the usage store. */
+  flushedCredits(subject: string, day: string): number
 }
 
 /** One subject of an exchange, as it stood when the exchange was built. */
 export type BankRequestEntry = {
   subject: string
-  counter: DayCounter
+  balance: LocalBalance
   sentUnsent: number
   slice: RateSlice | undefined
 }
@@ -33,11 +36,21 @@ export type BankRequestBuilt = { requests: BankSubjectRequest[]; entries: BankRe
 
 /**
  * What one exchange with the bank asks for and reports: the account, and its keys with limits of
- * their own. A lease that is idle, recalled or closing is marked as going back (on its counter).
+ * their own. A lease that is idle, recalled or closing goes back (only what is spent or held stays).
  */
 export function createBankRequest(
   ledger: LocalLedger,
-  { accountCounter, account, keys, waiters, returning, closing, idleMs, leaseSeconds }: BankRequestOptions,
+  {
+    accountCounter,
+    account,
+    keys,
+    calls,
+    returning,
+    closing,
+    idleMs,
+    leaseSeconds,
+    flushedCredits,
+  }: BankRequestOptions,
 ): BankRequestBuilt {
   const nowMs = ledger.now()
   const requests: BankSubjectRequest[] = []
@@ -49,12 +62,12 @@ export function createBankRequest(
     }
   }
   for (const [subjectId, subject, isAccount] of subjects) {
-    const found = ledger.counter(subjectId)
-    const waiting = isAccount ? waiters : waiters.filter((each) => each.subject.keyCounter === subjectId)
+    const found = ledger.balance(subjectId)
+    const waiting = isAccount ? calls : calls.filter((each) => each.subject.keyCounter === subjectId)
     const dailyLimit = isAccount ? subject.accountDailyCredits : (subject.keyDailyCredits ?? -1)
     const perSecond = isAccount ? subject.accountCreditsPerSecond : (subject.keyCreditsPerSecond ?? 0)
     if (closing || returning.has(subjectId) || (waiting.length === 0 && nowMs - found.lastUseMs > idleMs)) {
-      found.leased = found.used + found.reserved // idle, recalled, or closing: the lease goes back
+      found.giveBackLease() // idle, recalled, or closing
     }
     const free = dailyLimit < 0 ? 0 : ledger.available(found, dailyLimit, nowMs)
     const costs = waiting.map((each) => each.costCredits)
@@ -71,9 +84,9 @@ export function createBankRequest(
       dailyLimit,
       usedCredits: found.used,
       heldCredits: found.leased - found.used,
-      freeCredits: dailyLimit < 0 ? 0 : Math.max(0, found.leased - found.used - found.reserved),
+      freeCredits: dailyLimit < 0 ? 0 : Math.max(0, found.free()),
       returning: returning.has(subjectId),
-      flushedCredits: ledger.flushedCredits(subjectId, found.day),
+      flushedCredits: flushedCredits(subjectId, found.day),
       seedCredits: undefined,
       leaseCredits,
       leaseMinCredits: leaseCredits > 0 ? Math.max(0, Math.min(...costs) - free) : 0,
@@ -84,7 +97,7 @@ export function createBankRequest(
       rateSliceCredits: Math.ceil((perSecond * leaseSeconds) / 4),
       rateReturnedCredits: slice?.returningCredits() ?? 0,
     })
-    entries.push({ subject: subjectId, counter: found, sentUnsent: found.unsent, slice })
+    entries.push({ subject: subjectId, balance: found, sentUnsent: found.unsent, slice })
   }
   return { requests, entries }
 }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { EventEmitter } from 'node:events'
 import { describe, it } from 'node:test'
+import { createFakeTimers } from '../../test/helpers/createFakeTimers.ts'
 import { until } from '../../test/helpers/until.ts'
 import { type BankMessage, createClusterBank } from './createClusterBank.ts'
 import { createMemoryBank } from './createMemoryBank.ts'
@@ -75,8 +76,17 @@ describe('a worker exchanging with the primary over the cluster channel', () => 
 
   it('rejects an exchange the primary does not answer in time, and every pending one on close', async () => {
     const silent = Object.assign(new EventEmitter(), { send: () => true })
-    const bank = createClusterBank({ channel: silent, leaseTtlMs: 15_000, timeoutMs: 50 })
-    await assert.rejects(bank.exchange(request(800)), /did not answer a credit exchange in time/)
+    const timers = createFakeTimers()
+    const bank = createClusterBank({ channel: silent, leaseTtlMs: 15_000, timeoutMs: 50, timers })
+    let late: unknown
+    const unanswered = bank.exchange(request(800)).catch((err: unknown) => {
+      late = err
+    })
+    await timers.advance(49)
+    assert.equal(late, undefined, 'still waiting at 49 ms')
+    await timers.advance(1)
+    await unanswered
+    assert.match(String(late), /did not answer a credit exchange in time/)
     const pending = bank.exchange(request(800))
     await bank.close()
     await assert.rejects(pending, /closed/)

@@ -1,3 +1,4 @@
+import { systemTimers, type Timers } from '../failsafe/Timers.ts'
 import type { BankReply, BankRequest, CreditBank, LeaseNotice } from './creditBank.ts'
 import { isLeaseNotice } from './isLeaseNotice.ts'
 
@@ -22,6 +23,8 @@ export type ClusterBankOptions = {
   leaseTtlMs: number
   /** Longest wait for one exchange; a slower (or gone) primary counts as the bank down. */
   timeoutMs?: number
+  /** The exchange deadline runs on these. */
+  timers?: Timers
 }
 
 export function isBankMessage(message: unknown): message is BankMessage {
@@ -39,6 +42,7 @@ export function createClusterBank({
   channel,
   leaseTtlMs,
   timeoutMs = 1_000,
+  timers = systemTimers,
 }: ClusterBankOptions): CreditBank {
   let nextId = 1
   const pending = new Map<number, { resolve(reply: BankReply): void; reject(err: Error): void }>()
@@ -62,17 +66,17 @@ export function createClusterBank({
     exchange(request) {
       const id = nextId++
       return new Promise<BankReply>((resolve, reject) => {
-        const timer = setTimeout(() => {
+        const timer = timers.setTimeout(() => {
           pending.delete(id)
           reject(new Error('the primary process did not answer a credit exchange in time'))
         }, timeoutMs)
         pending.set(id, {
           resolve: (reply) => {
-            clearTimeout(timer)
+            timers.clearTimeout(timer)
             resolve(reply)
           },
           reject: (err) => {
-            clearTimeout(timer)
+            timers.clearTimeout(timer)
             reject(err)
           },
         })
@@ -80,7 +84,7 @@ export function createClusterBank({
           channel.send({ tollgate: 'bank', id, request })
         } catch (err) {
           pending.delete(id)
-          clearTimeout(timer)
+          timers.clearTimeout(timer)
           reject(err instanceof Error ? err : new Error(String(err)))
         }
       })

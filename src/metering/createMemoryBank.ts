@@ -1,3 +1,4 @@
+import { systemTimers, type Timers } from '../failsafe/Timers.ts'
 import type {
   BankReply,
   BankRequest,
@@ -12,6 +13,8 @@ export type MemoryBankOptions = {
   leaseTtlMs?: number
   /** Milliseconds since the epoch (Redis's TIME for the Redis bank); tests move it. */
   now?: () => number
+  /** The sweep of expired days and buckets runs on these. */
+  timers?: Timers
 }
 
 /** The in-memory bank, shared by the processes that exchange with it under their own instance ids. */
@@ -42,8 +45,10 @@ const bucketKeepMs = 60_000
 const sweepMs = 60_000
 
 /**
- * The credit bank in one process's memory, with the exact semantics of the Redis bank's Lua script
- * (creditScript.ts, step for step; creditBank.test.ts runs one suite against both). Exchanges run
+ * The credit bank in one process's memory, with the semantics of the Redis bank's Lua script
+ * (creditScript.ts describes them: reap expired leases, take the report, grant a lease, take from the
+ * bucket). bankSemantics.test.ts pins both to one table of cases, and creditBank.test.ts runs one
+ * suite against both. Exchanges run
  * one at a time (JavaScript's single thread), as the script runs atomically in Redis. The primary
  * process of `tollgate start --workers N` holds it when no Redis is configured; its workers reach it
  * over the cluster channel (createClusterBank.ts).
@@ -51,17 +56,22 @@ const sweepMs = 60_000
 export function createMemoryBank({
   leaseTtlMs = 15_000,
   now = Date.now,
+  timers = systemTimers,
 }: MemoryBankOptions = {}): MemoryBank {
   const days = new Map<string, Day>()
   const buckets = new Map<string, Bucket>()
   const listeners = new Map<string, ((notice: LeaseNotice) => void)[]>()
   // days and buckets expire as their Redis keys do
-  const sweeper = setInterval(() => {
+  let sweeper: unknown
+  const sweep = () => {
     const at = now()
     for (const [key, day] of days) if (day.expiresAt <= at) days.delete(key)
     for (const [key, bucket] of buckets) if (bucket.expiresAt <= at) buckets.delete(key)
-  }, sweepMs)
-  sweeper.unref()
+    sweeper = timers.setTimeout(sweep, sweepMs)
+    ;(sweeper as { unref?: () => void }).unref?.()
+  }
+  sweeper = timers.setTimeout(sweep, sweepMs)
+  ;(sweeper as { unref?: () => void }).unref?.()
 
   function liveDay(key: string, at: number): Day | undefined {
     const day = days.get(key)
@@ -92,94 +102,106 @@ export function createMemoryBank({
   }
 
   function exchangeOne(me: string, request: BankSubjectRequest, at: number): BankSubjectReply {
-    let leased = 0
-    let granted = 0
-    let kept = 0
-    let othersFree = 0
     const day = request.dailyLimit >= 0 ? days.get(`${request.subject}:${request.day}`) : undefined
-    if (day) {
-      const limit = request.dailyLimit
-      granted = day.granted
-      let live = 1
-      for (const [who, expiry] of day.expiries) {
-        if (who === me) continue
-        if (expiry <= at) {
-          // a holder that stopped renewing: its lease goes back to the pool
-          granted -= day.holding.get(who) ?? 0
-          day.expiries.delete(who)
-          day.holding.delete(who)
-          day.spent.delete(who)
-          day.frees.delete(who)
-        } else {
-          if ((day.holding.get(who) ?? 0) > 0) live += 1
-          othersFree += day.frees.get(who) ?? 0
-        }
-      }
-      granted += request.usedCredits - (day.spent.get(me) ?? request.flushedCredits)
-      let held = request.heldCredits
-      const holding = day.holding.get(me)
-      if (holding === undefined) {
-        // no record of this instance's lease (it expired unreported): it keeps only what still fits
-        held = Math.max(0, Math.min(held, limit - granted))
-        granted += held
-      } else {
-        granted += held - holding
-      }
-      if (request.returning) day.exact = limit
-      const left = limit - granted
-      if (request.leaseCredits > 0 && left >= request.leaseMinCredits) {
-        const size =
-          day.exact === limit
-            ? request.leaseCredits
-            : Math.max(
-                request.leaseMinCredits,
-                Math.min(request.maxLeaseCredits, Math.floor(left / (4 * live))),
-              )
-        leased = Math.min(size, left)
-      }
-      granted += leased
-      day.granted = granted
-      day.spent.set(me, request.usedCredits)
-      day.holding.set(me, held + leased)
-      day.expiries.set(me, at + leaseTtlMs)
-      day.frees.set(me, Math.min(request.freeCredits, held) + leased)
-      day.expiresAt = at + dayKeepMs
-      kept = held
-    }
-
-    let rateGranted = 0
-    let rateWait = 0
-    const rate = request.creditsPerSecond
-    if (rate > 0 && (request.rateCredits > 0 || request.rateReturnedCredits > 0)) {
-      let bucket = buckets.get(request.subject)
-      if (bucket && bucket.expiresAt <= at) bucket = undefined
-      let tokens = bucket?.tokens ?? rate
-      const since = bucket?.since ?? at
-      tokens = Math.min(rate, tokens + (Math.max(0, at - since) * rate) / 1000 + request.rateReturnedCredits)
-      if (request.rateCredits > 0) {
-        if (tokens >= request.rateMinCredits) {
-          rateGranted = Math.floor(Math.min(tokens, Math.max(request.rateCredits, request.rateSliceCredits)))
-          tokens -= rateGranted
-        } else if (tokens >= rate) {
-          // full, and the least asked for is more: granted all the same, the bucket goes into debt
-          rateGranted = request.rateMinCredits
-          tokens -= rateGranted
-        } else {
-          rateWait = Math.ceil(((Math.min(request.rateMinCredits, rate) - tokens) * 1000) / rate)
-        }
-      }
-      // kept until the debt is paid and the bucket full again, as the Redis key is
-      const keepMs = Math.max(bucketKeepMs, Math.ceil(((rate - tokens) * 1000) / rate))
-      buckets.set(request.subject, { tokens, since: at, expiresAt: at + keepMs })
-    }
+    const daily = day ? exchangeDay(day, me, request, at) : { leased: 0, granted: 0, held: 0, othersFree: 0 }
+    const rate = takeFromBucket(request, at)
     return {
-      leasedCredits: leased,
-      grantedCredits: granted,
-      rateGrantedCredits: rateGranted,
-      rateWaitMs: rateWait,
-      heldCredits: kept,
-      othersFreeCredits: othersFree,
+      leasedCredits: daily.leased,
+      grantedCredits: daily.granted,
+      rateGrantedCredits: rate.granted,
+      rateWaitMs: rate.waitMs,
+      heldCredits: daily.held,
+      othersFreeCredits: daily.othersFree,
     }
+  }
+
+  /** The daily balance: reap expired leases, take the report, grant a lease. */
+  function exchangeDay(day: Day, me: string, request: BankSubjectRequest, at: number) {
+    const limit = request.dailyLimit
+    const { live, othersFree } = reapAndCount(day, me, at)
+    // the report: absolute figures, so a resent one changes nothing
+    day.granted += request.usedCredits - (day.spent.get(me) ?? request.flushedCredits)
+    let held = request.heldCredits
+    const holding = day.holding.get(me)
+    if (holding === undefined) {
+      // no record of this instance's lease (it expired unreported): it keeps only what still fits
+      held = Math.max(0, Math.min(held, limit - day.granted))
+      day.granted += held
+    } else {
+      day.granted += held - holding
+    }
+    if (request.returning) day.exact = limit
+    // the lease: a quarter of what is left per live holder, at least the least asked for, at most
+    // maxLease; after a recall (the end of the balance), what is asked for
+    const left = limit - day.granted
+    let leased = 0
+    if (request.leaseCredits > 0 && left >= request.leaseMinCredits) {
+      const quarter = Math.min(request.maxLeaseCredits, Math.floor(left / (4 * live)))
+      const size = day.exact === limit ? request.leaseCredits : Math.max(request.leaseMinCredits, quarter)
+      leased = Math.min(size, left)
+    }
+    day.granted += leased
+    day.spent.set(me, request.usedCredits)
+    day.holding.set(me, held + leased)
+    day.expiries.set(me, at + leaseTtlMs)
+    day.frees.set(me, Math.min(request.freeCredits, held) + leased)
+    day.expiresAt = at + dayKeepMs
+    return { leased, granted: day.granted, held, othersFree }
+  }
+
+  /**
+   * Leases of holders that stopped renewing go back to the pool; of the others, how many hold credits
+   * (with this instance: the live holders) and what they hold free.
+   */
+  function reapAndCount(day: Day, me: string, at: number): { live: number; othersFree: number } {
+    let live = 1
+    let othersFree = 0
+    for (const [who, expiry] of day.expiries) {
+      if (who === me) continue
+      if (expiry <= at) {
+        day.granted -= day.holding.get(who) ?? 0
+        day.expiries.delete(who)
+        day.holding.delete(who)
+        day.spent.delete(who)
+        day.frees.delete(who)
+      } else {
+        if ((day.holding.get(who) ?? 0) > 0) live += 1
+        othersFree += day.frees.get(who) ?? 0
+      }
+    }
+    return { live, othersFree }
+  }
+
+  /**
+   * The per-second bucket: refilled by time and what comes back; a slice when it holds the least
+   * asked for; on a full bucket, the least asked for all the same (into debt); else how long to wait.
+   */
+  function takeFromBucket(request: BankSubjectRequest, at: number): { granted: number; waitMs: number } {
+    const rate = request.creditsPerSecond
+    if (rate <= 0 || (request.rateCredits <= 0 && request.rateReturnedCredits <= 0)) {
+      return { granted: 0, waitMs: 0 }
+    }
+    let bucket = buckets.get(request.subject)
+    if (bucket && bucket.expiresAt <= at) bucket = undefined
+    const since = bucket?.since ?? at
+    let tokens = bucket?.tokens ?? rate
+    tokens = Math.min(rate, tokens + (Math.max(0, at - since) * rate) / 1000 + request.rateReturnedCredits)
+    let granted = 0
+    let waitMs = 0
+    if (request.rateCredits > 0) {
+      if (tokens >= request.rateMinCredits) {
+        granted = Math.floor(Math.min(tokens, Math.max(request.rateCredits, request.rateSliceCredits)))
+      } else if (tokens >= rate) {
+        granted = request.rateMinCredits
+      } else {
+        waitMs = Math.ceil(((Math.min(request.rateMinCredits, rate) - tokens) * 1000) / rate)
+      }
+      tokens -= granted
+    }
+    // kept until the debt is paid and the bucket full again, as the Redis key is
+    const keepMs = Math.max(bucketKeepMs, Math.ceil(((rate - tokens) * 1000) / rate))
+    buckets.set(request.subject, { tokens, since: at, expiresAt: at + keepMs })
+    return { granted, waitMs }
   }
 
   return {
@@ -202,7 +224,7 @@ export function createMemoryBank({
       },
     }),
     close() {
-      clearInterval(sweeper)
+      timers.clearTimeout(sweeper)
       days.clear()
       buckets.clear()
       listeners.clear()

@@ -40,14 +40,14 @@ for (const backend of storeBackends) {
       const clock = fakeClock()
       const meter = await createMeter({ store: await makeStore(), clock, flushMs: 60_000 })
       const payer = subject()
-      const first = meter.admit(payer, 600)
-      assert.throws(() => meter.admit(payer, 401), DailyLimitError, 'held credits count')
+      const first = await meter.admit(payer, 600)
+      await assert.rejects(meter.admit(payer, 401), DailyLimitError, 'held credits count')
       const settled = meter.settle(first, [usage(80), usage(0)])
       assert.equal(settled.chargedCredits, 80)
       assert.equal(settled.remainingCredits, 920)
-      const second = meter.admit(payer, 920)
+      const second = await meter.admit(payer, 920)
       meter.settle(second, [usage(920)])
-      assert.throws(() => meter.admit(payer, 1), DailyLimitError)
+      await assert.rejects(meter.admit(payer, 1), DailyLimitError)
       assert.equal(meter.remainingCredits(payer), 0)
       await meter.close()
     })
@@ -56,15 +56,12 @@ for (const backend of storeBackends) {
       const clock = fakeClock(Date.parse('2026-11-22T23:59:59Z'))
       const meter = await createMeter({ store: await makeStore(), clock, flushMs: 60_000 })
       const payer = subject()
-      meter.settle(meter.admit(payer, 1_000), [usage(1_000)])
-      assert.throws(
-        () => meter.admit(payer, 5),
-        (err: DailyLimitError) => err.retryAfterSeconds === 1,
-      )
+      meter.settle(await meter.admit(payer, 1_000), [usage(1_000)])
+      await assert.rejects(meter.admit(payer, 5), (err: DailyLimitError) => err.retryAfterSeconds === 1)
       assert.equal(meter.secondsToReset(), 1)
       clock.set(Date.parse('2026-11-23T00:00:00Z'))
       assert.equal(meter.remainingCredits(payer), 1_000)
-      meter.settle(meter.admit(payer, 5), [usage(5)])
+      meter.settle(await meter.admit(payer, 5), [usage(5)])
       assert.equal(meter.secondsToReset(), 86_400)
       await meter.close()
     })
@@ -73,27 +70,27 @@ for (const backend of storeBackends) {
       const clock = fakeClock()
       const meter = await createMeter({ store: await makeStore(), clock, flushMs: 60_000 })
       const plan = subject({ accountCreditsPerSecond: 100, accountDailyCredits: 1e9 })
-      meter.settle(meter.admit(plan, 80), [usage(80)])
+      meter.settle(await meter.admit(plan, 80), [usage(80)])
       // 20 credits left of 100 per second: 60 more in 600 ms, sent as a whole second
-      assert.throws(
-        () => meter.admit(plan, 80),
+      await assert.rejects(
+        meter.admit(plan, 80),
         (err: RateLimitError) => err.wireFields?.event === -33200 && err.retryAfterSeconds === 1,
       )
       clock.advance(1_000)
-      meter.settle(meter.admit(plan, 80), [usage(80)])
+      meter.settle(await meter.admit(plan, 80), [usage(80)])
 
       const keyRate = subject({ accountId: 2, keyId: 20, keyCreditsPerSecond: 100, accountDailyCredits: 1e9 })
-      meter.settle(meter.admit(keyRate, 80), [usage(80)])
-      assert.throws(
-        () => meter.admit(keyRate, 80),
+      meter.settle(await meter.admit(keyRate, 80), [usage(80)])
+      await assert.rejects(
+        meter.admit(keyRate, 80),
         (err: RateLimitError) => err.wireFields?.event === -33300,
       )
 
       const keyDay = subject({ accountId: 3, keyId: 30, keyDailyCredits: 100, accountDailyCredits: 1e9 })
-      meter.settle(meter.admit(keyDay, 80), [usage(80)])
+      meter.settle(await meter.admit(keyDay, 80), [usage(80)])
       // the key's own daily limit: until 00:00 UTC (the clock is at 10:00:01)
-      assert.throws(
-        () => meter.admit(keyDay, 80),
+      await assert.rejects(
+        meter.admit(keyDay, 80),
         (err: RateLimitError) => err.wireFields?.event === -33400 && err.retryAfterSeconds === 14 * 3600 - 1,
       )
       await meter.close()
@@ -103,9 +100,9 @@ for (const backend of storeBackends) {
       const clock = fakeClock()
       const meter = await createMeter({ store: await makeStore(), clock, flushMs: 60_000 })
       const payer = subject({ accountCreditsPerSecond: 100, keyCreditsPerSecond: 100 })
-      const held = meter.admit(payer, 100)
+      const held = await meter.admit(payer, 100)
       meter.settle(held, [usage(0)])
-      meter.settle(meter.admit(payer, 100), [usage(100)])
+      meter.settle(await meter.admit(payer, 100), [usage(100)])
       assert.equal(meter.remainingCredits(payer), 900)
       await meter.close()
     })
@@ -117,26 +114,26 @@ for (const backend of storeBackends) {
       const planRefusal = (retryAfterSeconds: number) => (err: RateLimitError) =>
         err.wireFields?.event === -33200 && err.retryAfterSeconds === retryAfterSeconds
       // a batch of 1,000 eth_blockNumber on a full bucket: served, and 79,580 credits owed
-      meter.settle(meter.admit(core, 80_080), [usage(80_080)])
+      meter.settle(await meter.admit(core, 80_080), [usage(80_080)])
       // a call of 80: 159.16 s to pay the debt, 0.16 s for its own cost
-      assert.throws(() => meter.admit(core, 80), planRefusal(160))
-      assert.throws(() => meter.admit(core, 5), planRefusal(160))
-      assert.throws(() => meter.admit(core, 80_080), planRefusal(161), 'another batch: a full bucket')
+      await assert.rejects(meter.admit(core, 80), planRefusal(160))
+      await assert.rejects(meter.admit(core, 5), planRefusal(160))
+      await assert.rejects(meter.admit(core, 80_080), planRefusal(161), 'another batch: a full bucket')
       clock.advance(159_319)
-      assert.throws(() => meter.admit(core, 80), planRefusal(1))
+      await assert.rejects(meter.admit(core, 80), planRefusal(1))
       clock.advance(1)
-      meter.settle(meter.admit(core, 80), [usage(80)])
-      assert.throws(() => meter.admit(core, 80_080), planRefusal(1))
+      meter.settle(await meter.admit(core, 80), [usage(80)])
+      await assert.rejects(meter.admit(core, 80_080), planRefusal(1))
       clock.advance(999)
-      assert.throws(() => meter.admit(core, 80_080), planRefusal(1), 'one millisecond short of full')
+      await assert.rejects(meter.admit(core, 80_080), planRefusal(1), 'one millisecond short of full')
       clock.advance(1)
-      meter.settle(meter.admit(core, 80_080), [usage(80_080)])
+      meter.settle(await meter.admit(core, 80_080), [usage(80_080)])
 
       // a key's own limit the same, with its own 429
       const ownRate = subject({ accountId: 2, keyId: 20, keyCreditsPerSecond: 100, accountDailyCredits: 1e9 })
-      meter.settle(meter.admit(ownRate, 1_000), [usage(1_000)])
-      assert.throws(
-        () => meter.admit(ownRate, 80),
+      meter.settle(await meter.admit(ownRate, 1_000), [usage(1_000)])
+      await assert.rejects(
+        meter.admit(ownRate, 80),
         (err: RateLimitError) => err.wireFields?.event === -33300 && err.retryAfterSeconds === 10,
       )
       await meter.close()
@@ -147,11 +144,11 @@ for (const backend of storeBackends) {
       const meter = await createMeter({ store: await makeStore(), clock, flushMs: 60_000 })
       const core = subject({ accountCreditsPerSecond: 500, accountDailyCredits: 3_000_000 })
       // held for 1,000 calls; all but one failed upstream (free)
-      meter.settle(meter.admit(core, 80_080), [usage(80)])
-      meter.settle(meter.admit(core, 420), [usage(420)])
+      meter.settle(await meter.admit(core, 80_080), [usage(80)])
+      meter.settle(await meter.admit(core, 420), [usage(420)])
       // the bucket is at 0: 500 less the 80 charged, less the 420 after
-      assert.throws(
-        () => meter.admit(core, 1),
+      await assert.rejects(
+        meter.admit(core, 1),
         (err: RateLimitError) => err.wireFields?.event === -33200 && err.retryAfterSeconds === 1,
       )
       await meter.close()
@@ -162,7 +159,7 @@ for (const backend of storeBackends) {
       const clock = fakeClock()
       const meter = await createMeter({ store, clock, flushMs: 60_000 })
       const payer = subject()
-      meter.settle(meter.admit(payer, 300), [usage(80), usage(80), usage(5, '(invalid)')])
+      meter.settle(await meter.admit(payer, 300), [usage(80), usage(80), usage(5, '(invalid)')])
       await meter.close()
       const again = await createMeter({ store, clock, flushMs: 60_000 })
       assert.equal(again.remainingCredits(payer), 1_000 - 165)
@@ -191,9 +188,9 @@ for (const backend of storeBackends) {
         },
       }
       const meter = await createMeter({ store: flaky, clock: fakeClock(), flushMs: 60_000 })
-      meter.settle(meter.admit(subject(), 80), [usage(80)])
+      meter.settle(await meter.admit(subject(), 80), [usage(80)])
       await assert.rejects(meter.flush(), /locked/)
-      meter.settle(meter.admit(subject(), 80), [usage(80)])
+      meter.settle(await meter.admit(subject(), 80), [usage(80)])
       await meter.flush()
       assert.equal((await store.loadDailyUsage('2026-11-22')).get('account:1'), 160)
       await meter.close()

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Redis } from 'ioredis'
 import { openRedis } from '../store/openRedis.ts'
-import type { BankReply, BankRequest, CreditBank, LeaseNotice } from './creditBank.ts'
+import type { BankReply, BankRequest, BankSubjectRequest, CreditBank, LeaseNotice } from './creditBank.ts'
 import { creditScript } from './creditScript.ts'
 import { isLeaseNotice } from './isLeaseNotice.ts'
 
@@ -21,8 +21,11 @@ export type RedisBankOptions = {
 }
 
 type ScriptRedis = Redis & {
-  tollgateCredits(keyCount: number, ...args: (string | number)[]): Promise<number[]>
+  tollgateCredits(keyCount: number, ...keysAndArgument: string[]): Promise<string>
 }
+
+/** The script's one argument (creditScript.ts), sent as JSON: the requests under their own field names. */
+type ScriptArguments = { instance: string; leaseTtlMs: number; subjects: BankSubjectRequest[] }
 
 /**
  * The credit bank on Redis: one atomic Lua script per exchange (creditScript.ts). Connects before it
@@ -70,40 +73,12 @@ export async function createRedisBank({
 
   async function exchange({ subjects }: BankRequest): Promise<BankReply> {
     const keys: string[] = []
-    const args: (string | number)[] = [instanceId, leaseTtlMs, subjects.length]
     for (const each of subjects) {
       keys.push(`${keyPrefix}credits:${each.subject}:${each.day}`, `${keyPrefix}rate:${each.subject}`)
-      args.push(
-        each.dailyLimit,
-        each.usedCredits,
-        each.heldCredits,
-        each.flushedCredits,
-        each.seedCredits ?? '',
-        each.leaseCredits,
-        each.leaseMinCredits,
-        each.maxLeaseCredits,
-        each.creditsPerSecond,
-        each.rateCredits,
-        each.rateMinCredits,
-        each.rateSliceCredits,
-        each.freeCredits,
-        each.returning ? 1 : 0,
-        each.rateReturnedCredits,
-      )
     }
-    const reply = await redis.tollgateCredits(keys.length, ...keys, ...args)
-    if (reply[0] === -1) return { needsSeed: true }
-    return {
-      needsSeed: false,
-      subjects: subjects.map((_, index) => ({
-        leasedCredits: reply[index * 6] ?? 0,
-        grantedCredits: reply[index * 6 + 1] ?? 0,
-        rateGrantedCredits: reply[index * 6 + 2] ?? 0,
-        rateWaitMs: reply[index * 6 + 3] ?? 0,
-        heldCredits: reply[index * 6 + 4] ?? 0,
-        othersFreeCredits: reply[index * 6 + 5] ?? 0,
-      })),
-    }
+    const argument: ScriptArguments = { instance: instanceId, leaseTtlMs, subjects }
+    const reply = await redis.tollgateCredits(keys.length, ...keys, JSON.stringify(argument))
+    return JSON.parse(reply) as BankReply
   }
 
   return {

@@ -1,3 +1,4 @@
+import { systemTimers, type Timers } from '../failsafe/Timers.ts'
 import { newBatchId, type UsageSpool } from './createUsageSpool.ts'
 import type { DailyUsage, HourlyUsage, UsageDelta, UsageStore } from './usageStore.ts'
 
@@ -25,6 +26,8 @@ export type UsageBufferOptions = {
   spool?: UsageSpool | undefined
   /** How long the last flush may wait for the store before it is spooled. */
   closeWriteMs?: number
+  /** The last flush's deadline runs on these. */
+  timers?: Timers | undefined
 }
 
 /** Hourly rows by hour, key, network and method. */
@@ -40,7 +43,7 @@ type DailyCredits = Map<string, Map<string, number>>
  * (that was a tenth of a forwarded call's cost on the request path).
  */
 export function createUsageBuffer(store: UsageStore, options: UsageBufferOptions = {}): UsageBuffer {
-  const { spool, closeWriteMs = 5_000 } = options
+  const { spool, closeWriteMs = 5_000, timers = systemTimers } = options
   let pendingDaily: DailyCredits = new Map()
   let pendingHourly: HourlyRows = new Map()
   const flushed: DailyCredits = new Map()
@@ -105,7 +108,7 @@ export function createUsageBuffer(store: UsageStore, options: UsageBufferOptions
     const batchId = newBatchId()
     let file: string | undefined
     try {
-      await withDeadline(store.addBatch(batchId, delta), closeWriteMs)
+      await withDeadline(store.addBatch(batchId, delta), closeWriteMs, timers)
     } catch (err) {
       try {
         file = spool.write(batchId, delta, err)
@@ -150,13 +153,13 @@ function childMap<K, L, V>(map: Map<K, Map<L, V>>, key: K): Map<L, V> {
 }
 
 /** `work`, or a rejection once `timeoutMs` has passed without its answer. */
-function withDeadline<T>(work: Promise<T>, timeoutMs: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
+function withDeadline<T>(work: Promise<T>, timeoutMs: number, timers: Timers): Promise<T> {
+  let timer: unknown
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(
+    timer = timers.setTimeout(
       () => reject(new Error(`no answer from the usage store within ${timeoutMs} ms`)),
       timeoutMs,
     )
   })
-  return Promise.race([work, deadline]).finally(() => clearTimeout(timer))
+  return Promise.race([work, deadline]).finally(() => timers.clearTimeout(timer))
 }

@@ -21,49 +21,35 @@
  * cover: a debt paid off by refilling before anything more is granted. The bucket's key outlives
  * its debt.
  *
- * KEYS: per subject, its day hash and its bucket. ARGV: instance id, lease ttl (ms), subject count,
- * then per subject the 15 numbers of a BankSubjectRequest (creditBank.ts; a daily limit of -1: the
- * subject has no daily balance, only a per-second one). Answers `{-1}` when a day hash is absent and
- * no seed was sent; otherwise per subject: leased, granted, rate granted, rate wait (ms), and held
- * (what the bank accepts of the credits the instance holds: less when it had no record of them and
- * they no longer fit), and the free credits the other live instances hold.
+ * KEYS: per subject, its day hash and its bucket. ARGV[1]: one JSON document (ScriptArguments in
+ * createRedisBank.ts): the instance id, the lease ttl (ms) and the subjects' BankSubjectRequests
+ * (creditBank.ts, the same field names; a daily limit of -1: the subject has no daily balance, only
+ * a per-second one). Answers, as JSON, `{"needsSeed":true}` when a day hash is absent and no seed
+ * was sent; otherwise a BankSubjectReply per subject.
  */
 export const creditScript = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local me = ARGV[1]
-local ttl = tonumber(ARGV[2])
-local n = tonumber(ARGV[3])
-local per = 15
+local args = cjson.decode(ARGV[1])
+local me = args.instance
+local ttl = args.leaseTtlMs
 
-for i = 1, n do
-  local day = KEYS[2 * i - 1]
-  if tonumber(ARGV[3 + (i - 1) * per + 1]) >= 0 and redis.call('EXISTS', day) == 0 then
-    local seed = ARGV[3 + (i - 1) * per + 5]
-    if seed == '' then return {-1} end
-    redis.call('HSET', day, 'granted', seed)
+for i, s in ipairs(args.subjects) do
+  if s.dailyLimit >= 0 and redis.call('EXISTS', KEYS[2 * i - 1]) == 0 then
+    if s.seedCredits == nil then return cjson.encode({needsSeed = true}) end
+    redis.call('HSET', KEYS[2 * i - 1], 'granted', s.seedCredits)
   end
 end
 
 local out = {}
-for i = 1, n do
+for i, s in ipairs(args.subjects) do
   local day = KEYS[2 * i - 1]
   local bucket = KEYS[2 * i]
-  local a = 3 + (i - 1) * per
-  local limit = tonumber(ARGV[a + 1])
-  local used = tonumber(ARGV[a + 2])
-  local held = tonumber(ARGV[a + 3])
-  local flushed = tonumber(ARGV[a + 4])
-  local want = tonumber(ARGV[a + 6])
-  local wantMin = tonumber(ARGV[a + 7])
-  local maxLease = tonumber(ARGV[a + 8])
-  local rate = tonumber(ARGV[a + 9])
-  local rateWant = tonumber(ARGV[a + 10])
-  local rateMin = tonumber(ARGV[a + 11])
-  local rateSlice = tonumber(ARGV[a + 12])
-  local free = tonumber(ARGV[a + 13])
-  local returning = ARGV[a + 14] == '1'
-  local rateReturned = tonumber(ARGV[a + 15])
+  local limit = s.dailyLimit
+  local held = s.heldCredits
+  local want = s.leaseCredits
+  local wantMin = s.leaseMinCredits
+  local rate = s.creditsPerSecond
 
   local leased, granted, kept, othersFree = 0, 0, 0, 0
   if limit >= 0 then
@@ -92,7 +78,7 @@ for i = 1, n do
       end
     end
 
-    granted = granted + (used - (spent[me] or flushed))
+    granted = granted + (s.usedCredits - (spent[me] or s.flushedCredits))
     if holding[me] == nil then
       -- no record of this instance's lease (Redis lost its data, or the lease expired while this
       -- instance could not report): it keeps only what still fits under the limit
@@ -101,30 +87,31 @@ for i = 1, n do
     else
       granted = granted + held - holding[me]
     end
-    if returning then exact = limit end
+    if s.returning then exact = limit end
     local left = limit - granted
     if want > 0 and left >= wantMin then
-      local size = math.max(wantMin, math.min(maxLease, math.floor(left / (4 * live))))
+      local size = math.max(wantMin, math.min(s.maxLeaseCredits, math.floor(left / (4 * live))))
       if exact == limit then size = want end
       leased = math.min(size, left)
     end
     granted = granted + leased
-    redis.call('HSET', day, 'granted', granted, 'u:' .. me, used, 'o:' .. me, held + leased, 'e:' .. me, now + ttl,
-      'f:' .. me, math.min(free, held) + leased)
-    if returning then redis.call('HSET', day, 'x', limit) end
+    redis.call('HSET', day, 'granted', granted, 'u:' .. me, s.usedCredits, 'o:' .. me, held + leased,
+      'e:' .. me, now + ttl, 'f:' .. me, math.min(s.freeCredits, held) + leased)
+    if s.returning then redis.call('HSET', day, 'x', limit) end
     redis.call('PEXPIRE', day, 172800000)
     kept = held
   end
 
   local rateGranted, rateWait = 0, 0
-  if rate > 0 and (rateWant > 0 or rateReturned > 0) then
+  local rateWant, rateMin = s.rateCredits, s.rateMinCredits
+  if rate > 0 and (rateWant > 0 or s.rateReturnedCredits > 0) then
     local state = redis.call('HMGET', bucket, 't', 'ts')
     local tokens = tonumber(state[1]) or rate
     local since = tonumber(state[2]) or now
-    tokens = math.min(rate, tokens + math.max(0, now - since) * rate / 1000 + rateReturned)
+    tokens = math.min(rate, tokens + math.max(0, now - since) * rate / 1000 + s.rateReturnedCredits)
     if rateWant > 0 then
       if tokens >= rateMin then
-        rateGranted = math.floor(math.min(tokens, math.max(rateWant, rateSlice)))
+        rateGranted = math.floor(math.min(tokens, math.max(rateWant, s.rateSliceCredits)))
         tokens = tokens - rateGranted
       elseif tokens >= rate then
         rateGranted = rateMin
@@ -136,12 +123,14 @@ for i = 1, n do
     redis.call('HSET', bucket, 't', tostring(tokens), 'ts', now)
     redis.call('PEXPIRE', bucket, math.max(60000, math.ceil((rate - tokens) * 1000 / rate)))
   end
-  out[#out + 1] = leased
-  out[#out + 1] = granted
-  out[#out + 1] = rateGranted
-  out[#out + 1] = rateWait
-  out[#out + 1] = kept
-  out[#out + 1] = othersFree
+  out[i] = {
+    leasedCredits = leased,
+    grantedCredits = granted,
+    rateGrantedCredits = rateGranted,
+    rateWaitMs = rateWait,
+    heldCredits = kept,
+    othersFreeCredits = othersFree,
+  }
 end
-return out
+return cjson.encode({needsSeed = false, subjects = out})
 `

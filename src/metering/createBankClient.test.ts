@@ -61,7 +61,7 @@ function endOfBalanceBank() {
   return { bank, exchanges, notices, release, pool }
 }
 
-describe('lease desks', () => {
+describe('bank client', () => {
   it('while a call waits for a recall, a new call that fits is served at once, not after the bound', {
     timeout: 10_000,
   }, async () => {
