@@ -39,7 +39,7 @@ const mayImport: Record<string, readonly string[] | 'anything'> = {
   metrics: ['networks', 'upstreams', 'errors'],
   // a key's plan and usage come from metering/; authorize reads each method's contract
   auth: ['metering', 'methods', 'store', 'config', 'errors', 'formats'],
-  metering: ['store', 'config', 'errors'],
+  metering: ['store', 'config', 'errors', 'failsafe'],
   cache: ['methods', 'store', 'jsonrpc', 'failsafe'],
   // the head tracker shares heads between gateways through cache/
   networks: ['cache', 'upstreams', 'config', 'failsafe'],
