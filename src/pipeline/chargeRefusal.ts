@@ -1,5 +1,5 @@
 import type { Admission, Meter, MeterSubject, Settlement } from '../metering/createMeter.ts'
-import { credits } from '../methods/methodTable.ts'
+import { priceOf } from '../methods/priceOf.ts'
 
 /** The label usage is recorded under for requests refused as a whole (403, 413, 415, parse errors). */
 const rejectedLabel = '(rejected)'
@@ -14,14 +14,13 @@ export async function chargeRefusal(
   network: string,
   refusal: unknown,
 ): Promise<{ error: unknown; settlement: Settlement | undefined }> {
+  const costCredits = priceOf({ kind: 'rejectedRequest' })
   let admission: Admission
   try {
-    admission = await meter.admit(subject, credits.refusedInput)
+    admission = await meter.admit(subject, costCredits)
   } catch (limit) {
     return { error: limit, settlement: undefined }
   }
-  const settlement = meter.settle(admission, [
-    { method: rejectedLabel, network, credits: credits.refusedInput },
-  ])
+  const settlement = meter.settle(admission, [{ method: rejectedLabel, network, credits: costCredits }])
   return { error: refusal, settlement }
 }

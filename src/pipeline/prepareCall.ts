@@ -1,8 +1,9 @@
 import { authorizeCall } from '../auth/authorize.ts'
 import { MethodNotFoundError, NotificationsNotSupportedError, type TollgateError } from '../errors/errors.ts'
 import type { RpcCall, RpcEntry, RpcId } from '../jsonrpc/types.ts'
-import { credits, getMethodSpec, type MethodSpec } from '../methods/methodTable.ts'
+import { getMethodSpec, type MethodSpec } from '../methods/methodTable.ts'
 import { parseParams } from '../methods/params.ts'
+import { priceOf } from '../methods/priceOf.ts'
 import type { RpcContext } from './rpcContext.ts'
 
 /** How usage is recorded for calls whose method is not one of ours (keeps the history's labels bounded). */
@@ -42,14 +43,14 @@ export function prepareCall(ctx: RpcContext, entry: RpcEntry): PreparedCall {
     const params = parseParams(spec.params, call.params)
     if (ctx.guard) authorizeCall(ctx.guard, spec.name, spec.contracts, params)
     const paramsAsSent = isUnchanged(params, call.params)
-    return { ok: true, call, spec, params, costCredits: spec.costCredits, paramsAsSent }
+    return { ok: true, call, spec, params, costCredits: priceOf({ kind: 'served', spec }), paramsAsSent }
   } catch (err) {
     return refused(call.id, call.isNotification, label, err as TollgateError)
   }
 }
 
 function refused(id: RpcId, isNotification: boolean, method: string, error: TollgateError): PreparedCall {
-  return { ok: false, id, isNotification, method, error, costCredits: credits.refusedInput }
+  return { ok: false, id, isNotification, method, error, costCredits: priceOf({ kind: 'refusedCall' }) }
 }
 
 /** Whether normalising the params changed nothing (no default added, no value rewritten). */
