@@ -75,7 +75,6 @@ export async function handleGasRequest(deps: GasDeps, request: GasRequest): Prom
   if (!access.ok) return fail(access.error)
   const { key, network } = access
   const ready = indexer as FeeIndexer
-  let charged = 0
   try {
     if (ready.status() === 'no-base-fee') throw new NoBaseFeeError(ready.chainId)
     const window = ready.window()
@@ -96,19 +95,14 @@ export async function handleGasRequest(deps: GasDeps, request: GasRequest): Prom
     const settlement = deps.meter.settle(admission, [
       { method: `gas:${request.endpoint}`, network: network.name, credits: costCredits },
     ])
-    charged = settlement.chargedCredits
-    return { status: 200, body, headers: headers(deps, key, charged) }
+    return { status: 200, body, headers: headers(deps, key, settlement.chargedCredits) }
   } catch (err) {
-    const status = err instanceof TollgateError ? err.httpStatus : 500
-    // refused input costs 5 credits; 402/429 and our own failures cost nothing
-    let answer = err
-    if (status >= 400 && status < 500 && status !== 402 && status !== 429) {
-      const { error, settlement } = await chargeRefusal(deps.meter, key.subject, network.name, err)
-      answer = error
-      charged = settlement?.chargedCredits ?? 0
+    // refused input costs 5 credits; 402/429 and our own failures cost nothing (chargeRefusal)
+    const { error, settlement } = await chargeRefusal(deps.meter, key.subject, network.name, err)
+    if (!(err instanceof TollgateError) || err.httpStatus >= 500) {
+      deps.log.warn({ err }, 'gas API request failed')
     }
-    if (status >= 500) deps.log.warn({ err }, 'gas API request failed')
-    return refused(deps, key, answer, charged)
+    return refused(deps, key, error, settlement?.chargedCredits ?? 0)
   }
 }
 

@@ -17,7 +17,15 @@ describe('priceOf', () => {
 
   it('input refused before any work costs 5, a call or a whole request', () => {
     assert.equal(priceOf({ kind: 'refusedCall' }), 5)
-    assert.equal(priceOf({ kind: 'rejectedRequest' }), 5)
+    for (const httpStatus of [200, 400, 403, 413, 415]) {
+      assert.equal(priceOf({ kind: 'rejectedRequest', httpStatus }), 5, `${httpStatus}`)
+    }
+  })
+
+  it('a request refused whole by us (a busy server) or by the balance (402, 429) costs nothing', () => {
+    for (const httpStatus of [402, 429, 500, 503]) {
+      assert.equal(priceOf({ kind: 'rejectedRequest', httpStatus }), 0, `${httpStatus}`)
+    }
   })
 
   it('a failed call: free when ours, upstream or the client left; params refused as refused input; else the method', () => {

@@ -25,8 +25,12 @@ export type PricedOutcome =
   | { kind: 'served'; spec: MethodSpec }
   /** A call refused before it ran (unknown method, bad params, an allowlist): refused input. */
   | { kind: 'refusedCall' }
-  /** A request refused whole before its calls ran (403, 413, 415, parse errors): refused input. */
-  | { kind: 'rejectedRequest' }
+  /**
+   * A request refused whole before its calls ran (403, 413, 415, parse errors, a Gas API request's
+   * bad input): refused input; free when the refusal is ours (`httpStatus` 5xx: a busy server) or
+   * the balance's own (402, 429).
+   */
+  | { kind: 'rejectedRequest'; httpStatus: number }
   /**
    * A call that ran and failed without a node's answer: free when the failure is ours or upstream
    * (`httpStatus` 5xx) or the client went away; params refused before any node was asked (an
@@ -49,8 +53,9 @@ export function priceOf(outcome: PricedOutcome): number {
     case 'served':
       return outcome.spec.costCredits
     case 'refusedCall':
-    case 'rejectedRequest':
       return credits.refusedInput
+    case 'rejectedRequest':
+      return isFree(outcome.httpStatus) ? 0 : credits.refusedInput
     case 'failed':
       if (outcome.httpStatus >= 500 || outcome.clientGone) return 0
       return outcome.error instanceof InvalidParamsError ? credits.refusedInput : outcome.spec.costCredits
@@ -61,4 +66,9 @@ export function priceOf(outcome: PricedOutcome): number {
     case 'gasApi':
       return credits.gasEndpoint
   }
+}
+
+/** A refusal that is ours (5xx) or the balance's own (402, 429): nothing was used to charge for. */
+function isFree(httpStatus: number): boolean {
+  return httpStatus >= 500 || httpStatus === 402 || httpStatus === 429
 }

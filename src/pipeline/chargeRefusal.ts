@@ -1,3 +1,4 @@
+import { TollgateError } from '../errors/errors.ts'
 import type { Admission, Meter, MeterSubject, Settlement } from '../metering/createMeter.ts'
 import { priceOf } from '../methods/priceOf.ts'
 
@@ -5,8 +6,10 @@ import { priceOf } from '../methods/priceOf.ts'
 const rejectedLabel = '(rejected)'
 
 /**
- * Input refused as a whole costs 5 credits (docs/compatibility.md §2), unless the balance cannot pay even that:
- * then the 402/429 is the answer instead. Returns the error to answer with, and what was charged.
+ * A request refused as a whole, charged what priceOf says: input refused costs 5 credits
+ * (docs/compatibility.md §2), unless the balance cannot pay even that (then the 402/429 is the answer
+ * instead); a refusal that is ours (5xx: a busy server) or the balance's own (402/429) costs nothing.
+ * Returns the error to answer with, and what was charged.
  */
 export async function chargeRefusal(
   meter: Meter,
@@ -14,7 +17,9 @@ export async function chargeRefusal(
   network: string,
   refusal: unknown,
 ): Promise<{ error: unknown; settlement: Settlement | undefined }> {
-  const costCredits = priceOf({ kind: 'rejectedRequest' })
+  const httpStatus = refusal instanceof TollgateError ? refusal.httpStatus : 500
+  const costCredits = priceOf({ kind: 'rejectedRequest', httpStatus })
+  if (costCredits === 0) return { error: refusal, settlement: undefined }
   let admission: Admission
   try {
     admission = await meter.admit(subject, costCredits)

@@ -103,13 +103,10 @@ function response(
 
 /**
  * A body refused whole: 5 credits, unless even those cannot be paid (then the 402/429); a body the
- * server was too busy to read (503) costs nothing.
+ * server was too busy to read (503) costs nothing (chargeRefusal).
  */
 async function refuse(deps: HttpRpcDeps, key: KeyEntry, network: string, err: unknown): Promise<RpcOutcome> {
-  const ours = err instanceof TollgateError && err.httpStatus >= 500
-  const { error, settlement } = ours
-    ? { error: err, settlement: undefined }
-    : await chargeRefusal(deps.meter, key.subject, network, err)
+  const { error, settlement } = await chargeRefusal(deps.meter, key.subject, network, err)
   const { payload, httpStatus, headers } = errorOutcome(deps, null, error)
   return { status: httpStatus, body: payload, settlement, partner: false, errorHeaders: headers }
 }

@@ -1,6 +1,5 @@
 import type { FilterOwner } from '../auth/createFilterIds.ts'
-import type { CacheScope } from '../cache/cacheScope.ts'
-import { cacheScope } from '../cache/cacheScope.ts'
+import { type CacheScope, cacheScope } from '../cache/cacheScope.ts'
 import { type FetchedAnswer, type RpcCache, resultAnswer } from '../cache/createRpcCache.ts'
 import { FilterNotFoundError } from '../errors/errors.ts'
 import type { Cancellation } from '../failsafe/Cancellation.ts'
