@@ -57,23 +57,18 @@ export async function handleHttpRpc(deps: HttpRpcDeps, request: HttpRpcRequest):
     return { status: httpStatus, body: payload, headers: headers && toHeaderList(headers) }
   }
   const { key, network, guard, failover } = access
-  const parsed = parse(deps, await bodyOrRefusal(request))
-  if (!parsed.ok)
-    return response(deps, key, network.name, await refuse(deps, key, network.name, parsed.refusal))
+  let parsed: RpcRequest
+  try {
+    parsed = parse(deps, await request.readBody())
+  } catch (refusal) {
+    // the body stream's own error (the client went away mid-body) is no refusal to answer
+    if (!(refusal instanceof TollgateError)) throw refusal
+    return response(deps, key, network.name, await refuse(deps, key, network.name, refusal))
+  }
   const { cancellation, answerBudget } = request
   const { meter, filterIds, log } = deps
   const ctx = { network, key, guard, failover, meter, filterIds, cancellation, answerBudget, log }
-  return response(deps, key, network.name, await runRpcRequest(ctx, parsed.request))
-}
-
-/** The body's bytes, or the transport's refusal of it (413, 415, a busy server); the stream's own error is thrown. */
-async function bodyOrRefusal(request: HttpRpcRequest): Promise<Buffer | TollgateError> {
-  try {
-    return await request.readBody()
-  } catch (err) {
-    if (err instanceof TollgateError) return err
-    throw err
-  }
+  return response(deps, key, network.name, await runRpcRequest(ctx, parsed))
 }
 
 /** What an outcome is answered with: its status, body and the credit headers. */
@@ -138,19 +133,8 @@ function toHeaderList(headers: Record<string, string>): string[] {
   return list
 }
 
-/** The body's calls, or what refuses it whole: the transport's refusal (413, 415) or the parser's. */
-function parse(
-  deps: HttpRpcDeps,
-  body: Buffer | TollgateError,
-): { ok: true; request: RpcRequest } | { ok: false; refusal: unknown } {
-  if (!Buffer.isBuffer(body)) return { ok: false, refusal: body }
-  try {
-    // a call forwarded as written goes as these bytes when they are the text they decode to
-    return {
-      ok: true,
-      request: parseRpcRequest(body.toString(), deps, isUtf8(body) ? body : undefined),
-    }
-  } catch (refusal) {
-    return { ok: false, refusal }
-  }
+/** The body's calls, or throws the parser's refusal of the body whole (a TollgateError). */
+function parse(deps: HttpRpcDeps, body: Buffer): RpcRequest {
+  // a call forwarded as written goes as these bytes when they are the text they decode to
+  return parseRpcRequest(body.toString(), deps, isUtf8(body) ? body : undefined)
 }
