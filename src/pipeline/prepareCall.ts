@@ -15,6 +15,7 @@ export type PreparedCall =
       call: RpcCall
       spec: MethodSpec
       params: unknown[]
+      /** What the call costs answered (priceOf): what admission holds for it. */
       costCredits: number
       /** Normalising the params changed nothing (no default added, no value rewritten). */
       paramsAsSent: boolean
@@ -25,12 +26,13 @@ export type PreparedCall =
       isNotification: boolean
       method: string
       error: TollgateError
+      /** What refused input costs (priceOf). */
       costCredits: number
     }
 
 /**
  * Everything about a call that needs no I/O: method offered, params valid and normalised, method
- * and contract allowlists. A refused call costs 5 credits and carries its error.
+ * and contract allowlists. A refused call costs what refused input costs (priceOf) and carries its error.
  */
 export function prepareCall(ctx: RpcContext, entry: RpcEntry): PreparedCall {
   if ('error' in entry) return refused(entry.id, false, invalidMethodLabel, entry.error)
