@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { fieldSteps, methodDuties } from './methodDuties.ts'
-import { getMethodSpec, getOfferedMethods, type MethodSpec } from './methodTable.ts'
+import { methodDuties } from './methodDuties.ts'
+import { fieldSteps, getMethodSpec, getOfferedMethods, type MethodSpec } from './methodTable.ts'
 
 const dutiesOf = (method: string) => getMethodSpec(method).duties
 /** The default row, as a method the table does not name gets it. */
@@ -16,11 +16,11 @@ describe('methodDuties', () => {
 
   it('refuses a field it does not know, rather than let it skip a duty', () => {
     const withNewFlag = { ...defaults, newFlag: true } as Omit<MethodSpec, 'duties'>
-    assert.throws(() => methodDuties(withNewFlag, defaults), /newFlag is read by no step/)
+    assert.throws(() => methodDuties(withNewFlag, defaults, fieldSteps), /newFlag is read by no step/)
   })
 
   it('a flag away from the default row gives a method the duty of each step that reads it', () => {
-    assert.deepEqual(methodDuties(defaults, defaults), {
+    assert.deepEqual(methodDuties(defaults, defaults, fieldSteps), {
       answerHere: false,
       beforeSend: false,
       afterAnswer: false,
@@ -28,7 +28,7 @@ describe('methodDuties', () => {
     for (const [field, steps] of Object.entries(fieldSteps)) {
       if (!steps.some((step) => step === 'answerHere' || step === 'beforeSend' || step === 'afterAnswer'))
         continue
-      const duties = methodDuties({ ...defaults, [field]: Symbol(field) }, defaults)
+      const duties = methodDuties({ ...defaults, [field]: Symbol(field) }, defaults, fieldSteps)
       for (const step of steps)
         if (step in duties) assert.equal(duties[step as keyof typeof duties], true, field)
     }

@@ -1,5 +1,3 @@
-import type { MethodSpec } from './methodTable.ts'
-
 /** The steps of the request path (handleRpc and around it) that read a method spec's fields. */
 export type PathStep =
   | 'validate'
@@ -25,47 +23,19 @@ export type MethodDuties = {
   afterAnswer: boolean
 }
 
-type SpecFields = Omit<MethodSpec, 'duties'>
-
 /**
- * Which steps read each field of a spec. Every field is named (the type requires it, and
- * methodDuties refuses a field it does not know), so a new flag is given its steps here, and a
- * method that sets it then has the duty of each: no flag can skip a duty unnoticed.
+ * The duties of a spec: each step of MethodDuties that `fieldSteps` says reads a field whose value
+ * is not the default row's. Throws on a field `fieldSteps` does not name (`duties`, this function's
+ * answer, aside), so that no field can skip a duty unnoticed.
  */
-export const fieldSteps: Readonly<Record<keyof SpecFields, readonly PathStep[]>> = {
-  name: ['validate'],
-  offered: ['validate'],
-  params: ['validate'],
-  contracts: ['validate'],
-  costCredits: ['price'],
-  localResult: ['answerHere'],
-  subscriptionOnly: ['validate', 'answerHere'],
-  filterRole: ['beforeSend', 'afterAnswer'],
-  capsGas: ['beforeSend', 'route'],
-  boundsBlockRange: ['beforeSend'],
-  // read only for a range boundsBlockRange bounded: the answer's logs counted, a refused range split
-  countsLogs: ['forward'],
-  cacheClass: ['cache'],
-  pinnedIsImmutable: ['cache'],
-  failoverEligible: ['route'],
-  idempotent: ['route'],
-  nodeState: ['route'],
-  sendsTransaction: ['route'],
-  pinnedNeeds: ['route'],
-  nullWhenNoBlock: ['route'],
-  monotonicHead: ['afterAnswer'],
-  nullWhenNotFound: ['afterAnswer'],
-}
-
-/**
- * The duties of a spec: each step of MethodDuties that reads a field whose value is not the default
- * row's. Throws on a field fieldSteps does not name (`duties`, this function's answer, aside).
- */
-export function methodDuties(spec: SpecFields, defaults: SpecFields): MethodDuties {
+export function methodDuties<Spec extends object>(
+  spec: Spec,
+  defaults: Spec,
+  fieldSteps: Readonly<Record<string, readonly PathStep[]>>,
+): MethodDuties {
   const duties: MethodDuties = { answerHere: false, beforeSend: false, afterAnswer: false }
-  for (const field of Object.keys(spec) as (keyof SpecFields)[]) {
-    // the duties themselves, derived here
-    if ((field as keyof MethodSpec) === 'duties') continue
+  for (const field of Object.keys(spec) as (keyof Spec & string)[]) {
+    if (field === 'duties') continue
     const steps = fieldSteps[field]
     if (steps === undefined) {
       throw new Error(`method spec field ${field} is read by no step: name its steps in fieldSteps`)

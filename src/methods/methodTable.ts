@@ -1,6 +1,6 @@
 import { blockOverrides } from './blockOverrides.ts'
 import { type Contracts, methodContracts } from './methodContracts.ts'
-import { type MethodDuties, methodDuties } from './methodDuties.ts'
+import { type MethodDuties, methodDuties, type PathStep } from './methodDuties.ts'
 import { paramLimits } from './paramLimits.ts'
 import {
   address,
@@ -99,8 +99,38 @@ export type MethodSpec = {
    * hash): another upstream is asked, and null is the answer only when every one says so.
    */
   nullWhenNoBlock: boolean
-  /** Derived from the fields above (methodDuties): the steps of handleRpc its calls need. */
+  /** Derived from the fields above (methodDuties, fieldSteps): the steps of handleRpc its calls need. */
   duties: MethodDuties
+}
+
+/**
+ * Which steps of the request path read each field of a spec. Every field is named (the type requires
+ * it, and methodDuties refuses a field it does not find here), so a new flag is given its steps, and
+ * a method that sets it then has the duty of each (MethodSpec.duties).
+ */
+export const fieldSteps: Readonly<Record<Exclude<keyof MethodSpec, 'duties'>, readonly PathStep[]>> = {
+  name: ['validate'],
+  offered: ['validate'],
+  params: ['validate'],
+  contracts: ['validate'],
+  costCredits: ['price'],
+  localResult: ['answerHere'],
+  subscriptionOnly: ['validate', 'answerHere'],
+  filterRole: ['beforeSend', 'afterAnswer'],
+  capsGas: ['beforeSend', 'route'],
+  boundsBlockRange: ['beforeSend'],
+  // read only for a range boundsBlockRange bounded: the answer's logs counted, a refused range split
+  countsLogs: ['forward'],
+  cacheClass: ['cache'],
+  pinnedIsImmutable: ['cache'],
+  failoverEligible: ['route'],
+  idempotent: ['route'],
+  nodeState: ['route'],
+  sendsTransaction: ['route'],
+  pinnedNeeds: ['route'],
+  nullWhenNoBlock: ['route'],
+  monotonicHead: ['afterAnswer'],
+  nullWhenNotFound: ['afterAnswer'],
 }
 
 /** The default row: what every method that the table does not name gets. */
@@ -337,7 +367,7 @@ function methodSpec(
     duties: defaultMethodSpec.duties,
   }
   // written into the literal's own field, so that the shape stays the literal's
-  built.duties = methodDuties(built, defaultMethodSpec)
+  built.duties = methodDuties(built, defaultMethodSpec, fieldSteps)
   return built
 }
 
