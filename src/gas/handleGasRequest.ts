@@ -11,7 +11,7 @@ import {
 import { TollgateError } from '../errors/TollgateError.ts'
 import { toWireError } from '../errors/toWireError.ts'
 import type { Meter } from '../metering/createMeter.ts'
-import { credits } from '../methods/methodTable.ts'
+import { priceOf } from '../methods/priceOf.ts'
 import { authorizeKeyRequest, type KeyRequest, type KeyRequestDeps } from '../pipeline/authorizeKeyRequest.ts'
 import { chargeRefusal } from '../pipeline/chargeRefusal.ts'
 import { baseFeeHistory, baseFeePercentile, suggestedGasFees } from './computeGasFees.ts'
@@ -54,7 +54,7 @@ const answers = new WeakMap<FeeWindow, Map<string, unknown>>()
 /**
  * The Gas REST API (docs/compatibility.md §5): HTTP Basic `KEY:SECRET` or the key in the path, checked
  * as every keyed request is (authorizeKeyRequest, with the chain id's network), 80 credits from the
- * balance (the method table's `credits`), answers from the indexer's stored window only. Errors are
+ * balance (priceOf, beside the method table), answers from the indexer's stored window only. Errors are
  * `{"statusCode", "message"}` (plus `event` and `details` for 402 and 429).
  */
 export async function handleGasRequest(deps: GasDeps, request: GasRequest): Promise<GasResponse> {
@@ -75,13 +75,13 @@ export async function handleGasRequest(deps: GasDeps, request: GasRequest): Prom
   if (!access.ok) return fail(access.error)
   const { key, network } = access
   const ready = indexer as FeeIndexer
-  let charged = 0
   try {
     if (ready.status() === 'no-base-fee') throw new NoBaseFeeError(ready.chainId)
     const window = ready.window()
     if (!window) throw new FeeHistoryLoadingError(ready.chainId)
 
-    const admission = await deps.meter.admit(key.subject, credits.gasEndpoint)
+    const costCredits = priceOf({ kind: 'gasApi' })
+    const admission = await deps.meter.admit(key.subject, costCredits)
     let cached = answers.get(window)
     if (!cached) {
       cached = new Map()
@@ -93,21 +93,16 @@ export async function handleGasRequest(deps: GasDeps, request: GasRequest): Prom
       cached.set(request.endpoint, body)
     }
     const settlement = deps.meter.settle(admission, [
-      { method: `gas:${request.endpoint}`, network: network.name, credits: credits.gasEndpoint },
+      { method: `gas:${request.endpoint}`, network: network.name, credits: costCredits },
     ])
-    charged = settlement.chargedCredits
-    return { status: 200, body, headers: headers(deps, key, charged) }
+    return { status: 200, body, headers: headers(deps, key, settlement.chargedCredits) }
   } catch (err) {
-    const status = err instanceof TollgateError ? err.httpStatus : 500
-    // refused input costs 5 credits; 402/429 and our own failures cost nothing
-    let answer = err
-    if (status >= 400 && status < 500 && status !== 402 && status !== 429) {
-      const { error, settlement } = await chargeRefusal(deps.meter, key.subject, network.name, err)
-      answer = error
-      charged = settlement?.chargedCredits ?? 0
+    // refused input costs 5 credits; 402/429 and our own failures cost nothing (chargeRefusal)
+    const { error, settlement } = await chargeRefusal(deps.meter, key.subject, network.name, err)
+    if (!(err instanceof TollgateError) || err.httpStatus >= 500) {
+      deps.log.warn({ err }, 'gas API request failed')
     }
-    if (status >= 500) deps.log.warn({ err }, 'gas API request failed')
-    return refused(deps, key, answer, charged)
+    return refused(deps, key, error, settlement?.chargedCredits ?? 0)
   }
 }
 

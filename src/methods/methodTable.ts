@@ -1,5 +1,6 @@
 import { blockOverrides } from './blockOverrides.ts'
 import { type Contracts, methodContracts } from './methodContracts.ts'
+import { type MethodDuties, methodDuties, type PathStep } from './methodDuties.ts'
 import { paramLimits } from './paramLimits.ts'
 import {
   address,
@@ -98,22 +99,39 @@ export type MethodSpec = {
    * hash): another upstream is asked, and null is the answer only when every one says so.
    */
   nullWhenNoBlock: boolean
+  /** Derived from the fields above (methodDuties, fieldSteps): the steps of handleRpc its calls need. */
+  duties: MethodDuties
 }
 
 /**
- * Every price that is not one method's own (docs/compatibility.md §2), kept beside the method table so
- * that all of tollgate's prices are in this one file.
+ * Which steps of the request path read each field of a spec. Every field is named (the type requires
+ * it, and methodDuties refuses a field it does not find here), so a new flag is given its steps, and
+ * a method that sets it then has the duty of each (MethodSpec.duties).
  */
-export const credits = {
-  /** Input refused before any work: parse errors, bad params, unknown methods, 403s, 413, 415. */
-  refusedInput: 5,
-  /** A batch, beyond its calls. */
-  batchEnvelope: 80,
-  /** Each Gas REST API call. */
-  gasEndpoint: 80,
-  /** Each delivered WebSocket notification: per block for newHeads and logs (a block with a match). */
-  notification: { newHeads: 50, logs: 300, newPendingTransactions: 200 },
-} as const
+export const fieldSteps: Readonly<Record<Exclude<keyof MethodSpec, 'duties'>, readonly PathStep[]>> = {
+  name: ['validate'],
+  offered: ['validate'],
+  params: ['validate'],
+  contracts: ['validate'],
+  costCredits: ['price'],
+  localResult: ['answerHere'],
+  subscriptionOnly: ['validate', 'answerHere'],
+  filterRole: ['beforeSend', 'afterAnswer'],
+  capsGas: ['beforeSend', 'route'],
+  boundsBlockRange: ['beforeSend'],
+  // read only for a range boundsBlockRange bounded: the answer's logs counted, a refused range split
+  countsLogs: ['forward'],
+  cacheClass: ['cache'],
+  pinnedIsImmutable: ['cache'],
+  failoverEligible: ['route'],
+  idempotent: ['route'],
+  nodeState: ['route'],
+  sendsTransaction: ['route'],
+  pinnedNeeds: ['route'],
+  nullWhenNoBlock: ['route'],
+  monotonicHead: ['afterAnswer'],
+  nullWhenNotFound: ['afterAnswer'],
+}
 
 /** The default row: what every method that the table does not name gets. */
 const defaultMethodSpec: MethodSpec = {
@@ -138,6 +156,7 @@ const defaultMethodSpec: MethodSpec = {
   sendsTransaction: false,
   pinnedNeeds: undefined,
   nullWhenNoBlock: false,
+  duties: { answerHere: false, beforeSend: false, afterAnswer: false },
 }
 
 const required = (parse: ParamParser): ParamSpec => ({ parse })
@@ -149,7 +168,7 @@ const proofKeys = arrayOf(storageKey, 'storage keys', paramLimits.proofKeys)
 /** A block argument geth lets callers leave out: it means `latest`, and is sent on as such. */
 const latestIfOmitted: ParamSpec = { parse: blockRef, optional: true, defaultValue: 'latest' }
 
-type Row = Partial<Omit<MethodSpec, 'name' | 'params' | 'contracts' | 'filterRole'>>
+type Row = Partial<Omit<MethodSpec, 'name' | 'params' | 'contracts' | 'filterRole' | 'duties'>>
 /** Calls on the state at a block; on a block; on a whole block, whose null says the node lacks it. */
 const onState: Row = { pinnedNeeds: 'state' }
 const onBlock: Row = { pinnedNeeds: 'block' }
@@ -311,9 +330,10 @@ export function getMethodSpec(method: string): MethodSpec {
 }
 
 /**
- * A spec with every field written in one literal, in one order: every spec has one shape, so the
- * request path's code, which reads them on every call, sees one kind of object whatever the method
- * (spread rows gave calls of different methods objects of different shapes).
+ * A spec with every field written in one literal, in one order, and its duties derived from them:
+ * every spec has one shape, so the request path's code, which reads them on every call, sees one
+ * kind of object whatever the method (spread rows gave calls of different methods objects of
+ * different shapes).
  */
 function methodSpec(
   name: string,
@@ -322,7 +342,7 @@ function methodSpec(
   row: Row | undefined,
 ): MethodSpec {
   const spec = row === undefined ? defaultMethodSpec : { ...defaultMethodSpec, ...row }
-  return {
+  const built: MethodSpec = {
     name,
     offered,
     params: params.map(paramSpec),
@@ -344,7 +364,11 @@ function methodSpec(
     sendsTransaction: spec.sendsTransaction,
     pinnedNeeds: spec.pinnedNeeds,
     nullWhenNoBlock: spec.nullWhenNoBlock,
+    duties: defaultMethodSpec.duties,
   }
+  // written into the literal's own field, so that the shape stays the literal's
+  built.duties = methodDuties(built, defaultMethodSpec, fieldSteps)
+  return built
 }
 
 /** A param's spec with all its fields, for the same reason: parseParams reads them for every param. */

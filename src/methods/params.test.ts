@@ -192,6 +192,7 @@ describe('the method table', () => {
       sendsTransaction: false,
       pinnedNeeds: undefined,
       nullWhenNoBlock: false,
+      duties: { answerHere: false, beforeSend: false, afterAnswer: false },
     })
   })
 

@@ -73,24 +73,27 @@ const unknownKeyAccess: AccessPolicy = {
 /**
  * The checks every keyed request passes before its calls run: the key, what the request proves
  * (secret, JWT), where it goes (`target`: by default the network of its path or host), and the
- * key's network, origin and user-agent rules. Answers at once (no promise) when the request carries
- * no credentials to verify and the key asks for none: the common case waits for nothing.
+ * key's network, origin and user-agent rules. A request that carries no credentials to verify, for
+ * a key that asks for none, is authorized without authenticating.
  */
-export function authorizeKeyRequest(
+export async function authorizeKeyRequest(
   deps: KeyRequestDeps,
   request: KeyRequest,
   target: RequestTarget = lookUpNetwork(deps, request),
-): KeyRequestAccess | Promise<KeyRequestAccess> {
+): Promise<KeyRequestAccess> {
   if (request.key === '') return { ok: false, error: new MissingKeyError() }
   const key = deps.keys.findActiveKey(request.key)
   if (!key) return refuseUnknownKey(deps, request)
   if (request.authorization === undefined && !key.access.requireSecret && !key.access.jwt.required) {
     return authorize(key, anonymous, request, target)
   }
-  return authenticate(key, request, deps).then(
-    (auth) => authorize(key, auth, request, target),
-    (error: unknown) => ({ ok: false, error }),
-  )
+  let auth: Authentication
+  try {
+    auth = await authenticate(key, request, deps)
+  } catch (error) {
+    return { ok: false, error }
+  }
+  return authorize(key, auth, request, target)
 }
 
 /**
@@ -98,12 +101,14 @@ export function authorizeKeyRequest(
  * its secret answers. Failures count against the key's value (a number made from it: no real key
  * has a negative id), as they would against a key that exists.
  */
-function refuseUnknownKey(deps: KeyRequestDeps, request: KeyRequest): Promise<KeyRequestAccess> {
+async function refuseUnknownKey(deps: KeyRequestDeps, request: KeyRequest): Promise<KeyRequestAccess> {
   const stranger = { apiKey: { id: unknownKeyId(request.key), key: request.key }, access: unknownKeyAccess }
-  return authenticate(stranger, request, deps).then(
-    () => ({ ok: false, error: new InvalidKeyError() }),
-    (error: unknown) => ({ ok: false, error }),
-  )
+  try {
+    await authenticate(stranger, request, deps)
+  } catch (error) {
+    return { ok: false, error }
+  }
+  return { ok: false, error: new InvalidKeyError() }
 }
 
 /** A negative number from a key's value (FNV-1a), so its failures have a bucket of their own. */

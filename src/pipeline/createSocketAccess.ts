@@ -23,9 +23,9 @@ export type SocketToken = {
 export type SocketAccess = {
   /**
    * The access as the key stands now: one map lookup while the key's entry is the one last checked;
-   * after a change the upgrade's checks run again (asynchronously, once for every caller waiting).
+   * after a change the upgrade's checks run again (once for every caller waiting).
    */
-  current(): SocketAccessResult | Promise<SocketAccessResult>
+  current(): Promise<SocketAccessResult>
 }
 
 const revoked: SocketAccessResult = { ok: false, refusal: new KeyRevokedError() }
@@ -72,7 +72,7 @@ export function createSocketAccess(
   }
 
   return {
-    current() {
+    async current() {
       if (!last.ok) return last
       if (token.expiresMs !== undefined && token.now() >= token.expiresMs) {
         last = expired

@@ -9,12 +9,7 @@ import { parseRpcRequest } from '../jsonrpc/parseRpcRequest.ts'
 import type { RpcPayload, RpcRequest } from '../jsonrpc/types.ts'
 import type { Meter } from '../metering/createMeter.ts'
 import type { AnswerBudget } from '../upstreams/AnswerBudget.ts'
-import {
-  authorizeKeyRequest,
-  type KeyRequest,
-  type KeyRequestAccess,
-  type KeyRequestDeps,
-} from './authorizeKeyRequest.ts'
+import { authorizeKeyRequest, type KeyRequest, type KeyRequestDeps } from './authorizeKeyRequest.ts'
 import { chargeRefusal } from './chargeRefusal.ts'
 import { errorOutcome, type RpcOutcome, runRpcRequest } from './runRpcRequest.ts'
 
@@ -22,10 +17,11 @@ export type HttpRpcRequest = {
   /** Who sends it and where it goes (kept as its own object: spreading it into this one costs µs). */
   keyRequest: KeyRequest
   /**
-   * Reads the body: its bytes, or the transport-level refusal (413, 415, a busy server) that kept
-   * it from being read. Called only once the request is known to be someone's to run.
+   * Reads the body: its bytes, or rejects with the transport-level refusal (a TollgateError: 413,
+   * 415, a busy server) that kept it from being read, or the stream's own error. Called only once
+   * the request is known to be someone's to run.
    */
-  readBody(done: (body: Buffer | TollgateError) => void): void
+  readBody(): Promise<Buffer>
   cancellation: Cancellation
   /** What the request's answers may hold; the transport releases it once the answer is sent. */
   answerBudget: AnswerBudget
@@ -50,44 +46,29 @@ export type HttpRpcDeps = KeyRequestDeps & {
  * A JSON-RPC POST: the key, what the request proves (secret, JWT), the network, the request-level
  * allowlists, then the body and every call. A request that has not proved what its key requires is
  * answered from its headers alone: its body is never read, it costs nothing and carries no credit
- * headers. A body refused whole (413, 415, parse errors) costs 5 credits. A request that runs is
- * answered through the pipeline's own promise (runRpcRequest shapes the answer).
+ * headers. A body refused whole (413, 415, parse errors) costs 5 credits. Rejects only with the
+ * body stream's own error (the client went away mid-body).
  */
-export function handleHttpRpc(deps: HttpRpcDeps, request: HttpRpcRequest): Promise<HttpRpcResponse> {
-  const pending = authorizeKeyRequest(deps, request.keyRequest)
-  return pending instanceof Promise
-    ? pending.then((access) => answer(deps, request, access))
-    : answer(deps, request, pending)
-}
-
-/** The request run, or refused as its access says. */
-function answer(
-  deps: HttpRpcDeps,
-  request: HttpRpcRequest,
-  access: KeyRequestAccess,
-): Promise<HttpRpcResponse> {
+export async function handleHttpRpc(deps: HttpRpcDeps, request: HttpRpcRequest): Promise<HttpRpcResponse> {
+  const access = await authorizeKeyRequest(deps, request.keyRequest)
   if (!access.ok) {
     // the body is not read, so the call's id is not known
     const { payload, httpStatus, headers } = errorOutcome(deps, null, access.error)
-    return Promise.resolve({ status: httpStatus, body: payload, headers: headers && toHeaderList(headers) })
+    return { status: httpStatus, body: payload, headers: headers && toHeaderList(headers) }
   }
-  return new Promise((resolve) => request.readBody((body) => resolve(run(deps, request, access, body))))
-}
-
-/** The body's calls run for a request its key admits. */
-function run(
-  deps: HttpRpcDeps,
-  request: HttpRpcRequest,
-  { key, network, guard, failover }: KeyRequestAccess & { ok: true },
-  body: Buffer | TollgateError,
-): Promise<HttpRpcResponse> {
-  const respond = (outcome: RpcOutcome) => response(deps, key, network.name, outcome)
-  const parsed = parse(deps, body)
-  if (!parsed.ok) return refuse(deps, key, network.name, parsed.refusal).then(respond)
+  const { key, network, guard, failover } = access
+  let parsed: RpcRequest
+  try {
+    parsed = parse(deps, await request.readBody())
+  } catch (refusal) {
+    // the body stream's own error (the client went away mid-body) is no refusal to answer
+    if (!(refusal instanceof TollgateError)) throw refusal
+    return response(deps, key, network.name, await refuse(deps, key, network.name, refusal))
+  }
   const { cancellation, answerBudget } = request
   const { meter, filterIds, log } = deps
   const ctx = { network, key, guard, failover, meter, filterIds, cancellation, answerBudget, log }
-  return runRpcRequest(ctx, parsed.request, respond)
+  return response(deps, key, network.name, await runRpcRequest(ctx, parsed))
 }
 
 /** What an outcome is answered with: its status, body and the credit headers. */
@@ -117,13 +98,10 @@ function response(
 
 /**
  * A body refused whole: 5 credits, unless even those cannot be paid (then the 402/429); a body the
- * server was too busy to read (503) costs nothing.
+ * server was too busy to read (503) costs nothing (chargeRefusal).
  */
 async function refuse(deps: HttpRpcDeps, key: KeyEntry, network: string, err: unknown): Promise<RpcOutcome> {
-  const ours = err instanceof TollgateError && err.httpStatus >= 500
-  const { error, settlement } = ours
-    ? { error: err, settlement: undefined }
-    : await chargeRefusal(deps.meter, key.subject, network, err)
+  const { error, settlement } = await chargeRefusal(deps.meter, key.subject, network, err)
   const { payload, httpStatus, headers } = errorOutcome(deps, null, error)
   return { status: httpStatus, body: payload, settlement, partner: false, errorHeaders: headers }
 }
@@ -155,19 +133,8 @@ function toHeaderList(headers: Record<string, string>): string[] {
   return list
 }
 
-/** The body's calls, or what refuses it whole: the transport's refusal (413, 415) or the parser's. */
-function parse(
-  deps: HttpRpcDeps,
-  body: Buffer | TollgateError,
-): { ok: true; request: RpcRequest } | { ok: false; refusal: unknown } {
-  if (!Buffer.isBuffer(body)) return { ok: false, refusal: body }
-  try {
-    // a call forwarded as written goes as these bytes when they are the text they decode to
-    return {
-      ok: true,
-      request: parseRpcRequest(body.toString(), deps, isUtf8(body) ? body : undefined),
-    }
-  } catch (refusal) {
-    return { ok: false, refusal }
-  }
+/** The body's calls, or throws the parser's refusal of the body whole (a TollgateError). */
+function parse(deps: HttpRpcDeps, body: Buffer): RpcRequest {
+  // a call forwarded as written goes as these bytes when they are the text they decode to
+  return parseRpcRequest(body.toString(), deps, isUtf8(body) ? body : undefined)
 }

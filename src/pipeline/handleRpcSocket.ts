@@ -133,15 +133,15 @@ export function openRpcSocket(
     }
     // held until the answer is written out (send's callback), or dropped
     const answerBudget = options.answers.forRequest(options.maxBufferedBytes)
+    let body: RpcPayload
     try {
-      await runRpcRequest({ ...current, answerBudget }, request, (outcome) => {
-        if (outcome.body !== '') send(outcome.body, answerBudget)
-        else answerBudget.release()
-      })
+      body = (await runRpcRequest({ ...current, answerBudget }, request)).body
     } catch (err) {
       answerBudget.release()
       throw err
     }
+    if (body !== '') send(body, answerBudget)
+    else answerBudget.release()
   }
 
   /**

@@ -1,11 +1,10 @@
-import { InvalidParamsError } from '../errors/rpcErrors.ts'
 import { TollgateError } from '../errors/TollgateError.ts'
 import { toWireError } from '../errors/toWireError.ts'
 import { serializeBatch } from '../jsonrpc/serialize.ts'
 import type { RpcEntry, RpcId, RpcPayload, RpcRequest } from '../jsonrpc/types.ts'
 import { withRawIds } from '../jsonrpc/withRawIds.ts'
 import type { Admission, Settlement, UsageRecord } from '../metering/createMeter.ts'
-import { credits } from '../methods/methodTable.ts'
+import { priceOf } from '../methods/priceOf.ts'
 import { ClientGoneError } from '../upstreams/createUpstreamPool.ts'
 import { type CallAnswer, handleRpc, PartnerAnswer } from './handleRpc.ts'
 import { type PreparedCall, prepareCall } from './prepareCall.ts'
@@ -26,9 +25,9 @@ export type RpcOutcome = {
 type CallOutcome = {
   payload: RpcPayload
   httpStatus: number
-  usage: UsageRecord | undefined
+  usage: UsageRecord
   isNotification: boolean
-  partner?: boolean
+  partner: boolean
   /** A failure's own headers (a busy server's Retry-After): a single call's answer carries them. */
   errorHeaders?: Record<string, string> | undefined
 }
@@ -38,103 +37,68 @@ const batchEnvelopeLabel = '(batch)'
 
 /**
  * Runs a parsed request for an authenticated key (HTTP and WebSocket alike): prepare every call,
- * admit the most it can cost, run the calls, charge what they really cost (docs/compatibility.md §2).
- * A 402/429 refuses the whole request and costs nothing. `finish` turns the outcome into what the
- * transport answers with, here rather than in a promise of the caller's (one layer less a request).
+ * admit the most it can cost, run the calls, charge what they really cost (priceOf,
+ * docs/compatibility.md §2). A 402/429 refuses the whole request and costs nothing.
  */
-export function runRpcRequest<T>(
-  ctx: RpcContext,
-  request: RpcRequest,
-  finish: (outcome: RpcOutcome) => T,
-): Promise<T> {
+export async function runRpcRequest(ctx: RpcContext, request: RpcRequest): Promise<RpcOutcome> {
+  const outcome = request.isBatch ? await runBatch(ctx, request.entries) : await runSingle(ctx, request.entry)
   const { rawIds } = request
   // the rare request with ids JSON would alter: their text goes back in place of their stand-ins
-  const done =
-    rawIds === undefined
-      ? finish
-      : (outcome: RpcOutcome) => finish({ ...outcome, body: withRawIds(outcome.body, rawIds) })
-  return request.isBatch ? runBatch(ctx, request.entries, done) : runSingle(ctx, request.entry, done)
+  return rawIds === undefined ? outcome : { ...outcome, body: withRawIds(outcome.body, rawIds) }
 }
 
-/**
- * One call: the batch's steps without its lists (this is nearly every request), the call awaited
- * here without a layer of its own.
- */
-async function runSingle<T>(
-  ctx: RpcContext,
-  entry: RpcEntry,
-  finish: (outcome: RpcOutcome) => T,
-): Promise<T> {
+/** One call (nearly every request): admitted at its own price, answered without a batch's envelope. */
+async function runSingle(ctx: RpcContext, entry: RpcEntry): Promise<RpcOutcome> {
   const prepared = prepareCall(ctx, entry)
-  const admitted = admit(ctx, prepared.costCredits, idOf(prepared))
-  const admission = admitted instanceof Promise ? await admitted : admitted
-  if ('status' in admission) return finish(admission)
-  let outcome: CallOutcome
-  if (!prepared.ok) outcome = refusedCall(ctx, prepared)
-  else {
-    try {
-      outcome = answeredCall(ctx, prepared, await handleRpc(ctx, prepared))
-    } catch (err) {
-      outcome = failedCall(ctx, prepared, err)
-    }
-  }
-  const settlement = ctx.meter.settle(admission, outcome.usage ? [outcome.usage] : [])
-  return finish({
+  const admission = await admit(ctx, prepared.costCredits, idOf(prepared))
+  if ('status' in admission) return admission
+  const outcome = await runCall(ctx, prepared)
+  const settlement = ctx.meter.settle(admission, [outcome.usage])
+  return {
     status: outcome.httpStatus,
     body: outcome.isNotification ? '' : outcome.payload,
     settlement,
-    partner: outcome.partner === true,
+    partner: outcome.partner,
     errorHeaders: outcome.errorHeaders,
-  })
+  }
 }
 
-async function runBatch<T>(
-  ctx: RpcContext,
-  entries: RpcEntry[],
-  finish: (outcome: RpcOutcome) => T,
-): Promise<T> {
+async function runBatch(ctx: RpcContext, entries: RpcEntry[]): Promise<RpcOutcome> {
   const prepared = entries.map((entry) => prepareCall(ctx, entry))
-  let estimate = credits.batchEnvelope
+  // the most the envelope can cost: a batch whose calls ran and were charged
+  let estimate = priceOf({ kind: 'batchEnvelope', callsRan: true, callsCharged: true })
   for (const call of prepared) estimate += call.costCredits
-  const admitted = admit(ctx, estimate, null)
-  const admission = admitted instanceof Promise ? await admitted : admitted
-  if ('status' in admission) return finish(admission)
+  const admission = await admit(ctx, estimate, null)
+  if ('status' in admission) return admission
 
   const outcomes = await Promise.all(prepared.map((call) => runCall(ctx, call)))
-  const usage: UsageRecord[] = []
-  for (const outcome of outcomes) if (outcome.usage) usage.push(outcome.usage)
-  // the envelope is paid for by a batch whose calls did work: a batch refused whole (too large, or
-  // nothing but refused calls) costs what refused input costs
-  if (prepared.some((call) => call.ok) && usage.some((record) => record.credits > 0)) {
-    usage.push({ method: batchEnvelopeLabel, network: ctx.network.name, credits: credits.batchEnvelope })
+  const usage = outcomes.map((outcome) => outcome.usage)
+  const envelopeCredits = priceOf({
+    kind: 'batchEnvelope',
+    callsRan: prepared.some((call) => call.ok),
+    callsCharged: usage.some((record) => record.credits > 0),
+  })
+  if (envelopeCredits > 0) {
+    usage.push({ method: batchEnvelopeLabel, network: ctx.network.name, credits: envelopeCredits })
   }
   const settlement = ctx.meter.settle(admission, usage)
   const partner = outcomes.some((outcome) => outcome.partner)
   const payloads = outcomes.filter((outcome) => !outcome.isNotification).map((outcome) => outcome.payload)
-  return finish({
+  return {
     status: 200,
     body: payloads.length === 0 ? '' : serializeBatch(payloads),
     settlement,
     partner,
-  })
+  }
 }
 
-/**
- * Holds the most a request can cost, or answers its refusal (402/429, with `id`). An in-process
- * balance admits at once: no promise to wait for.
- */
-function admit(
-  ctx: RpcContext,
-  estimate: number,
-  id: RpcId,
-): Admission | RpcOutcome | Promise<Admission | RpcOutcome> {
-  let admitted: Admission | Promise<Admission>
+/** Holds the most a request can cost, or answers its refusal (402/429, with `id`). */
+async function admit(ctx: RpcContext, estimate: number, id: RpcId): Promise<Admission | RpcOutcome> {
   try {
-    admitted = ctx.meter.admit(ctx.key.subject, estimate)
+    return await ctx.meter.admit(ctx.key.subject, estimate)
   } catch (err) {
     return refusal(ctx, id, err)
   }
-  return admitted instanceof Promise ? admitted.catch((err: unknown) => refusal(ctx, id, err)) : admitted
 }
 
 function refusal(ctx: RpcContext, id: RpcId, err: unknown): RpcOutcome {
@@ -142,6 +106,7 @@ function refusal(ctx: RpcContext, id: RpcId, err: unknown): RpcOutcome {
   return { status: httpStatus, body: payload, settlement: undefined, partner: false, errorHeaders: headers }
 }
 
+/** One call of a request, refused, answered or failed, with what it costs. */
 async function runCall(ctx: RpcContext, prepared: PreparedCall): Promise<CallOutcome> {
   if (!prepared.ok) return refusedCall(ctx, prepared)
   try {
@@ -155,7 +120,7 @@ async function runCall(ctx: RpcContext, prepared: PreparedCall): Promise<CallOut
 function refusedCall(ctx: RpcContext, prepared: PreparedCall & { ok: false }): CallOutcome {
   const { payload, httpStatus } = errorOutcome(ctx, prepared.id, prepared.error)
   const usage = { method: prepared.method, network: ctx.network.name, credits: prepared.costCredits }
-  return { payload, httpStatus, usage, isNotification: prepared.isNotification }
+  return { payload, httpStatus, usage, isNotification: prepared.isNotification, partner: false }
 }
 
 function answeredCall(
@@ -164,7 +129,8 @@ function answeredCall(
   answer: CallAnswer,
 ): CallOutcome {
   const { call, spec } = prepared
-  const usage: UsageRecord = { method: spec.name, network: ctx.network.name, credits: spec.costCredits }
+  const credits = priceOf({ kind: 'served', spec })
+  const usage: UsageRecord = { method: spec.name, network: ctx.network.name, credits }
   const partner = answer instanceof PartnerAnswer
   if (partner) usage.failover = true
   const payload = partner ? answer.payload : answer
@@ -174,12 +140,17 @@ function answeredCall(
 function failedCall(ctx: RpcContext, prepared: PreparedCall & { ok: true }, err: unknown): CallOutcome {
   const { call, spec } = prepared
   const { payload, httpStatus, headers } = errorOutcome(ctx, call.id, err)
-  // failures on our side or upstream (5xx), and calls whose client went away, cost nothing; params
-  // refused before any node was asked (an eth_getLogs range over the limit) cost what refused input costs
-  const free = httpStatus >= 500 || err instanceof ClientGoneError
-  const charged = free ? 0 : err instanceof InvalidParamsError ? credits.refusedInput : spec.costCredits
-  const usage = { method: spec.name, network: ctx.network.name, credits: charged }
-  return { payload, httpStatus, usage, isNotification: call.isNotification, errorHeaders: headers }
+  const clientGone = err instanceof ClientGoneError
+  const credits = priceOf({ kind: 'failed', spec, error: err, httpStatus, clientGone })
+  const usage = { method: spec.name, network: ctx.network.name, credits }
+  return {
+    payload,
+    httpStatus,
+    usage,
+    isNotification: call.isNotification,
+    partner: false,
+    errorHeaders: headers,
+  }
 }
 
 export function errorOutcome(ctx: Pick<RpcContext, 'log'>, id: RpcId, err: unknown) {

@@ -196,9 +196,9 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
   }
 
   /**
-   * A JSON-RPC POST (nearly every request): answered through callbacks and the one promise the
-   * pipeline returns, without an async layer of its own. The pipeline reads the body (readBody here)
-   * only once the key admits the request; what it throws is answered by sendError.
+   * A JSON-RPC POST (nearly every request): answered when the pipeline's promise settles. The
+   * pipeline reads the body (readBody here) only once the key admits the request; what it rejects
+   * with (the body stream's own error among it) is answered by sendError.
    */
   function answerRpc(req: IncomingMessage, res: ServerResponse, route: Route & { kind: 'rpc' }): void {
     const cancellation = new Cancellation()
@@ -219,23 +219,24 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
         throw new HttpMethodNotAllowedError('POST')
       }
       const keyRequest = keyRequestOf(req, route, clientAddressOf(req))
-      const readBodyOf = (done: (read: Buffer | TollgateError) => void) => {
-        body = bodies.holder()
-        if (!isJsonContentType(req.headers['content-type'])) {
-          done(refusedBody(res, new UnsupportedContentTypeError()))
-          return
-        }
-        readBody(
-          req,
-          options.maxBodyBytes,
-          (read) => {
-            if (Buffer.isBuffer(read)) done(read)
-            else if (read instanceof TollgateError) done(refusedBody(res, read))
-            else sendError(res, read) // the stream's own error: the client went away mid-body
-          },
-          body,
-        )
-      }
+      const readBodyOf = () =>
+        new Promise<Buffer>((resolve, reject) => {
+          body = bodies.holder()
+          if (!isJsonContentType(req.headers['content-type'])) {
+            reject(refusedBody(res, new UnsupportedContentTypeError()))
+            return
+          }
+          readBody(
+            req,
+            options.maxBodyBytes,
+            (read) => {
+              if (Buffer.isBuffer(read)) resolve(read)
+              else if (read instanceof TollgateError) reject(refusedBody(res, read))
+              else reject(read) // the stream's own error: the client went away mid-body (sendError below)
+            },
+            body,
+          )
+        })
       handlers.rpc({ keyRequest, readBody: readBodyOf, cancellation, answerBudget }).then(
         (answer) => {
           try {

@@ -1,12 +1,10 @@
 import { randomBytes } from 'node:crypto'
 import { SubscriptionLimitError } from '../errors/limitErrors.ts'
 import { InvalidParamsError } from '../errors/rpcErrors.ts'
-import { credits } from '../methods/methodTable.ts'
 import { logFilter } from '../methods/params.ts'
+import { type NotificationKind, priceOf } from '../methods/priceOf.ts'
 import { createLogMatcher, type LogFilter } from './createLogMatcher.ts'
 import type { SubscriptionHub } from './createSubscriptionHub.ts'
-
-type NotificationKind = keyof typeof credits.notification
 
 export type ClientSubscriptionsOptions = {
   hub: SubscriptionHub
@@ -42,7 +40,8 @@ export function createClientSubscriptions(options: ClientSubscriptionsOptions): 
   const subscriptions = new Map<string, { stop: () => void; params: unknown[] }>()
 
   function paid(kind: NotificationKind): boolean {
-    return options.charge({ method: `eth_subscription:${kind}`, credits: credits.notification[kind] })
+    const costCredits = priceOf({ kind: 'notification', subscription: kind })
+    return options.charge({ method: `eth_subscription:${kind}`, credits: costCredits })
   }
 
   function notify(id: string, result: unknown): void {

@@ -1,0 +1,38 @@
+import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
+import { readHexResult } from '../jsonrpc/readHexResult.ts'
+import { serializeResult } from '../jsonrpc/serialize.ts'
+import type { RpcId, RpcPayload } from '../jsonrpc/types.ts'
+import type { Network } from '../networks/createNetwork.ts'
+
+/**
+ * eth_blockNumber: never less than what a client was already told (upstreams, and instances, may lag
+ * each other), and a higher number only once it may be shown (shared, it waits until every instance
+ * has heard of it). A number asked for before the shown head was lowered since (`lowers`:
+ * network.headLowers then) is of the chain before the rewind: never shown.
+ */
+export async function notBelowShownHead(
+  network: Network,
+  id: RpcId,
+  payload: RpcPayload,
+  lowers: number,
+): Promise<RpcPayload> {
+  // the result is a short hex string: read from the answer's first bytes, without parsing it
+  const number =
+    readHexResult(payload instanceof AnswerParts ? payload.toBuffer() : payload) ?? parsedHexResult(payload)
+  if (number === undefined) return payload
+  const showing =
+    number > network.shownHead && lowers === network.headLowers ? network.showHead(number) : undefined
+  if (showing) await showing
+  return number >= network.shownHead ? payload : serializeResult(id, `0x${network.shownHead.toString(16)}`)
+}
+
+/** The result of an answer readHexResult could not read (a long id, say), if it is a hex quantity. */
+function parsedHexResult(payload: RpcPayload): bigint | undefined {
+  let result: unknown
+  try {
+    result = (JSON.parse(payload.toString()) as { result?: unknown }).result
+  } catch {
+    return undefined
+  }
+  return typeof result === 'string' && /^0x[0-9a-f]{1,16}$/i.test(result) ? BigInt(result) : undefined
+}

@@ -1,0 +1,52 @@
+import { ClientGoneError, type SendOptions, type UpstreamPool } from './createUpstreamPool.ts'
+import { mayFailOver, NodeErrorAnswer } from './judgeAttempt.ts'
+
+/** Where a call goes: the network's upstreams, and the partners it may fail over to. */
+export type PartnerFailover = {
+  pool: Pick<UpstreamPool, 'send'>
+  /** The partners this call may fail over to (plan, header or key switch, method); undefined: none. */
+  partners: Pick<UpstreamPool, 'send'> | undefined
+  /** What a call that may fail over keeps of its time for the partners: the upstreams get the rest. */
+  partnerReserveMs: number
+  /** Told why the upstreams failed when the call goes on to the partners. */
+  onFailover?: ((cause: { logDetails: string | undefined }) => void) | undefined
+}
+
+/** An answer's bytes, and whether a partner gave it (the client is told: X-Served-By). */
+export type SentAnswer = { body: Buffer; partner: boolean }
+
+/**
+ * Sends a call to the network's upstreams and, when they fail in a way that may fail over
+ * (mayFailOver: none answered in time, none could answer, every one answered an error another node
+ * may not have) and the call has partners, to its partners (docs/compatibility.md §7 failover). The
+ * call's deadline covers both: the upstreams get what the partners do not need. When the partners
+ * fail too after every upstream answered a "cannot answer now" error, the upstreams' last error is
+ * the answer (their own word on what is missing beats a partner that did not answer); a client gone
+ * is never answered.
+ */
+export async function sendWithPartners(
+  body: string | Buffer,
+  options: SendOptions & { deadline: number },
+  { pool, partners, partnerReserveMs, onFailover }: PartnerFailover,
+): Promise<SentAnswer> {
+  if (!partners) return { body: await pool.send(body, options), partner: false }
+  let failure: unknown
+  try {
+    const primary = { ...options, deadline: options.deadline - partnerReserveMs, fallback: true }
+    return { body: await pool.send(body, primary), partner: false }
+  } catch (err) {
+    if (!mayFailOver(err)) throw err
+    onFailover?.({ logDetails: err.logDetails })
+    failure = err
+  }
+  // only the JSON-RPC body goes to the partner: no client headers, addresses or keys
+  try {
+    const partnerOptions = { ...options, headSensitive: false, answeredBy: undefined }
+    return { body: await partners.send(body, partnerOptions), partner: true }
+  } catch (partnerErr) {
+    if (failure instanceof NodeErrorAnswer && !(partnerErr instanceof ClientGoneError)) {
+      return { body: failure.answer, partner: false }
+    }
+    throw partnerErr
+  }
+}
