@@ -156,7 +156,7 @@ export class PoolCall implements BlockPin {
   }
 
   /** What the call resolves with once its last step is in: the answer, or the failure's error. */
-  answerOf(last: Step): Buffer | Promise<Buffer> {
+  async answerOf(last: Step): Promise<Buffer> {
     const { verdict } = last
     if ('answer' in verdict) {
       if (verdict.gasCap !== undefined && this.capsGas !== undefined && !this.gasCapped) {
