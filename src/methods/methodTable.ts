@@ -107,6 +107,7 @@ export type MethodSpec = {
  * Which steps of the request path read each field of a spec. Every field is named (the type requires
  * it, and methodDuties refuses a field it does not find here), so a new flag is given its steps, and
  * a method that sets it then has the duty of each (MethodSpec.duties).
+ * @internal exported for its tests
  */
 export const fieldSteps: Readonly<Record<Exclude<keyof MethodSpec, 'duties'>, readonly PathStep[]>> = {
   name: ['validate'],

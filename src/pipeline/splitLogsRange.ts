@@ -18,9 +18,13 @@ const parallelChunks = 4
  * refusal is the answer. A client's call is charged once, so this is how many upstream calls one
  * call may cost: 64 holds the gateway's default range (10,000 blocks) at the stated limits of most
  * providers (500 to 2,048 blocks and up) and five rounds of halving (a range in 32 chunks, 62 calls).
+ * @internal exported for its tests
  */
 export const maxChunkCalls = 64
-/** How long a learned limit holds: then a query wider than it is asked whole again, and learns it anew. */
+/**
+ * How long a learned limit holds: then a query wider than it is asked whole again, and learns it anew.
+ * @internal exported for its tests
+ */
 export const learnedLimitMs = 10 * 60_000
 
 /**
@@ -55,6 +59,7 @@ export function rangeRefusalOf(answer: Buffer): NodeError | undefined {
 /**
  * The chunks of `first`..`last` a refusal stating `limit` asks for: ranges of the suggested or the
  * stated width (the narrower), else two halves; none when it cannot be split (one block).
+ * @internal exported for its tests
  */
 export function planChunks(first: bigint, last: bigint, limit: RangeLimit): [bigint, bigint][] {
   const width = last - first + 1n

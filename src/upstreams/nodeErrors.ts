@@ -29,7 +29,10 @@ export type NodeErrorRule = {
   splitsRange?: true
 }
 
-/** In order: the first rule that matches decides. */
+/**
+ * In order: the first rule that matches decides.
+ * @internal exported for its tests
+ */
 export const nodeErrorRules: readonly NodeErrorRule[] = [
   // limits of one node or provider on this request: another may answer it. An eth_getLogs refusal
   // of its block range or answer size (`splitsRange`) is one tollgate may split when every upstream
@@ -256,7 +259,10 @@ export function gasCapOf(error: NodeError): bigint | undefined {
   return undefined
 }
 
-/** The lowest cap a node's refusal may set: 2^20, a sixteenth of EIP-7825's 2^24. */
+/**
+ * The lowest cap a node's refusal may set: 2^20, a sixteenth of EIP-7825's 2^24.
+ * @internal exported for its tests
+ */
 export const minGasCap = 1n << 20n
 
 /** Each node's refusal of gas over its cap: the codes it answers with, its message from the start. */
