@@ -1,5 +1,5 @@
 import type { PlansConfig } from '../config/configSchema.ts'
-import type { MeterSubject } from '../metering/createMeter.ts'
+import type { MeterSubject } from '../metering/meterTypes.ts'
 import { accountSubject, keySubject } from '../metering/usageStore.ts'
 import { type AccessPolicy, createAccessPolicy } from './accessPolicy.ts'
 import type { ApiKey } from './apiKey.ts'

@@ -10,7 +10,7 @@ import {
 } from '../errors/gasErrors.ts'
 import { TollgateError } from '../errors/TollgateError.ts'
 import { toWireError } from '../errors/toWireError.ts'
-import type { Meter } from '../metering/createMeter.ts'
+import type { Meter } from '../metering/meterTypes.ts'
 import { priceOf } from '../methods/priceOf.ts'
 import { authorizeKeyRequest, type KeyRequest, type KeyRequestDeps } from '../pipeline/authorizeKeyRequest.ts'
 import { chargeRefusal } from '../pipeline/chargeRefusal.ts'

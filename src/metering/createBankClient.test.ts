@@ -4,9 +4,10 @@ import { until } from '../../test/helpers/until.ts'
 import { DailyLimitError, RateLimitError } from '../errors/limitErrors.ts'
 import { openSqlite } from '../store/openSqlite.ts'
 import { systemClock } from './clock.ts'
-import { createMeter, type MeterSubject } from './createMeter.ts'
+import { createMeter } from './createMeter.ts'
 import { createSqliteUsageStore } from './createSqliteUsageStore.ts'
 import type { BankRequest, CreditBank, LeaseNotice } from './creditBank.ts'
+import type { MeterSubject } from './meterTypes.ts'
 
 const payer = (keyId: number, keyCreditsPerSecond?: number): MeterSubject => ({
   accountId: 1,

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
 import { storeBackends, type TestDatabase } from '../../test/helpers/storeBackends.ts'
 import { DailyLimitError, type RateLimitError } from '../errors/limitErrors.ts'
-import { createMeter, type MeterSubject } from './createMeter.ts'
+import { createMeter } from './createMeter.ts'
+import type { MeterSubject } from './meterTypes.ts'
 import type { UsageStore } from './usageStore.ts'
 
 const day1 = Date.parse('2026-11-22T10:00:00Z')

@@ -11,7 +11,6 @@ import type { Admission, Meter, MeterSubject, Settlement, UsageRecord } from './
 import type { UsageStore } from './usageStore.ts'
 
 // the meter's types, where the pipeline has always imported them from
-export type { Admission, Meter, MeterSubject, Settlement, UsageRecord } from './meterTypes.ts'
 
 export type MeterOptions = {
   store: UsageStore

@@ -7,9 +7,10 @@ import { until } from '../../test/helpers/until.ts'
 import { BalanceUnavailableError, DailyLimitError, RateLimitError } from '../errors/limitErrors.ts'
 import { openSqlite } from '../store/openSqlite.ts'
 import { systemClock } from './clock.ts'
-import { type Admission, createMeter, type Meter, type MeterSubject } from './createMeter.ts'
+import { createMeter } from './createMeter.ts'
 import { createRedisBank } from './createRedisBank.ts'
 import { createSqliteUsageStore } from './createSqliteUsageStore.ts'
+import type { Admission, Meter, MeterSubject } from './meterTypes.ts'
 import type { UsageStore } from './usageStore.ts'
 
 const subject = (limits: Partial<MeterSubject> = {}): MeterSubject => ({

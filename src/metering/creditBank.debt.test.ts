@@ -7,10 +7,11 @@ import { createTestPrefix } from '../../test/helpers/testRedis.ts'
 import { RateLimitError } from '../errors/limitErrors.ts'
 import { openSqlite } from '../store/openSqlite.ts'
 import { createMemoryBank } from './createMemoryBank.ts'
-import { createMeter, type Meter, type MeterSubject } from './createMeter.ts'
+import { createMeter } from './createMeter.ts'
 import { createRedisBank } from './createRedisBank.ts'
 import { createSqliteUsageStore } from './createSqliteUsageStore.ts'
 import type { BankReply, BankSubjectRequest } from './creditBank.ts'
+import type { Meter, MeterSubject } from './meterTypes.ts'
 
 const prefix = createTestPrefix()
 after(() => prefix.remove())

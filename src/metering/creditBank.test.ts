@@ -7,9 +7,10 @@ import { until } from '../../test/helpers/until.ts'
 import { DailyLimitError } from '../errors/limitErrors.ts'
 import { openSqlite } from '../store/openSqlite.ts'
 import { systemClock } from './clock.ts'
-import { createMeter, type Meter, type MeterSubject } from './createMeter.ts'
+import { createMeter } from './createMeter.ts'
 import { createSqliteUsageStore } from './createSqliteUsageStore.ts'
 import type { BankReply, BankSubjectRequest, CreditBank } from './creditBank.ts'
+import type { Meter, MeterSubject } from './meterTypes.ts'
 import type { UsageStore } from './usageStore.ts'
 
 const prefix = createTestPrefix()

@@ -1,5 +1,5 @@
 import { TollgateError } from '../errors/TollgateError.ts'
-import type { Admission, Meter, MeterSubject, Settlement } from '../metering/createMeter.ts'
+import type { Admission, Meter, MeterSubject, Settlement } from '../metering/meterTypes.ts'
 import { priceOf } from '../methods/priceOf.ts'
 
 /** The label usage is recorded under for requests refused as a whole (403, 413, 415, parse errors). */

@@ -3,7 +3,7 @@ import type { CallGuard } from '../auth/authorize.ts'
 import type { FilterIds } from '../auth/createFilterIds.ts'
 import type { KeyEntry } from '../auth/createKeyRegistry.ts'
 import type { Cancellation } from '../failsafe/Cancellation.ts'
-import type { Meter } from '../metering/createMeter.ts'
+import type { Meter } from '../metering/meterTypes.ts'
 import type { Network } from '../networks/createNetwork.ts'
 import type { AnswerBudget } from '../upstreams/AnswerBudget.ts'
 

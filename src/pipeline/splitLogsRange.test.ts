@@ -3,7 +3,7 @@ import { describe, it } from 'node:test'
 import { createRpcCache } from '../cache/createRpcCache.ts'
 import { MalformedUpstreamAnswerError } from '../errors/upstreamErrors.ts'
 import type { Network } from '../networks/createNetwork.ts'
-import type { SendOptions } from '../upstreams/createUpstreamPool.ts'
+import type { SendOptions } from '../upstreams/SendOptions.ts'
 import {
   learnedLimitMs,
   maxChunkCalls,

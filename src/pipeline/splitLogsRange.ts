@@ -4,9 +4,9 @@ import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import type { RpcId } from '../jsonrpc/types.ts'
 import { withId } from '../jsonrpc/withId.ts'
 import type { Network } from '../networks/createNetwork.ts'
-import type { SendOptions } from '../upstreams/createUpstreamPool.ts'
 import { findNodeErrorRule, type NodeError, readNodeError } from '../upstreams/nodeErrors.ts'
 import { type RangeLimit, readRangeLimit } from '../upstreams/readRangeLimit.ts'
+import type { SendOptions } from '../upstreams/SendOptions.ts'
 
 /** An eth_getLogs query by block range: its filter as sent on, and its first and last block, known exactly. */
 export type LogsQuery = { filter: Record<string, unknown>; first: bigint; last: bigint }

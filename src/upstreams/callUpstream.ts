@@ -1,5 +1,6 @@
 import { hashLength } from '../jsonrpc/hashes.ts'
-import type { SendOptions, UpstreamPool } from './createUpstreamPool.ts'
+import type { UpstreamPool } from './createUpstreamPool.ts'
+import type { SendOptions } from './SendOptions.ts'
 
 export class UpstreamRpcError extends Error {
   override name = 'UpstreamRpcError'

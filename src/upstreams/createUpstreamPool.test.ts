@@ -5,13 +5,9 @@ import { createFakeTimers, type FakeTimers } from '../../test/helpers/createFake
 import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/upstreamErrors.ts'
 import { Cancellation } from '../failsafe/Cancellation.ts'
 import type { PostOptions, Upstream, UpstreamResponse } from './createUpstream.ts'
-import {
-  ClientGoneError,
-  createUpstreamPool,
-  type UpstreamPool,
-  type UpstreamPoolOptions,
-} from './createUpstreamPool.ts'
+import { createUpstreamPool, type UpstreamPool, type UpstreamPoolOptions } from './createUpstreamPool.ts'
 import { NodeErrorAnswer } from './judgeAttempt.ts'
+import { ClientGoneError } from './PoolCall.ts'
 import type { PoolMember } from './PoolMember.ts'
 
 /**

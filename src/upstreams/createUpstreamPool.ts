@@ -5,10 +5,6 @@ import { type HedgePolicy, PoolCall, type PoolCallContext } from './PoolCall.ts'
 import { PoolMember } from './PoolMember.ts'
 import type { SendOptions } from './SendOptions.ts'
 
-// the pipeline imports these from here
-export { ClientGoneError } from './PoolCall.ts'
-export type { SendOptions } from './SendOptions.ts'
-
 export type UpstreamPool = {
   /**
    * Its members, which own their health: the head tracker's health checks and the history prober

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { InvalidParamsError } from '../errors/rpcErrors.ts'
 import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/upstreamErrors.ts'
-import { ClientGoneError } from './createUpstreamPool.ts'
 import { type AttemptFailure, judgeAttempt, mayFailOver, mayRetry, NodeErrorAnswer } from './judgeAttempt.ts'
+import { ClientGoneError } from './PoolCall.ts'
 
 const answered = (body: string, status = 200) =>
   judgeAttempt({ response: { status, body: Buffer.from(body) } })

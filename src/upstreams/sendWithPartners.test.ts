@@ -2,8 +2,10 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { InvalidParamsError } from '../errors/rpcErrors.ts'
 import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/upstreamErrors.ts'
-import { ClientGoneError, type SendOptions, type UpstreamPool } from './createUpstreamPool.ts'
+import type { UpstreamPool } from './createUpstreamPool.ts'
 import { NodeErrorAnswer } from './judgeAttempt.ts'
+import { ClientGoneError } from './PoolCall.ts'
+import type { SendOptions } from './SendOptions.ts'
 import { sendWithPartners } from './sendWithPartners.ts'
 
 /** A pool that answers `outcome` (bytes, or the error it rejects with) and keeps the options of each send. */

@@ -1,5 +1,7 @@
-import { ClientGoneError, type SendOptions, type UpstreamPool } from './createUpstreamPool.ts'
+import type { UpstreamPool } from './createUpstreamPool.ts'
 import { mayFailOver, NodeErrorAnswer } from './judgeAttempt.ts'
+import { ClientGoneError } from './PoolCall.ts'
+import type { SendOptions } from './SendOptions.ts'
 
 /** Where a call goes: the network's upstreams, and the partners it may fail over to. */
 export type PartnerFailover = {
