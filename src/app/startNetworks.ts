@@ -5,7 +5,6 @@ import { withTimeout } from '../failsafe/withTimeout.ts'
 import { getFailoverMethods } from '../methods/methodTable.ts'
 import { createNetwork } from '../networks/createNetwork.ts'
 import { createNetworkRegistry, type NetworkRegistry } from '../networks/createNetworkRegistry.ts'
-import { getHeadPollMs } from '../networks/getHeadPollMs.ts'
 import { identifyChain } from '../networks/identifyChain.ts'
 
 export type StartNetworksOptions = {
@@ -27,7 +26,7 @@ export async function startNetworks(
   const { log } = options
   const failoverMethods = new Set(config.failover.methods ?? getFailoverMethods())
   // one head tracker per network: the pool, the cache, subscriptions and the fee indexer read it
-  const headPollMs = getHeadPollMs(config)
+  const { headPollMs } = config.upstreams
   // with Redis, immutable answers and the highest head shown are shared by every instance
   const sharedCache =
     config.redis && config.cache.shared.enabled

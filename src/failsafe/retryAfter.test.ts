@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { createFakeTimers } from '../../test/helpers/createFakeTimers.ts'
-import { retryAfter } from './withRetry.ts'
+import { retryAfter } from './retryAfter.ts'
 
 /** Tries that answer the outcomes given, in order, each at once; then nothing left to try. */
 function scripted(outcomes: string[], timers: { now(): number }) {
