@@ -46,4 +46,32 @@ describe('createReadiness', () => {
     pings[1]?.(false)
     assert.equal((await second).ok, false)
   })
+
+  it('a probe waits for a slow database at most half a second, then is shown the last answer', async () => {
+    const pending: (() => void)[] = []
+    const timers = {
+      setTimeout: (callback: () => void, ms: number) => {
+        assert.equal(ms, 500)
+        pending.push(callback)
+        return pending.length
+      },
+      clearTimeout: () => {},
+    }
+    let answer: ((up: boolean) => void) | undefined
+    const ready = createReadiness(
+      { networks, pingDatabase: () => new Promise<boolean>((resolve) => (answer = resolve)) },
+      timers,
+    )
+    const probe = ready()
+    assert.equal(pending.length, 1, 'the wait is bounded')
+    pending[0]?.()
+    assert.deepEqual(await probe, { ok: false, body: body('unavailable') }, 'no answer yet')
+    answer?.(true)
+    await new Promise(setImmediate) // the late answer taken in
+    const second = ready()
+    assert.equal(pending.length, 2, 'the next probe asks again')
+    assert.deepEqual(await ready(), { ok: true, body: body('open') }, 'meanwhile, the late answer')
+    answer?.(false)
+    assert.deepEqual(await second, { ok: false, body: body('unavailable') })
+  })
 })

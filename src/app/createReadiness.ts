@@ -1,3 +1,5 @@
+import { systemTimers, type Timers } from '../failsafe/Timers.ts'
+import { withTimeout } from '../failsafe/withTimeout.ts'
 import type { NetworkRegistry } from '../networks/createNetworkRegistry.ts'
 import type { MemberView } from '../upstreams/PoolMember.ts'
 
@@ -10,26 +12,43 @@ export type ReadinessDeps = {
 }
 
 /**
+ * The longest a probe waits for the database's answer: under the 1 s a load balancer or Kubernetes
+ * probe commonly allows itself, so a slow database is reported, not a probe that timed out.
+ */
+const pingWaitMs = 500
+
+/**
  * GET /readyz: ready when the database answers and every network has a reachable upstream; the
  * body shows each upstream's and partner's health. One database ping at a time: a probe that finds
- * none out asks and waits for the answer; one that comes while a ping is out is shown the last
- * answer (unavailable until the first one), so a slow database holds up one probe, not all.
+ * none out asks and waits for the answer (the first probe of a process included), up to pingWaitMs;
+ * one that comes while a ping is out, or tires of waiting, is shown the last answer (unavailable
+ * until the first one), so a slow database holds up no probe for long.
  */
-export function createReadiness(deps: ReadinessDeps): () => Promise<Readiness> {
+export function createReadiness(
+  deps: ReadinessDeps,
+  timers: Timers = systemTimers,
+): () => Promise<Readiness> {
   let lastPing = false
-  let pinging: Promise<void> | undefined
-  const databaseAnswers = async (): Promise<boolean> => {
-    if (pinging) return lastPing
-    pinging = (async () => {
-      try {
-        lastPing = await deps.pingDatabase()
-      } catch {
-        lastPing = false
-      }
-    })()
-    await pinging
+  let pinging: Promise<boolean> | undefined
+  const ping = async (): Promise<boolean> => {
+    try {
+      lastPing = await deps.pingDatabase()
+    } catch {
+      lastPing = false
+    }
     pinging = undefined
     return lastPing
+  }
+  const databaseAnswers = (): Promise<boolean> => {
+    if (pinging) return Promise.resolve(lastPing)
+    const answer = ping()
+    pinging = answer
+    return withTimeout(
+      (settle) => void answer.then(settle),
+      pingWaitMs,
+      () => lastPing,
+      timers,
+    )
   }
 
   return async () => {
