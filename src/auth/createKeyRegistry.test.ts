@@ -91,6 +91,35 @@ for (const backend of storeBackends)
       assert.equal(cue, undefined, 'close() stops watching')
     })
 
+    it('with no watch, a revoked key is refused after at most one refresh interval (1 s by default)', async (t) => {
+      t.mock.timers.enable({ apis: ['setInterval'] })
+      let versionChecks = 0
+      const counted = {
+        ...store,
+        getKeysVersion() {
+          versionChecks++
+          return store.getKeysVersion()
+        },
+      }
+      const polled = await createKeyRegistry(counted, plans)
+      try {
+        const { key } = await admin.create({ plan: 'developer', name: 'polled' })
+        await polled.refresh()
+        assert.ok(polled.findActiveKey(key.key))
+        await admin.revoke(key.key)
+        const removed = new Promise<KeyChange>((resolve) => polled.onChange(resolve))
+        const before = versionChecks
+        t.mock.timers.tick(999)
+        await new Promise(setImmediate)
+        assert.equal(versionChecks, before, 'no reload before the second is up')
+        t.mock.timers.tick(1)
+        assert.deepEqual([...(await removed).removed], [key.key])
+        assert.equal(polled.findActiveKey(key.key), undefined)
+      } finally {
+        polled.close()
+      }
+    })
+
     it('a listener that throws is reported and does not stop the others', async () => {
       const errors: unknown[] = []
       const local = await createKeyRegistry(store, plans, {

@@ -80,8 +80,7 @@ export async function handleGasRequest(deps: GasDeps, request: GasRequest): Prom
     const window = ready.window()
     if (!window) throw new FeeHistoryLoadingError(ready.chainId)
 
-    const costCredits = priceOf({ kind: 'gasApi' })
-    const admission = await deps.meter.admit(key.subject, costCredits)
+    // computed (once per window) before credits are held: a computation that throws holds none
     let cached = answers.get(window)
     if (!cached) {
       cached = new Map()
@@ -92,6 +91,8 @@ export async function handleGasRequest(deps: GasDeps, request: GasRequest): Prom
       body = (compute as Endpoint)(window, deps.historyBlocks)
       cached.set(request.endpoint, body)
     }
+    const costCredits = priceOf({ kind: 'gasApi' })
+    const admission = await deps.meter.admit(key.subject, costCredits)
     const settlement = deps.meter.settle(admission, [
       { method: `gas:${request.endpoint}`, network: network.name, credits: costCredits },
     ])

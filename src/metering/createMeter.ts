@@ -10,8 +10,6 @@ import { LocalLedger } from './LocalLedger.ts'
 import type { Admission, Meter, MeterSubject, Settlement, UsageRecord } from './meterTypes.ts'
 import type { UsageStore } from './usageStore.ts'
 
-// the meter's types, where the pipeline has always imported them from
-
 export type MeterOptions = {
   store: UsageStore
   clock: Clock

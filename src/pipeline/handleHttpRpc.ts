@@ -57,12 +57,18 @@ export async function handleHttpRpc(deps: HttpRpcDeps, request: HttpRpcRequest):
     return { status: httpStatus, body: payload, headers: headers && toHeaderList(headers) }
   }
   const { key, network, guard, failover } = access
-  let parsed: RpcRequest
+  let body: Buffer
   try {
-    parsed = parse(deps, await request.readBody())
+    body = await request.readBody()
   } catch (refusal) {
     // the body stream's own error (the client went away mid-body) is no refusal to answer
     if (!(refusal instanceof TollgateError)) throw refusal
+    return response(deps, key, network.name, await refuse(deps, key, network.name, refusal))
+  }
+  let parsed: RpcRequest
+  try {
+    parsed = parse(deps, body)
+  } catch (refusal) {
     return response(deps, key, network.name, await refuse(deps, key, network.name, refusal))
   }
   const { cancellation, answerBudget } = request
@@ -133,7 +139,7 @@ function toHeaderList(headers: Record<string, string>): string[] {
   return list
 }
 
-/** The body's calls, or throws the parser's refusal of the body whole (a TollgateError). */
+/** The body's calls, or throws the parser's refusal of the body whole. */
 function parse(deps: HttpRpcDeps, body: Buffer): RpcRequest {
   // a call forwarded as written goes as these bytes when they are the text they decode to
   return parseRpcRequest(body.toString(), deps, isUtf8(body) ? body : undefined)

@@ -7,8 +7,7 @@ import type { ByteHolder } from '../failsafe/ByteBulkhead.ts'
  * Reads the whole request body, refusing it as soon as it passes `maxBytes`, or as soon as the
  * process's bound on bodies in flight has no room for it (`held`, when given, takes each chunk; the
  * caller releases it when the request ends). `done` is called once, with the bytes or with what
- * stopped them (BodyTooLargeError, ServerBusyError, or the stream's own error): a callback, so that
- * the JSON-RPC route, which reads a body every request, makes no promise for it.
+ * stopped them (BodyTooLargeError, ServerBusyError, or the stream's own error).
  */
 export function readBody(
   req: IncomingMessage,

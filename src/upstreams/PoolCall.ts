@@ -125,10 +125,7 @@ export class PoolCall implements BlockPin {
     this.hedgePolicy = this.retry && this.rawTransaction === undefined ? this.pool.hedge : undefined
   }
 
-  /**
-   * The first try, then its answer: one step after the attempt, not an async layer of its own (this
-   * is every forwarded call). Where it answers (nearly always), no retry machinery is made.
-   */
+  /** The first try, then its answer. Where it answers (nearly always), no retry machinery is made. */
   run(): Promise<Buffer> {
     const first = this.deadline - this.pool.now() > 0 ? this.pickNext() : undefined
     if (!first) return this.retried(undefined)

@@ -385,7 +385,7 @@ describe('createUpstreamPool', () => {
       assert.equal(member(0).breaker.cooldownMs, 1000)
     })
 
-    it('noteHead closes an open member, noteProbeFailure opens a closed one', async () => {
+    it('a health check answered closes an open member, one failed opens a closed one', async () => {
       const { pool, stubs, member } = setup([500, 'answer'], { breakerFailures: 1 })
       await assert.rejects(pool.send(body), UpstreamUnavailableError)
       assert.equal(member(0).breaker.state, 'open')
