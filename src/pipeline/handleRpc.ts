@@ -64,7 +64,7 @@ export async function handleRpc(ctx: RpcContext, prepared: ReadyCall): Promise<C
     network.cache && scope !== 'never'
       ? await cachedAnswer(ctx, network.cache, prepared, params, scope, route)
       : toCallAnswer(await forward(ctx, spec, bodyOf(prepared, params), call.id, route, ctx.cancellation))
-  return spec.duties.afterAnswer ? afterAnswer(ctx, call.id, spec, answer, lowers) : answer
+  return spec.duties.afterAnswer ? await afterAnswer(ctx, call.id, spec, answer, lowers) : answer
 }
 
 /** A local result, or a subscription's id or end (WebSocket only); undefined for any other call. */
@@ -159,7 +159,7 @@ function toCallAnswer(fetched: FetchedAnswer): CallAnswer {
 }
 
 /**
- * Sends a call to the network's upstreams, and its partners when they fail and it may fail over
+ * Sends a call to the network's upstreams, and, when it may fail over, to its partners if they fail
  * (sendWithPartners); for an eth_getLogs range every upstream refuses, the merged answer of the
  * range split (splitLogsRange), for `id`; an eth_getLogs answer's logs then counted.
  */
@@ -177,6 +177,7 @@ async function forward(
   const atOnce = logs !== undefined && splitsAtOnce(network, logs)
   let fetched: FetchedAnswer
   if (atOnce) fetched = { body: await splitLogsRange(network, logs, undefined, id, options), partner: false }
+  else if (!route.partners) fetched = { body: await network.pool.send(body, options), partner: false }
   else {
     fetched = await sendWithPartners(body, options, {
       pool: network.pool,

@@ -40,11 +40,12 @@ const batchEnvelopeLabel = '(batch)'
  * admit the most it can cost, run the calls, charge what they really cost (priceOf,
  * docs/compatibility.md §2). A 402/429 refuses the whole request and costs nothing.
  */
-export async function runRpcRequest(ctx: RpcContext, request: RpcRequest): Promise<RpcOutcome> {
-  const outcome = request.isBatch ? await runBatch(ctx, request.entries) : await runSingle(ctx, request.entry)
+export function runRpcRequest(ctx: RpcContext, request: RpcRequest): Promise<RpcOutcome> {
+  const outcome = request.isBatch ? runBatch(ctx, request.entries) : runSingle(ctx, request.entry)
   const { rawIds } = request
   // the rare request with ids JSON would alter: their text goes back in place of their stand-ins
-  return rawIds === undefined ? outcome : { ...outcome, body: withRawIds(outcome.body, rawIds) }
+  if (rawIds === undefined) return outcome
+  return outcome.then((ran) => ({ ...ran, body: withRawIds(ran.body, rawIds) }))
 }
 
 /** One call (nearly every request): admitted at its own price, answered without a batch's envelope. */
@@ -93,12 +94,8 @@ async function runBatch(ctx: RpcContext, entries: RpcEntry[]): Promise<RpcOutcom
 }
 
 /** Holds the most a request can cost, or answers its refusal (402/429, with `id`). */
-async function admit(ctx: RpcContext, estimate: number, id: RpcId): Promise<Admission | RpcOutcome> {
-  try {
-    return await ctx.meter.admit(ctx.key.subject, estimate)
-  } catch (err) {
-    return refusal(ctx, id, err)
-  }
+function admit(ctx: RpcContext, estimate: number, id: RpcId): Promise<Admission | RpcOutcome> {
+  return ctx.meter.admit(ctx.key.subject, estimate).catch((err: unknown) => refusal(ctx, id, err))
 }
 
 function refusal(ctx: RpcContext, id: RpcId, err: unknown): RpcOutcome {

@@ -126,10 +126,10 @@ export class PoolCall implements BlockPin {
   }
 
   /** The first try, then its answer. Where it answers (nearly always), no retry machinery is made. */
-  run(): Promise<Buffer> {
+  async run(): Promise<Buffer> {
     const first = this.deadline - this.pool.now() > 0 ? this.pickNext() : undefined
-    if (!first) return this.retried(undefined)
-    return this.tryOn(first).then((step) => (this.retryable(step) ? this.retried(step) : this.answerOf(step)))
+    const step = first && (await this.tryOn(first))
+    return await (step && !this.retryable(step) ? this.answerOf(step) : this.retried(step))
   }
 
   /** Retries after a first step that may be retried (or none could be tried): the call's answer. */

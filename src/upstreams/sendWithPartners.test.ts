@@ -24,7 +24,7 @@ const body = '{"jsonrpc":"2.0","id":1,"method":"eth_getStorageAt","params":[]}'
 const options = { deadline: 10_000, headSensitive: true, answeredBy: { members: 0 } }
 const missing = Buffer.from('{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"missing trie node"}}')
 
-async function sent(pool: Pick<UpstreamPool, 'send'>, partners: Pick<UpstreamPool, 'send'> | undefined) {
+async function sent(pool: Pick<UpstreamPool, 'send'>, partners: Pick<UpstreamPool, 'send'>) {
   const causes: unknown[] = []
   const answer = await sendWithPartners(body, options, {
     pool,
@@ -36,12 +36,6 @@ async function sent(pool: Pick<UpstreamPool, 'send'>, partners: Pick<UpstreamPoo
 }
 
 describe('sendWithPartners', () => {
-  it('a call without partners: the upstreams alone, on the whole deadline', async () => {
-    const pool = stubPool('upstream')
-    assert.deepEqual(await sent(pool, undefined), { body: 'upstream', partner: false, causes: [] })
-    assert.deepEqual(pool.sent, [options])
-  })
-
   it('the upstreams answer: their answer; they had the deadline less the partners reserve, as a fallback', async () => {
     const pool = stubPool('upstream')
     const partners = stubPool('partner')

@@ -6,8 +6,8 @@ import type { SendOptions } from './SendOptions.ts'
 /** Where a call goes: the network's upstreams, and the partners it may fail over to. */
 export type PartnerFailover = {
   pool: Pick<UpstreamPool, 'send'>
-  /** The partners this call may fail over to (plan, header or key switch, method); undefined: none. */
-  partners: Pick<UpstreamPool, 'send'> | undefined
+  /** The partners this call may fail over to (plan, header or key switch, method). */
+  partners: Pick<UpstreamPool, 'send'>
   /** What a call that may fail over keeps of its time for the partners: the upstreams get the rest. */
   partnerReserveMs: number
   /** Told why the upstreams failed when the call goes on to the partners. */
@@ -18,9 +18,9 @@ export type PartnerFailover = {
 export type SentAnswer = { body: Buffer; partner: boolean }
 
 /**
- * Sends a call to the network's upstreams and, when they fail in a way that may fail over
- * (mayFailOver: none answered in time, none could answer, every one answered an error another node
- * may not have) and the call has partners, to its partners (docs/compatibility.md §7 failover). The
+ * Sends a call that may fail over to the network's upstreams and, when they fail in a way that may
+ * fail over (mayFailOver: none answered in time, none could answer, every one answered an error
+ * another node may not have), to its partners (docs/compatibility.md §7 failover). The
  * call's deadline covers both: the upstreams get what the partners do not need. When the partners
  * fail too after every upstream answered a "cannot answer now" error, the upstreams' last error is
  * the answer (their own word on what is missing beats a partner that did not answer); a client gone
@@ -31,7 +31,6 @@ export async function sendWithPartners(
   options: SendOptions & { deadline: number },
   { pool, partners, partnerReserveMs, onFailover }: PartnerFailover,
 ): Promise<SentAnswer> {
-  if (!partners) return { body: await pool.send(body, options), partner: false }
   let failure: unknown
   try {
     const primary = { ...options, deadline: options.deadline - partnerReserveMs, fallback: true }
