@@ -7,6 +7,7 @@ import { parse } from 'yaml'
 import { createTestSchema, type TestSchema } from './helpers/createTestSchema.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
 import { promqlMetricNames } from './helpers/promqlMetricNames.ts'
+import { startPrometheus } from './helpers/startPrometheus.ts'
 import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
 import { devnetOver, startTestNode, type TestNode } from './helpers/startTestNode.ts'
 import { createTestPrefix, type TestPrefix } from './helpers/testRedis.ts'
@@ -32,12 +33,16 @@ const alertRules = parse(readFileSync(join(root, 'deploy/prometheus/alerts.yml')
   groups: { rules: { alert: string; expr: string }[] }[]
 }
 
+type Query = { where: string; expr: string; kind: 'panel' | 'variable' | 'alert' }
+
 /** Every PromQL query of the dashboard (panels, rows' panels, variables) and of the alert rules, with where it is. */
-function queries(): { where: string; expr: string }[] {
+function queries(): Query[] {
   const panels = (list: Panel[]): Panel[] => list.flatMap((panel) => [panel, ...panels(panel.panels ?? [])])
   return [
     ...panels(dashboard.panels).flatMap((panel) =>
-      (panel.targets ?? []).map((target) => ({ where: `panel "${panel.title}"`, expr: target.expr ?? '' })),
+      (panel.targets ?? []).map(
+        (target): Query => ({ where: `panel "${panel.title}"`, expr: target.expr ?? '', kind: 'panel' }),
+      ),
     ),
     ...dashboard.templating.list.flatMap((variable) =>
       variable.type === 'query' && variable.query !== undefined
@@ -45,14 +50,27 @@ function queries(): { where: string; expr: string }[] {
             {
               where: `variable $${variable.name}`,
               expr: typeof variable.query === 'string' ? variable.query : variable.query.query,
+              kind: 'variable' as const,
             },
           ]
         : [],
     ),
     ...alertRules.groups.flatMap((group) =>
-      group.rules.map((rule) => ({ where: `alert ${rule.alert}`, expr: rule.expr })),
+      group.rules.map((rule): Query => ({ where: `alert ${rule.alert}`, expr: rule.expr, kind: 'alert' })),
     ),
   ]
+}
+
+/**
+ * A query as Prometheus gets it from Grafana with every network and instance chosen: the variables
+ * filled in (a rate over 5 s of 1 s scrapes), a `label_values` variable's series selector alone.
+ */
+function toInstantQuery({ expr, kind }: Query): string {
+  const selector = kind === 'variable' ? /^label_values\((.*),\s*\w+\)$/s.exec(expr)?.[1] : undefined
+  return (selector ?? expr)
+    .replaceAll('$__rate_interval', '5s')
+    .replaceAll('$network', '.*')
+    .replaceAll('$instance', '.*')
 }
 
 /** The families of a Prometheus text (name → type) and the names of its samples. */
@@ -199,6 +217,23 @@ describe('every query of the dashboard and the alerts names a metric a running g
     const head = value('tollgate_network_head{network="devnet"}')
     assert.ok(head !== undefined && head > 0)
     assert.ok((value('tollgate_gas_indexed_head{network="devnet"}') ?? -1) >= 0)
+  })
+
+  it('has every dashboard query answered with series by a Prometheus scraping the gateway, every alert evaluated', async () => {
+    const prometheus = await startPrometheus([new URL(gateway.url).host])
+    try {
+      const failures: string[] = []
+      for (const query of queries()) {
+        const answer = await prometheus.query(toInstantQuery(query))
+        if (answer.status !== 'success') failures.push(`${query.where}: ${answer.error}`)
+        // an alert's expression holds its threshold: no series is the gateway being well
+        else if (query.kind !== 'alert' && answer.data?.result.length === 0)
+          failures.push(`${query.where}: no series for ${toInstantQuery(query)}`)
+      }
+      assert.deepEqual(failures, [])
+    } finally {
+      await prometheus.stop()
+    }
   })
 
   it('documents every tollgate_ metric it exports in docs/operations.md', async () => {
