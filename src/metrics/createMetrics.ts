@@ -56,9 +56,11 @@ type Sample<T extends string> = [labels: Labels<T>, value: number | bigint | und
 /**
  * Every metric tollgate exposes, in one place. Nothing here runs on the request path: each metric is
  * read at scrape time (a `collect()` callback) from plain numbers the gateway keeps anyway: the
- * cache's stats, the pool members' counts and health, the head tracker's heads. Labels are bounded:
- * networks and upstreams come from the config, upstream names are the redacted labels (never a URL's
- * credentials or path).
+ * cache's stats, the pool members' counts and health, the head tracker's heads, the meter's refusals
+ * and balances, the usage flushed, the WebSocket and subscription counts, the fee window; only the
+ * database's health is asked for then (one ping). Labels are bounded: networks and upstreams come
+ * from the config, upstream names are the redacted labels (never a URL's credentials or path), and
+ * keys are counted, never named.
  */
 export function createMetrics(options: MetricsOptions): Metrics {
   const registry = new Registry()
