@@ -24,6 +24,7 @@ import { type Clock, systemClock } from '../metering/clock.ts'
 import { createMeter } from '../metering/createMeter.ts'
 import { createRedisBank } from '../metering/createRedisBank.ts'
 import { createUsageSpool } from '../metering/createUsageSpool.ts'
+import { createUsageTotals } from '../metering/createUsageTotals.ts'
 import { getSpoolDir } from '../metering/getSpoolDir.ts'
 import type { Meter } from '../metering/meterTypes.ts'
 import { replayUsageSpool } from '../metering/replayUsageSpool.ts'
@@ -34,7 +35,7 @@ import type { NetworkRegistry } from '../networks/createNetworkRegistry.ts'
 import { type HttpRpcDeps, handleHttpRpc } from '../pipeline/handleHttpRpc.ts'
 import { handleSocketUpgrade } from '../pipeline/handleSocketUpgrade.ts'
 import { assertPortFree } from '../server/assertPortFree.ts'
-import { attachWebSockets } from '../server/attachWebSockets.ts'
+import { attachWebSockets, type WebSockets } from '../server/attachWebSockets.ts'
 import { createHttpServer, type HttpServer } from '../server/createHttpServer.ts'
 import type { Leadership } from '../store/leadership.ts'
 import { createSubscriptionHub, type SubscriptionHub } from '../subscriptions/createSubscriptionHub.ts'
@@ -42,6 +43,7 @@ import { createAnswerMemory, smallMessageBytes } from '../upstreams/AnswerBudget
 import { createReadiness } from './createReadiness.ts'
 import { createStores } from './createStores.ts'
 import { startNetworks } from './startNetworks.ts'
+import { toGatewayReaders } from './toGatewayReaders.ts'
 import type { WorkerRole } from './workerRole.ts'
 
 export type App = {
@@ -123,14 +125,15 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     cleanups.push(() => dashboardStats.close())
     // with Redis, the credit balances and rate limits are shared by every instance (leases)
     // (without Redis, a worker's balances are shared with the other workers through the primary's bank)
-    const bank = config.redis
+    const redisBank = config.redis
       ? await createRedisBank({
           url: config.redis.url,
           keyPrefix: config.redis.keyPrefix,
           commandTimeoutMs: config.metering.redisTimeoutMs,
           onError: (err) => log.warn({ err }, 'redis connection error'),
         })
-      : worker?.bank
+      : undefined
+    const bank = redisBank ?? worker?.bank
     if (bank) cleanups.push(() => bank.close())
     const spool = createUsageSpool({
       dir: getSpoolDir(config),
@@ -143,9 +146,13 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     })
     // before the meter reads today's balances; with --workers the primary did it before forking
     if (!worker) await replayUsageSpool(spool, stores.usage, log)
+    // the dashboard's live figures and /metrics' totals count the usage the meter writes
+    const usageTotals = createUsageTotals()
     const meter = await createMeter({
-      // the dashboard's live figures count the usage the meter writes
-      store: dashboardOn ? withUsageTap(stores.usage, dashboardStats.recordUsage) : stores.usage,
+      store: withUsageTap(stores.usage, (delta) => {
+        usageTotals.record(delta)
+        if (dashboardOn) dashboardStats.recordUsage(delta)
+      }),
       clock,
       flushMs: config.metering.flushMs,
       spool,
@@ -259,10 +266,41 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     })
     // and one on request bodies and WebSocket messages
     const bodies = new ByteBulkhead(config.server.maxBodyBytesInFlight, smallMessageBytes)
+    const hubs = new Map<string, SubscriptionHub>(
+      networks.all.map((network) => {
+        const wsUrls = (networkConfigs.find((each) => each.name === network.name)?.upstreams ?? [])
+          .map((upstream) => upstream.ws)
+          .filter((url): url is string => url !== undefined)
+        return [
+          network.name,
+          createSubscriptionHub({
+            network,
+            wsUrls,
+            requestTimeoutMs: config.upstreams.attemptTimeoutMs,
+            log,
+          }),
+        ]
+      }),
+    )
+    cleanups.push(() => {
+      for (const hub of hubs.values()) hub.close()
+    })
+    let webSockets: WebSockets | undefined
     const metrics = config.metrics.enabled
       ? createMetrics({
           networks: networks.all,
           inFlight: { answerBytes: () => answers.inUseBytes(), bodyBytes: () => bodies.inUseBytes },
+          gateway: toGatewayReaders({
+            meter,
+            keys,
+            usage: usageTotals,
+            hubs,
+            webSockets: () => webSockets,
+            indexers,
+            redisUp: redisBank && (() => redisBank.isConnected()),
+            database: 'postgres' in config.storage ? 'postgres' : 'sqlite',
+            pingDatabase: () => stores.ping(),
+          }),
         })
       : undefined
     const metricsDeps = metrics && { metrics, token: config.metrics.token }
@@ -297,25 +335,6 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
           : undefined,
       },
     )
-    const hubs = new Map<string, SubscriptionHub>(
-      networks.all.map((network) => {
-        const wsUrls = (networkConfigs.find((each) => each.name === network.name)?.upstreams ?? [])
-          .map((upstream) => upstream.ws)
-          .filter((url): url is string => url !== undefined)
-        return [
-          network.name,
-          createSubscriptionHub({
-            network,
-            wsUrls,
-            requestTimeoutMs: config.upstreams.attemptTimeoutMs,
-            log,
-          }),
-        ]
-      }),
-    )
-    cleanups.push(() => {
-      for (const hub of hubs.values()) hub.close()
-    })
     const upgradeDeps = {
       ...rpcDeps,
       hubs,
@@ -326,18 +345,15 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       maxInFlight: config.websocket.maxInFlightRequests,
       now: () => clock.now(),
     }
-    const webSockets = attachWebSockets(
-      server.server,
-      (request) => handleSocketUpgrade(upgradeDeps, request),
-      {
-        maxFrameBytes: config.websocket.maxFrameBytes,
-        pingMs: config.websocket.pingMs,
-        trustedProxies: config.server.trustedProxies,
-      },
-    )
+    webSockets = attachWebSockets(server.server, (request) => handleSocketUpgrade(upgradeDeps, request), {
+      maxFrameBytes: config.websocket.maxFrameBytes,
+      pingMs: config.websocket.pingMs,
+      trustedProxies: config.server.trustedProxies,
+    })
     const { host, port } = await server.listen(config.server.port, config.server.host)
     cleanups.push(() => server.close(config.server.shutdownGraceMs))
-    cleanups.push(() => webSockets.close())
+    const attached = webSockets
+    cleanups.push(() => attached.close())
 
     return {
       url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,

@@ -22,6 +22,8 @@ export type UsageRecord = { method: string; network: string; credits: number; fa
 
 export type Settlement = { chargedCredits: number; remainingCredits: number; resetSeconds: number }
 
+export type MeterRefusals = { '402': number; '429': number }
+
 /** The first check a call fails in this process now, and the error that refuses it. */
 export type Refusal = { check: 'account' | 'key' | 'keyRate' | 'accountRate'; error: TollgateError }
 
@@ -41,6 +43,16 @@ export type Meter = {
   chargeNotification(subject: MeterSubject, usage: UsageRecord): boolean
   /** What the subject can still spend today (the smaller of the account's and the key's balance). */
   remainingCredits(subject: MeterSubject): number
+  /**
+   * The share (0 to 1) of its daily credits the subject has used today, of whichever of the
+   * account's and the key's balance is nearer its end, as this process last saw it. Reads only.
+   */
+  usedShare(subject: MeterSubject): number
+  /**
+   * Calls this process refused so far, by status: 402 (the account's daily credits spent), 429 (the
+   * key's daily credits spent, or a per-second limit).
+   */
+  readonly refusals: Readonly<MeterRefusals>
   secondsToReset(): number
   /** Writes pending usage to the store now. */
   flush(): Promise<void>
