@@ -80,11 +80,21 @@ export async function createMeter({
       timers,
     })
 
-  async function admit(subject: MeterSubject, costCredits: number): Promise<Admission> {
+  function admitNow(subject: MeterSubject, costCredits: number): Admission | undefined {
     const nowMs = ledger.now()
     const refusal = ledger.refusalOf(subject, costCredits, nowMs)
     if (refusal === undefined) return ledger.hold(subject, costCredits, nowMs)
     if (client === undefined) throw refusal.error
+    return undefined
+  }
+
+  async function admit(subject: MeterSubject, costCredits: number): Promise<Admission> {
+    return admitNow(subject, costCredits) ?? (await askBank(subject, costCredits))
+  }
+
+  /** A call this process cannot decide: the bank's word (with no bank, admitNow decides every call). */
+  function askBank(subject: MeterSubject, costCredits: number): Promise<Admission> {
+    if (client === undefined) throw new Error('no bank to ask')
     return client.admit(subject, costCredits)
   }
 
@@ -160,6 +170,7 @@ export async function createMeter({
 
   return {
     admit,
+    admitNow,
     settle,
     chargeNotification,
     remainingCredits: (subject) => ledger.remaining(subject, ledger.now()),
