@@ -89,14 +89,26 @@ export async function createMeter({
     return err
   }
 
-  async function admit(subject: MeterSubject, costCredits: number): Promise<Admission> {
+  function admitNow(subject: MeterSubject, costCredits: number): Admission | undefined {
     const nowMs = ledger.now()
     const refusal = ledger.refusalOf(subject, costCredits, nowMs)
     if (refusal === undefined) return ledger.hold(subject, costCredits, nowMs)
     if (client === undefined) throw counted(refusal.error)
-    return client.admit(subject, costCredits).catch((err: unknown) => {
+    return undefined
+  }
+
+  async function admit(subject: MeterSubject, costCredits: number): Promise<Admission> {
+    return admitNow(subject, costCredits) ?? (await askBank(subject, costCredits))
+  }
+
+  /** A call this process cannot decide: the bank's word (with no bank, admitNow decides every call). */
+  async function askBank(subject: MeterSubject, costCredits: number): Promise<Admission> {
+    if (client === undefined) throw new Error('no bank to ask')
+    try {
+      return await client.admit(subject, costCredits)
+    } catch (err) {
       throw counted(err)
-    })
+    }
   }
 
   function chargeNotification(subject: MeterSubject, usage: UsageRecord): boolean {
@@ -171,6 +183,7 @@ export async function createMeter({
 
   return {
     admit,
+    admitNow,
     settle,
     chargeNotification,
     remainingCredits: (subject) => ledger.remaining(subject, ledger.now()),
