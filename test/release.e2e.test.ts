@@ -200,7 +200,7 @@ describe('the release: npm pack, then npm install --omit=dev of the tarball', ()
     assert.match((await tollgate(['--help'])).stdout, /-v, --version/)
   })
 
-  it('the CLI on an SQLite file: migrate, keys create and list, plans, usage, config check', async () => {
+  it('the CLI on an SQLite file: migrate, keys create, list, show and revoke, plans, usage, config check', async () => {
     const config = ['--config', configFile]
     const migrated = JSON.parse((await tollgate(['migrate', '--json', ...config])).stdout)
     assert.ok(migrated.applied.length > 0, 'migrations applied to a new file')
@@ -213,6 +213,9 @@ describe('the release: npm pack, then npm install --omit=dev of the tarball', ()
       listed.map((key: { key: string; name: string }) => [key.key, key.name]),
       [[created.key, 'release']],
     )
+    const shown = JSON.parse((await tollgate(['keys', 'show', created.key, '--json', ...config])).stdout)
+    assert.deepEqual([shown.key, shown.status], [created.key, 'active'])
+    assert.equal((await tollgate(['keys', 'revoke', created.key, ...config])).stdout, 'revoked\n')
     assert.equal(
       JSON.parse((await tollgate(['plans', '--json', ...config])).stdout).core.dailyCredits,
       3_000_000,
