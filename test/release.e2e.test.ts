@@ -65,6 +65,7 @@ const packInputs = [
   'web',
   'scripts',
   'docs',
+  'deploy',
   'tsconfig.json',
   'tsconfig.build.json',
 ]
@@ -152,7 +153,7 @@ describe('the release: npm pack, then npm install --omit=dev of the tarball', ()
   )
   after(() => rmSync(dir, { recursive: true, force: true }))
 
-  it('ships bin/, dist/ (the dashboard built), docs and the README: no sources, tests or source maps', () => {
+  it('ships bin/, dist/ (the dashboard built), deploy/, docs and the README: no sources, tests or source maps', () => {
     const files = filesUnder(installed).map((file) => relative(installed, file))
     const top = new Set(files.map((file) => file.split('/')[0]))
     assert.deepEqual(
@@ -160,13 +161,20 @@ describe('the release: npm pack, then npm install --omit=dev of the tarball', ()
       [
         'README.md',
         'bin',
+        'deploy',
         'dist',
         'docs',
         'package.json',
         ...(existsSync(join(root, 'LICENSE')) ? ['LICENSE'] : []),
       ].sort(),
     )
-    for (const built of ['bin/tollgate.js', 'dist/main.js', 'dist/dashboard/index.html', 'docs/config.md'])
+    for (const built of [
+      'bin/tollgate.js',
+      'dist/main.js',
+      'dist/dashboard/index.html',
+      'docs/config.md',
+      'deploy/grafana/tollgate.json',
+    ])
       assert.ok(files.includes(built), `${built} shipped`)
     assert.ok(
       files.some((file) => /^dist\/dashboard\/assets\/main-\w+\.js$/.test(file)),
