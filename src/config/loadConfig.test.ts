@@ -131,7 +131,7 @@ networks:
   it('errors name the file, the path and what was expected', () => {
     const file = write(
       'bad.yaml',
-      `server: { port: eighty }
+      `server: { port: eighty, hostname: x, prot: 1 }
 networks:
   - name: Main Net
     chainId: 1
@@ -147,7 +147,9 @@ surprise: true
         assert.match(err.message, /server\.port: .*expected number/)
         assert.match(err.message, /networks\.0\.name: expected lowercase letters/)
         assert.match(err.message, /networks\.0\.upstreams\.0\.url: expected an http\(s\) URL/)
-        assert.match(err.message, /surprise/)
+        // each unknown key on a line of its own, at its full path
+        assert.match(err.message, /^ {2}surprise: unknown key$/m)
+        assert.match(err.message, /^ {2}server\.hostname: unknown key\n {2}server\.prot: unknown key$/m)
         return true
       },
     )

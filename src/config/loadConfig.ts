@@ -30,7 +30,7 @@ function withEnv(config: Config, env: NodeJS.ProcessEnv): Config {
   })
   if (!overrides.success)
     throw new ConfigError(
-      `environment: invalid TOLLGATE_POSTGRES_URL or TOLLGATE_REDIS_URL\n${overrides.error.issues.map(formatIssue).join('\n')}`,
+      `environment: invalid TOLLGATE_POSTGRES_URL or TOLLGATE_REDIS_URL\n${overrides.error.issues.flatMap(formatIssue).join('\n')}`,
     )
   if (env.TOLLGATE_POSTGRES_URL) config.storage = overrides.data.storage
   if (env.TOLLGATE_REDIS_URL) config.redis = overrides.data.redis
@@ -56,7 +56,7 @@ function readConfig(file: string | undefined): Config {
 
 function parseConfig(raw: unknown, source: string): Config {
   const result = configSchema.safeParse(raw)
-  const lines = result.success ? [] : result.error.issues.map(formatIssue)
+  const lines = result.success ? [] : result.error.issues.flatMap(formatIssue)
   // only a config without the key means the devnet: an empty list is more likely a mistake than a wish
   if (hasEmptyNetworks(raw))
     lines.push('  networks: at least one network is needed; leave the key out for the embedded devnet')
@@ -74,9 +74,12 @@ function parseConfig(raw: unknown, source: string): Config {
   return config
 }
 
-function formatIssue(issue: z.core.$ZodIssue): string {
+/** One line per wrong key: its path in the file and what is wrong (each unknown key on a line of its own). */
+function formatIssue(issue: z.core.$ZodIssue): string[] {
+  if (issue.code === 'unrecognized_keys')
+    return issue.keys.map((key) => `  ${[...issue.path, key].join('.')}: unknown key`)
   const path = issue.path.length > 0 ? issue.path.join('.') : '(top level)'
-  return `  ${path}: ${issue.message}`
+  return [`  ${path}: ${issue.message}`]
 }
 
 function hasEmptyNetworks(raw: unknown): boolean {
