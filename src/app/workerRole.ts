@@ -1,3 +1,4 @@
+import type { Config } from '../config/configSchema.ts'
 import type { DevnetEndpoint } from '../devnet/startDevnet.ts'
 import type { BankChannel } from '../metering/createClusterBank.ts'
 import type { CreditBank } from '../metering/creditBank.ts'
@@ -13,6 +14,8 @@ export type WorkerRole = {
   bank: CreditBank | undefined
   /** This worker indexes fee history (one worker does; the others read what it stores). */
   indexesFees: boolean
+  /** The config the primary runs on now (the file as last reloaded): a worker forked after a reload starts on it. */
+  config: Config
 }
 
 /** The environment variable that carries a worker's part (WorkerSpec) from the primary. */
@@ -26,7 +29,14 @@ export type WorkerSpec = {
   bankLeaseTtlMs: number | undefined
   /** How long a worker waits for the primary's bank to answer an exchange (metering.redisTimeoutMs). */
   bankTimeoutMs: number
+  config: Config
 }
+
+/**
+ * The primary's word on a SIGHUP: the config to run on now (restart-only keys already kept at their
+ * running value), or that the file was refused whole.
+ */
+export type ReloadMessage = { tollgate: 'reload'; config: Config } | { tollgate: 'reload'; invalid: true }
 
 /** A worker's message once it listens: what the banner shows. */
 export type ListeningMessage = { tollgate: 'listening'; url: string; networks: string[] }
@@ -46,5 +56,6 @@ export async function readWorkerRole(): Promise<WorkerRole> {
             timeoutMs: spec.bankTimeoutMs,
           }),
     indexesFees: spec.slot === 0,
+    config: spec.config,
   }
 }

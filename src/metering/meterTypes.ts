@@ -42,6 +42,8 @@ export type Meter = {
   /** What the subject can still spend today (the smaller of the account's and the key's balance). */
   remainingCredits(subject: MeterSubject): number
   secondsToReset(): number
+  /** Whether the shared credit bank (Redis, or the primary of --workers) answered its last exchange; undefined without one. */
+  bankUp(): boolean | undefined
   /** Writes pending usage to the store now. */
   flush(): Promise<void>
   /** Stops the flush timer and flushes. */

@@ -18,7 +18,10 @@ export type Metrics = {
 }
 
 export type MetricsOptions = {
-  networks: readonly Network[]
+  /** The networks now (a reload may change them). */
+  networks: () => readonly Network[]
+  /** Config reloads by result, and when the running config was loaded. */
+  reloads?: () => { applied: number; invalid: number; loadedAtMs: number }
   /** Bytes the process holds now of large answers until sent, and of request bodies and messages. */
   inFlight: { answerBytes(): number; bodyBytes(): number }
 }
@@ -36,11 +39,23 @@ type Sample<T extends string> = [labels: Labels<T>, value: number | bigint | und
 export function createMetrics(options: MetricsOptions): Metrics {
   const registry = new Registry()
   const rpcAnswers: RpcAnswerCounts = { '2xx': 0, '4xx': 0, '5xx': 0 }
-  const upstreams = toUpstreamSeries(options.networks)
-  const cached = options.networks.flatMap((network) => {
-    const { cache } = network
-    return cache ? [{ labels: { network: network.name }, cache }] : []
-  })
+  // labelled once per set of networks (a reload makes a new one)
+  let seriesOf: readonly Network[] | undefined
+  let series: { upstreams: UpstreamSeries[]; cached: CachedSeries[] } = { upstreams: [], cached: [] }
+  const current = () => {
+    const networks = options.networks()
+    if (networks !== seriesOf) {
+      seriesOf = networks
+      series = {
+        upstreams: toUpstreamSeries(networks),
+        cached: networks.flatMap((network) => {
+          const { cache } = network
+          return cache ? [{ labels: { network: network.name }, cache }] : []
+        }),
+      }
+    }
+    return series
+  }
 
   /** A counter whose value is read from the gateway's own running total. */
   function total<T extends string>(name: string, help: string, labelNames: T[], read: () => Sample<T>[]) {
@@ -85,40 +100,40 @@ export function createMetrics(options: MetricsOptions): Metrics {
 
   const networkLabel = ['network' as const]
   total('tollgate_cache_hits_total', 'Answers served from the cache.', networkLabel, () =>
-    cached.map(({ labels, cache }) => [labels, cache.stats.hits]),
+    current().cached.map(({ labels, cache }) => [labels, cache.stats.hits]),
   )
   total('tollgate_cache_misses_total', 'Cacheable calls not found in the cache.', networkLabel, () =>
-    cached.map(({ labels, cache }) => [labels, cache.stats.misses]),
+    current().cached.map(({ labels, cache }) => [labels, cache.stats.misses]),
   )
   total(
     'tollgate_cache_coalesced_total',
     'Calls that joined an identical call in flight instead of asking an upstream.',
     networkLabel,
-    () => cached.map(({ labels, cache }) => [labels, cache.stats.coalesced]),
+    () => current().cached.map(({ labels, cache }) => [labels, cache.stats.coalesced]),
   )
   total(
     'tollgate_cache_shared_hits_total',
     'Cacheable calls not in memory answered by the shared cache (Redis) instead of an upstream.',
     networkLabel,
-    () => cached.map(({ labels, cache }) => [labels, cache.stats.sharedHits]),
+    () => current().cached.map(({ labels, cache }) => [labels, cache.stats.sharedHits]),
   )
   total(
     'tollgate_cache_forgets_total',
     'Times every cached answer of the network was dropped because the chain changed under it (a block at or below finalized, here or on another instance sharing Redis, or a new chain under the same chain id).',
     networkLabel,
-    () => cached.map(({ labels, cache }) => [labels, cache.stats.forgets]),
+    () => current().cached.map(({ labels, cache }) => [labels, cache.stats.forgets]),
   )
   total(
     'tollgate_cache_evictions_total',
     'Cache entries evicted to stay within maxBytes.',
     networkLabel,
-    () => cached.map(({ labels, cache }) => [labels, cache.stats.evictions]),
+    () => current().cached.map(({ labels, cache }) => [labels, cache.stats.evictions]),
   )
   gauge('tollgate_cache_entries', 'Answers kept in the cache.', networkLabel, () =>
-    cached.map(({ labels, cache }) => [labels, cache.stats.entries]),
+    current().cached.map(({ labels, cache }) => [labels, cache.stats.entries]),
   )
   gauge('tollgate_cache_bytes', 'Memory counted for the answers kept in the cache.', networkLabel, () =>
-    cached.map(({ labels, cache }) => [labels, cache.stats.bytes]),
+    current().cached.map(({ labels, cache }) => [labels, cache.stats.bytes]),
   )
 
   const upstreamLabels = ['network' as const, 'upstream' as const, 'role' as const]
@@ -126,57 +141,57 @@ export function createMetrics(options: MetricsOptions): Metrics {
     'tollgate_upstream_requests_total',
     'Calls sent to an upstream through its pool: requests and background work, retries included (head polls not).',
     upstreamLabels,
-    () => upstreams.map(({ labels, member }) => [labels, member.requests]),
+    () => current().upstreams.map(({ labels, member }) => [labels, member.requests]),
   )
   total(
     'tollgate_upstream_failures_total',
     'Calls to an upstream that failed (timeout, connection error, HTTP error, not JSON).',
     upstreamLabels,
-    () => upstreams.map(({ labels, member }) => [labels, member.failures]),
+    () => current().upstreams.map(({ labels, member }) => [labels, member.failures]),
   )
   total(
     'tollgate_upstream_hedges_total',
     'Hedges: idempotent calls an upstream had not answered in time, also sent to the next upstream.',
     upstreamLabels,
-    () => upstreams.map(({ labels, member }) => [labels, member.hedges]),
+    () => current().upstreams.map(({ labels, member }) => [labels, member.hedges]),
   )
   gauge(
     'tollgate_upstream_latency_ms',
     "Moving average of an upstream's successful calls' latency, in milliseconds.",
     upstreamLabels,
-    () => upstreams.map(({ labels, member }) => [labels, member.latencyMs]),
+    () => current().upstreams.map(({ labels, member }) => [labels, member.latencyMs]),
   )
   gauge(
     'tollgate_upstream_error_rate',
     "Moving average of an upstream's failures, 0 to 1.",
     upstreamLabels,
-    () => upstreams.map(({ labels, member }) => [labels, member.errorRate]),
+    () => current().upstreams.map(({ labels, member }) => [labels, member.errorRate]),
   )
   gauge(
     'tollgate_upstream_up',
     '1 while an upstream is in use (its breaker closed), 0 while it is kept off.',
     upstreamLabels,
-    () => upstreams.map(({ labels, member }) => [labels, member.isInUse() ? 1 : 0]),
+    () => current().upstreams.map(({ labels, member }) => [labels, member.isInUse() ? 1 : 0]),
   )
   gauge('tollgate_upstream_head', "An upstream's last known block number.", upstreamLabels, () =>
-    upstreams.map(({ labels, member }) => [labels, member.head]),
+    current().upstreams.map(({ labels, member }) => [labels, member.head]),
   )
 
   gauge(
     'tollgate_network_head',
     "The network's head: the highest block number among upstreams in use.",
     networkLabel,
-    () => options.networks.map((network) => [{ network: network.name }, network.pool.head()]),
+    () => options.networks().map((network) => [{ network: network.name }, network.pool.head()]),
   )
   gauge('tollgate_network_finalized', "The network's finalized block number.", networkLabel, () =>
-    options.networks.map((network) => [{ network: network.name }, network.heads.finalized()]),
+    options.networks().map((network) => [{ network: network.name }, network.heads.finalized()]),
   )
   total(
     'tollgate_chain_forks_total',
     "Times the network's chain left blocks it had: a reorg or a rewind (`past_finality`: at or below the finalized block, or deeper than remembered).",
     ['network', 'past_finality'],
     () =>
-      options.networks.flatMap((network) => {
+      options.networks().flatMap((network) => {
         const { forks, pastFinality } = network.heads.stats
         return [
           [{ network: network.name, past_finality: 'false' }, forks - pastFinality],
@@ -188,7 +203,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
     'tollgate_chain_new_chains_total',
     "Times the network's upstreams turned out to serve another chain under the same chain id (a new genesis block).",
     networkLabel,
-    () => options.networks.map((network) => [{ network: network.name }, network.heads.stats.newChains]),
+    () => options.networks().map((network) => [{ network: network.name }, network.heads.stats.newChains]),
   )
 
   total(
@@ -202,6 +217,25 @@ export function createMetrics(options: MetricsOptions): Metrics {
     ],
   )
 
+  const { reloads } = options
+  if (reloads) {
+    total(
+      'tollgate_config_reloads_total',
+      'Config reloads (SIGHUP) by result: applied (restart-only keys kept, logged), invalid (the file refused whole).',
+      ['result'],
+      () => [
+        [{ result: 'applied' }, reloads().applied],
+        [{ result: 'invalid' }, reloads().invalid],
+      ],
+    )
+    gauge(
+      'tollgate_config_loaded_timestamp_seconds',
+      'When the running config was loaded: at start, then at each applied reload (Unix time).',
+      [],
+      () => [[{}, reloads().loadedAtMs / 1000]],
+    )
+  }
+
   const merged = Registry.merge([registry, processRegistry()])
   return {
     contentType: merged.contentType,
@@ -209,6 +243,8 @@ export function createMetrics(options: MetricsOptions): Metrics {
     rpcAnswers,
   }
 }
+
+type CachedSeries = { labels: { network: string }; cache: NonNullable<Network['cache']> }
 
 type UpstreamSeries = {
   labels: { network: string; upstream: string; role: 'primary' | 'partner' }
