@@ -4,8 +4,9 @@ import type { Config } from './configSchema.ts'
  * The config keys a reload (SIGHUP) applies to a running gateway, each with what is under it.
  * Everything else (the listener, storage, Redis, workers, the devnet, the shared cache, metering,
  * gas indexing, the admin token, ...) is read once at start: a change to it needs a restart.
+ * docs/config.md "What a reload changes" lists the same (planReload.test.ts holds them equal).
  */
-export const liveConfigKeys: readonly string[] = [
+const liveConfigKeys: readonly string[] = [
   'networks',
   'plans',
   'upstreams',
