@@ -11,15 +11,20 @@ import { createTestSchema, type TestSchema } from './helpers/createTestSchema.ts
 import { bin, exited, startGatewayProcess } from './helpers/gatewayProcess.ts'
 import { childrenOf, freePort } from './helpers/localProcesses.ts'
 import { rpcBody } from './helpers/postJson.ts'
+import { serverConnections } from './helpers/serverConnections.ts'
 import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
 import { until } from './helpers/until.ts'
 
 const run = promisify(execFile)
 
 /** One request on a connection of its own (a fresh connection: any worker may take it). */
-function fresh(url: string, body?: unknown): Promise<{ status: number; text: string }> {
+function fresh(
+  url: string,
+  body?: unknown,
+  agent = new Agent({ keepAlive: false }),
+): Promise<{ status: number; text: string; localPort: number }> {
   return new Promise((resolve, reject) => {
-    const agent = new Agent({ keepAlive: false })
+    let localPort = 0
     const req = request(
       url,
       {
@@ -32,9 +37,16 @@ function fresh(url: string, body?: unknown): Promise<{ status: number; text: str
         res.on('data', (chunk: Buffer) => {
           text += chunk.toString()
         })
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text, localPort }))
       },
     )
+    req.on('socket', (socket) => {
+      if (socket.localPort) localPort = socket.localPort
+      else
+        socket.once('connect', () => {
+          localPort = socket.localPort ?? 0
+        })
+    })
     req.on('error', reject)
     req.end(body === undefined ? undefined : JSON.stringify(body))
   })
@@ -133,6 +145,27 @@ describe('tollgate start on PostgreSQL: the first /readyz, and SIGHUP with --wor
         const answer = await fresh(`http://127.0.0.1:${port}/two/v3/${key}`, rpcBody('eth_chainId'))
         assert.equal(answer.status, 200, answer.text)
       }
+
+      // a worker forked after the reload starts on the reloaded config, not on the file as it is now
+      writeFileSync(configFile, 'networks: [{ name: "Not Valid" }]\n')
+      const [doomed] = workers
+      process.kill(doomed as number, 'SIGKILL')
+      let replacement: number | undefined
+      await until(() => {
+        replacement = childrenOf(gateway.child.pid ?? 0).find((pid) => !workers.includes(pid))
+        return replacement !== undefined
+      }, 'a worker forked in its place')
+      await until(async () => {
+        const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+        try {
+          const answer = await fresh(`http://127.0.0.1:${port}/two/v3/${key}`, rpcBody('eth_chainId'), agent)
+          assert.equal(answer.status, 200, answer.text)
+          return serverConnections(port).get(answer.localPort) === replacement
+        } finally {
+          agent.destroy()
+        }
+      }, 'the new worker serving network two')
+      assert.equal(logged(gateway.output(), 'a worker died').length, 1, 'it stays up')
       const exit = exited(gateway.child)
       gateway.child.kill('SIGTERM')
       assert.equal(await exit, 0)

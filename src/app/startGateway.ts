@@ -31,14 +31,12 @@ export type ConfigReader = (() => Config) | undefined
  * start (the reason is on stderr, the exit code 1) or a signal came first.
  */
 export async function startGateway(
-  fileConfig: Config,
+  config: Config,
   log: Logger,
   readConfig: ConfigReader = undefined,
 ): Promise<StartedGateway | undefined> {
-  if (fileConfig.server.workers > 1 && cluster.isPrimary) return startPrimary(fileConfig, log, readConfig)
-  const worker = fileConfig.server.workers > 1 ? await readWorkerRole() : undefined
-  // a worker runs on the primary's config: the file as last reloaded, not as it may read now
-  const config = worker?.config ?? fileConfig
+  if (config.server.workers > 1 && cluster.isPrimary) return startPrimary(config, log, readConfig)
+  const worker = config.server.workers > 1 ? await readWorkerRole() : undefined
   const stopper = createStopper(log, 'draining in-flight requests and stopping')
   let app: App | undefined
   if (!worker) {

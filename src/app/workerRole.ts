@@ -14,8 +14,6 @@ export type WorkerRole = {
   bank: CreditBank | undefined
   /** This worker indexes fee history (one worker does; the others read what it stores). */
   indexesFees: boolean
-  /** The config the primary runs on now (the file as last reloaded): a worker forked after a reload starts on it. */
-  config: Config
 }
 
 /** The environment variable that carries a worker's part (WorkerSpec) from the primary. */
@@ -29,6 +27,7 @@ export type WorkerSpec = {
   bankLeaseTtlMs: number | undefined
   /** How long a worker waits for the primary's bank to answer an exchange (metering.redisTimeoutMs). */
   bankTimeoutMs: number
+  /** The config the primary runs on now (readWorkerConfig): a worker forked after a reload starts on it. */
   config: Config
 }
 
@@ -40,6 +39,16 @@ export type ReloadMessage = { tollgate: 'reload'; config: Config } | { tollgate:
 
 /** A worker's message once it listens: what the banner shows. */
 export type ListeningMessage = { tollgate: 'listening'; url: string; networks: string[] }
+
+/**
+ * In a worker of `tollgate start --workers N`, the config the primary runs on (the file as last
+ * reloaded, the command line's options applied): a worker never reads the file itself, which may
+ * have changed since (a refused port, an invalid file). Undefined in any other process.
+ */
+export function readWorkerConfig(): Config | undefined {
+  const spec = process.env[workerSpecVariable]
+  return spec === undefined ? undefined : (JSON.parse(spec) as WorkerSpec).config
+}
 
 /** This worker's part, as the primary (runPrimary.ts) put it in its environment. */
 export async function readWorkerRole(): Promise<WorkerRole> {
@@ -56,6 +65,5 @@ export async function readWorkerRole(): Promise<WorkerRole> {
             timeoutMs: spec.bankTimeoutMs,
           }),
     indexesFees: spec.slot === 0,
-    config: spec.config,
   }
 }
