@@ -127,6 +127,11 @@ export function createReloader(initial: Config, targets: ReloaderTargets): Reloa
     const built = new Map(
       (await targets.starter.start(after, toBuild)).map((live) => [live.network.name, live]),
     )
+    // a client is never shown a lower block number than before: the rebuilt network starts from it
+    for (const live of built.values()) {
+      const before = running.get(live.network.name)?.network
+      if (before && before.chainId === live.network.chainId) void live.network.showHead(before.shownHead)
+    }
     const next = wanted.map(
       (network) => built.get(network.name) ?? (running.get(network.name) as LiveNetwork),
     )

@@ -1,10 +1,12 @@
 import type { Logger } from 'pino'
-import { createSharedCache } from '../cache/createSharedCache.ts'
+import { createSharedCache, type SharedCache } from '../cache/createSharedCache.ts'
 import type { Config, NetworkConfig } from '../config/configSchema.ts'
 import { withTimeout } from '../failsafe/withTimeout.ts'
 import { getFailoverMethods } from '../methods/methodTable.ts'
 import { createNetwork, type Network } from '../networks/createNetwork.ts'
 import { identifyChain } from '../networks/identifyChain.ts'
+
+type SharedParts = ReturnType<SharedCache['forNetwork']>
 
 /** A network that is up, with the config it was built from, and what stops it. */
 export type LiveNetwork = {
@@ -43,8 +45,20 @@ export async function createNetworkStarter(config: Config, log: Logger): Promise
           log,
         })
       : undefined
+  // one chain's shared parts for the process's life: a network rebuilt by a reload takes its
+  // predecessor's (its shown head included), and nothing is joined again in Redis
+  const sharedByChain = new Map<number, SharedParts>()
+  const sharedFor = (chainId: number): SharedParts | undefined => {
+    if (!sharedCache) return undefined
+    let parts = sharedByChain.get(chainId)
+    if (!parts) {
+      parts = sharedCache.forNetwork(chainId)
+      sharedByChain.set(chainId, parts)
+    }
+    return parts
+  }
   return {
-    start: (settings, networkConfigs) => startNetworks(settings, networkConfigs, log, sharedCache),
+    start: (settings, networkConfigs) => startNetworks(settings, networkConfigs, log, sharedFor),
     close: async () => {
       await sharedCache?.close()
     },
@@ -55,7 +69,7 @@ async function startNetworks(
   config: Config,
   networkConfigs: readonly NetworkConfig[],
   log: Logger,
-  sharedCache: Awaited<ReturnType<typeof createSharedCache>> | undefined,
+  sharedFor: (chainId: number) => SharedParts | undefined,
 ): Promise<LiveNetwork[]> {
   const failoverMethods = new Set(config.failover.methods ?? getFailoverMethods())
   // one head tracker per network: the pool, the cache, subscriptions and the fee indexer read it
@@ -69,8 +83,7 @@ async function startNetworks(
       headPollMs,
       log,
       // the embedded devnet is each instance's own chain: nothing of it is shared
-      shared:
-        network.name === 'devnet' && config.devnet ? undefined : sharedCache?.forNetwork(network.chainId),
+      shared: network.name === 'devnet' && config.devnet ? undefined : sharedFor(network.chainId),
     }),
   }))
   const networks = built.map((each) => each.network)
