@@ -72,14 +72,18 @@ export function createReloader(initial: Config, targets: ReloaderTargets): Reloa
   let queue: Promise<unknown> = Promise.resolve()
   const draining = new Map<LiveNetwork, NodeJS.Timeout>()
   const stats: ReloadStats = { applied: 0, invalid: 0, loadedAtMs: targets.now() }
+  let closed = false
 
   const retire = async (live: LiveNetwork) => {
     draining.delete(live)
     targets.services.retire(live.network)
-    await live.stop()
+    await live
+      .stop()
+      .catch((err) => log.warn({ err, network: live.network.name }, 'stopping a network failed'))
   }
 
   async function apply(next: Config): Promise<ReloadResult> {
+    if (closed) throw new Error('the gateway is stopping')
     const plan = planReload(current, next)
     const config = plan.config
     const networks = await swapNetworks(current, config, plan.changed)
@@ -124,9 +128,13 @@ export function createReloader(initial: Config, targets: ReloaderTargets): Reloa
       const found = running.get(network.name)
       return wide || !found || JSON.stringify(found.config) !== JSON.stringify(network)
     })
-    const built = new Map(
-      (await targets.starter.start(after, toBuild)).map((live) => [live.network.name, live]),
-    )
+    const started = await targets.starter.start(after, toBuild)
+    if (closed) {
+      // the gateway began stopping while they warmed up: they never take a call
+      await Promise.all(started.map((live) => live.stop()))
+      throw new Error('the gateway is stopping')
+    }
+    const built = new Map(started.map((live) => [live.network.name, live]))
     // a client is never shown a lower block number than before: the rebuilt network starts from it
     for (const live of built.values()) {
       const before = running.get(live.network.name)?.network
@@ -166,6 +174,7 @@ export function createReloader(initial: Config, targets: ReloaderTargets): Reloa
     },
     stats,
     async close() {
+      closed = true
       for (const timer of draining.values()) clearTimeout(timer)
       await Promise.all([...draining.keys()].map(retire))
     },
