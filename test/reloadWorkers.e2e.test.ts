@@ -148,6 +148,17 @@ describe('tollgate start on PostgreSQL: the first /readyz, and SIGHUP with --wor
 
       // a worker forked after the reload starts on the reloaded config, not on the file as it is now
       writeFileSync(configFile, 'networks: [{ name: "Not Valid" }]\n')
+      gateway.child.kill('SIGHUP')
+      await until(() => logged(gateway.output(), 'config reload refused').length === 1, 'the refusal')
+      assert.equal(logged(gateway.output(), 'config reload refused')[0]?.pid, gateway.child.pid)
+      // the worker that answers a scrape was told of it (by a message that may still be on its way)
+      await until(
+        async () =>
+          /tollgate_config_reloads_total\{result="invalid"\} 1/.test(
+            (await fresh(`http://127.0.0.1:${port}/metrics`)).text,
+          ),
+        'the invalid reload counted',
+      )
       const [doomed] = workers
       process.kill(doomed as number, 'SIGKILL')
       let replacement: number | undefined
