@@ -23,6 +23,7 @@ import { type Clock, systemClock } from '../metering/clock.ts'
 import { createMeter } from '../metering/createMeter.ts'
 import { createRedisBank } from '../metering/createRedisBank.ts'
 import { createUsageSpool } from '../metering/createUsageSpool.ts'
+import { createUsageTotals } from '../metering/createUsageTotals.ts'
 import { getSpoolDir } from '../metering/getSpoolDir.ts'
 import type { Meter } from '../metering/meterTypes.ts'
 import { replayUsageSpool } from '../metering/replayUsageSpool.ts'
@@ -33,7 +34,7 @@ import { createNetworkRegistry, type NetworkRegistry } from '../networks/createN
 import { type HttpRpcDeps, handleHttpRpc } from '../pipeline/handleHttpRpc.ts'
 import { handleSocketUpgrade } from '../pipeline/handleSocketUpgrade.ts'
 import { assertPortFree } from '../server/assertPortFree.ts'
-import { attachWebSockets } from '../server/attachWebSockets.ts'
+import { attachWebSockets, type WebSockets } from '../server/attachWebSockets.ts'
 import { createHttpServer, type HttpServer } from '../server/createHttpServer.ts'
 import { createAnswerMemory, smallMessageBytes } from '../upstreams/AnswerBudget.ts'
 import { createNetworkServices } from './createNetworkServices.ts'
@@ -41,6 +42,7 @@ import { createReadiness } from './createReadiness.ts'
 import { createReloader, type Reloader } from './createReloader.ts'
 import { createStores } from './createStores.ts'
 import { createNetworkStarter } from './startNetworks.ts'
+import { toGatewayReaders } from './toGatewayReaders.ts'
 import type { WorkerRole } from './workerRole.ts'
 
 export type App = {
@@ -123,14 +125,15 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     cleanups.push(() => dashboardStats.close())
     // with Redis, the credit balances and rate limits are shared by every instance (leases)
     // (without Redis, a worker's balances are shared with the other workers through the primary's bank)
-    const bank = config.redis
+    const redisBank = config.redis
       ? await createRedisBank({
           url: config.redis.url,
           keyPrefix: config.redis.keyPrefix,
           commandTimeoutMs: config.metering.redisTimeoutMs,
           onError: (err) => log.warn({ err }, 'redis connection error'),
         })
-      : worker?.bank
+      : undefined
+    const bank = redisBank ?? worker?.bank
     if (bank) cleanups.push(() => bank.close())
     const spool = createUsageSpool({
       dir: getSpoolDir(config),
@@ -143,9 +146,13 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     })
     // before the meter reads today's balances; with --workers the primary did it before forking
     if (!worker) await replayUsageSpool(spool, stores.usage, log)
+    // the dashboard's live figures and /metrics' totals count the usage the meter writes
+    const usageTotals = createUsageTotals()
     const meter = await createMeter({
-      // the dashboard's live figures count the usage the meter writes
-      store: dashboardOn ? withUsageTap(stores.usage, dashboardStats.recordUsage) : stores.usage,
+      store: withUsageTap(stores.usage, (delta) => {
+        usageTotals.record(delta)
+        if (dashboardOn) dashboardStats.recordUsage(delta)
+      }),
       clock,
       flushMs: config.metering.flushMs,
       spool,
@@ -248,11 +255,23 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     })
     // and one on request bodies and WebSocket messages
     const bodies = new ByteBulkhead(config.server.maxBodyBytesInFlight, smallMessageBytes)
+    let webSockets: WebSockets | undefined
     const metrics = config.metrics.enabled
       ? createMetrics({
           networks: () => networks.all,
           reloads: () => reloader.stats,
           inFlight: { answerBytes: () => answers.inUseBytes(), bodyBytes: () => bodies.inUseBytes },
+          gateway: toGatewayReaders({
+            meter,
+            keys,
+            usage: usageTotals,
+            hubs,
+            webSockets: () => webSockets,
+            indexers,
+            redisUp: redisBank && (() => redisBank.isConnected()),
+            database: 'postgres' in config.storage ? 'postgres' : 'sqlite',
+            pingDatabase: () => stores.ping(),
+          }),
         })
       : undefined
     const metricsDeps = metrics && { metrics, token: config.metrics.token }
@@ -320,18 +339,15 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       now: () => clock.now(),
     })
     cleanups.push(() => reloader.close())
-    const webSockets = attachWebSockets(
-      server.server,
-      (request) => handleSocketUpgrade(upgradeDeps, request),
-      {
-        maxFrameBytes: config.websocket.maxFrameBytes,
-        pingMs: config.websocket.pingMs,
-        trustedProxies: config.server.trustedProxies,
-      },
-    )
+    webSockets = attachWebSockets(server.server, (request) => handleSocketUpgrade(upgradeDeps, request), {
+      maxFrameBytes: config.websocket.maxFrameBytes,
+      pingMs: config.websocket.pingMs,
+      trustedProxies: config.server.trustedProxies,
+    })
     const { host, port } = await server.listen(config.server.port, config.server.host)
     cleanups.push(() => server.close(config.server.shutdownGraceMs))
-    cleanups.push(() => webSockets.close())
+    const attached = webSockets
+    cleanups.push(() => attached.close())
 
     return {
       url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,

@@ -28,6 +28,8 @@ export type KeyRegistry = {
    * The same entry object comes back until that key changes, so holders can tell by identity.
    */
   findActiveKey(key: string): KeyEntry | undefined
+  /** Every active key's meter subject, from memory (for /metrics: how near its balance each key is). */
+  activeSubjects(): IterableIterator<MeterSubject>
   /** Reloads now if any key or account changed (also runs on a timer). */
   refresh(): Promise<void>
   /**
@@ -178,6 +180,9 @@ export async function createKeyRegistry(
 
   return {
     findActiveKey: (key) => active.get(key)?.entry,
+    *activeSubjects() {
+      for (const { entry } of active.values()) yield entry.subject
+    },
     refresh,
     setPlans(next) {
       plans = next

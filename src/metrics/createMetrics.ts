@@ -1,6 +1,7 @@
-import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client'
+import { Counter, Gauge, Registry } from 'prom-client'
 import type { Network } from '../networks/createNetwork.ts'
-import type { MemberView } from '../upstreams/PoolMember.ts'
+import { getProcessRegistry } from './getProcessRegistry.ts'
+import { toUpstreamSeries, type UpstreamSeries } from './toUpstreamSeries.ts'
 
 /**
  * Plain counters of HTTP JSON-RPC answers by status class, bumped by the HTTP adapter with one
@@ -24,7 +25,33 @@ export type MetricsOptions = {
   reloads?: () => { applied: number; invalid: number; loadedAtMs: number }
   /** Bytes the process holds now of large answers until sent, and of request bodies and messages. */
   inFlight: { answerBytes(): number; bodyBytes(): number }
+  /** What the rest of the gateway counts (metering, WebSockets, the gas indexer, storage), read at scrape time. */
+  gateway: GatewayReaders
 }
+
+export type GatewayReaders = {
+  /** Calls the meter refused, by status. */
+  refusals: Readonly<Record<'402' | '429', number>>
+  /** Calls and credits written to the usage history, by network. */
+  usage(): ReadonlyMap<string, Readonly<{ calls: number; credits: number }>>
+  /** For every active key, the share (0 to 1) of its daily credits used today. */
+  keysUsedShares(): Iterable<number>
+  webSocketConnections(): number
+  /** Client subscriptions by network and kind. */
+  subscriptions(): Iterable<[network: string, counts: Readonly<Record<string, number>>]>
+  /** The newest block in each network's fee-history window (undefined while it has none). */
+  feeIndexedHeads(): Iterable<[network: string, head: number | undefined]>
+  /** Whether the Redis connection of the credit bank is up; undefined without Redis. */
+  redisUp: (() => boolean) | undefined
+  database: 'postgres' | 'sqlite'
+  /** Whether the database answers a ping (in time). */
+  databaseUp(): Promise<boolean>
+}
+
+/** The shares of their daily credits at which keys are counted (tollgate_keys_daily_credits_used). */
+const usedShares = [0.5, 0.8, 0.9, 1]
+/** The quantiles of upstream latency shown, from each upstream's window of recent calls. */
+const latencyQuantiles = [0.5, 0.9, 0.99]
 
 type Labels<T extends string> = Partial<Record<T, string>>
 type Sample<T extends string> = [labels: Labels<T>, value: number | bigint | undefined]
@@ -32,9 +59,11 @@ type Sample<T extends string> = [labels: Labels<T>, value: number | bigint | und
 /**
  * Every metric tollgate exposes, in one place. Nothing here runs on the request path: each metric is
  * read at scrape time (a `collect()` callback) from plain numbers the gateway keeps anyway: the
- * cache's stats, the pool members' counts and health, the head tracker's heads. Labels are bounded:
- * networks and upstreams come from the config, upstream names are the redacted labels (never a URL's
- * credentials or path).
+ * cache's stats, the pool members' counts and health, the head tracker's heads, the meter's refusals
+ * and balances, the usage flushed, the WebSocket and subscription counts, the fee window; only the
+ * database's health is asked for then (one ping). Labels are bounded: networks and upstreams come
+ * from the config, upstream names are the redacted labels (never a URL's credentials or path), and
+ * keys are counted, never named.
  */
 export function createMetrics(options: MetricsOptions): Metrics {
   const registry = new Registry()
@@ -56,6 +85,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
     }
     return series
   }
+  const { gateway } = options
 
   /** A counter whose value is read from the gateway's own running total. */
   function total<T extends string>(name: string, help: string, labelNames: T[], read: () => Sample<T>[]) {
@@ -176,6 +206,29 @@ export function createMetrics(options: MetricsOptions): Metrics {
   gauge('tollgate_upstream_head', "An upstream's last known block number.", upstreamLabels, () =>
     current().upstreams.map(({ labels, member }) => [labels, member.head]),
   )
+  gauge(
+    'tollgate_upstream_latency_quantile_ms',
+    "Quantiles of an upstream's last successful calls' latency (the window its hedge delay is read from), in milliseconds.",
+    [...upstreamLabels, 'quantile'],
+    () =>
+      current().upstreams.flatMap(({ labels, member }) =>
+        latencyQuantiles.map(
+          (q): Sample<string> => [{ ...labels, quantile: String(q) }, member.latencyQuantile(q)],
+        ),
+      ),
+  )
+  gauge(
+    'tollgate_upstream_consecutive_failures',
+    "Failures in a row of an upstream's calls: its breaker opens at upstreams.breaker.failures (3).",
+    upstreamLabels,
+    () => current().upstreams.map(({ labels, member }) => [labels, member.breaker.consecutiveFailures]),
+  )
+  gauge(
+    'tollgate_upstream_breaker_cooldown_seconds',
+    "How long an upstream's breaker stays open before a probe: upstreams.breaker.cooldownMs (1 s), doubled by each failed probe up to maxCooldownMs (30 s), back to the first once it closes.",
+    upstreamLabels,
+    () => current().upstreams.map(({ labels, member }) => [labels, member.breaker.cooldownMs / 1000]),
+  )
 
   gauge(
     'tollgate_network_head',
@@ -217,6 +270,77 @@ export function createMetrics(options: MetricsOptions): Metrics {
     ],
   )
 
+  total(
+    'tollgate_meter_refusals_total',
+    "Calls the credit meter refused: 402 (the account's daily credits spent), 429 (the key's daily credits spent, or a per-second limit).",
+    ['status'],
+    () => [
+      [{ status: '402' }, gateway.refusals['402']],
+      [{ status: '429' }, gateway.refusals['429']],
+    ],
+  )
+  total(
+    'tollgate_credits_charged_total',
+    'Credits charged, by network, counted as the usage is written to the database (every metering.flushMs).',
+    networkLabel,
+    () => [...gateway.usage()].map(([network, usage]) => [{ network }, usage.credits]),
+  )
+  total(
+    'tollgate_calls_total',
+    'Calls recorded in the usage history (HTTP, WebSocket and Gas API), by network, counted as the usage is written.',
+    networkLabel,
+    () => [...gateway.usage()].map(([network, usage]) => [{ network }, usage.calls]),
+  )
+  gauge(
+    'tollgate_keys_daily_credits_used',
+    "Active keys that have used at least this share of their daily credits today (the key's own limit or its account's, whichever is nearer its end), as this process last saw the balances.",
+    ['at_least'],
+    () => {
+      const counts = usedShares.map(() => 0)
+      for (const share of gateway.keysUsedShares())
+        usedShares.forEach((threshold, i) => {
+          if (share >= threshold) counts[i] = (counts[i] as number) + 1
+        })
+      return usedShares.map((threshold, i) => [{ at_least: String(threshold) }, counts[i]])
+    },
+  )
+  gauge('tollgate_websocket_connections', 'WebSocket connections open now.', [], () => [
+    [{}, gateway.webSocketConnections()],
+  ])
+  gauge(
+    'tollgate_subscriptions',
+    'Client subscriptions (eth_subscribe) open now, by network and kind.',
+    ['network', 'kind'],
+    () =>
+      [...gateway.subscriptions()].flatMap(([network, counts]) =>
+        Object.entries(counts).map(([kind, count]): Sample<string> => [{ network, kind }, count]),
+      ),
+  )
+  gauge(
+    'tollgate_gas_indexed_head',
+    "The newest block in the network's fee-history window (the gas API's data): behind tollgate_network_head while the indexer catches up or stalls.",
+    networkLabel,
+    () => [...gateway.feeIndexedHeads()].map(([network, head]) => [{ network }, head]),
+  )
+  const { redisUp } = gateway
+  if (redisUp) {
+    gauge(
+      'tollgate_redis_up',
+      "1 while the credit bank's Redis connection is up, 0 while it is not.",
+      [],
+      () => [[{}, redisUp() ? 1 : 0]],
+    )
+  }
+  new Gauge({
+    name: 'tollgate_database_up',
+    help: 'Whether the database (PostgreSQL or SQLite) answered a ping at this scrape: 1 or 0.',
+    labelNames: ['database'],
+    registers: [registry],
+    async collect() {
+      this.set({ database: gateway.database }, (await gateway.databaseUp()) ? 1 : 0)
+    },
+  })
+
   const { reloads } = options
   if (reloads) {
     total(
@@ -236,7 +360,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
     )
   }
 
-  const merged = Registry.merge([registry, processRegistry()])
+  const merged = Registry.merge([registry, getProcessRegistry()])
   return {
     contentType: merged.contentType,
     render: () => merged.metrics(),
@@ -245,49 +369,3 @@ export function createMetrics(options: MetricsOptions): Metrics {
 }
 
 type CachedSeries = { labels: { network: string }; cache: NonNullable<Network['cache']> }
-
-type UpstreamSeries = {
-  labels: { network: string; upstream: string; role: 'primary' | 'partner' }
-  member: MemberView
-}
-
-/**
- * One series per pool member, labelled once (members are fixed when a network is built). Two
- * upstreams with the same printable label (e.g. one vendor host behind two keys) get `#2`, `#3`...
- * so that their series stay apart.
- */
-function toUpstreamSeries(networks: readonly Network[]): UpstreamSeries[] {
-  return networks.flatMap((network) => {
-    const series = (members: readonly MemberView[], role: 'primary' | 'partner') => {
-      const seen = new Map<string, number>()
-      return members.map((member): UpstreamSeries => {
-        const count = (seen.get(member.upstream.label) ?? 0) + 1
-        seen.set(member.upstream.label, count)
-        const upstream = count === 1 ? member.upstream.label : `${member.upstream.label}#${count}`
-        return { labels: { network: network.name, upstream, role }, member }
-      })
-    }
-    return [...series(network.pool.members, 'primary'), ...series(network.partners?.members ?? [], 'partner')]
-  })
-}
-
-let processMetrics: Registry | undefined
-
-/**
- * How often the event loop's lag is sampled, ms. prom-client's default (10) wakes an idle gateway
- * 100 times a second: 0.6% of a core in a process doing nothing else, against 0.1% at 100 ms.
- */
-const eventLoopSampleMs = 100
-
-/**
- * prom-client's process and Node.js metrics (CPU, memory, event loop lag, GC), on a registry of
- * their own: not the library's global one, and made once per process, since they describe the
- * process whatever number of apps run in it (tests start many).
- */
-function processRegistry(): Registry {
-  if (!processMetrics) {
-    processMetrics = new Registry()
-    collectDefaultMetrics({ register: processMetrics, eventLoopMonitoringPrecision: eventLoopSampleMs })
-  }
-  return processMetrics
-}

@@ -9,7 +9,12 @@ import { parseRpcRequest } from '../jsonrpc/parseRpcRequest.ts'
 import type { RpcPayload, RpcRequest } from '../jsonrpc/types.ts'
 import type { Meter } from '../metering/meterTypes.ts'
 import type { AnswerBudget } from '../upstreams/AnswerBudget.ts'
-import { authorizeKeyRequest, type KeyRequest, type KeyRequestDeps } from './authorizeKeyRequest.ts'
+import {
+  authorizeKeyRequest,
+  authorizeUnverified,
+  type KeyRequest,
+  type KeyRequestDeps,
+} from './authorizeKeyRequest.ts'
 import { chargeRefusal } from './chargeRefusal.ts'
 import { errorOutcome, type RpcOutcome, runRpcRequest } from './runRpcRequest.ts'
 
@@ -50,7 +55,8 @@ export type HttpRpcDeps = KeyRequestDeps & {
  * body stream's own error (the client went away mid-body).
  */
 export async function handleHttpRpc(deps: HttpRpcDeps, request: HttpRpcRequest): Promise<HttpRpcResponse> {
-  const access = await authorizeKeyRequest(deps, request.keyRequest)
+  const { keyRequest } = request
+  const access = authorizeUnverified(deps, keyRequest) ?? (await authorizeKeyRequest(deps, keyRequest))
   if (!access.ok) {
     // the body is not read, so the call's id is not known
     const { payload, httpStatus, headers } = errorOutcome(deps, null, access.error)

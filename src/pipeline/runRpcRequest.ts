@@ -51,8 +51,16 @@ export function runRpcRequest(ctx: RpcContext, request: RpcRequest): Promise<Rpc
 /** One call (nearly every request): admitted at its own price, answered without a batch's envelope. */
 async function runSingle(ctx: RpcContext, entry: RpcEntry): Promise<RpcOutcome> {
   const prepared = prepareCall(ctx, entry)
-  const admission = await admit(ctx, prepared.costCredits, idOf(prepared))
-  if ('status' in admission) return admission
+  const { meter, key } = ctx
+  let admission: Admission
+  try {
+    // the most it can cost held: by this process nearly always, else once the bank has said
+    admission =
+      meter.admitNow(key.subject, prepared.costCredits) ??
+      (await meter.admit(key.subject, prepared.costCredits))
+  } catch (err) {
+    return refusal(ctx, idOf(prepared), err)
+  }
   const outcome = await runCall(ctx, prepared)
   const settlement = ctx.meter.settle(admission, [outcome.usage])
   return {
@@ -69,8 +77,13 @@ async function runBatch(ctx: RpcContext, entries: RpcEntry[]): Promise<RpcOutcom
   // the most the envelope can cost: a batch whose calls ran and were charged
   let estimate = priceOf({ kind: 'batchEnvelope', callsRan: true, callsCharged: true })
   for (const call of prepared) estimate += call.costCredits
-  const admission = await admit(ctx, estimate, null)
-  if ('status' in admission) return admission
+  const { meter, key } = ctx
+  let admission: Admission
+  try {
+    admission = meter.admitNow(key.subject, estimate) ?? (await meter.admit(key.subject, estimate))
+  } catch (err) {
+    return refusal(ctx, null, err)
+  }
 
   const outcomes = await Promise.all(prepared.map((call) => runCall(ctx, call)))
   const usage = outcomes.map((outcome) => outcome.usage)
@@ -93,11 +106,7 @@ async function runBatch(ctx: RpcContext, entries: RpcEntry[]): Promise<RpcOutcom
   }
 }
 
-/** Holds the most a request can cost, or answers its refusal (402/429, with `id`). */
-function admit(ctx: RpcContext, estimate: number, id: RpcId): Promise<Admission | RpcOutcome> {
-  return ctx.meter.admit(ctx.key.subject, estimate).catch((err: unknown) => refusal(ctx, id, err))
-}
-
+/** A request the meter refused (402/429, with `id`): it costs nothing. */
 function refusal(ctx: RpcContext, id: RpcId, err: unknown): RpcOutcome {
   const { payload, httpStatus, headers } = errorOutcome(ctx, id, err)
   return { status: httpStatus, body: payload, settlement: undefined, partner: false, errorHeaders: headers }

@@ -129,7 +129,8 @@ export class PoolCall implements BlockPin {
   async run(): Promise<Buffer> {
     const first = this.deadline - this.pool.now() > 0 ? this.pickNext() : undefined
     const step = first && (await this.tryOn(first))
-    return await (step && !this.retryable(step) ? this.answerOf(step) : this.retried(step))
+    if (step && !this.retryable(step)) return this.plainAnswer(step) ?? (await this.answerOf(step))
+    return await this.retried(step)
   }
 
   /** Retries after a first step that may be retried (or none could be tried): the call's answer. */
@@ -150,6 +151,16 @@ export class PoolCall implements BlockPin {
         timers: this.pool.timers,
       }))
     return step ? this.answerOf(step) : this.failure()
+  }
+
+  /**
+   * The node's answer as it came, when nothing is left to do with it (no gas cap to send under, no
+   * resent transaction to look up): nearly every call, spared answerOf's await (~1,600 instructions).
+   */
+  plainAnswer({ verdict }: Step): Buffer | undefined {
+    if (!('answer' in verdict)) return undefined
+    const capped = verdict.gasCap !== undefined && this.capsGas !== undefined && !this.gasCapped
+    return capped || (this.rawTransaction !== undefined && this.seen) ? undefined : verdict.answer
   }
 
   /** What the call resolves with once its last step is in: the answer, or the failure's error. */

@@ -27,6 +27,8 @@ export type MemberView = {
   readonly earliestBlock: bigint | undefined
   /** Moving average of successful calls' latency, ms. */
   readonly latencyMs: number | undefined
+  /** The quantile (0..1) of its last successful calls' latencies; undefined before the first. */
+  latencyQuantile(quantile: number): number | undefined
   /** Moving average of failures, 0..1 (a degraded member, above one half, goes behind the others). */
   readonly errorRate: number
   /** Closed: in use. Open: kept off until a call after the cooldown, or the next health check, finds it well. */

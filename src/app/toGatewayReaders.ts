@@ -1,0 +1,52 @@
+import type { KeyRegistry } from '../auth/createKeyRegistry.ts'
+import { withTimeout } from '../failsafe/withTimeout.ts'
+import type { FeeIndexer } from '../gas/createFeeIndexer.ts'
+import type { UsageTotals } from '../metering/createUsageTotals.ts'
+import type { Meter } from '../metering/meterTypes.ts'
+import type { GatewayReaders } from '../metrics/createMetrics.ts'
+import type { WebSockets } from '../server/attachWebSockets.ts'
+import type { SubscriptionHub } from '../subscriptions/createSubscriptionHub.ts'
+
+export type GatewayReadersDeps = {
+  meter: Meter
+  keys: KeyRegistry
+  usage: UsageTotals
+  hubs: ReadonlyMap<string, SubscriptionHub>
+  /** Attached after the server is made: none before. */
+  webSockets(): WebSockets | undefined
+  indexers: ReadonlyMap<number, FeeIndexer>
+  /** Whether the credit bank's Redis connection is up; undefined without Redis. */
+  redisUp: (() => boolean) | undefined
+  database: GatewayReaders['database']
+  pingDatabase(): Promise<boolean>
+}
+
+/** The longest a scrape waits for the database's ping (a scrape's own timeout is commonly 10 s). */
+const pingWaitMs = 500
+
+/** What /metrics reads of the areas beside the upstreams: each read at scrape time, none on the request path. */
+export function toGatewayReaders(deps: GatewayReadersDeps): GatewayReaders {
+  const { meter, keys } = deps
+  return {
+    refusals: meter.refusals,
+    usage: () => deps.usage.byNetwork(),
+    *keysUsedShares() {
+      for (const subject of keys.activeSubjects()) yield meter.usedShare(subject)
+    },
+    webSocketConnections: () => deps.webSockets()?.connections() ?? 0,
+    *subscriptions() {
+      for (const [network, hub] of deps.hubs) yield [network, hub.counts()]
+    },
+    *feeIndexedHeads() {
+      for (const indexer of deps.indexers.values()) yield [indexer.network.name, indexer.window()?.head]
+    },
+    redisUp: deps.redisUp,
+    database: deps.database,
+    databaseUp: () =>
+      withTimeout(
+        (settle) => void deps.pingDatabase().then(settle, () => settle(false)),
+        pingWaitMs,
+        () => false,
+      ),
+  }
+}
