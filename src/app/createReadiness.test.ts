@@ -6,6 +6,7 @@ import { createReadiness } from './createReadiness.ts'
 const networks = createNetworkRegistry([])
 const body = (database: string) => ({
   status: database === 'open' ? 'ready' : 'not ready',
+  reasons: database === 'open' ? [] : ['database unavailable'],
   database,
   networks: [],
 })
@@ -73,5 +74,44 @@ describe('createReadiness', () => {
     assert.deepEqual(await ready(), { ok: true, body: body('open') }, 'meanwhile, the late answer')
     answer?.(false)
     assert.deepEqual(await second, { ok: false, body: body('unavailable') })
+  })
+
+  it('names each reason it is not ready: the credit bank only when calls need it, draining', async () => {
+    let bankUp = false
+    let draining = false
+    const open = createReadiness({
+      networks,
+      pingDatabase: async () => true,
+      bankUp: () => bankUp,
+      onBankDown: 'open',
+    })
+    assert.deepEqual((await open()).body, {
+      status: 'ready',
+      reasons: [],
+      database: 'open',
+      creditBank: 'away',
+      networks: [],
+    })
+    const closed = createReadiness({
+      networks,
+      pingDatabase: async () => false,
+      bankUp: () => bankUp,
+      onBankDown: 'closed',
+      draining: () => draining,
+    })
+    draining = true
+    assert.deepEqual(await closed(), {
+      ok: false,
+      body: {
+        status: 'not ready',
+        reasons: ['database unavailable', 'credit bank unreachable', 'draining'],
+        database: 'unavailable',
+        creditBank: 'away',
+        networks: [],
+      },
+    })
+    bankUp = true
+    draining = false
+    assert.deepEqual((await closed()).body, { ...body('unavailable'), creditBank: 'up' })
   })
 })

@@ -9,6 +9,12 @@ export type ReadinessDeps = {
   networks: NetworkRegistry
   /** Whether the database answers (Stores.ping). */
   pingDatabase(): Promise<boolean>
+  /** Whether the shared credit bank answers (Meter.bankUp); undefined without one. */
+  bankUp?: () => boolean | undefined
+  /** metering.onRedisDown: only `closed` refuses calls while the bank is away, so only then is it a reason. */
+  onBankDown?: 'open' | 'closed'
+  /** The gateway is stopping: a probe on a kept-alive connection is told so. */
+  draining?: () => boolean
 }
 
 /**
@@ -18,8 +24,10 @@ export type ReadinessDeps = {
 const pingWaitMs = 500
 
 /**
- * GET /readyz: ready when the database answers and every network has a reachable upstream; the
- * body shows each upstream's and partner's health. One database ping at a time: a probe that finds
+ * GET /readyz: ready when the database answers, every network has a reachable upstream and a known
+ * head, the gateway is not draining and (with `metering.onRedisDown: closed`) the credit bank
+ * answers; `reasons` names each thing that is not so. The body shows each upstream's and partner's
+ * health. One database ping at a time: a probe that finds
  * none out asks and waits for the answer (the first probe of a process included), up to pingWaitMs;
  * one that comes while a ping is out, or tires of waiting, is shown the last answer (unavailable
  * until the first one), so a slow database holds up no probe for long.
@@ -53,14 +61,29 @@ export function createReadiness(
 
   return async () => {
     const database = (await databaseAnswers()) ? 'open' : 'unavailable'
-    const status = deps.networks.all.map((network) => ({
-      network: network.name,
-      upstreams: network.pool.members.map(memberStatus),
-      partners: network.partners?.members.map(memberStatus) ?? [],
-      ready: network.pool.isReachable(),
-    }))
-    const ok = database === 'open' && status.every((network) => network.ready)
-    return { ok, body: { status: ok ? 'ready' : 'not ready', database, networks: status } }
+    const reasons: string[] = []
+    if (database !== 'open') reasons.push('database unavailable')
+    const bankUp = deps.bankUp?.()
+    if (bankUp === false && deps.onBankDown === 'closed') reasons.push('credit bank unreachable')
+    if (deps.draining?.()) reasons.push('draining')
+    const status = deps.networks.all.map((network) => {
+      const reachable = network.pool.isReachable()
+      const head = network.pool.head()
+      if (!reachable) reasons.push(`network ${network.name}: no upstream healthy`)
+      else if (head === undefined) reasons.push(`network ${network.name}: head unknown`)
+      return {
+        network: network.name,
+        upstreams: network.pool.members.map(memberStatus),
+        partners: network.partners?.members.map(memberStatus) ?? [],
+        ready: reachable && head !== undefined,
+      }
+    })
+    const ok = reasons.length === 0
+    const bank = bankUp === undefined ? {} : { creditBank: bankUp ? 'up' : 'away' }
+    return {
+      ok,
+      body: { status: ok ? 'ready' : 'not ready', reasons, database, ...bank, networks: status },
+    }
   }
 }
 

@@ -198,6 +198,7 @@ export async function createMeter({
       const nowMs = clock.now()
       return secondsUntil(nextUtcMidnight(nowMs), nowMs)
     },
+    bankUp: () => health?.isUp(),
     flush,
     async close() {
       closed = true

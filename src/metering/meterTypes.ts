@@ -60,6 +60,8 @@ export type Meter = {
    */
   readonly refusals: Readonly<MeterRefusals>
   secondsToReset(): number
+  /** Whether the shared credit bank (Redis, or the primary of --workers) answered its last exchange; undefined without one. */
+  bankUp(): boolean | undefined
   /** Writes pending usage to the store now. */
   flush(): Promise<void>
   /** Stops the flush timer and flushes. */

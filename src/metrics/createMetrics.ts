@@ -1,7 +1,7 @@
 import { Counter, Gauge, Registry } from 'prom-client'
 import type { Network } from '../networks/createNetwork.ts'
 import { getProcessRegistry } from './getProcessRegistry.ts'
-import { toUpstreamSeries } from './toUpstreamSeries.ts'
+import { toUpstreamSeries, type UpstreamSeries } from './toUpstreamSeries.ts'
 
 /**
  * Plain counters of HTTP JSON-RPC answers by status class, bumped by the HTTP adapter with one
@@ -19,7 +19,10 @@ export type Metrics = {
 }
 
 export type MetricsOptions = {
-  networks: readonly Network[]
+  /** The networks now (a reload may change them). */
+  networks: () => readonly Network[]
+  /** Config reloads by result, and when the running config was loaded. */
+  reloads?: () => { applied: number; invalid: number; loadedAtMs: number }
   /** Bytes the process holds now of large answers until sent, and of request bodies and messages. */
   inFlight: { answerBytes(): number; bodyBytes(): number }
   /** What the rest of the gateway counts (metering, WebSockets, the gas indexer, storage), read at scrape time. */
@@ -65,12 +68,24 @@ type Sample<T extends string> = [labels: Labels<T>, value: number | bigint | und
 export function createMetrics(options: MetricsOptions): Metrics {
   const registry = new Registry()
   const rpcAnswers: RpcAnswerCounts = { '2xx': 0, '4xx': 0, '5xx': 0 }
-  const upstreams = toUpstreamSeries(options.networks)
+  // labelled once per set of networks (a reload makes a new one)
+  let seriesOf: readonly Network[] | undefined
+  let series: { upstreams: UpstreamSeries[]; cached: CachedSeries[] } = { upstreams: [], cached: [] }
+  const current = () => {
+    const networks = options.networks()
+    if (networks !== seriesOf) {
+      seriesOf = networks
+      series = {
+        upstreams: toUpstreamSeries(networks),
+        cached: networks.flatMap((network) => {
+          const { cache } = network
+          return cache ? [{ labels: { network: network.name }, cache }] : []
+        }),
+      }
+    }
+    return series
+  }
   const { gateway } = options
-  const cached = options.networks.flatMap((network) => {
-    const { cache } = network
-    return cache ? [{ labels: { network: network.name }, cache }] : []
-  })
 
   /** A counter whose value is read from the gateway's own running total. */
   function total<T extends string>(name: string, help: string, labelNames: T[], read: () => Sample<T>[]) {
@@ -115,40 +130,40 @@ export function createMetrics(options: MetricsOptions): Metrics {
 
   const networkLabel = ['network' as const]
   total('tollgate_cache_hits_total', 'Answers served from the cache.', networkLabel, () =>
-    cached.map(({ labels, cache }) => [labels, cache.stats.hits]),
+    current().cached.map(({ labels, cache }) => [labels, cache.stats.hits]),
   )
   total('tollgate_cache_misses_total', 'Cacheable calls not found in the cache.', networkLabel, () =>
-    cached.map(({ labels, cache }) => [labels, cache.stats.misses]),
+    current().cached.map(({ labels, cache }) => [labels, cache.stats.misses]),
   )
   total(
     'tollgate_cache_coalesced_total',
     'Calls that joined an identical call in flight instead of asking an upstream.',
     networkLabel,
-    () => cached.map(({ labels, cache }) => [labels, cache.stats.coalesced]),
+    () => current().cached.map(({ labels, cache }) => [labels, cache.stats.coalesced]),
   )
   total(
     'tollgate_cache_shared_hits_total',
     'Cacheable calls not in memory answered by the shared cache (Redis) instead of an upstream.',
     networkLabel,
-    () => cached.map(({ labels, cache }) => [labels, cache.stats.sharedHits]),
+    () => current().cached.map(({ labels, cache }) => [labels, cache.stats.sharedHits]),
   )
   total(
     'tollgate_cache_forgets_total',
     'Times every cached answer of the network was dropped because the chain changed under it (a block at or below finalized, here or on another instance sharing Redis, or a new chain under the same chain id).',
     networkLabel,
-    () => cached.map(({ labels, cache }) => [labels, cache.stats.forgets]),
+    () => current().cached.map(({ labels, cache }) => [labels, cache.stats.forgets]),
   )
   total(
     'tollgate_cache_evictions_total',
     'Cache entries evicted to stay within maxBytes.',
     networkLabel,
-    () => cached.map(({ labels, cache }) => [labels, cache.stats.evictions]),
+    () => current().cached.map(({ labels, cache }) => [labels, cache.stats.evictions]),
   )
   gauge('tollgate_cache_entries', 'Answers kept in the cache.', networkLabel, () =>
-    cached.map(({ labels, cache }) => [labels, cache.stats.entries]),
+    current().cached.map(({ labels, cache }) => [labels, cache.stats.entries]),
   )
   gauge('tollgate_cache_bytes', 'Memory counted for the answers kept in the cache.', networkLabel, () =>
-    cached.map(({ labels, cache }) => [labels, cache.stats.bytes]),
+    current().cached.map(({ labels, cache }) => [labels, cache.stats.bytes]),
   )
 
   const upstreamLabels = ['network' as const, 'upstream' as const, 'role' as const]
@@ -156,47 +171,47 @@ export function createMetrics(options: MetricsOptions): Metrics {
     'tollgate_upstream_requests_total',
     'Calls sent to an upstream through its pool: requests and background work, retries included (head polls not).',
     upstreamLabels,
-    () => upstreams.map(({ labels, member }) => [labels, member.requests]),
+    () => current().upstreams.map(({ labels, member }) => [labels, member.requests]),
   )
   total(
     'tollgate_upstream_failures_total',
     'Calls to an upstream that failed (timeout, connection error, HTTP error, not JSON).',
     upstreamLabels,
-    () => upstreams.map(({ labels, member }) => [labels, member.failures]),
+    () => current().upstreams.map(({ labels, member }) => [labels, member.failures]),
   )
   total(
     'tollgate_upstream_hedges_total',
     'Hedges: idempotent calls an upstream had not answered in time, also sent to the next upstream.',
     upstreamLabels,
-    () => upstreams.map(({ labels, member }) => [labels, member.hedges]),
+    () => current().upstreams.map(({ labels, member }) => [labels, member.hedges]),
   )
   gauge(
     'tollgate_upstream_latency_ms',
     "Moving average of an upstream's successful calls' latency, in milliseconds.",
     upstreamLabels,
-    () => upstreams.map(({ labels, member }) => [labels, member.latencyMs]),
+    () => current().upstreams.map(({ labels, member }) => [labels, member.latencyMs]),
   )
   gauge(
     'tollgate_upstream_error_rate',
     "Moving average of an upstream's failures, 0 to 1.",
     upstreamLabels,
-    () => upstreams.map(({ labels, member }) => [labels, member.errorRate]),
+    () => current().upstreams.map(({ labels, member }) => [labels, member.errorRate]),
   )
   gauge(
     'tollgate_upstream_up',
     '1 while an upstream is in use (its breaker closed), 0 while it is kept off.',
     upstreamLabels,
-    () => upstreams.map(({ labels, member }) => [labels, member.isInUse() ? 1 : 0]),
+    () => current().upstreams.map(({ labels, member }) => [labels, member.isInUse() ? 1 : 0]),
   )
   gauge('tollgate_upstream_head', "An upstream's last known block number.", upstreamLabels, () =>
-    upstreams.map(({ labels, member }) => [labels, member.head]),
+    current().upstreams.map(({ labels, member }) => [labels, member.head]),
   )
   gauge(
     'tollgate_upstream_latency_quantile_ms',
     "Quantiles of an upstream's last successful calls' latency (the window its hedge delay is read from), in milliseconds.",
     [...upstreamLabels, 'quantile'],
     () =>
-      upstreams.flatMap(({ labels, member }) =>
+      current().upstreams.flatMap(({ labels, member }) =>
         latencyQuantiles.map(
           (q): Sample<string> => [{ ...labels, quantile: String(q) }, member.latencyQuantile(q)],
         ),
@@ -206,30 +221,30 @@ export function createMetrics(options: MetricsOptions): Metrics {
     'tollgate_upstream_consecutive_failures',
     "Failures in a row of an upstream's calls: its breaker opens at upstreams.breaker.failures (3).",
     upstreamLabels,
-    () => upstreams.map(({ labels, member }) => [labels, member.breaker.consecutiveFailures]),
+    () => current().upstreams.map(({ labels, member }) => [labels, member.breaker.consecutiveFailures]),
   )
   gauge(
     'tollgate_upstream_breaker_cooldown_seconds',
     "How long an upstream's breaker stays open before a probe: upstreams.breaker.cooldownMs (1 s), doubled by each failed probe up to maxCooldownMs (30 s), back to the first once it closes.",
     upstreamLabels,
-    () => upstreams.map(({ labels, member }) => [labels, member.breaker.cooldownMs / 1000]),
+    () => current().upstreams.map(({ labels, member }) => [labels, member.breaker.cooldownMs / 1000]),
   )
 
   gauge(
     'tollgate_network_head',
     "The network's head: the highest block number among upstreams in use.",
     networkLabel,
-    () => options.networks.map((network) => [{ network: network.name }, network.pool.head()]),
+    () => options.networks().map((network) => [{ network: network.name }, network.pool.head()]),
   )
   gauge('tollgate_network_finalized', "The network's finalized block number.", networkLabel, () =>
-    options.networks.map((network) => [{ network: network.name }, network.heads.finalized()]),
+    options.networks().map((network) => [{ network: network.name }, network.heads.finalized()]),
   )
   total(
     'tollgate_chain_forks_total',
     "Times the network's chain left blocks it had: a reorg or a rewind (`past_finality`: at or below the finalized block, or deeper than remembered).",
     ['network', 'past_finality'],
     () =>
-      options.networks.flatMap((network) => {
+      options.networks().flatMap((network) => {
         const { forks, pastFinality } = network.heads.stats
         return [
           [{ network: network.name, past_finality: 'false' }, forks - pastFinality],
@@ -241,7 +256,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
     'tollgate_chain_new_chains_total',
     "Times the network's upstreams turned out to serve another chain under the same chain id (a new genesis block).",
     networkLabel,
-    () => options.networks.map((network) => [{ network: network.name }, network.heads.stats.newChains]),
+    () => options.networks().map((network) => [{ network: network.name }, network.heads.stats.newChains]),
   )
 
   total(
@@ -326,6 +341,25 @@ export function createMetrics(options: MetricsOptions): Metrics {
     },
   })
 
+  const { reloads } = options
+  if (reloads) {
+    total(
+      'tollgate_config_reloads_total',
+      'Config reloads (SIGHUP) by result: applied (restart-only keys kept, logged), invalid (the file refused whole).',
+      ['result'],
+      () => [
+        [{ result: 'applied' }, reloads().applied],
+        [{ result: 'invalid' }, reloads().invalid],
+      ],
+    )
+    gauge(
+      'tollgate_config_loaded_timestamp_seconds',
+      'When the running config was loaded: at start, then at each applied reload (Unix time).',
+      [],
+      () => [[{}, reloads().loadedAtMs / 1000]],
+    )
+  }
+
   const merged = Registry.merge([registry, getProcessRegistry()])
   return {
     contentType: merged.contentType,
@@ -333,3 +367,5 @@ export function createMetrics(options: MetricsOptions): Metrics {
     rpcAnswers,
   }
 }
+
+type CachedSeries = { labels: { network: string }; cache: NonNullable<Network['cache']> }
