@@ -7,6 +7,8 @@
 ARG NODE_IMAGE=node:20-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
+# on every layer of this stage only, so that a build cache can find and prune the ones a new build replaced
+LABEL tollgate.stage=build
 # better-sqlite3's native addon: a prebuilt binary when GitHub is reachable, else compiled here
 RUN apt-get update -q \
   && apt-get install -y -q --no-install-recommends python3 make g++ \
