@@ -66,6 +66,19 @@ describe('loadConfig', () => {
     )
   })
 
+  it('TOLLGATE_HOST and TOLLGATE_PORT override server.host and server.port', () => {
+    const file = write('listen.yaml', 'server: { host: 127.0.0.1, port: 9000 }\n')
+    const config = loadConfig(file, { TOLLGATE_HOST: '0.0.0.0', TOLLGATE_PORT: '18545' })
+    assert.deepEqual([config.server.host, config.server.port], ['0.0.0.0', 18545])
+    assert.equal(loadConfig(undefined, { TOLLGATE_HOST: '0.0.0.0' }).server.port, 8545)
+    assert.equal(loadConfig(file, {}).server.host, '127.0.0.1')
+    for (const port of ['http', '8545.5', '70000'])
+      assert.throws(
+        () => loadConfig(file, { TOLLGATE_PORT: port }),
+        /environment: invalid TOLLGATE_HOST or TOLLGATE_PORT\n {2}port/,
+      )
+  })
+
   it('reads the documented shape and fills the defaults', () => {
     const file = write(
       'ok.yaml',

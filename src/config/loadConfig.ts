@@ -11,9 +11,10 @@ export class ConfigError extends Error {
  * Reads and validates the config file; with no file (or a file without `networks`), the embedded
  * devnet on SQLite.
  * Errors name the file, the path inside it and what was expected. Environment variables fill keys
- * the file leaves out: TOLLGATE_ADMIN_TOKEN is `admin.token`. Two override the file:
+ * the file leaves out: TOLLGATE_ADMIN_TOKEN is `admin.token`. Four override the file:
  * TOLLGATE_POSTGRES_URL is `storage: { postgres }` and TOLLGATE_REDIS_URL is `redis.url` (deployments
- * keep credentials out of the file).
+ * keep credentials out of the file), TOLLGATE_HOST and TOLLGATE_PORT are `server.host` and `server.port`
+ * (a container image listens on every address of its own network, wherever its file came from).
  */
 export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv = process.env): Config {
   return withEnv(readConfig(file), env)
@@ -22,6 +23,7 @@ export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv = pr
 function withEnv(config: Config, env: NodeJS.ProcessEnv): Config {
   if (config.admin.token === undefined && env.TOLLGATE_ADMIN_TOKEN !== undefined)
     config.admin.token = env.TOLLGATE_ADMIN_TOKEN
+  withListenEnv(config, env)
   const overrides = configSchema.pick({ storage: true, redis: true }).safeParse({
     storage: env.TOLLGATE_POSTGRES_URL ? { postgres: env.TOLLGATE_POSTGRES_URL } : undefined,
     redis: env.TOLLGATE_REDIS_URL
@@ -35,6 +37,19 @@ function withEnv(config: Config, env: NodeJS.ProcessEnv): Config {
   if (env.TOLLGATE_POSTGRES_URL) config.storage = overrides.data.storage
   if (env.TOLLGATE_REDIS_URL) config.redis = overrides.data.redis
   return config
+}
+
+function withListenEnv(config: Config, env: NodeJS.ProcessEnv): void {
+  const listen = configSchema.shape.server.safeParse({
+    host: env.TOLLGATE_HOST || undefined,
+    port: env.TOLLGATE_PORT ? Number(env.TOLLGATE_PORT) : undefined,
+  })
+  if (!listen.success)
+    throw new ConfigError(
+      `environment: invalid TOLLGATE_HOST or TOLLGATE_PORT\n${listen.error.issues.map(formatIssue).join('\n')}`,
+    )
+  if (env.TOLLGATE_HOST) config.server.host = listen.data.host
+  if (env.TOLLGATE_PORT) config.server.port = listen.data.port
 }
 
 function readConfig(file: string | undefined): Config {
