@@ -2,6 +2,7 @@ import cluster from 'node:cluster'
 import type { Logger } from 'pino'
 import type { Config } from '../config/configSchema.ts'
 import type { DevnetFixtures } from '../devnet/seedDevnet.ts'
+import type { DevnetEndpoint } from '../devnet/startDevnet.ts'
 import { PortInUseError } from '../server/assertPortFree.ts'
 import { DatabaseInUseError } from '../store/lockDatabaseFile.ts'
 import { type App, createApp } from './createApp.ts'
@@ -13,8 +14,15 @@ export type StartedGateway = {
   url: string
   /** One line per network: its name, chain and upstreams. */
   networks: string[]
-  devnet: { fixtures: DevnetFixtures | undefined; demoKey: { key: string } } | undefined
+  devnet: StartedDevnet | undefined
   workers: number
+}
+
+/** The embedded devnet as the banner shows it: its seed, the demo key, and where its node answers. */
+export type StartedDevnet = {
+  fixtures: DevnetFixtures | undefined
+  demoKey: { key: string }
+  node: DevnetEndpoint
 }
 
 /**
@@ -48,7 +56,7 @@ export async function startGateway(config: Config, log: Logger): Promise<Started
   if (!stopper.started({ stop: () => app.close(), kill: () => void app.devnet?.anvil.stop() }))
     return undefined
   const networks = app.networks.all.map(networkLine)
-  if (!worker) return { url: app.url, networks, devnet: app.devnet, workers: 1 }
+  if (!worker) return { url: app.url, networks, devnet: app.devnet && startedDevnet(app.devnet), workers: 1 }
   process.send?.({ tollgate: 'listening', url: app.url, networks } satisfies ListeningMessage)
   // the primary decides when workers stop: a terminal's Ctrl-C reaches it (and it sends SIGTERM)
   process.on('SIGINT', () => {})
@@ -84,6 +92,10 @@ async function startPrimary(config: Config, log: Logger): Promise<StartedGateway
     devnet: primary.devnet,
     workers: config.server.workers,
   }
+}
+
+function startedDevnet({ anvil, fixtures, demoKey }: NonNullable<App['devnet']>): StartedDevnet {
+  return { fixtures, demoKey, node: { url: anvil.url, wsUrl: anvil.wsUrl, chainId: anvil.chainId } }
 }
 
 function networkLine(network: App['networks']['all'][number]): string {
