@@ -25,7 +25,7 @@ import {
 export type Primary = {
   url: string
   networks: string[]
-  devnet: { fixtures: DevnetFixtures | undefined; demoKey: ApiKey } | undefined
+  devnet: { fixtures: DevnetFixtures | undefined; demoKey: ApiKey; node: DevnetEndpoint } | undefined
   /** Stops the workers (they drain), then the devnet, and lets go of the database. */
   stop(): Promise<void>
   /** Kills everything now (a second signal). */
@@ -76,8 +76,8 @@ export async function runPrimary(config: Config, log: Logger): Promise<Primary> 
         const admin = createKeyAdmin(stores.keys, config.plans)
         const started = await startDevnet(config.devnet, { store: stores.keys, admin })
         anvil = started.anvil
-        devnet = { fixtures: started.fixtures, demoKey: started.demoKey }
         endpoint = { url: started.anvil.url, wsUrl: started.anvil.wsUrl, chainId: started.anvil.chainId }
+        devnet = { fixtures: started.fixtures, demoKey: started.demoKey, node: endpoint }
       }
     } finally {
       await stores.close()

@@ -2,6 +2,7 @@ import cluster from 'node:cluster'
 import type { Logger } from 'pino'
 import type { Config } from '../config/configSchema.ts'
 import type { DevnetFixtures } from '../devnet/seedDevnet.ts'
+import type { DevnetEndpoint } from '../devnet/startDevnet.ts'
 import { PortInUseError } from '../server/assertPortFree.ts'
 import { DatabaseInUseError } from '../store/lockDatabaseFile.ts'
 import { type App, createApp } from './createApp.ts'
@@ -13,8 +14,15 @@ export type StartedGateway = {
   url: string
   /** One line per network: its name, chain and upstreams. */
   networks: string[]
-  devnet: { fixtures: DevnetFixtures | undefined; demoKey: { key: string } } | undefined
+  devnet: StartedDevnet | undefined
   workers: number
+}
+
+/** The embedded devnet as the banner shows it: its seed, the demo key, and where its node answers. */
+export type StartedDevnet = {
+  fixtures: DevnetFixtures | undefined
+  demoKey: { key: string }
+  node: DevnetEndpoint
 }
 
 /**
@@ -75,7 +83,7 @@ export async function startGateway(
   if (!stopper.started({ stop: () => started.close(), kill: () => void started.devnet?.anvil.stop() }))
     return undefined
   const networks = app.networks.all.map(networkLine)
-  if (!worker) return { url: app.url, networks, devnet: app.devnet, workers: 1 }
+  if (!worker) return { url: app.url, networks, devnet: app.devnet && startedDevnet(app.devnet), workers: 1 }
   process.send?.({ tollgate: 'listening', url: app.url, networks } satisfies ListeningMessage)
   // the primary decides when workers stop: a terminal's Ctrl-C reaches it (and it sends SIGTERM)
   process.on('SIGINT', () => {})
@@ -150,6 +158,10 @@ function readForReload(
 
 function reloadFailed(log: Logger, err: unknown): void {
   log.error({ err }, 'config reload failed: the running config stays')
+}
+
+function startedDevnet({ anvil, fixtures, demoKey }: NonNullable<App['devnet']>): StartedDevnet {
+  return { fixtures, demoKey, node: { url: anvil.url, wsUrl: anvil.wsUrl, chainId: anvil.chainId } }
 }
 
 function networkLine(network: App['networks']['all'][number]): string {

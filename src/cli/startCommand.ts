@@ -57,6 +57,10 @@ function bannerText(app: StartedGateway): string {
         `  devnet seeded: Demo contract ${devnet.fixtures.demo}, blocks to ${devnet.fixtures.loadBlocks.to}`,
       )
     }
+    // the node itself: for what the gateway never forwards (anvil_* cheat codes, eth_sendTransaction)
+    lines.push(
+      `  devnet node: ${devnet.node.url} (anvil, chain id ${devnet.node.chainId}), without the gateway: no key, anvil_* methods too`,
+    )
     lines.push(
       '',
       `Demo API key: ${devnet.demoKey.key}`,
