@@ -184,6 +184,7 @@ export async function createMeter({
   return {
     admit,
     admitNow,
+    askBank,
     settle,
     chargeNotification,
     remainingCredits: (subject) => ledger.remaining(subject, ledger.now()),

@@ -36,10 +36,12 @@ export type Meter = {
   admit(subject: MeterSubject, costCredits: number): Promise<Admission>
   /**
    * admit from what this process holds, without waiting: the admission, or the refusal thrown, or
-   * undefined when only the bank can say (then admit). Nearly every call is decided here: the
+   * undefined when only the bank can say (then askBank). Nearly every call is decided here: the
    * request path asks it first, which spares each call an await (callgrind: ~1,600 instructions).
    */
   admitNow(subject: MeterSubject, costCredits: number): Admission | undefined
+  /** The bank's word on a call admitNow left undecided: admit's second half. */
+  askBank(subject: MeterSubject, costCredits: number): Promise<Admission>
   /** Charges what the request really cost (the sum of `usage`), releases the rest, records usage. */
   settle(admission: Admission, usage: UsageRecord[]): Settlement
   /**

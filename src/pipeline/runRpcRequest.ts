@@ -57,7 +57,7 @@ async function runSingle(ctx: RpcContext, entry: RpcEntry): Promise<RpcOutcome> 
     // the most it can cost held: by this process nearly always, else once the bank has said
     admission =
       meter.admitNow(key.subject, prepared.costCredits) ??
-      (await meter.admit(key.subject, prepared.costCredits))
+      (await meter.askBank(key.subject, prepared.costCredits))
   } catch (err) {
     return refusal(ctx, idOf(prepared), err)
   }
@@ -80,7 +80,7 @@ async function runBatch(ctx: RpcContext, entries: RpcEntry[]): Promise<RpcOutcom
   const { meter, key } = ctx
   let admission: Admission
   try {
-    admission = meter.admitNow(key.subject, estimate) ?? (await meter.admit(key.subject, estimate))
+    admission = meter.admitNow(key.subject, estimate) ?? (await meter.askBank(key.subject, estimate))
   } catch (err) {
     return refusal(ctx, null, err)
   }

@@ -156,35 +156,47 @@ export class PoolCall implements BlockPin {
   /**
    * The node's answer as it came, when nothing is left to do with it (no gas cap to send under, no
    * resent transaction to look up): nearly every call, spared answerOf's await (~1,600 instructions).
+   * answerOf asks it first: what else an answer may need is decided here.
    */
   plainAnswer({ verdict }: Step): Buffer | undefined {
-    if (!('answer' in verdict)) return undefined
-    const capped = verdict.gasCap !== undefined && this.capsGas !== undefined && !this.gasCapped
-    return capped || (this.rawTransaction !== undefined && this.seen) ? undefined : verdict.answer
+    if (!('answer' in verdict) || this.mayResendUnderCap(verdict) || this.wasResent()) return undefined
+    return verdict.answer
   }
 
   /** What the call resolves with once its last step is in: the answer, or the failure's error. */
   async answerOf(last: Step): Promise<Buffer> {
+    const plain = this.plainAnswer(last)
+    if (plain) return plain
     const { verdict } = last
-    if ('answer' in verdict) {
-      if (verdict.gasCap !== undefined && this.capsGas !== undefined && !this.gasCapped) {
-        const capped = this.underGasCap(verdict.gasCap, last.member)
-        if (capped) return capped
-      }
-      const { rawTransaction } = this
-      if (rawTransaction === undefined || !this.seen) return verdict.answer
-      return answerResentTransaction(verdict.answer, rawTransaction, async (lookUp) => {
-        const timeoutMs = Math.max(1, this.deadline - this.pool.now())
-        const found = await attemptUpstream(last.member.upstream, lookUp, timeoutMs, {
-          cancellation: this.cancellation,
-          timers: this.pool.timers,
-        })
-        return 'answer' in found ? found.answer : undefined
-      })
+    if (!('answer' in verdict)) {
+      if (verdict.clientGone) throw new ClientGoneError()
+      if (verdict.refusal) throw verdict.refusal
+      return this.failure()
     }
-    if (verdict.clientGone) throw new ClientGoneError()
-    if (verdict.refusal) throw verdict.refusal
-    return this.failure()
+    if (this.mayResendUnderCap(verdict)) {
+      const capped = this.underGasCap(verdict.gasCap, last.member)
+      if (capped) return capped
+    }
+    const { rawTransaction } = this
+    if (rawTransaction === undefined || !this.wasResent()) return verdict.answer
+    return answerResentTransaction(verdict.answer, rawTransaction, async (lookUp) => {
+      const timeoutMs = Math.max(1, this.deadline - this.pool.now())
+      const found = await attemptUpstream(last.member.upstream, lookUp, timeoutMs, {
+        cancellation: this.cancellation,
+        timers: this.pool.timers,
+      })
+      return 'answer' in found ? found.answer : undefined
+    })
+  }
+
+  /** A node named a gas cap this call may be sent once more under (underGasCap decides whether it is). */
+  mayResendUnderCap(verdict: { gasCap?: bigint }): verdict is { gasCap: bigint } {
+    return verdict.gasCap !== undefined && this.capsGas !== undefined && !this.gasCapped
+  }
+
+  /** A transaction a node may have seen already: its answer is looked up (answerResentTransaction). */
+  wasResent(): boolean {
+    return this.rawTransaction !== undefined && this.seen
   }
 
   /**
