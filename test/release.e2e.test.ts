@@ -182,6 +182,12 @@ describe('the release: npm pack, then npm install --omit=dev of the tarball', ()
     )
     const unwanted = files.filter((file) => /\.map$|\.test\.js$|\.tsx?$/.test(file))
     assert.deepEqual(unwanted, [])
+    // built without source maps, so nothing points at a map that is not there
+    const pointing = files.filter(
+      (file) =>
+        file.endsWith('.js') && readFileSync(join(installed, file), 'utf8').includes('sourceMappingURL'),
+    )
+    assert.deepEqual(pointing, [])
   })
 
   it('installs only runtime dependencies, and dist/ imports nothing else', () => {
