@@ -37,6 +37,7 @@ import { assertPortFree } from '../server/assertPortFree.ts'
 import { attachWebSockets, type WebSockets } from '../server/attachWebSockets.ts'
 import { createHttpServer, type HttpServer } from '../server/createHttpServer.ts'
 import { createAnswerMemory, smallMessageBytes } from '../upstreams/AnswerBudget.ts'
+import { createDatabaseProbe } from './createDatabaseProbe.ts'
 import { createNetworkServices } from './createNetworkServices.ts'
 import { createReadiness } from './createReadiness.ts'
 import { createReloader, type Reloader } from './createReloader.ts'
@@ -256,6 +257,8 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     // and one on request bodies and WebSocket messages
     const bodies = new ByteBulkhead(config.server.maxBodyBytesInFlight, smallMessageBytes)
     let webSockets: WebSockets | undefined
+    // /readyz and /metrics share one database ping in flight
+    const databaseUp = createDatabaseProbe(() => stores.ping())
     const metrics = config.metrics.enabled
       ? createMetrics({
           networks: () => networks.all,
@@ -270,7 +273,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
             indexers,
             redisUp: redisBank && (() => redisBank.isConnected()),
             database: 'postgres' in config.storage ? 'postgres' : 'sqlite',
-            pingDatabase: () => stores.ping(),
+            databaseUp,
           }),
         })
       : undefined
@@ -282,7 +285,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
         rpc: (request) => handleHttpRpc(rpcDeps, request),
         ready: createReadiness({
           networks,
-          pingDatabase: () => stores.ping(),
+          databaseUp,
           bankUp: () => meter.bankUp(),
           onBankDown: config.metering.onRedisDown,
           draining: () => draining,

@@ -1,5 +1,4 @@
 import type { KeyRegistry } from '../auth/createKeyRegistry.ts'
-import { withTimeout } from '../failsafe/withTimeout.ts'
 import type { FeeIndexer } from '../gas/createFeeIndexer.ts'
 import type { UsageTotals } from '../metering/createUsageTotals.ts'
 import type { Meter } from '../metering/meterTypes.ts'
@@ -18,11 +17,9 @@ export type GatewayReadersDeps = {
   /** Whether the credit bank's Redis connection is up; undefined without Redis. */
   redisUp: (() => boolean) | undefined
   database: GatewayReaders['database']
-  pingDatabase(): Promise<boolean>
+  /** createDatabaseProbe's: one ping in flight, shared with /readyz, waited for at most half a second. */
+  databaseUp(): Promise<boolean>
 }
-
-/** The longest a scrape waits for the database's ping (a scrape's own timeout is commonly 10 s). */
-const pingWaitMs = 500
 
 /** What /metrics reads of the areas beside the upstreams: each read at scrape time, none on the request path. */
 export function toGatewayReaders(deps: GatewayReadersDeps): GatewayReaders {
@@ -42,11 +39,6 @@ export function toGatewayReaders(deps: GatewayReadersDeps): GatewayReaders {
     },
     redisUp: deps.redisUp,
     database: deps.database,
-    databaseUp: () =>
-      withTimeout(
-        (settle) => void deps.pingDatabase().then(settle, () => settle(false)),
-        pingWaitMs,
-        () => false,
-      ),
+    databaseUp: deps.databaseUp,
   }
 }

@@ -1,5 +1,7 @@
 import { Counter, Gauge, Registry } from 'prom-client'
 import type { Network } from '../networks/createNetwork.ts'
+import { attemptBucketsMs, attemptOutcomes } from '../upstreams/AttemptDurations.ts'
+import { createCountedHistogram } from './createCountedHistogram.ts'
 import { getProcessRegistry } from './getProcessRegistry.ts'
 import { toUpstreamSeries, type UpstreamSeries } from './toUpstreamSeries.ts'
 
@@ -50,7 +52,7 @@ export type GatewayReaders = {
 
 /** The shares of their daily credits at which keys are counted (tollgate_keys_daily_credits_used). */
 const usedShares = [0.5, 0.8, 0.9, 1]
-/** The quantiles of upstream latency shown, from each upstream's window of recent calls. */
+/** The quantiles of upstream latency shown, from each upstream's window of recent successful calls. */
 const latencyQuantiles = [0.5, 0.9, 0.99]
 
 type Labels<T extends string> = Partial<Record<T, string>>
@@ -217,6 +219,18 @@ export function createMetrics(options: MetricsOptions): Metrics {
         ),
       ),
   )
+  createCountedHistogram(registry, {
+    name: 'tollgate_upstream_attempt_duration_seconds',
+    help: 'How long attempts of calls on an upstream took, by outcome: ok (answered), error, timeout, cancelled (a hedge answered first, or the client went away). Retries and hedges are attempts of their own.',
+    bounds: attemptBucketsMs.map((ms) => ms / 1000),
+    read: () =>
+      current().upstreams.flatMap(({ labels, member }) =>
+        attemptOutcomes.map((outcome) => {
+          const { cumulativeCounts, sumMs } = member.attemptDurations.read(outcome)
+          return { labels: { ...labels, outcome }, cumulativeCounts, sum: sumMs / 1000 }
+        }),
+      ),
+  })
   gauge(
     'tollgate_upstream_consecutive_failures',
     "Failures in a row of an upstream's calls: its breaker opens at upstreams.breaker.failures (3).",
@@ -225,9 +239,13 @@ export function createMetrics(options: MetricsOptions): Metrics {
   )
   gauge(
     'tollgate_upstream_breaker_cooldown_seconds',
-    "How long an upstream's breaker stays open before a probe: upstreams.breaker.cooldownMs (1 s), doubled by each failed probe up to maxCooldownMs (30 s), back to the first once it closes.",
+    "How long an upstream's open breaker stays open before a probe: upstreams.breaker.cooldownMs (1 s), doubled by each failed probe up to maxCooldownMs (30 s); 0 while it is closed.",
     upstreamLabels,
-    () => current().upstreams.map(({ labels, member }) => [labels, member.breaker.cooldownMs / 1000]),
+    () =>
+      current().upstreams.map(({ labels, member }) => {
+        const { state, cooldownMs } = member.breaker
+        return [labels, state === 'open' ? cooldownMs / 1000 : 0]
+      }),
   )
 
   gauge(
@@ -321,6 +339,12 @@ export function createMetrics(options: MetricsOptions): Metrics {
     "The newest block in the network's fee-history window (the gas API's data): behind tollgate_network_head while the indexer catches up or stalls.",
     networkLabel,
     () => [...gateway.feeIndexedHeads()].map(([network, head]) => [{ network }, head]),
+  )
+  gauge(
+    'tollgate_gas_window_loaded',
+    "1 once the network's fee-history window has blocks, 0 while it has none (the Gas API answers 503): one series per network with gas.enabled, none without.",
+    networkLabel,
+    () => [...gateway.feeIndexedHeads()].map(([network, head]) => [{ network }, head === undefined ? 0 : 1]),
   )
   const { redisUp } = gateway
   if (redisUp) {

@@ -5,6 +5,7 @@ import { retryAfter } from '../failsafe/retryAfter.ts'
 import type { Timers } from '../failsafe/Timers.ts'
 import { withHedge } from '../failsafe/withHedge.ts'
 import type { AnswerBudget } from './AnswerBudget.ts'
+import type { AttemptOutcome } from './AttemptDurations.ts'
 import { answerResentTransaction } from './answerResentTransaction.ts'
 import { attemptUpstream } from './attemptUpstream.ts'
 import type { BlockPin, MemberRanking } from './createMemberRanking.ts'
@@ -310,8 +311,10 @@ export class PoolCall implements BlockPin {
       budget: this.answerBudget,
     }
     return attemptUpstream(member.upstream, this.body, timeoutMs, stops, (judged): Step => {
+      const tookMs = this.pool.now() - began
+      member.recordAttempt(tookMs, outcomeOf(judged))
       const verdict = this.nullIsMissing && 'answer' in judged ? this.unlessNull(judged.answer) : judged
-      if ('answer' in verdict) member.recordSuccess(this.pool.now() - began)
+      if ('answer' in verdict) member.recordSuccess(tookMs)
       else if (!verdict.clientGone) this.failed(member, verdict, probe, timeoutMs >= remaining)
       return { member, verdict }
     })
@@ -382,3 +385,11 @@ function isNullResult(answer: Buffer): boolean {
 
 /** One attempt's member and verdict. */
 type Step = { member: PoolMember; verdict: Verdict }
+
+/** How an attempt ended, for its member's attempt durations. */
+function outcomeOf(verdict: Verdict): AttemptOutcome {
+  if ('answer' in verdict) return 'ok'
+  if (verdict.timedOut) return 'timeout'
+  if (verdict.superseded || verdict.clientGone) return 'cancelled'
+  return 'error'
+}
