@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { Agent, request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -64,7 +64,7 @@ function logged(output: string, message: string): { msg: string; pid: number; [f
 /**
  * On PostgreSQL, the first /readyz of a new process answers ready (it asks the database rather than
  * report a check that never ran), alone and with `--workers 2`; with workers, SIGHUP reaches every
- * worker through the primary.
+ * worker through the primary, one still starting included.
  */
 describe('tollgate start on PostgreSQL: the first /readyz, and SIGHUP with --workers 2', () => {
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-reload-workers-'))
@@ -102,6 +102,7 @@ describe('tollgate start on PostgreSQL: the first /readyz, and SIGHUP with --wor
   })
 
   it('one process: its first /readyz is 200, with no reasons', async () => {
+    writeFileSync(configFile, stringify(config(['one'], port)))
     const gateway = await startGatewayProcess(['start', '--config', configFile])
     try {
       const first = await fresh(`http://127.0.0.1:${port}/readyz`)
@@ -117,6 +118,7 @@ describe('tollgate start on PostgreSQL: the first /readyz, and SIGHUP with --wor
   })
 
   it('--workers 2: every first /readyz is 200; SIGHUP adds a network on both workers, a port change refused once', async () => {
+    writeFileSync(configFile, stringify(config(['one'], port)))
     const gateway = await startGatewayProcess(['start', '--workers', '2', '--config', configFile], {
       ready: /listening on \S+ \(2 workers\)/,
       timeoutMs: 90_000,
@@ -166,16 +168,40 @@ describe('tollgate start on PostgreSQL: the first /readyz, and SIGHUP with --wor
         replacement = childrenOf(gateway.child.pid ?? 0).find((pid) => !workers.includes(pid))
         return replacement !== undefined
       }, 'a worker forked in its place')
+      // a reload while it starts (forked, not listening yet): it ends on the newest config all the same
+      writeFileSync(configFile, stringify(config(['one', 'two', 'three'], port)))
+      gateway.child.kill('SIGHUP')
       await until(async () => {
         const agent = new Agent({ keepAlive: true, maxSockets: 1 })
         try {
-          const answer = await fresh(`http://127.0.0.1:${port}/two/v3/${key}`, rpcBody('eth_chainId'), agent)
-          assert.equal(answer.status, 200, answer.text)
-          return serverConnections(port).get(answer.localPort) === replacement
+          const answer = await fresh(
+            `http://127.0.0.1:${port}/three/v3/${key}`,
+            rpcBody('eth_chainId'),
+            agent,
+          )
+          return answer.status === 200 && serverConnections(port).get(answer.localPort) === replacement
         } finally {
           agent.destroy()
         }
-      }, 'the new worker serving network two')
+      }, 'the new worker serving network three')
+      // and the worker that was up all along took it too
+      await until(async () => {
+        const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+        try {
+          const answer = await fresh(
+            `http://127.0.0.1:${port}/three/v3/${key}`,
+            rpcBody('eth_chainId'),
+            agent,
+          )
+          assert.equal(answer.status, 200, answer.text)
+          return serverConnections(port).get(answer.localPort) !== replacement
+        } finally {
+          agent.destroy()
+        }
+      }, 'the other worker serving network three')
+      // its part came over the IPC channel: no config (nor any secret of it) in its environment
+      const environ = readFileSync(`/proc/${replacement}/environ`, 'utf8')
+      assert.ok(!environ.includes(schema.url), 'the database URL is not in the environment')
       assert.equal(logged(gateway.output(), 'a worker died').length, 1, 'it stays up')
       const exit = exited(gateway.child)
       gateway.child.kill('SIGTERM')

@@ -13,6 +13,7 @@ import {
   authorizeKeyRequest,
   authorizeUnverified,
   type KeyRequest,
+  type KeyRequestAccess,
   type KeyRequestDeps,
 } from './authorizeKeyRequest.ts'
 import { chargeRefusal } from './chargeRefusal.ts'
@@ -62,7 +63,22 @@ export async function handleHttpRpc(deps: HttpRpcDeps, request: HttpRpcRequest):
     const { payload, httpStatus, headers } = errorOutcome(deps, null, access.error)
     return { status: httpStatus, body: payload, headers: headers && toHeaderList(headers) }
   }
-  const { key, network, guard, failover } = access
+  // counted from here to the answer: a network a reload replaced stops once its calls are done
+  const { calls } = access.network
+  calls.enter()
+  try {
+    return await runKeyed(deps, request, access)
+  } finally {
+    calls.leave()
+  }
+}
+
+/** A request whose key may use its network: the body read, parsed and run. */
+async function runKeyed(
+  deps: HttpRpcDeps,
+  request: HttpRpcRequest,
+  { key, network, guard, failover }: KeyRequestGrant,
+): Promise<HttpRpcResponse> {
   let body: Buffer
   try {
     body = await request.readBody()
@@ -82,6 +98,8 @@ export async function handleHttpRpc(deps: HttpRpcDeps, request: HttpRpcRequest):
   const ctx = { network, key, guard, failover, meter, filterIds, cancellation, answerBudget, log }
   return response(deps, key, network.name, await runRpcRequest(ctx, parsed))
 }
+
+type KeyRequestGrant = Extract<KeyRequestAccess, { ok: true }>
 
 /** What an outcome is answered with: its status, body and the credit headers. */
 function response(
