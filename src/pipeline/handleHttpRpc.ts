@@ -13,7 +13,6 @@ import {
   authorizeKeyRequest,
   authorizeUnverified,
   type KeyRequest,
-  type KeyRequestAccess,
   type KeyRequestDeps,
 } from './authorizeKeyRequest.ts'
 import { chargeRefusal } from './chargeRefusal.ts'
@@ -63,43 +62,33 @@ export async function handleHttpRpc(deps: HttpRpcDeps, request: HttpRpcRequest):
     const { payload, httpStatus, headers } = errorOutcome(deps, null, access.error)
     return { status: httpStatus, body: payload, headers: headers && toHeaderList(headers) }
   }
-  // counted from here to the answer: a network a reload replaced stops once its calls are done
-  const { calls } = access.network
-  calls.enter()
+  const { key, network, guard, failover } = access
+  // counted from here to the answer (inline: no await of its own): a network a reload replaced
+  // stops once its calls are done
+  network.calls.enter()
   try {
-    return await runKeyed(deps, request, access)
+    let body: Buffer
+    try {
+      body = await request.readBody()
+    } catch (refusal) {
+      // the body stream's own error (the client went away mid-body) is no refusal to answer
+      if (!(refusal instanceof TollgateError)) throw refusal
+      return response(deps, key, network.name, await refuse(deps, key, network.name, refusal))
+    }
+    let parsed: RpcRequest
+    try {
+      parsed = parse(deps, body)
+    } catch (refusal) {
+      return response(deps, key, network.name, await refuse(deps, key, network.name, refusal))
+    }
+    const { cancellation, answerBudget } = request
+    const { meter, filterIds, log } = deps
+    const ctx = { network, key, guard, failover, meter, filterIds, cancellation, answerBudget, log }
+    return response(deps, key, network.name, await runRpcRequest(ctx, parsed))
   } finally {
-    calls.leave()
+    network.calls.leave()
   }
 }
-
-/** A request whose key may use its network: the body read, parsed and run. */
-async function runKeyed(
-  deps: HttpRpcDeps,
-  request: HttpRpcRequest,
-  { key, network, guard, failover }: KeyRequestGrant,
-): Promise<HttpRpcResponse> {
-  let body: Buffer
-  try {
-    body = await request.readBody()
-  } catch (refusal) {
-    // the body stream's own error (the client went away mid-body) is no refusal to answer
-    if (!(refusal instanceof TollgateError)) throw refusal
-    return response(deps, key, network.name, await refuse(deps, key, network.name, refusal))
-  }
-  let parsed: RpcRequest
-  try {
-    parsed = parse(deps, body)
-  } catch (refusal) {
-    return response(deps, key, network.name, await refuse(deps, key, network.name, refusal))
-  }
-  const { cancellation, answerBudget } = request
-  const { meter, filterIds, log } = deps
-  const ctx = { network, key, guard, failover, meter, filterIds, cancellation, answerBudget, log }
-  return response(deps, key, network.name, await runRpcRequest(ctx, parsed))
-}
-
-type KeyRequestGrant = Extract<KeyRequestAccess, { ok: true }>
 
 /** What an outcome is answered with: its status, body and the credit headers. */
 function response(
