@@ -38,6 +38,7 @@ import { attachWebSockets } from '../server/attachWebSockets.ts'
 import { createHttpServer, type HttpServer } from '../server/createHttpServer.ts'
 import type { Leadership } from '../store/leadership.ts'
 import { createSubscriptionHub, type SubscriptionHub } from '../subscriptions/createSubscriptionHub.ts'
+import { isTracingOn } from '../tracing/isTracingOn.ts'
 import { createAnswerMemory, smallMessageBytes } from '../upstreams/AnswerBudget.ts'
 import { createReadiness } from './createReadiness.ts'
 import { createStores } from './createStores.ts'
@@ -88,6 +89,11 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     // workers share the port and the database file the primary checked and locked
     const { worker } = options
     if (!worker) await assertPortFree(config.server.port, config.server.host)
+    // the SDK is loaded only when tracing is on; its spans are sent last, after the drain
+    const traces = isTracingOn(config.tracing)
+      ? (await import('../tracing/startTracing.ts')).startTracing(config.tracing)
+      : undefined
+    if (traces) cleanups.push(() => traces.close())
     const stores = await createStores(config.storage, {
       exclusive: !worker,
       onSessionError: (err) =>
@@ -212,6 +218,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       maxBatchSize: config.server.maxBatchSize,
       maxJsonDepth: config.server.maxJsonDepth,
       log,
+      tracing: traces?.tracing,
       verifySecret: createSecretVerifier({
         hashKey: secretHashKey,
         store: stores.keys,

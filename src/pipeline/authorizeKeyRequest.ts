@@ -22,6 +22,11 @@ export type KeyRequest = {
   userAgent: string | undefined
   /** The `Enable-Failover` header. */
   enableFailover: string | undefined
+  /** The `X-Tollgate-Route` header: the route headers, for a key that allows asking (docs/observability.md). */
+  route: string | undefined
+  /** The caller's W3C trace context (`traceparent`, `tracestate`), continued when tracing is on. */
+  traceparent: string | undefined
+  tracestate: string | undefined
 }
 
 export type KeyRequestDeps = AuthenticateDeps & { keys: KeyRegistry; networks: NetworkRegistry }

@@ -11,6 +11,8 @@ import type { Meter } from '../metering/meterTypes.ts'
 import type { AnswerBudget } from '../upstreams/AnswerBudget.ts'
 import { authorizeKeyRequest, type KeyRequest, type KeyRequestDeps } from './authorizeKeyRequest.ts'
 import { chargeRefusal } from './chargeRefusal.ts'
+import type { RequestTrace, RequestTracing } from './RequestTrace.ts'
+import { recordingTrails, routeHeaders, wantsRouteHeaders } from './routeHeaders.ts'
 import { errorOutcome, type RpcOutcome, runRpcRequest } from './runRpcRequest.ts'
 
 export type HttpRpcRequest = {
@@ -40,6 +42,8 @@ export type HttpRpcDeps = KeyRequestDeps & {
   maxBatchSize: number
   maxJsonDepth: number
   log: Logger
+  /** Starts each request's trace; undefined when tracing is off (docs/observability.md#traces). */
+  tracing: RequestTracing | undefined
 }
 
 /**
@@ -49,8 +53,30 @@ export type HttpRpcDeps = KeyRequestDeps & {
  * headers. A body refused whole (413, 415, parse errors) costs 5 credits. Rejects only with the
  * body stream's own error (the client went away mid-body).
  */
-export async function handleHttpRpc(deps: HttpRpcDeps, request: HttpRpcRequest): Promise<HttpRpcResponse> {
+export function handleHttpRpc(deps: HttpRpcDeps, request: HttpRpcRequest): Promise<HttpRpcResponse> {
+  if (deps.tracing === undefined) return served(deps, request, undefined)
+  const { traceparent, tracestate } = request.keyRequest
+  const trace = deps.tracing.startRequest('http', traceparent, tracestate)
+  return served(deps, request, trace).then(
+    (response) => {
+      trace.finish({ 'http.response.status_code': response.status }, response.status >= 500)
+      return response
+    },
+    (err: unknown) => {
+      trace.finish({}, true)
+      throw err
+    },
+  )
+}
+
+async function served(
+  deps: HttpRpcDeps,
+  request: HttpRpcRequest,
+  trace: RequestTrace | undefined,
+): Promise<HttpRpcResponse> {
+  const authenticated = trace?.step('authenticate')
   const access = await authorizeKeyRequest(deps, request.keyRequest)
+  authenticated?.({ 'tollgate.authorized': access.ok })
   if (!access.ok) {
     // the body is not read, so the call's id is not known
     const { payload, httpStatus, headers } = errorOutcome(deps, null, access.error)
@@ -73,8 +99,30 @@ export async function handleHttpRpc(deps: HttpRpcDeps, request: HttpRpcRequest):
   }
   const { cancellation, answerBudget } = request
   const { meter, filterIds, log } = deps
-  const ctx = { network, key, guard, failover, meter, filterIds, cancellation, answerBudget, log }
-  return response(deps, key, network.name, await runRpcRequest(ctx, parsed))
+  const routed = wantsRouteHeaders(key, request.keyRequest)
+  const trails = trace ?? (routed ? recordingTrails : undefined)
+  const ctx = {
+    network,
+    key,
+    guard,
+    failover,
+    meter,
+    filterIds,
+    cancellation,
+    answerBudget,
+    log,
+    trails,
+    trace,
+  }
+  const outcome = await runRpcRequest(ctx, parsed)
+  trace?.note({
+    'tollgate.key': keyRef(key.apiKey.key),
+    'tollgate.network': network.name,
+    'tollgate.credits': outcome.settlement?.chargedCredits ?? 0,
+  })
+  const answer = response(deps, key, network.name, outcome)
+  if (routed && outcome.trails) answer.headers?.push(...routeHeaders(outcome.trails))
+  return answer
 }
 
 /** What an outcome is answered with: its status, body and the credit headers. */

@@ -68,6 +68,8 @@ export async function handleSocketUpgrade(
           filterIds: deps.filterIds,
           cancellation,
           log: deps.log,
+          trails: undefined,
+          trace: undefined,
         },
         port,
         {
@@ -80,6 +82,7 @@ export async function handleSocketUpgrade(
           access: keyAccess,
           answers: deps.answers,
           bodies: deps.bodies,
+          tracing: deps.tracing,
         },
       )
       const stopWatching = deps.keys.onChange(({ changed, removed }) => {

@@ -5,6 +5,7 @@ import type { RpcEntry, RpcId, RpcPayload, RpcRequest } from '../jsonrpc/types.t
 import { withRawIds } from '../jsonrpc/withRawIds.ts'
 import type { Admission, Settlement, UsageRecord } from '../metering/meterTypes.ts'
 import { priceOf } from '../methods/priceOf.ts'
+import type { CallTrail } from '../upstreams/CallTrail.ts'
 import { ClientGoneError } from '../upstreams/PoolCall.ts'
 import { type CallAnswer, handleRpc, PartnerAnswer } from './handleRpc.ts'
 import { type PreparedCall, prepareCall } from './prepareCall.ts'
@@ -20,6 +21,8 @@ export type RpcOutcome = {
   partner: boolean
   /** The refusal's own headers (a 402's or 429's Retry-After), from the one error mapping. */
   errorHeaders?: Record<string, string> | undefined
+  /** Each call's trail, in call order (undefined for a call refused before it ran), when ctx.trails. */
+  trails?: (CallTrail | undefined)[] | undefined
 }
 
 type CallOutcome = {
@@ -30,6 +33,7 @@ type CallOutcome = {
   partner: boolean
   /** A failure's own headers (a busy server's Retry-After): a single call's answer carries them. */
   errorHeaders?: Record<string, string> | undefined
+  trail?: CallTrail | undefined
 }
 
 /** The label usage is recorded under for a batch's envelope charge. */
@@ -61,6 +65,7 @@ async function runSingle(ctx: RpcContext, entry: RpcEntry): Promise<RpcOutcome> 
     settlement,
     partner: outcome.partner,
     errorHeaders: outcome.errorHeaders,
+    trails: ctx.trails && [outcome.trail],
   }
 }
 
@@ -90,12 +95,28 @@ async function runBatch(ctx: RpcContext, entries: RpcEntry[]): Promise<RpcOutcom
     body: payloads.length === 0 ? '' : serializeBatch(payloads),
     settlement,
     partner,
+    trails: ctx.trails && outcomes.map((outcome) => outcome.trail),
   }
 }
 
 /** Holds the most a request can cost, or answers its refusal (402/429, with `id`). */
 function admit(ctx: RpcContext, estimate: number, id: RpcId): Promise<Admission | RpcOutcome> {
-  return ctx.meter.admit(ctx.key.subject, estimate).catch((err: unknown) => refusal(ctx, id, err))
+  const admitted = ctx.meter.admit(ctx.key.subject, estimate).catch((err: unknown) => refusal(ctx, id, err))
+  return ctx.trace ? traced(ctx.trace, admitted, estimate) : admitted
+}
+
+/** Admission's span (`meter`): the credits held, or the refusal's status. */
+function traced(
+  trace: NonNullable<RpcContext['trace']>,
+  admitted: Promise<Admission | RpcOutcome>,
+  estimate: number,
+): Promise<Admission | RpcOutcome> {
+  const end = trace.step('meter')
+  return admitted.then((admission) => {
+    if ('status' in admission) end({ 'tollgate.refused': admission.status })
+    else end({ 'tollgate.credits_held': estimate })
+    return admission
+  })
 }
 
 function refusal(ctx: RpcContext, id: RpcId, err: unknown): RpcOutcome {
@@ -106,11 +127,33 @@ function refusal(ctx: RpcContext, id: RpcId, err: unknown): RpcOutcome {
 /** One call of a request, refused, answered or failed, with what it costs. */
 async function runCall(ctx: RpcContext, prepared: PreparedCall): Promise<CallOutcome> {
   if (!prepared.ok) return refusedCall(ctx, prepared)
+  if (ctx.trails) return trailedCall(ctx, ctx.trails, prepared)
   try {
-    return answeredCall(ctx, prepared, await handleRpc(ctx, prepared))
+    return answeredCall(ctx, prepared, await handleRpc(ctx, prepared, undefined))
   } catch (err) {
     return failedCall(ctx, prepared, err)
   }
+}
+
+/** A call whose trail someone reads (the route header, a trace): its outcome carries it. */
+async function trailedCall(
+  ctx: RpcContext,
+  trails: NonNullable<RpcContext['trails']>,
+  prepared: PreparedCall & { ok: true },
+): Promise<CallOutcome> {
+  const trail = trails.start(prepared.spec.name, ctx.network.name)
+  let outcome: CallOutcome
+  let error: string | undefined
+  try {
+    outcome = answeredCall(ctx, prepared, await handleRpc(ctx, prepared, trail))
+  } catch (err) {
+    outcome = failedCall(ctx, prepared, err)
+    error = err instanceof Error ? err.name : 'Error'
+  }
+  const { httpStatus: status, usage, partner } = outcome
+  trails.end(trail, { status, credits: usage.credits, partner, error })
+  outcome.trail = trail
+  return outcome
 }
 
 /** A call refused before it ran: what refused input costs, and its error. */
