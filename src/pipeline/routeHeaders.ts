@@ -56,9 +56,9 @@ function attemptText(attempt: Attempt): string {
   return `${attempt.hedge ? '+' : ''}${nameOf(attempt)}=${attempt.outcome ?? 'pending'}`
 }
 
-/** An upstream's name as a header shows it: a partner is `partner`; outside `A-Za-z0-9._~-`, `_`. */
+/** An upstream's name as a header shows it: a partner is `partner`; outside `A-Za-z0-9._~#-`, `_`. */
 function nameOf(attempt: Attempt): string {
-  return attempt.partner ? 'partner' : attempt.upstream.replace(/[^\w.~-]/g, '_')
+  return attempt.partner ? 'partner' : attempt.upstream.replace(/[^\w.~#-]/g, '_')
 }
 
 function capped(values: string[]): string {

@@ -8,7 +8,9 @@ export type CorsOptions = {
 }
 
 /** What a browser may read of an answer beyond the simple headers: the credit and retry hints. */
-const exposedHeaders = 'X-Credits-Charged, X-Credits-Remaining, X-RateLimit-Reset, Retry-After, X-Served-By'
+const exposedHeaders =
+  'X-Credits-Charged, X-Credits-Remaining, X-RateLimit-Reset, Retry-After, X-Served-By, ' +
+  'X-Tollgate-Upstream, X-Tollgate-Attempts, X-Tollgate-Cache'
 const allowedMethods = 'POST, GET, OPTIONS'
 const allowedHeaders = ['content-type', 'authorization', 'enable-failover']
 
