@@ -12,7 +12,14 @@ const exposedHeaders =
   'X-Credits-Charged, X-Credits-Remaining, X-RateLimit-Reset, Retry-After, X-Served-By, ' +
   'X-Tollgate-Upstream, X-Tollgate-Attempts, X-Tollgate-Cache'
 const allowedMethods = 'POST, GET, OPTIONS'
-const allowedHeaders = ['content-type', 'authorization', 'enable-failover']
+const allowedHeaders = [
+  'content-type',
+  'authorization',
+  'enable-failover',
+  'x-tollgate-route',
+  'traceparent',
+  'tracestate',
+]
 
 /**
  * The CORS headers of an answer to a browser request (one that sent `Origin`), errors included, so
