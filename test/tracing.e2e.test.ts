@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import WebSocket from 'ws'
 import { postJson, rpcBody } from './helpers/postJson.ts'
 import { type FakeUpstream, startFakeUpstream } from './helpers/startFakeUpstream.ts'
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from './helpers/startOtlpReceiver.ts'
@@ -81,6 +82,16 @@ describe('OpenTelemetry traces (http/json)', () => {
     // a batch: one trace, a span per call
     const batch = [rpcBody('eth_blockNumber', [], 1), rpcBody('eth_chainId', [], 2)]
     answers.push({ name: 'batch', status: (await postJson(gateway.endpoint, batch)).status })
+    // a WebSocket message: a trace of its own
+    const socket = new WebSocket(`${gateway.url.replace('http', 'ws')}/ws/v3/${gateway.key}`)
+    try {
+      await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject))
+      const answered = new Promise((resolve) => socket.once('message', resolve))
+      socket.send(JSON.stringify(rpcBody('eth_getTransactionCount', [account, 'latest'], 5)))
+      await answered
+    } finally {
+      socket.close()
+    }
     // the spans still queued are sent on shutdown
     await gateway.close()
     gateway = undefined
@@ -156,6 +167,14 @@ describe('OpenTelemetry traces (http/json)', () => {
       children.map((span) => [span.name, span.attributes['tollgate.cache_hit']]),
       [['tollgate.cache', 'true']],
     )
+  })
+
+  it('traces a WebSocket message as a trace of its own, its call under it', () => {
+    const call = spans.find((span) => span.name === 'eth_getTransactionCount')
+    assert.ok(call)
+    const message = spans.find((span) => span.spanId === call.parentSpanId)
+    assert.equal(message?.name, 'ws message')
+    assert.equal(message?.parentSpanId, '')
   })
 
   it('traces a batch as one trace with a span per call', () => {
