@@ -51,7 +51,8 @@ export type HttpRpcDeps = KeyRequestDeps & {
  * allowlists, then the body and every call. A request that has not proved what its key requires is
  * answered from its headers alone: its body is never read, it costs nothing and carries no credit
  * headers. A body refused whole (413, 415, parse errors) costs 5 credits. Rejects only with the
- * body stream's own error (the client went away mid-body).
+ * body stream's own error (the client went away mid-body). With tracing on, the request is a trace
+ * that continues the caller's `traceparent` (docs/observability.md#traces).
  */
 export function handleHttpRpc(deps: HttpRpcDeps, request: HttpRpcRequest): Promise<HttpRpcResponse> {
   if (deps.tracing === undefined) return served(deps, request, undefined)
@@ -69,6 +70,7 @@ export function handleHttpRpc(deps: HttpRpcDeps, request: HttpRpcRequest): Promi
   )
 }
 
+/** The request's answer, its steps' spans on `trace` when it is traced; the route headers when its key asks. */
 async function served(
   deps: HttpRpcDeps,
   request: HttpRpcRequest,
