@@ -119,9 +119,7 @@ function keyRequest(key: string, request: GasRequest): KeyRequest {
     origin: request.origin,
     userAgent: request.userAgent,
     enableFailover: undefined,
-    route: undefined,
-    traceparent: undefined,
-    tracestate: undefined,
+    headers: undefined,
   }
 }
 

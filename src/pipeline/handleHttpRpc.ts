@@ -56,8 +56,8 @@ export type HttpRpcDeps = KeyRequestDeps & {
  */
 export function handleHttpRpc(deps: HttpRpcDeps, request: HttpRpcRequest): Promise<HttpRpcResponse> {
   if (deps.tracing === undefined) return served(deps, request, undefined)
-  const { traceparent, tracestate } = request.keyRequest
-  const trace = deps.tracing.startRequest('http', traceparent, tracestate)
+  const headers = request.keyRequest.headers
+  const trace = deps.tracing.startRequest('http', oneOf(headers?.traceparent), oneOf(headers?.tracestate))
   return served(deps, request, trace).then(
     (response) => {
       trace.finish({ 'http.response.status_code': response.status }, response.status >= 500)
@@ -181,6 +181,11 @@ function creditHeaders(meter: Meter, key: KeyEntry, outcome: RpcOutcome): string
     for (const name in outcome.errorHeaders) headers.push(name, outcome.errorHeaders[name] as string)
   if (outcome.partner) headers.push('x-served-by', 'partner')
   return headers
+}
+
+/** A header's value; the first when it came more than once. */
+function oneOf(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value
 }
 
 function toHeaderList(headers: Record<string, string>): string[] {

@@ -19,9 +19,10 @@ export const recordingTrails: CallTrails = {
 export function wantsRouteHeaders(key: KeyEntry, request: KeyRequest): boolean {
   const setting = key.apiKey.settings.routeHeader
   if (setting === 'on') return true
-  if (setting !== 'asked' || request.route === undefined) return false
-  const asked = request.route.trim().toLowerCase()
-  return asked === '1' || asked === 'true'
+  const asked = setting === 'asked' ? request.headers?.['x-tollgate-route'] : undefined
+  if (typeof asked !== 'string') return false
+  const value = asked.trim().toLowerCase()
+  return value === '1' || value === 'true'
 }
 
 /**

@@ -12,7 +12,6 @@ export function keyRequestOf(
 ): KeyRequest {
   const { headers } = req
   const enableFailover = headers['enable-failover']
-  const { traceparent, tracestate } = headers
   return {
     key: route.key,
     networkName: route.networkName,
@@ -22,8 +21,6 @@ export function keyRequestOf(
     origin: headers.origin,
     userAgent: headers['user-agent'],
     enableFailover: Array.isArray(enableFailover) ? enableFailover[0] : enableFailover,
-    route: headers['x-tollgate-route'] as string | undefined,
-    traceparent: traceparent as string | undefined,
-    tracestate: tracestate as string | undefined,
+    headers,
   }
 }
