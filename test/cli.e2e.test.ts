@@ -238,6 +238,14 @@ describe('tollgate start with no config (embedded devnet)', () => {
     assert.ok(((code.json as { result: string }).result ?? '').length > 100, 'the Demo contract is deployed')
     assert.match(first.banner, /curl http:\/\/127\.0\.0\.1:\d+\/v3\/[0-9a-f]{32}/)
     assert.match(first.banner, /createPublicClient/)
+    // the node behind it, printed beside the key: the same seeded chain, answering what the gateway refuses
+    const node = /devnet node: (http:\/\/127\.0\.0\.1:\d+) \(anvil, chain id 31337\)/.exec(first.banner)?.[1]
+    assert.ok(node, `the devnet node's URL in:\n${first.banner}`)
+    assert.notEqual(node, first.url)
+    assert.deepEqual((await postJson(node, rpcBody('eth_getCode', [first.demo, 'latest']))).json, code.json)
+    const cheat = rpcBody('anvil_setBalance', ['0x000000000000000000000000000000000000dEaD', '0x1'])
+    assert.equal(((await postJson(endpoint, cheat)).json as { error: { code: number } }).error.code, -32601)
+    assert.deepEqual((await postJson(node, cheat)).json, { jsonrpc: '2.0', id: 1, result: null })
 
     // a request in flight when Ctrl-C arrives (its body half sent) still gets its answer
     const children = childPids(first.child.pid ?? 0, 'anvil')

@@ -17,7 +17,7 @@ const token = 'dashboard-browser-token-0123456789'
 const run = promisify(execFile)
 /**
  * Screenshots of every page, desktop and phone width: `npm run screenshots` names docs/screenshots
- * (committed, shown in the README); a test run writes them to the gitignored .tmp/.
+ * (committed, shown in docs/admin.md); a test run writes them to the gitignored .tmp/.
  */
 const screenshotDir = resolve(process.env.TOLLGATE_SCREENSHOTS_DIR ?? '.tmp/dashboard-screenshots')
 const desktop = { width: 1280, height: 900 }

@@ -105,6 +105,7 @@ describe('tollgate start --workers 2 on the embedded default', () => {
       90_000,
     )
     assert.match(output, /listening on http:\/\/127\.0\.0\.1:\d+ \(2 workers\)/)
+    assert.match(output, /devnet node: http:\/\/127\.0\.0\.1:\d+ \(anvil, chain id 31337\)/)
     demoKey = /Demo API key: (\w+)/.exec(output)?.[1] ?? ''
     url = `http://127.0.0.1:${port}`
   })

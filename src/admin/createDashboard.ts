@@ -11,7 +11,8 @@ export type DashboardOptions = {
   token: string
   admin: (request: AdminRequest) => Promise<AdminResponse>
   stats: DashboardStats
-  networks: readonly Network[]
+  /** The networks now (a reload may change them). */
+  networks: () => readonly Network[]
   indexers: ReadonlyMap<number, FeeIndexer>
   now: () => number
   /** Wrong admin tokens per client address, shared with /admin (createAdminTokenFailures). */
@@ -32,7 +33,7 @@ export function createDashboard(
     token: options.token,
     sessions: createDashboardSessions({ token: options.token, ttlMs: sessionTtlMs, now: options.now }),
     signInFailures: options.tokenFailures,
-    overview: () => stats.snapshot(networks),
+    overview: () => stats.snapshot(networks()),
     indexers: options.indexers,
     assets: loadDashboardAssets(),
   }

@@ -43,8 +43,8 @@ export function createDashboardStats(options: DashboardStatsOptions) {
   let currentMinute = Number.NaN
   let current = newBucket()
   /** The cache counts last sent, by network. */
-  const sentCache = new Map<string, { hits: number; misses: number }>()
-  let followed: readonly Network[] = []
+  const sentCache = new WeakMap<Network, { hits: number; misses: number }>()
+  let followed: () => readonly Network[] = () => []
   let timer: NodeJS.Timeout | undefined
   let flushing: Promise<void> = Promise.resolve()
 
@@ -66,13 +66,13 @@ export function createDashboardStats(options: DashboardStatsOptions) {
   async function send(): Promise<void> {
     if (!shared) return
     const bucketed = bucket()
-    for (const network of followed) {
+    for (const network of followed()) {
       const stats = network.cache?.stats
       if (!stats) continue
-      const sent = sentCache.get(network.name) ?? { hits: 0, misses: 0 }
+      const sent = sentCache.get(network) ?? { hits: 0, misses: 0 }
       add(bucketed.hits, network.name, stats.hits - sent.hits)
       add(bucketed.misses, network.name, stats.misses - sent.misses)
-      sentCache.set(network.name, { hits: stats.hits, misses: stats.misses })
+      sentCache.set(network, { hits: stats.hits, misses: stats.misses })
     }
     const sending = minutes
     minutes = new Map()
@@ -117,7 +117,7 @@ export function createDashboardStats(options: DashboardStatsOptions) {
     },
 
     /** Shared: sends this process's counts (and the networks' cache counts) every `flushMs` from now. */
-    follow(networks: readonly Network[]): void {
+    follow(networks: () => readonly Network[]): void {
       followed = networks
       if (!shared || timer) return
       timer = setInterval(() => {

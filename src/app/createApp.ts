@@ -16,33 +16,35 @@ import type { KeyStore } from '../auth/keyStore.ts'
 import type { Config, NetworkConfig } from '../config/configSchema.ts'
 import { type Devnet, devnetNetwork, startDevnet } from '../devnet/startDevnet.ts'
 import { ByteBulkhead } from '../failsafe/ByteBulkhead.ts'
-import { createFeeIndexer, type FeeIndexer } from '../gas/createFeeIndexer.ts'
-import { createSharedFeeIndexer } from '../gas/createSharedFeeIndexer.ts'
+import type { FeeIndexer } from '../gas/createFeeIndexer.ts'
 import type { FeeHistoryStore } from '../gas/feeHistoryStore.ts'
 import { handleGasRequest } from '../gas/handleGasRequest.ts'
 import { type Clock, systemClock } from '../metering/clock.ts'
 import { createMeter } from '../metering/createMeter.ts'
 import { createRedisBank } from '../metering/createRedisBank.ts'
 import { createUsageSpool } from '../metering/createUsageSpool.ts'
+import { createUsageTotals } from '../metering/createUsageTotals.ts'
 import { getSpoolDir } from '../metering/getSpoolDir.ts'
 import type { Meter } from '../metering/meterTypes.ts'
 import { replayUsageSpool } from '../metering/replayUsageSpool.ts'
 import type { UsageStore } from '../metering/usageStore.ts'
 import { createMetrics } from '../metrics/createMetrics.ts'
 import { handleMetrics } from '../metrics/handleMetrics.ts'
-import type { NetworkRegistry } from '../networks/createNetworkRegistry.ts'
+import { createNetworkRegistry, type NetworkRegistry } from '../networks/createNetworkRegistry.ts'
 import { type HttpRpcDeps, handleHttpRpc } from '../pipeline/handleHttpRpc.ts'
 import { handleSocketUpgrade } from '../pipeline/handleSocketUpgrade.ts'
 import { assertPortFree } from '../server/assertPortFree.ts'
-import { attachWebSockets } from '../server/attachWebSockets.ts'
+import { attachWebSockets, type WebSockets } from '../server/attachWebSockets.ts'
 import { createHttpServer, type HttpServer } from '../server/createHttpServer.ts'
-import type { Leadership } from '../store/leadership.ts'
-import { createSubscriptionHub, type SubscriptionHub } from '../subscriptions/createSubscriptionHub.ts'
 import { isTracingOn } from '../tracing/isTracingOn.ts'
 import { createAnswerMemory, smallMessageBytes } from '../upstreams/AnswerBudget.ts'
+import { createDatabaseProbe } from './createDatabaseProbe.ts'
+import { createNetworkServices } from './createNetworkServices.ts'
 import { createReadiness } from './createReadiness.ts'
+import { createReloader, type Reloader } from './createReloader.ts'
 import { createStores } from './createStores.ts'
-import { startNetworks } from './startNetworks.ts'
+import { createNetworkStarter } from './startNetworks.ts'
+import { toGatewayReaders } from './toGatewayReaders.ts'
 import type { WorkerRole } from './workerRole.ts'
 
 export type App = {
@@ -61,6 +63,8 @@ export type App = {
   /** Set in embedded mode. */
   devnet: Devnet | undefined
   log: Logger
+  /** Applies a new config (SIGHUP): docs/operations.md "Reloading configuration". */
+  reloader: Reloader
   /** Drains in-flight requests, then stops the server, the devnet and the database. */
   close(): Promise<void>
 }
@@ -73,14 +77,13 @@ export type CreateAppOptions = {
   worker?: WorkerRole
 }
 
-/** A worker that does not index fee history: another worker of the same gateway does. */
-const neverLeads: Leadership = { held: () => false, onChange: () => () => {} }
-
 /** Wiring only: the one place that imports every area. */
 export async function createApp(config: Config, options: CreateAppOptions = {}): Promise<App> {
   const log = options.log ?? pino({ level: config.log.level })
   const cleanups: (() => Promise<void> | void)[] = []
+  let draining = false
   const cleanup = async () => {
+    draining = true
     for (const step of cleanups.reverse()) await step()
   }
 
@@ -129,14 +132,15 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     cleanups.push(() => dashboardStats.close())
     // with Redis, the credit balances and rate limits are shared by every instance (leases)
     // (without Redis, a worker's balances are shared with the other workers through the primary's bank)
-    const bank = config.redis
+    const redisBank = config.redis
       ? await createRedisBank({
           url: config.redis.url,
           keyPrefix: config.redis.keyPrefix,
           commandTimeoutMs: config.metering.redisTimeoutMs,
           onError: (err) => log.warn({ err }, 'redis connection error'),
         })
-      : worker?.bank
+      : undefined
+    const bank = redisBank ?? worker?.bank
     if (bank) cleanups.push(() => bank.close())
     const spool = createUsageSpool({
       dir: getSpoolDir(config),
@@ -149,9 +153,13 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     })
     // before the meter reads today's balances; with --workers the primary did it before forking
     if (!worker) await replayUsageSpool(spool, stores.usage, log)
+    // the dashboard's live figures and /metrics' totals count the usage the meter writes
+    const usageTotals = createUsageTotals()
     const meter = await createMeter({
-      // the dashboard's live figures count the usage the meter writes
-      store: dashboardOn ? withUsageTap(stores.usage, dashboardStats.recordUsage) : stores.usage,
+      store: withUsageTap(stores.usage, (delta) => {
+        usageTotals.record(delta)
+        if (dashboardOn) dashboardStats.recordUsage(delta)
+      }),
       clock,
       flushMs: config.metering.flushMs,
       spool,
@@ -175,39 +183,21 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     }
 
     // every network polled and its chain identified before the gateway serves
-    const { networks, headPollMs } = await startNetworks(config, networkConfigs, {
-      log,
-      onClose: (step) => cleanups.push(step),
+    const starter = await createNetworkStarter(config, log)
+    cleanups.push(() => starter.close())
+    const live = await starter.start(config, networkConfigs)
+    const networks = createNetworkRegistry(live.map((each) => each.network))
+    cleanups.push(async () => {
+      await Promise.all(live.map((each) => each.stop()))
     })
-
-    const indexers = new Map<number, FeeIndexer>()
-    if (config.gas.enabled) {
-      for (const network of networks.all) {
-        // one instance on the database indexes each chain; the others read what it stores
-        const indexer = createSharedFeeIndexer({
-          network,
-          createIndexer: () =>
-            createFeeIndexer({
-              network,
-              store: stores.feeHistory,
-              windowBlocks: config.gas.windowBlocks,
-              chunkBlocks: config.gas.chunkBlocks,
-              pollMs: headPollMs,
-              log,
-            }),
-          leadership:
-            worker && !worker.indexesFees ? neverLeads : stores.lead(`fee-indexer:${network.chainId}`),
-          store: stores.feeHistory,
-          windowBlocks: config.gas.windowBlocks,
-          log,
-        })
-        indexers.set(network.chainId, indexer)
-        indexer.start()
-      }
-      cleanups.push(async () => {
-        await Promise.all([...indexers.values()].map((indexer) => indexer.stop()))
-      })
-    }
+    const services = createNetworkServices({
+      stores,
+      indexesFees: !worker || worker.indexesFees,
+      log,
+    })
+    for (const each of live) services.add(each, config)
+    cleanups.push(() => services.close())
+    const { indexers, hubs } = services
 
     const secretHashKey = await getSecretHashKey(stores.keys)
     const rpcDeps: HttpRpcDeps = {
@@ -224,17 +214,22 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
         store: stores.keys,
         onError: (err) => log.error({ err }, 'storing a secret hash in place of its scrypt hash failed'),
       }),
-      authFailures: createAuthFailureLimiter({
-        burst: config.auth.failureBurst,
-        perMinute: config.auth.failuresPerMinute,
-        now: () => clock.now(),
-      }),
-      verifyJwt: createJwtVerifier({
-        maxLifetimeSeconds: config.auth.maxJwtLifetimeSeconds,
-        now: () => clock.now(),
-      }),
+      ...authDeps(config),
     }
     const gasDeps = { ...rpcDeps, indexers, historyBlocks: config.gas.historyBlocks }
+    function authDeps(settings: Config) {
+      return {
+        authFailures: createAuthFailureLimiter({
+          burst: settings.auth.failureBurst,
+          perMinute: settings.auth.failuresPerMinute,
+          now: () => clock.now(),
+        }),
+        verifyJwt: createJwtVerifier({
+          maxLifetimeSeconds: settings.auth.maxJwtLifetimeSeconds,
+          now: () => clock.now(),
+        }),
+      }
+    }
     // wrong admin tokens, per client address: /admin and the dashboard's sign-in count together
     const adminTokenFailures = createAdminTokenFailures(() => clock.now())
     const adminDeps = {
@@ -242,7 +237,9 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       tokenFailures: adminTokenFailures,
       admin: keyAdmin,
       usage: stores.usage,
-      networks: networks.all.map((network) => network.name),
+      get networks() {
+        return networks.all.map((network) => network.name)
+      },
       flushUsage: () => meter.flush(),
       now: () => clock.now(),
     }
@@ -254,7 +251,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
             token: config.admin.token,
             admin,
             stats: dashboardStats,
-            networks: networks.all,
+            networks: () => networks.all,
             indexers,
             now: () => clock.now(),
             tokenFailures: adminTokenFailures,
@@ -266,10 +263,25 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     })
     // and one on request bodies and WebSocket messages
     const bodies = new ByteBulkhead(config.server.maxBodyBytesInFlight, smallMessageBytes)
+    let webSockets: WebSockets | undefined
+    // /readyz and /metrics share one database ping in flight
+    const databaseUp = createDatabaseProbe(() => stores.ping())
     const metrics = config.metrics.enabled
       ? createMetrics({
-          networks: networks.all,
+          networks: () => networks.all,
+          reloads: () => reloader.stats,
           inFlight: { answerBytes: () => answers.inUseBytes(), bodyBytes: () => bodies.inUseBytes },
+          gateway: toGatewayReaders({
+            meter,
+            keys,
+            usage: usageTotals,
+            hubs,
+            webSockets: () => webSockets,
+            indexers,
+            redisUp: redisBank && (() => redisBank.isConnected()),
+            database: 'postgres' in config.storage ? 'postgres' : 'sqlite',
+            databaseUp,
+          }),
         })
       : undefined
     const metricsDeps = metrics && { metrics, token: config.metrics.token }
@@ -278,7 +290,13 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     const server: HttpServer = createHttpServer(
       {
         rpc: (request) => handleHttpRpc(rpcDeps, request),
-        ready: createReadiness({ networks, pingDatabase: () => stores.ping() }),
+        ready: createReadiness({
+          networks,
+          databaseUp,
+          bankUp: () => meter.bankUp(),
+          onBankDown: config.metering.onRedisDown,
+          draining: () => draining,
+        }),
         metrics: metricsDeps && ((request) => handleMetrics(metricsDeps, request)),
         gas: (request) => handleGasRequest(gasDeps, request),
         admin,
@@ -304,25 +322,6 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
           : undefined,
       },
     )
-    const hubs = new Map<string, SubscriptionHub>(
-      networks.all.map((network) => {
-        const wsUrls = (networkConfigs.find((each) => each.name === network.name)?.upstreams ?? [])
-          .map((upstream) => upstream.ws)
-          .filter((url): url is string => url !== undefined)
-        return [
-          network.name,
-          createSubscriptionHub({
-            network,
-            wsUrls,
-            requestTimeoutMs: config.upstreams.attemptTimeoutMs,
-            log,
-          }),
-        ]
-      }),
-    )
-    cleanups.push(() => {
-      for (const hub of hubs.values()) hub.close()
-    })
     const upgradeDeps = {
       ...rpcDeps,
       hubs,
@@ -332,19 +331,33 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       maxBufferedBytes: config.websocket.maxBufferedBytes,
       maxInFlight: config.websocket.maxInFlightRequests,
       now: () => clock.now(),
+      onNetworkRetired: services.onRetired,
     }
-    const webSockets = attachWebSockets(
-      server.server,
-      (request) => handleSocketUpgrade(upgradeDeps, request),
-      {
-        maxFrameBytes: config.websocket.maxFrameBytes,
-        pingMs: config.websocket.pingMs,
-        trustedProxies: config.server.trustedProxies,
-      },
-    )
+    const reloader = createReloader(config, {
+      log,
+      starter,
+      registry: networks,
+      live,
+      services,
+      keys,
+      keyAdmin,
+      rpc: rpcDeps,
+      gas: gasDeps,
+      upgrade: upgradeDeps,
+      metrics: metricsDeps,
+      authDeps,
+      now: () => clock.now(),
+    })
+    cleanups.push(() => reloader.close())
+    webSockets = attachWebSockets(server.server, (request) => handleSocketUpgrade(upgradeDeps, request), {
+      maxFrameBytes: config.websocket.maxFrameBytes,
+      pingMs: config.websocket.pingMs,
+      trustedProxies: config.server.trustedProxies,
+    })
     const { host, port } = await server.listen(config.server.port, config.server.host)
     cleanups.push(() => server.close(config.server.shutdownGraceMs))
-    cleanups.push(() => webSockets.close())
+    const attached = webSockets
+    cleanups.push(() => attached.close())
 
     return {
       url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
@@ -360,6 +373,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       feeStore: stores.feeHistory,
       devnet,
       log,
+      reloader,
       close: cleanup,
     }
   } catch (err) {

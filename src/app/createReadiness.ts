@@ -1,5 +1,3 @@
-import { systemTimers, type Timers } from '../failsafe/Timers.ts'
-import { withTimeout } from '../failsafe/withTimeout.ts'
 import type { NetworkRegistry } from '../networks/createNetworkRegistry.ts'
 import type { MemberView } from '../upstreams/PoolMember.ts'
 
@@ -7,60 +5,49 @@ export type Readiness = { ok: boolean; body: unknown }
 
 export type ReadinessDeps = {
   networks: NetworkRegistry
-  /** Whether the database answers (Stores.ping). */
-  pingDatabase(): Promise<boolean>
+  /** Whether the database answers: createDatabaseProbe's, one ping at a time shared with /metrics. */
+  databaseUp(): Promise<boolean>
+  /** Whether the shared credit bank answers (Meter.bankUp); undefined without one. */
+  bankUp?: () => boolean | undefined
+  /** metering.onRedisDown: only `closed` refuses calls while the bank is away, so only then is it a reason. */
+  onBankDown?: 'open' | 'closed'
+  /** The gateway is stopping: a probe on a kept-alive connection is told so. */
+  draining?: () => boolean
 }
 
 /**
- * The longest a probe waits for the database's answer: under the 1 s a load balancer or Kubernetes
- * probe commonly allows itself, so a slow database is reported, not a probe that timed out.
+ * GET /readyz: ready when the database answers, every network has a reachable upstream and a known
+ * head, the gateway is not draining and (with `metering.onRedisDown: closed`) the credit bank
+ * answers; `reasons` names each thing that is not so. The body shows each upstream's and partner's
+ * health. The database's answer is createDatabaseProbe's: a probe waits at most half a second for
+ * it, and shares one ping in flight with the other probes and the scrapes of /metrics.
  */
-const pingWaitMs = 500
-
-/**
- * GET /readyz: ready when the database answers and every network has a reachable upstream; the
- * body shows each upstream's and partner's health. One database ping at a time: a probe that finds
- * none out asks and waits for the answer (the first probe of a process included), up to pingWaitMs;
- * one that comes while a ping is out, or tires of waiting, is shown the last answer (unavailable
- * until the first one), so a slow database holds up no probe for long.
- */
-export function createReadiness(
-  deps: ReadinessDeps,
-  timers: Timers = systemTimers,
-): () => Promise<Readiness> {
-  let lastPing = false
-  let pinging: Promise<boolean> | undefined
-  const ping = async (): Promise<boolean> => {
-    try {
-      lastPing = await deps.pingDatabase()
-    } catch {
-      lastPing = false
-    }
-    pinging = undefined
-    return lastPing
-  }
-  const databaseAnswers = (): Promise<boolean> => {
-    if (pinging) return Promise.resolve(lastPing)
-    const answer = ping()
-    pinging = answer
-    return withTimeout(
-      (settle) => void answer.then(settle),
-      pingWaitMs,
-      () => lastPing,
-      timers,
-    )
-  }
-
+export function createReadiness(deps: ReadinessDeps): () => Promise<Readiness> {
   return async () => {
-    const database = (await databaseAnswers()) ? 'open' : 'unavailable'
-    const status = deps.networks.all.map((network) => ({
-      network: network.name,
-      upstreams: network.pool.members.map(memberStatus),
-      partners: network.partners?.members.map(memberStatus) ?? [],
-      ready: network.pool.isReachable(),
-    }))
-    const ok = database === 'open' && status.every((network) => network.ready)
-    return { ok, body: { status: ok ? 'ready' : 'not ready', database, networks: status } }
+    const database = (await deps.databaseUp()) ? 'open' : 'unavailable'
+    const reasons: string[] = []
+    if (database !== 'open') reasons.push('database unavailable')
+    const bankUp = deps.bankUp?.()
+    if (bankUp === false && deps.onBankDown === 'closed') reasons.push('credit bank unreachable')
+    if (deps.draining?.()) reasons.push('draining')
+    const status = deps.networks.all.map((network) => {
+      const reachable = network.pool.isReachable()
+      const head = network.pool.head()
+      if (!reachable) reasons.push(`network ${network.name}: no upstream healthy`)
+      else if (head === undefined) reasons.push(`network ${network.name}: head unknown`)
+      return {
+        network: network.name,
+        upstreams: network.pool.members.map(memberStatus),
+        partners: network.partners?.members.map(memberStatus) ?? [],
+        ready: reachable && head !== undefined,
+      }
+    })
+    const ok = reasons.length === 0
+    const bank = bankUp === undefined ? {} : { creditBank: bankUp ? 'up' : 'away' }
+    return {
+      ok,
+      body: { status: ok ? 'ready' : 'not ready', reasons, database, ...bank, networks: status },
+    }
   }
 }
 

@@ -3,6 +3,7 @@ import type { Logger } from 'pino'
 import type { ApiKey } from '../auth/apiKey.ts'
 import { createKeyAdmin } from '../auth/keyAdmin.ts'
 import type { Config } from '../config/configSchema.ts'
+import { planReload } from '../config/planReload.ts'
 import type { DevnetFixtures } from '../devnet/seedDevnet.ts'
 import type { Anvil } from '../devnet/startAnvil.ts'
 import { type DevnetEndpoint, startDevnet } from '../devnet/startDevnet.ts'
@@ -14,16 +15,28 @@ import { serveClusterBank } from '../metering/serveClusterBank.ts'
 import { assertPortFree } from '../server/assertPortFree.ts'
 import { type DatabaseLock, lockDatabaseFile } from '../store/lockDatabaseFile.ts'
 import { createStores } from './createStores.ts'
-import { type ListeningMessage, type WorkerSpec, workerSpecVariable } from './workerRole.ts'
+import {
+  type ListeningMessage,
+  type ReloadMessage,
+  type WorkerSpec,
+  workerSpecVariable,
+} from './workerRole.ts'
 
 export type Primary = {
   url: string
   networks: string[]
-  devnet: { fixtures: DevnetFixtures | undefined; demoKey: ApiKey } | undefined
+  devnet: { fixtures: DevnetFixtures | undefined; demoKey: ApiKey; node: DevnetEndpoint } | undefined
   /** Stops the workers (they drain), then the devnet, and lets go of the database. */
   stop(): Promise<void>
   /** Kills everything now (a second signal). */
   kill(): void
+  /**
+   * A new, valid config (SIGHUP): restart-only keys are kept at their running value (one log line
+   * names them), and each worker is sent the result to apply; a worker forked later starts on it.
+   */
+  reload(next: Config): void
+  /** The new file was refused whole: the workers count it, and keep their config. */
+  refuseReload(): void
 }
 
 const restartDelayMs = 1_000
@@ -63,16 +76,18 @@ export async function runPrimary(config: Config, log: Logger): Promise<Primary> 
         const admin = createKeyAdmin(stores.keys, config.plans)
         const started = await startDevnet(config.devnet, { store: stores.keys, admin })
         anvil = started.anvil
-        devnet = { fixtures: started.fixtures, demoKey: started.demoKey }
         endpoint = { url: started.anvil.url, wsUrl: started.anvil.wsUrl, chainId: started.anvil.chainId }
+        devnet = { fixtures: started.fixtures, demoKey: started.demoKey, node: endpoint }
       }
     } finally {
       await stores.close()
     }
     if (!config.redis) bank = createMemoryBank()
 
+    let running = config
     const spec = (slot: number): WorkerSpec => ({
       slot,
+      config: running,
       devnet: endpoint,
       bankLeaseTtlMs: bank?.leaseTtlMs,
       bankTimeoutMs: config.metering.redisTimeoutMs,
@@ -119,6 +134,10 @@ export async function runPrimary(config: Config, log: Logger): Promise<Primary> 
     })
     for (let slot = 0; slot < count; slot++) fork(slot)
 
+    const tell = (message: ReloadMessage) => {
+      for (const worker of slots.keys()) if (!worker.isDead()) worker.send(message)
+    }
+
     let listening: ListeningMessage
     try {
       listening = await started
@@ -137,6 +156,19 @@ export async function runPrimary(config: Config, log: Logger): Promise<Primary> 
         stopping = true
         await stopWorkers(slots, config.server.shutdownGraceMs + 5_000)
         await release()
+      },
+      reload(next) {
+        const plan = planReload(running, next)
+        running = plan.config
+        if (plan.refused.length > 0)
+          log.warn(
+            { keys: plan.refused },
+            `config reload: these keys need a restart and keep their running value: ${plan.refused.join(', ')}`,
+          )
+        tell({ tollgate: 'reload', config: running })
+      },
+      refuseReload() {
+        tell({ tollgate: 'reload', invalid: true })
       },
       kill() {
         stopping = true

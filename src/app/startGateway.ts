@@ -2,20 +2,34 @@ import cluster from 'node:cluster'
 import type { Logger } from 'pino'
 import type { Config } from '../config/configSchema.ts'
 import type { DevnetFixtures } from '../devnet/seedDevnet.ts'
+import type { DevnetEndpoint } from '../devnet/startDevnet.ts'
 import { PortInUseError } from '../server/assertPortFree.ts'
 import { DatabaseInUseError } from '../store/lockDatabaseFile.ts'
 import { type App, createApp } from './createApp.ts'
 import { createStopper } from './createStopper.ts'
-import { type ListeningMessage, readWorkerRole } from './workerRole.ts'
+import { type ListeningMessage, type ReloadMessage, readWorkerRole } from './workerRole.ts'
 
 /** A gateway that is up, as its banner shows it. */
 export type StartedGateway = {
   url: string
   /** One line per network: its name, chain and upstreams. */
   networks: string[]
-  devnet: { fixtures: DevnetFixtures | undefined; demoKey: { key: string } } | undefined
+  devnet: StartedDevnet | undefined
   workers: number
 }
+
+/** The embedded devnet as the banner shows it: its seed, the demo key, and where its node answers. */
+export type StartedDevnet = {
+  fixtures: DevnetFixtures | undefined
+  demoKey: { key: string }
+  node: DevnetEndpoint
+}
+
+/**
+ * Reads the config file again, as at start (the command line's options applied): throws its
+ * ConfigError when the file is invalid. Undefined with no file (the embedded devnet).
+ */
+export type ConfigReader = (() => Config) | undefined
 
 /**
  * `tollgate start` once its options are read: one process serving the port, or with `--workers N`
@@ -24,16 +38,36 @@ export type StartedGateway = {
  * once the gateway is up, in the process that shows it (not a worker); undefined when it did not
  * start (the reason is on stderr, the exit code 1) or a signal came first.
  */
-export async function startGateway(config: Config, log: Logger): Promise<StartedGateway | undefined> {
-  if (config.server.workers > 1 && cluster.isPrimary) return startPrimary(config, log)
+export async function startGateway(
+  config: Config,
+  log: Logger,
+  readConfig: ConfigReader = undefined,
+): Promise<StartedGateway | undefined> {
+  if (config.server.workers > 1 && cluster.isPrimary) return startPrimary(config, log, readConfig)
   const worker = config.server.workers > 1 ? await readWorkerRole() : undefined
   const stopper = createStopper(log, 'draining in-flight requests and stopping')
+  let app: App | undefined
   if (!worker) {
     // from the start: a Ctrl-C while the devnet is seeded must not leave it running
     process.on('SIGINT', () => stopper.stop('SIGINT'))
     process.on('SIGTERM', () => stopper.stop('SIGTERM'))
+    process.on('SIGHUP', () => {
+      if (!app) return log.warn('SIGHUP during start-up: ignored (send it again once the gateway is up)')
+      const up = app
+      readForReload(readConfig, log, {
+        apply: (next) => void up.reloader.reload(next).catch((err) => reloadFailed(log, err)),
+        refuse: () => up.reloader.refused(),
+      })
+    })
+  } else {
+    // the primary reads the file and tells every worker (a terminal's hang-up reaches them too)
+    process.on('SIGHUP', () => {})
+    process.on('message', (message: ReloadMessage | undefined) => {
+      if (message?.tollgate !== 'reload' || !app) return
+      if ('invalid' in message) app.reloader.refused()
+      else void app.reloader.reload(message.config).catch((err) => reloadFailed(log, err))
+    })
   }
-  let app: App
   try {
     app = await createApp(config, worker ? { log, worker } : { log })
   } catch (err) {
@@ -45,10 +79,11 @@ export async function startGateway(config: Config, log: Logger): Promise<Started
     if (worker) process.exit(1)
     return undefined
   }
-  if (!stopper.started({ stop: () => app.close(), kill: () => void app.devnet?.anvil.stop() }))
+  const started = app
+  if (!stopper.started({ stop: () => started.close(), kill: () => void started.devnet?.anvil.stop() }))
     return undefined
   const networks = app.networks.all.map(networkLine)
-  if (!worker) return { url: app.url, networks, devnet: app.devnet, workers: 1 }
+  if (!worker) return { url: app.url, networks, devnet: app.devnet && startedDevnet(app.devnet), workers: 1 }
   process.send?.({ tollgate: 'listening', url: app.url, networks } satisfies ListeningMessage)
   // the primary decides when workers stop: a terminal's Ctrl-C reaches it (and it sends SIGTERM)
   process.on('SIGINT', () => {})
@@ -61,15 +96,29 @@ export async function startGateway(config: Config, log: Logger): Promise<Started
 }
 
 /** `--workers N`: this process forks and watches the workers; they serve. */
-async function startPrimary(config: Config, log: Logger): Promise<StartedGateway | undefined> {
+async function startPrimary(
+  config: Config,
+  log: Logger,
+  readConfig: ConfigReader,
+): Promise<StartedGateway | undefined> {
   const { runPrimary, WorkerStartError } = await import('./runPrimary.ts')
   let primary: Awaited<ReturnType<typeof runPrimary>>
   const stopper = createStopper(log, 'stopping the workers (they drain in-flight requests)')
   // from the start: a Ctrl-C while the devnet is seeded must not leave it running
   process.on('SIGINT', () => stopper.stop('SIGINT'))
   process.on('SIGTERM', () => stopper.stop('SIGTERM'))
+  let up: Awaited<ReturnType<typeof runPrimary>> | undefined
+  process.on('SIGHUP', () => {
+    if (!up) return log.warn('SIGHUP during start-up: ignored (send it again once the gateway is up)')
+    const running = up
+    readForReload(readConfig, log, {
+      apply: (next) => running.reload(next),
+      refuse: () => running.refuseReload(),
+    })
+  })
   try {
     primary = await runPrimary(config, log)
+    up = primary
   } catch (err) {
     log.debug({ err }, 'tollgate could not start')
     // a worker that failed has printed its reason already
@@ -84,6 +133,35 @@ async function startPrimary(config: Config, log: Logger): Promise<StartedGateway
     devnet: primary.devnet,
     workers: config.server.workers,
   }
+}
+
+/** SIGHUP: the file read again and handed on, or refused whole (the running config stays). */
+function readForReload(
+  readConfig: ConfigReader,
+  log: Logger,
+  on: { apply(next: Config): void; refuse(): void },
+): void {
+  if (!readConfig) {
+    log.info('SIGHUP: no config file (the embedded devnet): nothing to reload')
+    return
+  }
+  let next: Config
+  try {
+    next = readConfig()
+  } catch (err) {
+    log.error(`config reload refused, the running config stays: ${(err as Error).message}`)
+    on.refuse()
+    return
+  }
+  on.apply(next)
+}
+
+function reloadFailed(log: Logger, err: unknown): void {
+  log.error({ err }, 'config reload failed: the running config stays')
+}
+
+function startedDevnet({ anvil, fixtures, demoKey }: NonNullable<App['devnet']>): StartedDevnet {
+  return { fixtures, demoKey, node: { url: anvil.url, wsUrl: anvil.wsUrl, chainId: anvil.chainId } }
 }
 
 function networkLine(network: App['networks']['all'][number]): string {

@@ -1,3 +1,4 @@
+import type { Config } from '../config/configSchema.ts'
 import type { DevnetEndpoint } from '../devnet/startDevnet.ts'
 import type { BankChannel } from '../metering/createClusterBank.ts'
 import type { CreditBank } from '../metering/creditBank.ts'
@@ -26,10 +27,28 @@ export type WorkerSpec = {
   bankLeaseTtlMs: number | undefined
   /** How long a worker waits for the primary's bank to answer an exchange (metering.redisTimeoutMs). */
   bankTimeoutMs: number
+  /** The config the primary runs on now (readWorkerConfig): a worker forked after a reload starts on it. */
+  config: Config
 }
+
+/**
+ * The primary's word on a SIGHUP: the config to run on now (restart-only keys already kept at their
+ * running value), or that the file was refused whole.
+ */
+export type ReloadMessage = { tollgate: 'reload'; config: Config } | { tollgate: 'reload'; invalid: true }
 
 /** A worker's message once it listens: what the banner shows. */
 export type ListeningMessage = { tollgate: 'listening'; url: string; networks: string[] }
+
+/**
+ * In a worker of `tollgate start --workers N`, the config the primary runs on (the file as last
+ * reloaded, the command line's options applied): a worker never reads the file itself, which may
+ * have changed since (a refused port, an invalid file). Undefined in any other process.
+ */
+export function readWorkerConfig(): Config | undefined {
+  const spec = process.env[workerSpecVariable]
+  return spec === undefined ? undefined : (JSON.parse(spec) as WorkerSpec).config
+}
 
 /** This worker's part, as the primary (runPrimary.ts) put it in its environment. */
 export async function readWorkerRole(): Promise<WorkerRole> {

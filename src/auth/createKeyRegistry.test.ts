@@ -45,6 +45,21 @@ for (const backend of storeBackends)
       )
     })
 
+    it('new plans: the keys of a plan whose numbers changed get new entries and are announced; others keep theirs', async () => {
+      const { key: core } = await admin.create({ plan: 'core', name: 'on core' })
+      const { key: team } = await admin.create({ plan: 'team', name: 'on team' })
+      await registry.refresh()
+      changes.length = 0
+      const teamBefore = registry.findActiveKey(team.key)
+      await registry.setPlans({ ...plans, core: { ...plans.core, dailyCredits: 1_234 } })
+      assert.equal(registry.findActiveKey(core.key)?.subject.accountDailyCredits, 1_234)
+      assert.equal(registry.findActiveKey(team.key), teamBefore, 'same numbers: the same entry')
+      assert.ok(changes.some(({ changed }) => changed.has(core.key)))
+      assert.ok(changes.every(({ changed }) => !changed.has(team.key)))
+      await registry.setPlans(plans)
+      assert.equal(registry.findActiveKey(core.key)?.subject.accountDailyCredits, plans.core.dailyCredits)
+    })
+
     it('refreshes asked for at once run one after another, and nothing changed is no announcement', async () => {
       const { key } = await admin.create({ plan: 'developer', name: 'limits' })
       await registry.refresh()

@@ -28,8 +28,15 @@ export type KeyRegistry = {
    * The same entry object comes back until that key changes, so holders can tell by identity.
    */
   findActiveKey(key: string): KeyEntry | undefined
+  /** Every active key's meter subject, from memory (for /metrics: how near its balance each key is). */
+  activeSubjects(): IterableIterator<MeterSubject>
   /** Reloads now if any key or account changed (also runs on a timer). */
   refresh(): Promise<void>
+  /**
+   * New plan numbers (a config reload): every key's entry is made again on them, and the keys whose
+   * limits or failover changed are announced as changed. Settles once they are in place.
+   */
+  setPlans(plans: PlansConfig): Promise<void>
   /** Called after each reload that changed or removed keys, once the new entries are in place. */
   onChange(listener: (change: KeyChange) => void): () => void
   close(): void
@@ -46,7 +53,8 @@ export type KeyRegistryOptions = {
   onError?: (err: unknown, keyId?: number) => void
 }
 
-type Loaded = { entry: KeyEntry; fingerprint: string }
+/** A key's entry, the stored row it was made from, and the plans (by plansEpoch) it was made on. */
+type Loaded = { entry: KeyEntry; fingerprint: string; epoch: number }
 
 /**
  * Keeps every active key in memory and reloads them when the store's key version changes, so a key
@@ -56,9 +64,12 @@ type Loaded = { entry: KeyEntry; fingerprint: string }
  */
 export async function createKeyRegistry(
   store: KeyStore,
-  plans: PlansConfig,
+  initialPlans: PlansConfig,
   options: KeyRegistryOptions = {},
 ): Promise<KeyRegistry> {
+  let plans = initialPlans
+  /** Counts plan changes: an entry made on other plan numbers is made again. */
+  let plansEpoch = 0
   const { refreshMs = 1_000, onError } = options
   let active = new Map<string, Loaded>()
   let loadedVersion: string | undefined
@@ -103,17 +114,23 @@ export async function createKeyRegistry(
     const next = new Map<string, Loaded>()
     const changed = new Set<string>()
     for (const key of keys) {
-      // the stored row, account included, is all an entry is built from (plans are fixed per process)
+      // the stored row, account included, and the plans are all an entry is built from
       const fingerprint = JSON.stringify(key)
       const previous = active.get(key.key)
-      if (previous?.fingerprint === fingerprint) {
+      const sameRow = previous?.fingerprint === fingerprint
+      if (previous && sameRow && previous.epoch === plansEpoch) {
         next.set(key.key, previous)
         continue
       }
       try {
         const entry = await toEntry(key)
         if (!entry) continue
-        next.set(key.key, { entry, fingerprint })
+        // the same row on new plans with the same numbers for it: no change, the entry kept
+        if (previous && sameRow && sameLimits(previous.entry, entry)) {
+          next.set(key.key, { ...previous, epoch: plansEpoch })
+          continue
+        }
+        next.set(key.key, { entry, fingerprint, epoch: plansEpoch })
         if (previous) changed.add(key.key)
       } catch (err) {
         onError?.(err, key.id)
@@ -163,7 +180,16 @@ export async function createKeyRegistry(
 
   return {
     findActiveKey: (key) => active.get(key)?.entry,
+    *activeSubjects() {
+      for (const { entry } of active.values()) yield entry.subject
+    },
     refresh,
+    setPlans(next) {
+      plans = next
+      plansEpoch++
+      loadedVersion = undefined
+      return refresh()
+    },
     onChange(listener) {
       listeners.add(listener)
       return () => {
@@ -175,4 +201,13 @@ export async function createKeyRegistry(
       unwatch?.()
     },
   }
+}
+
+function sameLimits(before: KeyEntry, after: KeyEntry): boolean {
+  const [a, b] = [before.subject, after.subject]
+  return (
+    before.failoverAllowed === after.failoverAllowed &&
+    a.accountDailyCredits === b.accountDailyCredits &&
+    a.accountCreditsPerSecond === b.accountCreditsPerSecond
+  )
 }

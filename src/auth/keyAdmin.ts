@@ -36,7 +36,8 @@ export type KeyAdmin = ReturnType<typeof createKeyAdmin>
 /**
  * Every key operation, with its rules, for the CLI and the admin API alike (docs/compatibility.md §3 and §4).
  */
-export function createKeyAdmin(store: KeyStore, plans: PlansConfig) {
+export function createKeyAdmin(store: KeyStore, initialPlans: PlansConfig) {
+  let plans = initialPlans
   let hashKey: Promise<Buffer> | undefined
   /** A new secret and its stored form, under the database's hash key (loaded, or made, on first use). */
   async function newSecret(): Promise<{ secret: string; secretHash: string }> {
@@ -94,7 +95,13 @@ export function createKeyAdmin(store: KeyStore, plans: PlansConfig) {
   }
 
   return {
-    plans,
+    get plans(): PlansConfig {
+      return plans
+    },
+    /** New plan numbers (a config reload): the checks of later operations use them. */
+    setPlans(next: PlansConfig): void {
+      plans = next
+    },
 
     async create(options: CreateKeyOptions): Promise<{ key: ApiKey; secret: string | undefined }> {
       // the names shown in lists and on the dashboard, checked before anything is looked up (a NUL

@@ -72,6 +72,8 @@ export type RpcCache = {
    */
   forget(reason: string): Promise<void>
   stats: CacheStats
+  /** Stops hearing from the shared store (the network is closed; another may use the store). */
+  close(): void
 }
 
 export type RpcCacheOptions = {
@@ -231,7 +233,7 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
     stats.forgets++
     dropImmutable()
   }
-  shared?.onChange(forgetAll)
+  const stopHearing = shared?.onChange(forgetAll)
 
   return {
     stats,
@@ -304,6 +306,9 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
       if (genesis !== undefined && genesis !== identity && !shared) forgetAll()
       genesis = identity
       return shared ? shared.identify(identity) : Promise.resolve()
+    },
+    close() {
+      stopHearing?.()
     },
     forget(reason) {
       if (!shared) {

@@ -231,7 +231,7 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
     const entryKey = (keyBase: string, key: string) =>
       `${keyBase}${key.length <= maxKeyChars ? key : `#${createHash('sha256').update(key).digest('base64url')}`}`
     let epoch: ChainEpoch | undefined
-    const listeners: (() => void)[] = []
+    let listeners: (() => void)[] = []
     const changed = () => {
       for (const listener of listeners) listener()
     }
@@ -314,6 +314,9 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
       },
       onChange(listener) {
         listeners.push(listener)
+        return () => {
+          listeners = listeners.filter((each) => each !== listener)
+        }
       },
     }
     const known = heads.chains().includes(chainId)

@@ -20,8 +20,8 @@ export type SharedHead = {
    * made there once it is back. Settles when Redis answered (never rejects).
    */
   lower(number: bigint): Promise<void>
-  /** Called on every lower, this instance's or another's (the network drops its head-scoped answers). */
-  onLower(listener: () => void): void
+  /** Called on every lower, this instance's or another's (the network drops its head-scoped answers); the returned function stops it. */
+  onLower(listener: () => void): () => void
 }
 
 /**
@@ -242,6 +242,9 @@ export function createSharedHeads(options: SharedHeadsOptions) {
       },
       onLower(listener) {
         own.listeners.push(listener)
+        return () => {
+          own.listeners = own.listeners.filter((each) => each !== listener)
+        }
       },
     }
   }

@@ -34,5 +34,5 @@ export type SharedStore = {
    * `listener` hears when answers this network may have kept (in memory) are no longer the chain's:
    * a forget here or by another instance, or a new identity.
    */
-  onChange(listener: () => void): void
+  onChange(listener: () => void): () => void
 }

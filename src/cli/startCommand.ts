@@ -1,5 +1,6 @@
 import type { Command } from 'commander'
 import type { StartedGateway } from '../app/startGateway.ts'
+import type { Config } from '../config/configSchema.ts'
 import { configOption, loadConfigOrExit } from './configOption.ts'
 
 type StartOptions = { config?: string; host?: string; port?: string; workers?: string }
@@ -15,23 +16,32 @@ export function addStartCommand(program: Command): void {
     .option('--port <port>', 'listen port (default 8545)')
     .option('--workers <n>', 'processes serving the port, sharing credits exactly (default 1)')
     .action(async (options: StartOptions) => {
-      const config = await loadConfigOrExit(options.config)
-      if (options.host !== undefined) config.server.host = options.host
-      if (options.port !== undefined) config.server.port = Number(options.port)
       if (options.workers !== undefined) {
         const workers = Number(options.workers)
         if (!Number.isInteger(workers) || workers < 1 || workers > 64) {
           process.stderr.write('--workers must be a whole number from 1 to 64\n')
           process.exit(2)
         }
-        config.server.workers = workers
+      }
+      // the command line's options win over the file, at start and at each reload (SIGHUP)
+      const withOptions = (config: Config): Config => {
+        if (options.host !== undefined) config.server.host = options.host
+        if (options.port !== undefined) config.server.port = Number(options.port)
+        if (options.workers !== undefined) config.server.workers = Number(options.workers)
+        return config
       }
       // loaded on use: `--help` needs neither the logger nor the whole gateway
-      const [{ pino }, { startGateway }] = await Promise.all([
+      const [{ pino }, { startGateway }, { loadConfig }, { readWorkerConfig }] = await Promise.all([
         import('pino'),
         import('../app/startGateway.ts'),
+        import('../config/loadConfig.ts'),
+        import('../app/workerRole.ts'),
       ])
-      const started = await startGateway(config, pino({ level: config.log.level }))
+      // a worker of --workers runs on the primary's config, never on the file as it reads now
+      const config = readWorkerConfig() ?? withOptions(await loadConfigOrExit(options.config))
+      const file = options.config ?? process.env.TOLLGATE_CONFIG
+      const readConfig = file === undefined ? undefined : () => withOptions(loadConfig(file))
+      const started = await startGateway(config, pino({ level: config.log.level }), readConfig)
       if (started) process.stdout.write(bannerText(started))
     })
 }
@@ -47,6 +57,10 @@ function bannerText(app: StartedGateway): string {
         `  devnet seeded: Demo contract ${devnet.fixtures.demo}, blocks to ${devnet.fixtures.loadBlocks.to}`,
       )
     }
+    // the node itself: for what the gateway never forwards (anvil_* cheat codes, eth_sendTransaction)
+    lines.push(
+      `  devnet node: ${devnet.node.url} (anvil, chain id ${devnet.node.chainId}), without the gateway: no key, anvil_* methods too`,
+    )
     lines.push(
       '',
       `Demo API key: ${devnet.demoKey.key}`,

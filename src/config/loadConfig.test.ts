@@ -66,6 +66,19 @@ describe('loadConfig', () => {
     )
   })
 
+  it('TOLLGATE_HOST and TOLLGATE_PORT override server.host and server.port', () => {
+    const file = write('listen.yaml', 'server: { host: 127.0.0.1, port: 9000 }\n')
+    const config = loadConfig(file, { TOLLGATE_HOST: '0.0.0.0', TOLLGATE_PORT: '18545' })
+    assert.deepEqual([config.server.host, config.server.port], ['0.0.0.0', 18545])
+    assert.equal(loadConfig(undefined, { TOLLGATE_HOST: '0.0.0.0' }).server.port, 8545)
+    assert.equal(loadConfig(file, {}).server.host, '127.0.0.1')
+    for (const port of ['http', '8545.5', '70000'])
+      assert.throws(
+        () => loadConfig(file, { TOLLGATE_PORT: port }),
+        /environment: invalid TOLLGATE_HOST or TOLLGATE_PORT\n {2}port/,
+      )
+  })
+
   it('reads the documented shape and fills the defaults', () => {
     const file = write(
       'ok.yaml',
@@ -131,7 +144,7 @@ networks:
   it('errors name the file, the path and what was expected', () => {
     const file = write(
       'bad.yaml',
-      `server: { port: eighty }
+      `server: { port: eighty, hostname: x, prot: 1 }
 networks:
   - name: Main Net
     chainId: 1
@@ -147,7 +160,9 @@ surprise: true
         assert.match(err.message, /server\.port: .*expected number/)
         assert.match(err.message, /networks\.0\.name: expected lowercase letters/)
         assert.match(err.message, /networks\.0\.upstreams\.0\.url: expected an http\(s\) URL/)
-        assert.match(err.message, /surprise/)
+        // each unknown key on a line of its own, at its full path
+        assert.match(err.message, /^ {2}surprise: unknown key$/m)
+        assert.match(err.message, /^ {2}server\.hostname: unknown key\n {2}server\.prot: unknown key$/m)
         return true
       },
     )

@@ -11,9 +11,10 @@ export class ConfigError extends Error {
  * Reads and validates the config file; with no file (or a file without `networks`), the embedded
  * devnet on SQLite.
  * Errors name the file, the path inside it and what was expected. Environment variables fill keys
- * the file leaves out: TOLLGATE_ADMIN_TOKEN is `admin.token`. Two override the file:
+ * the file leaves out: TOLLGATE_ADMIN_TOKEN is `admin.token`. Four override the file:
  * TOLLGATE_POSTGRES_URL is `storage: { postgres }` and TOLLGATE_REDIS_URL is `redis.url` (deployments
- * keep credentials out of the file).
+ * keep credentials out of the file), TOLLGATE_HOST and TOLLGATE_PORT are `server.host` and `server.port`
+ * (a container image listens on every address of its own network, wherever its file came from).
  */
 export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv = process.env): Config {
   return withEnv(readConfig(file), env)
@@ -22,6 +23,7 @@ export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv = pr
 function withEnv(config: Config, env: NodeJS.ProcessEnv): Config {
   if (config.admin.token === undefined && env.TOLLGATE_ADMIN_TOKEN !== undefined)
     config.admin.token = env.TOLLGATE_ADMIN_TOKEN
+  withListenEnv(config, env)
   const overrides = configSchema.pick({ storage: true, redis: true }).safeParse({
     storage: env.TOLLGATE_POSTGRES_URL ? { postgres: env.TOLLGATE_POSTGRES_URL } : undefined,
     redis: env.TOLLGATE_REDIS_URL
@@ -30,11 +32,24 @@ function withEnv(config: Config, env: NodeJS.ProcessEnv): Config {
   })
   if (!overrides.success)
     throw new ConfigError(
-      `environment: invalid TOLLGATE_POSTGRES_URL or TOLLGATE_REDIS_URL\n${overrides.error.issues.map(formatIssue).join('\n')}`,
+      `environment: invalid TOLLGATE_POSTGRES_URL or TOLLGATE_REDIS_URL\n${overrides.error.issues.flatMap(formatIssue).join('\n')}`,
     )
   if (env.TOLLGATE_POSTGRES_URL) config.storage = overrides.data.storage
   if (env.TOLLGATE_REDIS_URL) config.redis = overrides.data.redis
   return config
+}
+
+function withListenEnv(config: Config, env: NodeJS.ProcessEnv): void {
+  const listen = configSchema.shape.server.safeParse({
+    host: env.TOLLGATE_HOST || undefined,
+    port: env.TOLLGATE_PORT ? Number(env.TOLLGATE_PORT) : undefined,
+  })
+  if (!listen.success)
+    throw new ConfigError(
+      `environment: invalid TOLLGATE_HOST or TOLLGATE_PORT\n${listen.error.issues.map(formatIssue).join('\n')}`,
+    )
+  if (env.TOLLGATE_HOST) config.server.host = listen.data.host
+  if (env.TOLLGATE_PORT) config.server.port = listen.data.port
 }
 
 function readConfig(file: string | undefined): Config {
@@ -56,7 +71,7 @@ function readConfig(file: string | undefined): Config {
 
 function parseConfig(raw: unknown, source: string): Config {
   const result = configSchema.safeParse(raw)
-  const lines = result.success ? [] : result.error.issues.map(formatIssue)
+  const lines = result.success ? [] : result.error.issues.flatMap(formatIssue)
   // only a config without the key means the devnet: an empty list is more likely a mistake than a wish
   if (hasEmptyNetworks(raw))
     lines.push('  networks: at least one network is needed; leave the key out for the embedded devnet')
@@ -74,9 +89,12 @@ function parseConfig(raw: unknown, source: string): Config {
   return config
 }
 
-function formatIssue(issue: z.core.$ZodIssue): string {
+/** One line per wrong key: its path in the file and what is wrong (each unknown key on a line of its own). */
+function formatIssue(issue: z.core.$ZodIssue): string[] {
+  if (issue.code === 'unrecognized_keys')
+    return issue.keys.map((key) => `  ${[...issue.path, key].join('.')}: unknown key`)
   const path = issue.path.length > 0 ? issue.path.join('.') : '(top level)'
-  return `  ${path}: ${issue.message}`
+  return [`  ${path}: ${issue.message}`]
 }
 
 function hasEmptyNetworks(raw: unknown): boolean {

@@ -7,7 +7,7 @@ import { UnsupportedChainIdError } from './gasErrors.ts'
 import { MetricsTokenRequiredError, RouteNotFoundError } from './httpErrors.ts'
 import { BalanceUnavailableError, DailyLimitError, RateLimitError, rateLimitEvents } from './limitErrors.ts'
 import { InvalidParamsError } from './rpcErrors.ts'
-import { ShuttingDownError } from './socketErrors.ts'
+import { NetworkReconfiguredError, ShuttingDownError } from './socketErrors.ts'
 import { TollgateError } from './TollgateError.ts'
 import { toCloseFrame, toWireError, type WireSurface } from './toWireError.ts'
 
@@ -87,6 +87,7 @@ const samples: Record<string, unknown[][]> = {
   NotificationUnpaidError: [[]],
   SlowReaderError: [[]],
   ShuttingDownError: [[]],
+  NetworkReconfiguredError: [[]],
 }
 
 /** Where docs/errors.md lists an error: a wire surface, or the close frames of open WebSockets. */
@@ -269,7 +270,11 @@ describe('toCloseFrame', () => {
   it('1001 when the gateway stops, 1011 for its own failures, 1008 for refusals; the message as the reason', () => {
     assert.deepEqual(toCloseFrame(new ShuttingDownError()), {
       code: 1001,
-      reason: 'server shutting down',
+      reason: 'server restarting, reconnect',
+    })
+    assert.deepEqual(toCloseFrame(new NetworkReconfiguredError()), {
+      code: 1001,
+      reason: 'network reconfigured, reconnect',
     })
     assert.deepEqual(toCloseFrame(new Error('a bug')), { code: 1011, reason: 'internal error' })
     assert.deepEqual(toCloseFrame(new BalanceUnavailableError()), {

@@ -34,10 +34,18 @@ export class SlowReaderError extends TollgateError {
   }
 }
 
-/** The gateway is stopping: its open connections are closed with 1001 (going away). */
+/** The gateway is stopping: its open connections are closed with 1001 (going away); the client reconnects (to another instance, or to this one restarted). */
 export class ShuttingDownError extends TollgateError {
   override name = 'ShuttingDownError'
   constructor() {
-    super(-32603, 503, 'server shutting down')
+    super(-32603, 503, 'server restarting, reconnect')
+  }
+}
+
+/** A reload removed or rebuilt the connection's network: closed with 1001 once its calls in flight are done; a new connection gets the new network. */
+export class NetworkReconfiguredError extends TollgateError {
+  override name = 'NetworkReconfiguredError'
+  constructor() {
+    super(-32603, 503, 'network reconfigured, reconnect')
   }
 }

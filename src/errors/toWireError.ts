@@ -1,5 +1,5 @@
 import { InternalError } from './rpcErrors.ts'
-import { ShuttingDownError } from './socketErrors.ts'
+import { NetworkReconfiguredError, ShuttingDownError } from './socketErrors.ts'
 import { TollgateError } from './TollgateError.ts'
 
 /** The error member of a JSON-RPC answer: code, message, and the 402/429 `event` and `details`. */
@@ -59,7 +59,8 @@ const maxCloseReasonBytes = 123
  */
 export function toCloseFrame(err: unknown): CloseFrame {
   const known = err instanceof TollgateError ? err : new InternalError({ cause: err })
-  const code = known instanceof ShuttingDownError ? 1001 : known.httpStatus >= 500 ? 1011 : 1008
+  const goingAway = known instanceof ShuttingDownError || known instanceof NetworkReconfiguredError
+  const code = goingAway ? 1001 : known.httpStatus >= 500 ? 1011 : 1008
   let reason = known.message
   while (Buffer.byteLength(reason) > maxCloseReasonBytes) reason = reason.slice(0, -1)
   // never half a character: a surrogate pair's first half left alone at the end

@@ -112,6 +112,19 @@ export class LocalLedger {
     return Math.max(0, result)
   }
 
+  /**
+   * The share (0 to 1) of a balance of `limit` the subject has used today, as last seen here. Makes
+   * no balance for a subject it has none for (the count read at start stands in for it).
+   */
+  usedShare(subjectId: string, limit: number, nowMs: number): number {
+    const found = this.balances.get(subjectId)
+    const left =
+      found !== undefined && found.day === this.#day
+        ? this.left(found, limit, nowMs)
+        : limit - (this.#day === this.#startDay ? (this.loaded.get(subjectId) ?? 0) : 0)
+    return Math.min(1, Math.max(0, 1 - left / limit))
+  }
+
   /** The first check a call of this cost fails here and now, with the error that refuses it. */
   refusalOf(subject: MeterSubject, costCredits: number, nowMs: number): Refusal | undefined {
     const dayLeftMs = this.#dayEndsMs - nowMs

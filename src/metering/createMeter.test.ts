@@ -155,6 +155,29 @@ for (const backend of storeBackends) {
       await meter.close()
     })
 
+    it('counts its refusals by status, and tells how much of its daily credits a subject used', async () => {
+      const clock = fakeClock()
+      const store = await makeStore()
+      const meter = await createMeter({ store, clock, flushMs: 60_000 })
+      const payer = subject({ keyDailyCredits: 500 })
+      const other = subject({ accountId: 2, keyId: 20 })
+      assert.equal(meter.usedShare(payer), 0)
+      meter.settle(await meter.admit(payer, 400), [usage(400)])
+      // the key's balance is nearer its end (400 of 500) than the account's (400 of 1,000)
+      assert.equal(meter.usedShare(payer), 0.8)
+      await assert.rejects(meter.admit(payer, 200), (err: RateLimitError) => err.httpStatus === 429)
+      await assert.rejects(meter.admit(other, 1_001), DailyLimitError)
+      await assert.rejects(meter.admit(other, 1_001), DailyLimitError)
+      assert.deepEqual({ ...meter.refusals }, { '402': 2, '429': 1 })
+      assert.equal(meter.usedShare(other), 0)
+      await meter.close()
+      // read back from the store after a restart, before any call
+      const restarted = await createMeter({ store, clock, flushMs: 60_000 })
+      assert.equal(restarted.usedShare(payer), 0.8)
+      assert.deepEqual({ ...restarted.refusals }, { '402': 0, '429': 0 })
+      await restarted.close()
+    })
+
     it('persists usage and reads it back after a restart, with the history per method and hour', async () => {
       const store = await makeStore()
       const clock = fakeClock()

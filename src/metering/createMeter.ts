@@ -1,3 +1,4 @@
+import { TollgateError } from '../errors/TollgateError.ts'
 import { systemTimers, type Timers } from '../failsafe/Timers.ts'
 import { BankHealth } from './BankHealth.ts'
 import { type Clock, nextUtcMidnight, utcDay } from './clock.ts'
@@ -7,7 +8,7 @@ import type { UsageSpool } from './createUsageSpool.ts'
 import type { CreditBank } from './creditBank.ts'
 import type { LocalBalance } from './LocalBalance.ts'
 import { LocalLedger } from './LocalLedger.ts'
-import type { Admission, Meter, MeterSubject, Settlement, UsageRecord } from './meterTypes.ts'
+import type { Admission, Meter, MeterRefusals, MeterSubject, Settlement, UsageRecord } from './meterTypes.ts'
 import type { UsageStore } from './usageStore.ts'
 
 export type MeterOptions = {
@@ -80,12 +81,34 @@ export async function createMeter({
       timers,
     })
 
-  async function admit(subject: MeterSubject, costCredits: number): Promise<Admission> {
+  const refusals: MeterRefusals = { '402': 0, '429': 0 }
+  /** Counts a refusal (for /metrics): only calls the local balance could not take come here. */
+  const counted = (err: unknown): unknown => {
+    if (err instanceof TollgateError && (err.httpStatus === 402 || err.httpStatus === 429))
+      refusals[err.httpStatus]++
+    return err
+  }
+
+  function admitNow(subject: MeterSubject, costCredits: number): Admission | undefined {
     const nowMs = ledger.now()
     const refusal = ledger.refusalOf(subject, costCredits, nowMs)
     if (refusal === undefined) return ledger.hold(subject, costCredits, nowMs)
-    if (client === undefined) throw refusal.error
-    return client.admit(subject, costCredits)
+    if (client === undefined) throw counted(refusal.error)
+    return undefined
+  }
+
+  async function admit(subject: MeterSubject, costCredits: number): Promise<Admission> {
+    return admitNow(subject, costCredits) ?? (await askBank(subject, costCredits))
+  }
+
+  /** A call this process cannot decide: the bank's word (with no bank, admitNow decides every call). */
+  async function askBank(subject: MeterSubject, costCredits: number): Promise<Admission> {
+    if (client === undefined) throw new Error('no bank to ask')
+    try {
+      return await client.admit(subject, costCredits)
+    } catch (err) {
+      throw counted(err)
+    }
   }
 
   function chargeNotification(subject: MeterSubject, usage: UsageRecord): boolean {
@@ -160,13 +183,23 @@ export async function createMeter({
 
   return {
     admit,
+    admitNow,
+    askBank,
     settle,
     chargeNotification,
     remainingCredits: (subject) => ledger.remaining(subject, ledger.now()),
+    usedShare(subject) {
+      const nowMs = ledger.now()
+      const account = ledger.usedShare(subject.accountCounter, subject.accountDailyCredits, nowMs)
+      if (subject.keyDailyCredits === undefined) return account
+      return Math.max(account, ledger.usedShare(subject.keyCounter, subject.keyDailyCredits, nowMs))
+    },
+    refusals,
     secondsToReset: () => {
       const nowMs = clock.now()
       return secondsUntil(nextUtcMidnight(nowMs), nowMs)
     },
+    bankUp: () => health?.isUp(),
     flush,
     async close() {
       closed = true

@@ -22,6 +22,8 @@ export type UsageRecord = { method: string; network: string; credits: number; fa
 
 export type Settlement = { chargedCredits: number; remainingCredits: number; resetSeconds: number }
 
+export type MeterRefusals = { '402': number; '429': number }
+
 /** The first check a call fails in this process now, and the error that refuses it. */
 export type Refusal = { check: 'account' | 'key' | 'keyRate' | 'accountRate'; error: TollgateError }
 
@@ -32,6 +34,14 @@ export type Meter = {
    * overdraws. In-process it settles at once; a shared balance may have to ask the bank first.
    */
   admit(subject: MeterSubject, costCredits: number): Promise<Admission>
+  /**
+   * admit from what this process holds, without waiting: the admission, or the refusal thrown, or
+   * undefined when only the bank can say (then askBank). Nearly every call is decided here: the
+   * request path asks it first, which spares each call an await (callgrind: ~1,600 instructions).
+   */
+  admitNow(subject: MeterSubject, costCredits: number): Admission | undefined
+  /** The bank's word on a call admitNow left undecided: admit's second half. */
+  askBank(subject: MeterSubject, costCredits: number): Promise<Admission>
   /** Charges what the request really cost (the sum of `usage`), releases the rest, records usage. */
   settle(admission: Admission, usage: UsageRecord[]): Settlement
   /**
@@ -41,7 +51,19 @@ export type Meter = {
   chargeNotification(subject: MeterSubject, usage: UsageRecord): boolean
   /** What the subject can still spend today (the smaller of the account's and the key's balance). */
   remainingCredits(subject: MeterSubject): number
+  /**
+   * The share (0 to 1) of its daily credits the subject has used today, of whichever of the
+   * account's and the key's balance is nearer its end, as this process last saw it. Reads only.
+   */
+  usedShare(subject: MeterSubject): number
+  /**
+   * Calls this process refused so far, by status: 402 (the account's daily credits spent), 429 (the
+   * key's daily credits spent, or a per-second limit).
+   */
+  readonly refusals: Readonly<MeterRefusals>
   secondsToReset(): number
+  /** Whether the shared credit bank (Redis, or the primary of --workers) answered its last exchange; undefined without one. */
+  bankUp(): boolean | undefined
   /** Writes pending usage to the store now. */
   flush(): Promise<void>
   /** Stops the flush timer and flushes. */

@@ -135,7 +135,7 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
     return Promise.resolve()
   }
   // a kept eth_blockNumber of before a lower (here or by another instance) would raise it again
-  sharedHead?.onLower(() => cache?.newHead())
+  const stopHearingLowers = sharedHead?.onLower(() => cache?.newHead())
   heads.subscribe((event) => {
     switch (event.kind) {
       case 'head':
@@ -195,6 +195,8 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
     async close() {
       heads.close()
       history.close()
+      stopHearingLowers?.()
+      cache?.close()
       await Promise.all([pool.close(), partners?.close()])
     },
   }

@@ -37,4 +37,17 @@ describe('createNetworkRegistry', () => {
       assert.equal(registry.resolve(undefined, host), expected, host)
     }
   })
+
+  it('replace: new requests resolve to the new networks, a Host remembered before included', () => {
+    const old = network('mainnet', ['rpc.example.com'])
+    const registry = createNetworkRegistry([old])
+    assert.equal(registry.resolve(undefined, 'rpc.example.com'), old)
+    const rebuilt = network('mainnet', ['rpc.example.com'])
+    const added = network('base')
+    registry.replace([rebuilt, added])
+    assert.deepEqual(registry.all, [rebuilt, added])
+    assert.equal(registry.resolve(undefined, 'rpc.example.com'), rebuilt)
+    assert.equal(registry.resolve('base', undefined), added)
+    assert.equal(registry.resolve(undefined, undefined), undefined, 'no longer the only one')
+  })
 })

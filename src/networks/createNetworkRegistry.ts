@@ -1,21 +1,35 @@
 import type { Network } from './createNetwork.ts'
 
 export type NetworkRegistry = {
-  all: readonly Network[]
+  /** The networks now, in config order: the same array until `replace`. */
+  readonly all: readonly Network[]
   /**
    * The network a request is for: the `/{network}/v3/...` path prefix if there is one, else the
    * Host header (a configured host, or the network name as its first label), else the only network.
    */
   resolve(pathName: string | undefined, host: string | undefined): Network | undefined
+  /**
+   * The networks new requests are for from now on (a reload): a request already holding one goes on
+   * with it. Closing the networks left out is the caller's (after their calls in flight).
+   */
+  replace(networks: readonly Network[]): void
+  /** Closes the networks it holds now. */
   close(): Promise<void>
 }
 
-export function createNetworkRegistry(networks: Network[]): NetworkRegistry {
-  const byName = new Map(networks.map((network) => [network.name, network]))
-  const byHost = new Map(
-    networks.flatMap((network) => network.hosts.map((host) => [host.toLowerCase(), network])),
-  )
-  const only = networks.length === 1 ? networks[0] : undefined
+export function createNetworkRegistry(initial: readonly Network[]): NetworkRegistry {
+  let networks = initial
+  let byName = new Map<string, Network>()
+  let byHost = new Map<string, Network>()
+  let only: Network | undefined
+  const index = () => {
+    byName = new Map(networks.map((network) => [network.name, network]))
+    byHost = new Map(
+      networks.flatMap((network) => network.hosts.map((host) => [host.toLowerCase(), network])),
+    )
+    only = networks.length === 1 ? networks[0] : undefined
+  }
+  index()
 
   function byHostHeader(host: string): Network | undefined {
     const hostname = host.replace(/:\d+$/, '').toLowerCase()
@@ -27,7 +41,9 @@ export function createNetworkRegistry(networks: Network[]): NetworkRegistry {
   let lastHostNetwork: Network | undefined
 
   return {
-    all: networks,
+    get all() {
+      return networks
+    },
     resolve(pathName, host) {
       if (pathName !== undefined) return byName.get(pathName)
       if (host === undefined) return only
@@ -36,6 +52,12 @@ export function createNetworkRegistry(networks: Network[]): NetworkRegistry {
         lastHost = host
       }
       return lastHostNetwork
+    },
+    replace(next) {
+      networks = next
+      index()
+      lastHost = undefined
+      lastHostNetwork = undefined
     },
     async close() {
       await Promise.all(networks.map((network) => network.close()))

@@ -86,12 +86,10 @@ export async function authorizeKeyRequest(
   request: KeyRequest,
   target: RequestTarget = lookUpNetwork(deps, request),
 ): Promise<KeyRequestAccess> {
-  if (request.key === '') return { ok: false, error: new MissingKeyError() }
+  const unverified = authorizeUnverified(deps, request, target)
+  if (unverified) return unverified
   const key = deps.keys.findActiveKey(request.key)
   if (!key) return refuseUnknownKey(deps, request)
-  if (request.authorization === undefined && !key.access.requireSecret && !key.access.jwt.required) {
-    return authorize(key, anonymous, request, target)
-  }
   let auth: Authentication
   try {
     auth = await authenticate(key, request, deps)
@@ -99,6 +97,24 @@ export async function authorizeKeyRequest(
     return { ok: false, error }
   }
   return authorize(key, auth, request, target)
+}
+
+/**
+ * authorizeKeyRequest's answer when there is nothing to verify (no key; no credentials sent, for a
+ * key that asks for none), else undefined. Nearly every request is decided here: the HTTP path asks
+ * it first, which spares each request an await (callgrind: ~1,600 instructions).
+ */
+export function authorizeUnverified(
+  deps: KeyRequestDeps,
+  request: KeyRequest,
+  target: RequestTarget = lookUpNetwork(deps, request),
+): KeyRequestAccess | undefined {
+  if (request.key === '') return { ok: false, error: new MissingKeyError() }
+  const key = deps.keys.findActiveKey(request.key)
+  if (!key || request.authorization !== undefined || key.access.requireSecret || key.access.jwt.required) {
+    return undefined
+  }
+  return authorize(key, anonymous, request, target)
 }
 
 /**

@@ -61,7 +61,9 @@ export async function handleRpc(
   if (spec.duties.beforeSend) {
     const nodeFilter = openFilter(ctx, spec.filterRole, params)
     if (nodeFilter === 'unknown') return unknownFilter(call.id, spec)
-    params = await cappedGas(network, spec, nodeFilter ?? params)
+    // the gas cap needs the head: asked for first when none is known yet
+    if (spec.capsGas && !network.heads.latest()) await network.heads.poll()
+    params = cappedGas(network, spec, nodeFilter ?? params)
     bounded = spec.boundsBlockRange ? await boundLogs(network, params[0]) : undefined
   }
   const scope = cacheScope(spec, params, network.heads.finalized())
@@ -72,7 +74,9 @@ export async function handleRpc(
       : toCallAnswer(
           await forward(ctx, spec, bodyOf(prepared, params), call.id, route, ctx.cancellation, trail),
         )
-  return spec.duties.afterAnswer ? await afterAnswer(ctx, call.id, spec, answer, lowers) : answer
+  if (!spec.duties.afterAnswer) return answer
+  const done = afterAnswer(ctx, call.id, spec, answer)
+  return spec.monotonicHead ? await shownHead(network, call.id, done, lowers) : done
 }
 
 /** A local result, or a subscription's id or end (WebSocket only); undefined for any other call. */
@@ -106,11 +110,9 @@ function unknownFilter(id: RpcId, spec: MethodSpec): CallAnswer {
   throw new FilterNotFoundError()
 }
 
-/** The params with `gas` lowered to the cap, for a method that caps gas, once the head is known. */
-async function cappedGas(network: Network, spec: MethodSpec, params: unknown[]): Promise<unknown[]> {
-  if (!spec.capsGas) return params
-  if (!network.heads.latest()) await network.heads.poll()
-  const head = network.heads.latest()
+/** The params with `gas` lowered to the cap, for a method that caps gas, when the head is known. */
+function cappedGas(network: Network, spec: MethodSpec, params: unknown[]): unknown[] {
+  const head = spec.capsGas ? network.heads.latest() : undefined
   return head ? capGas(params, head, network) : params
 }
 
@@ -264,22 +266,25 @@ function holdKept(ctx: RpcContext, payload: RpcPayload): void {
 
 /**
  * The duties on an answer (a partner's too, which stays one): a new filter's id sealed to its
- * owner, a node's "not found" as null, eth_blockNumber never below the shown head.
+ * owner, a node's "not found" as null. eth_blockNumber's (shownHead) may wait: its own step.
  */
-async function afterAnswer(
-  ctx: RpcContext,
-  id: RpcId,
-  spec: MethodSpec,
-  answer: CallAnswer,
-  lowers: number,
-): Promise<CallAnswer> {
+function afterAnswer(ctx: RpcContext, id: RpcId, spec: MethodSpec, answer: CallAnswer): CallAnswer {
   const partner = answer instanceof PartnerAnswer
   const payload = answer instanceof PartnerAnswer ? answer.payload : answer
   if (spec.filterRole === 'makes') return sealedFilter(ctx, id, payload, partner)
   if (spec.nullWhenNotFound && saysNotFound(payload)) return local(id, null, partner)
-  if (!spec.monotonicHead) return answer
-  const number = await notBelowShownHead(ctx.network, id, payload, lowers)
-  return partner ? new PartnerAnswer(number) : number
+  return answer
+}
+
+/** eth_blockNumber's answer never below the shown head (notBelowShownHead); a partner's stays one. */
+async function shownHead(
+  network: Network,
+  id: RpcId,
+  answer: CallAnswer,
+  lowers: number,
+): Promise<CallAnswer> {
+  if (!(answer instanceof PartnerAnswer)) return await notBelowShownHead(network, id, answer, lowers)
+  return new PartnerAnswer(await notBelowShownHead(network, id, answer.payload, lowers))
 }
 
 /** A node's "not found" error, which methods with `nullWhenNotFound` answer as null (docs/compatibility.md §7). */

@@ -1,7 +1,10 @@
+import { NetworkReconfiguredError } from '../errors/socketErrors.ts'
+import { toCloseFrame } from '../errors/toWireError.ts'
 import { UnknownNetworkError } from '../errors/upstreamErrors.ts'
 import type { ByteBulkhead } from '../failsafe/ByteBulkhead.ts'
 import { Cancellation } from '../failsafe/Cancellation.ts'
 import { callAt } from '../failsafe/callAt.ts'
+import type { Network } from '../networks/createNetwork.ts'
 import type { SubscriptionHub } from '../subscriptions/createSubscriptionHub.ts'
 import type { AnswerMemory } from '../upstreams/AnswerBudget.ts'
 import { authorizeKeyRequest, type KeyRequest } from './authorizeKeyRequest.ts'
@@ -22,6 +25,11 @@ export type SocketUpgradeDeps = HttpRpcDeps & {
   maxInFlight: number
   /** The clock a JWT's expiry is read on. */
   now: () => number
+  /**
+   * Tells when a reload stops the network a connection was opened on (it was removed or rebuilt):
+   * the connection is closed then with 1001, and the client reconnects to the network now configured.
+   */
+  onNetworkRetired?: (network: Network, listener: () => void) => () => void
 }
 
 /** What the server adapter drives: frames in, and the end of the connection. */
@@ -90,6 +98,10 @@ export async function handleSocketUpgrade(
       })
       // a change announced between the upgrade's checks and now
       void session.recheck()
+      const stopRetired = deps.onNetworkRetired?.(network, () => {
+        const { code, reason } = toCloseFrame(new NetworkReconfiguredError())
+        port.close(code, reason)
+      })
       // the token's end closes the socket even if the client sends nothing more
       const stopExpiry =
         tokenExpiresMs === undefined
@@ -99,6 +111,7 @@ export async function handleSocketUpgrade(
         message: session.message,
         close() {
           stopWatching()
+          stopRetired?.()
           stopExpiry?.()
           cancellation.cancel()
           session.close()

@@ -9,6 +9,7 @@ import type { CallTrail } from '../upstreams/CallTrail.ts'
 import { ClientGoneError } from '../upstreams/PoolCall.ts'
 import { type CallAnswer, handleRpc, PartnerAnswer } from './handleRpc.ts'
 import { type PreparedCall, prepareCall } from './prepareCall.ts'
+import type { SpanAttributes } from './RequestTrace.ts'
 import type { RpcContext } from './rpcContext.ts'
 
 export type RpcOutcome = {
@@ -55,8 +56,18 @@ export function runRpcRequest(ctx: RpcContext, request: RpcRequest): Promise<Rpc
 /** One call (nearly every request): admitted at its own price, answered without a batch's envelope. */
 async function runSingle(ctx: RpcContext, entry: RpcEntry): Promise<RpcOutcome> {
   const prepared = prepareCall(ctx, entry)
-  const admission = await admit(ctx, prepared.costCredits, idOf(prepared))
-  if ('status' in admission) return admission
+  const { meter, key } = ctx
+  let admission: Admission
+  const metered = ctx.trace?.step('meter')
+  try {
+    // the most it can cost held: by this process nearly always, else once the bank has said
+    admission =
+      meter.admitNow(key.subject, prepared.costCredits) ??
+      (await meter.askBank(key.subject, prepared.costCredits))
+  } catch (err) {
+    return refusal(ctx, idOf(prepared), err, metered)
+  }
+  metered?.({ 'tollgate.credits_held': prepared.costCredits })
   const outcome = await runCall(ctx, prepared)
   const settlement = ctx.meter.settle(admission, [outcome.usage])
   return {
@@ -74,8 +85,15 @@ async function runBatch(ctx: RpcContext, entries: RpcEntry[]): Promise<RpcOutcom
   // the most the envelope can cost: a batch whose calls ran and were charged
   let estimate = priceOf({ kind: 'batchEnvelope', callsRan: true, callsCharged: true })
   for (const call of prepared) estimate += call.costCredits
-  const admission = await admit(ctx, estimate, null)
-  if ('status' in admission) return admission
+  const { meter, key } = ctx
+  let admission: Admission
+  const metered = ctx.trace?.step('meter')
+  try {
+    admission = meter.admitNow(key.subject, estimate) ?? (await meter.askBank(key.subject, estimate))
+  } catch (err) {
+    return refusal(ctx, null, err, metered)
+  }
+  metered?.({ 'tollgate.credits_held': estimate })
 
   const outcomes = await Promise.all(prepared.map((call) => runCall(ctx, call)))
   const usage = outcomes.map((outcome) => outcome.usage)
@@ -99,28 +117,15 @@ async function runBatch(ctx: RpcContext, entries: RpcEntry[]): Promise<RpcOutcom
   }
 }
 
-/** Holds the most a request can cost, or answers its refusal (402/429, with `id`). */
-function admit(ctx: RpcContext, estimate: number, id: RpcId): Promise<Admission | RpcOutcome> {
-  const admitted = ctx.meter.admit(ctx.key.subject, estimate).catch((err: unknown) => refusal(ctx, id, err))
-  return ctx.trace ? traced(ctx.trace, admitted, estimate) : admitted
-}
-
-/** Admission's span (`meter`): the credits held, or the refusal's status. */
-function traced(
-  trace: NonNullable<RpcContext['trace']>,
-  admitted: Promise<Admission | RpcOutcome>,
-  estimate: number,
-): Promise<Admission | RpcOutcome> {
-  const end = trace.step('meter')
-  return admitted.then((admission) => {
-    if ('status' in admission) end({ 'tollgate.refused': admission.status })
-    else end({ 'tollgate.credits_held': estimate })
-    return admission
-  })
-}
-
-function refusal(ctx: RpcContext, id: RpcId, err: unknown): RpcOutcome {
+/** A request the meter refused (402/429, with `id`): it costs nothing (its `meter` span says so, when traced). */
+function refusal(
+  ctx: RpcContext,
+  id: RpcId,
+  err: unknown,
+  metered: ((attributes: SpanAttributes) => void) | undefined,
+): RpcOutcome {
   const { payload, httpStatus, headers } = errorOutcome(ctx, id, err)
+  metered?.({ 'tollgate.refused': httpStatus })
   return { status: httpStatus, body: payload, settlement: undefined, partner: false, errorHeaders: headers }
 }
 

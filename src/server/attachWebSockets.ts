@@ -20,7 +20,11 @@ export type WebSocketOptions = {
   trustedProxies: readonly string[]
 }
 
-export type WebSockets = { close(): void }
+export type WebSockets = {
+  /** WebSocket connections open now. */
+  connections(): number
+  close(): void
+}
 
 /**
  * The WebSocket adapter: upgrades on /ws/v3/{KEY} (and /{network}/ws/v3/{KEY}), frames in and out,
@@ -88,6 +92,7 @@ export function attachWebSockets(
   timer.unref()
 
   return {
+    connections: () => wss.clients.size,
     close() {
       clearInterval(timer)
       const { code, reason } = toCloseFrame(new ShuttingDownError())

@@ -9,6 +9,7 @@ function fakeHub() {
   const heads = new Set<(event: HeadEvent) => void>()
   const logs = new Set<(event: LogsEvent) => void>()
   const hub: SubscriptionHub = {
+    counts: () => ({ newHeads: heads.size, logs: logs.size, newPendingTransactions: 0 }),
     onHead(listener) {
       heads.add(listener)
       return () => heads.delete(listener)

@@ -8,7 +8,12 @@ import type { Log } from './createLogMatcher.ts'
 /** A block's logs, in order with the heads: new ones, or those of a block a reorg dropped (removed: true). */
 export type LogsEvent = { kind: 'logs' | 'removed'; header: Header; logs: Log[] }
 
+/** Client subscriptions of a network now, by kind (eth_subscribe's first parameter). */
+export type SubscriptionCounts = { newHeads: number; logs: number; newPendingTransactions: number }
+
 export type SubscriptionHub = {
+  /** How many listeners each kind has now (for /metrics). */
+  counts(): SubscriptionCounts
   onHead(listener: (event: HeadEvent) => void): () => void
   onLogs(listener: (event: LogsEvent) => void): () => void
   /** Throws when the network has no upstream WebSocket (pending transactions cannot be polled). */
@@ -89,8 +94,25 @@ export function createSubscriptionHub(options: SubscriptionHubOptions): Subscrip
   const pendingListeners = new Set<(hash: unknown) => void>()
   let pendingSocket: UpstreamSocket | undefined
 
+  let headListeners = 0
+
   return {
-    onHead: (listener) => heads.subscribe(listener),
+    counts: () => ({
+      newHeads: headListeners,
+      logs: logListeners.size,
+      newPendingTransactions: pendingListeners.size,
+    }),
+    onHead(listener) {
+      const stop = heads.subscribe(listener)
+      headListeners++
+      let stopped = false
+      return () => {
+        if (stopped) return
+        stopped = true
+        headListeners--
+        stop()
+      }
+    },
     onLogs(listener) {
       logListeners.add(listener)
       if (logListeners.size === 1) stopLogs = heads.subscribe(onHeadForLogs)

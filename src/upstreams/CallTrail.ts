@@ -8,14 +8,7 @@ import type { PoolMember } from './PoolMember.ts'
  * HTTP error, garbage: `error`), a hedge's loser (`superseded`), the client gone (`cancelled`) or the
  * answer refused by the client's budget (`refused`).
  */
-export type AttemptOutcome =
-  | 'ok'
-  | 'timeout'
-  | 'node-error'
-  | 'error'
-  | 'superseded'
-  | 'cancelled'
-  | 'refused'
+export type TrailOutcome = 'ok' | 'timeout' | 'node-error' | 'error' | 'superseded' | 'cancelled' | 'refused'
 
 /** One attempt of a call on one upstream (or partner). */
 export type Attempt = {
@@ -26,7 +19,7 @@ export type Attempt = {
   /** A hedge: started while another attempt of the call was still waiting. */
   readonly hedge: boolean
   /** Undefined while it runs. */
-  outcome: AttemptOutcome | undefined
+  outcome: TrailOutcome | undefined
   /** The tracer's own (its span); nothing else reads it. */
   span: unknown
 }
@@ -102,7 +95,7 @@ export class CallTrail {
   }
 }
 
-function outcomeOf(verdict: Verdict): AttemptOutcome {
+function outcomeOf(verdict: Verdict): TrailOutcome {
   if ('answer' in verdict) return 'ok'
   if (verdict.superseded) return 'superseded'
   if (verdict.clientGone) return 'cancelled'

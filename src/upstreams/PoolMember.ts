@@ -1,5 +1,6 @@
 import { CircuitBreaker, type CircuitBreakerOptions } from '../failsafe/CircuitBreaker.ts'
 import { LatencyWindow } from '../failsafe/LatencyWindow.ts'
+import { AttemptDurations, type AttemptOutcome } from './AttemptDurations.ts'
 import type { Upstream } from './createUpstream.ts'
 
 /** What readers may see of a member's breaker (its methods are the member's to call). */
@@ -27,6 +28,8 @@ export type MemberView = {
   readonly earliestBlock: bigint | undefined
   /** Moving average of successful calls' latency, ms. */
   readonly latencyMs: number | undefined
+  /** The quantile (0..1) of its last successful calls' latencies; undefined before the first. */
+  latencyQuantile(quantile: number): number | undefined
   /** Moving average of failures, 0..1 (a degraded member, above one half, goes behind the others). */
   readonly errorRate: number
   /** Closed: in use. Open: kept off until a call after the cooldown, or the next health check, finds it well. */
@@ -36,6 +39,8 @@ export type MemberView = {
   readonly failures: number
   /** Hedges started because it had not answered a call in time (the hedge went to another member). */
   readonly hedges: number
+  /** How long its calls' attempts took, by outcome (timeouts and failures too): /metrics reads them. */
+  readonly attemptDurations: Pick<AttemptDurations, 'read'>
   /** Its error rate is above one half: it goes behind the others. */
   isDegraded(): boolean
   /** Its breaker is closed: calls go to it. */
@@ -75,6 +80,7 @@ export class PoolMember implements MemberView {
   #requests = 0
   #failures = 0
   #hedges = 0
+  readonly #attemptDurations = new AttemptDurations()
   readonly #onChange: () => void
 
   constructor(
@@ -116,6 +122,9 @@ export class PoolMember implements MemberView {
   }
   get hedges(): number {
     return this.#hedges
+  }
+  get attemptDurations(): Pick<AttemptDurations, 'read'> {
+    return this.#attemptDurations
   }
 
   isDegraded(): boolean {
@@ -167,6 +176,11 @@ export class PoolMember implements MemberView {
   /** A call whose failure was not its own (the request's fault, the client gone): counted, not held against it. */
   recordRequest(): void {
     this.#requests++
+  }
+
+  /** An attempt of a call on it ended, after `ms`: one per attempt, whatever its outcome. */
+  recordAttempt(ms: number, outcome: AttemptOutcome): void {
+    this.#attemptDurations.observe(ms, outcome)
   }
 
   /** A call it had not answered in time was hedged on another member. */

@@ -4,6 +4,7 @@ import { keccak256 } from 'viem'
 import { createFakeTimers, type FakeTimers } from '../../test/helpers/createFakeTimers.ts'
 import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/upstreamErrors.ts'
 import { Cancellation } from '../failsafe/Cancellation.ts'
+import type { AttemptOutcome } from './AttemptDurations.ts'
 import { CallTrail } from './CallTrail.ts'
 import type { PostOptions, Upstream, UpstreamResponse } from './createUpstream.ts'
 import { createUpstreamPool, type UpstreamPool, type UpstreamPoolOptions } from './createUpstreamPool.ts'
@@ -533,6 +534,54 @@ describe('createUpstreamPool', () => {
       assert.ok(once.outcome instanceof UpstreamTimeoutError, String(once.outcome))
       assert.equal(once.ms, 100)
       assert.equal((stubs[0] as StubUpstream).calls, 2)
+    })
+  })
+
+  describe('attempt durations', () => {
+    /** How many attempts of `outcome` a member counted, and their sum in ms. */
+    const counted = (member: PoolMember, outcome: AttemptOutcome) => {
+      const { cumulativeCounts, sumMs } = member.attemptDurations.read(outcome)
+      return [cumulativeCounts.at(-1), sumMs]
+    }
+
+    it('each attempt is counted once, by how it ended, with how long it took', async () => {
+      const { pool, member, timers } = setup(['hang', 500, 'answer'], {
+        fakeTimers: true,
+        attemptTimeoutMs: 50,
+        timeoutMs: 1000,
+      })
+      const { outcome } = await onFakeClock(timers, answeredBy(pool, { retry: true }))
+      assert.equal(outcome, 'c')
+      // the timeout took its 50 ms; b and c answered within the 1 ms steps of the fake clock
+      assert.deepEqual(counted(member(0), 'timeout'), [1, 50])
+      assert.deepEqual([counted(member(1), 'error')[0], counted(member(2), 'ok')[0]], [1, 1])
+      assert.ok([counted(member(1), 'error')[1], counted(member(2), 'ok')[1]].every((ms) => (ms ?? 9) <= 1))
+      // the timeout in the bucket up to 50 ms, not below
+      assert.deepEqual(member(0).attemptDurations.read('timeout').cumulativeCounts.slice(0, 3), [0, 0, 1])
+      for (const [index, outcome] of [
+        [0, 'ok'],
+        [0, 'error'],
+        [0, 'cancelled'],
+        [1, 'ok'],
+        [2, 'error'],
+      ] as const)
+        assert.deepEqual(counted(member(index), outcome), [0, 0], `${index} ${outcome}`)
+    })
+
+    it('an attempt the client left is cancelled, with the time it ran', async () => {
+      const { pool, member, timers } = setup(['hang'], { fakeTimers: true })
+      const cancellation = new Cancellation()
+      const call = pool.send(body, { cancellation }).catch((err: Error) => err)
+      await timers.advance(10)
+      cancellation.cancel()
+      assert.ok((await call) instanceof ClientGoneError)
+      assert.deepEqual(
+        [counted(member(0), 'cancelled'), counted(member(0), 'timeout')],
+        [
+          [1, 10],
+          [0, 0],
+        ],
+      )
     })
   })
 

@@ -49,7 +49,7 @@ export async function readNodeFees(url: string): Promise<NodeFees> {
 }
 
 /**
- * docs/compatibility.md §5, written out again from its text, with the README's choices: tips come from the
+ * docs/compatibility.md §5, written out again from its text, with docs/api.md's choices: tips come from the
  * blocks that carry transactions (gas used > 0), counted back through the whole chain (the last 5
  * for the levels and the trend's recent side, the 5 before those for its older side, the last 1
  * and 200 for the ranges); a chain with none suggests the node's eth_maxPriorityFeePerGas.

@@ -9,7 +9,8 @@ export type GatewayProcess = { child: ChildProcess; url: string; output(): strin
  * Runs `tollgate ARGS` as its own process (as a user would) and waits until its output matches
  * `ready` (by default the "listening on" line): it looks at each chunk the child writes, and fails
  * when the child exits first or after `timeoutMs`. TOLLGATE_CONFIG is cleared unless `env` (added to
- * this process's environment) sets it; `nodeFlags` go to node, before the command.
+ * this process's environment) sets it; `nodeFlags` go to node, before the command; `bin` runs another
+ * copy of tollgate (an installed release) than this checkout's.
  */
 export async function startGatewayProcess(
   args: string[],
@@ -19,12 +20,13 @@ export async function startGatewayProcess(
     timeoutMs?: number
     env?: Record<string, string>
     nodeFlags?: string[]
+    bin?: string
   } = {},
 ): Promise<GatewayProcess> {
   const env = { ...process.env }
   delete env.TOLLGATE_CONFIG
   Object.assign(env, options.env)
-  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), bin, ...args], {
+  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), options.bin ?? bin, ...args], {
     cwd: options.cwd ?? process.cwd(),
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,0 +1,55 @@
+# tollgate's container image (docs/deploy.md). The base is a build argument, so that a mirror or a locally
+# made Node 20 image can stand in for the official one:
+#   docker build -t tollgate .
+#   docker run -p 8545:8545 -v tollgate-data:/data tollgate                 # the embedded devnet
+#   docker run -p 8545:8545 -v ./prod.yaml:/etc/tollgate/tollgate.yaml:ro \
+#     -e TOLLGATE_CONFIG=/etc/tollgate/tollgate.yaml -e TOLLGATE_POSTGRES_URL=... tollgate   # production
+ARG NODE_IMAGE=node:20-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
+# on every layer of this stage only, so that a build cache can find and prune the ones a new build replaced
+LABEL tollgate.stage=build
+# better-sqlite3's native addon: a prebuilt binary when GitHub is reachable, else compiled here
+RUN apt-get update -q \
+  && apt-get install -y -q --no-install-recommends python3 make g++ \
+  && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY package.json package-lock.json ./
+# no scripts: `prepare` would build before the sources are in; the one addon is built on its own
+RUN npm ci --ignore-scripts --no-audit --no-fund && npm rebuild better-sqlite3
+COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/buildDashboard.js scripts/
+COPY bin bin
+COPY src src
+COPY web web
+# then only runtime dependencies: typescript is an optional peer of viem, which prune keeps once
+# installed; better-sqlite3's sources and objects are not needed once its addon is built
+RUN npm run build \
+  && npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
+  && rm -rf node_modules/typescript node_modules/@typescript \
+  && cd node_modules/better-sqlite3 \
+  && rm -rf deps src build/Release/obj build/Release/obj.target build/Release/test_extension.node build/deps
+
+FROM ${NODE_IMAGE}
+RUN groupadd --system --gid 10001 tollgate \
+  && useradd --system --uid 10001 --gid tollgate --home-dir /data --no-create-home --shell /usr/sbin/nologin tollgate \
+  && mkdir /data && chown tollgate:tollgate /data
+WORKDIR /app
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules node_modules
+COPY --from=build /app/bin bin
+COPY --from=build /app/dist dist
+RUN ln -s /app/bin/tollgate.js /usr/local/bin/tollgate
+# the working directory is /, so the default SQLite file (./data/tollgate.db) and the usage spool
+# (./data/spool) are in the /data volume; TOLLGATE_HOST: listen on the container's every address
+WORKDIR /
+ENV NODE_ENV=production \
+  TOLLGATE_HOST=0.0.0.0
+VOLUME ["/data"]
+USER tollgate
+EXPOSE 8545
+HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.TOLLGATE_PORT||8545}/readyz`).then((r)=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+# node is PID 1 and handles SIGTERM itself (`tollgate start` drains, then exits 0): no shell in between
+ENTRYPOINT ["node", "/app/bin/tollgate.js"]
+CMD ["start"]

@@ -1,0 +1,158 @@
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, describe, it } from 'node:test'
+import { parse } from 'yaml'
+import { bin } from './helpers/gatewayProcess.ts'
+
+type Ran = { code: number; stdout: string; stderr: string }
+
+/** `tollgate ARGS` as a user runs it, with TOLLGATE_* variables only from `env`. */
+function tollgate(args: string[], env: Record<string, string> = {}, cwd = process.cwd()): Promise<Ran> {
+  const base = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !name.startsWith('TOLLGATE_')),
+  )
+  return new Promise((resolve) => {
+    execFile(process.execPath, [bin, ...args], { cwd, env: { ...base, ...env } }, (err, stdout, stderr) => {
+      resolve({ code: err ? Number((err as { code?: number }).code) : 0, stdout, stderr })
+    })
+  })
+}
+
+describe('tollgate config check', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-config-check-'))
+  after(() => rmSync(dir, { recursive: true, force: true }))
+  const secrets = {
+    admin: 'admin-token-0123456789',
+    metrics: 'metrics-token-0123456789',
+    database: 'database-password',
+    redis: 'redis-password',
+    vendor: 'VENDORKEY0123',
+    partner: 'partner-api-key',
+  }
+  const configFile = join(dir, 'tollgate.yaml')
+  writeFileSync(
+    configFile,
+    `admin: { token: ${secrets.admin} }
+metrics: { token: ${secrets.metrics} }
+storage: { postgres: "postgres://tollgate:${secrets.database}@db:5432/tollgate?schema=tg&sslmode=require" }
+server: { port: 9545 }
+networks:
+  - name: mainnet
+    chainId: 1
+    maxLogsResults: 5000
+    upstreams:
+      - { url: http://10.0.0.5:8545, ws: ws://10.0.0.5:8546, name: geth-1 }
+      - { url: "https://user:pass@node.vendor.example/v3/${secrets.vendor}" }
+    partners:
+      - { url: "https://partner.example/rpc?apikey=${secrets.partner}" }
+`,
+  )
+
+  it('a valid file: exit 0, the effective configuration as YAML with defaults filled in and no secret', async () => {
+    const ran = await tollgate(['config', 'check', '--config', configFile], {
+      TOLLGATE_REDIS_URL: `redis://default:${secrets.redis}@cache:6379`,
+    })
+    assert.equal(ran.code, 0, ran.stderr)
+    assert.equal(ran.stderr, '')
+    for (const secret of Object.values(secrets)) assert.ok(!ran.stdout.includes(secret), `${secret} printed`)
+    assert.match(ran.stdout, new RegExp(`^# tollgate's effective configuration \\(${configFile}\\)`))
+    const effective = parse(ran.stdout)
+    // what the file sets, and the defaults around it
+    assert.equal(effective.server.port, 9545)
+    assert.equal(effective.server.host, '127.0.0.1')
+    assert.equal(effective.upstreams.timeoutMs, 30_000)
+    assert.equal(effective.plans.core.dailyCredits, 3_000_000)
+    assert.equal(effective.metering.spoolDir, 'data/spool')
+    assert.equal(effective.devnet, undefined)
+    // secrets redacted, the rest of each URL kept as logs show it
+    assert.equal(effective.admin.token, '(redacted)')
+    assert.equal(effective.metrics.token, '(redacted)')
+    assert.equal(
+      effective.storage.postgres,
+      'postgres://tollgate:(redacted)@db:5432/tollgate?schema=tg&sslmode=require',
+    )
+    assert.deepEqual(effective.redis, {
+      url: 'redis://default:(redacted)@cache:6379',
+      keyPrefix: 'tollgate:',
+    })
+    assert.deepEqual(effective.networks, [
+      {
+        name: 'mainnet',
+        chainId: 1,
+        maxLogsResults: 5000,
+        upstreams: [
+          { url: 'http://10.0.0.5:8545', ws: 'ws://10.0.0.5:8546', name: 'geth-1' },
+          { url: 'https://…@node.vendor.example/…' },
+        ],
+        partners: [{ url: 'https://…@partner.example/…' }],
+        hosts: [],
+        maxLogsBlockRange: 10_000,
+      },
+    ])
+  })
+
+  it('an invalid file: exit 2, each wrong key on stderr with its path and what is wrong, nothing on stdout', async () => {
+    const bad = join(dir, 'bad.yaml')
+    writeFileSync(
+      bad,
+      `server: { port: 99999, hots: x }
+storage: { postgres: "mysql://db/tollgate" }
+networks:
+  - { name: Main, chainId: 1, upstreams: [{ url: "ftp://node" }] }
+`,
+    )
+    const ran = await tollgate(['config', 'check', '--config', bad])
+    assert.equal(ran.code, 2)
+    assert.equal(ran.stdout, '')
+    assert.equal(
+      ran.stderr,
+      [
+        `${bad}: invalid config`,
+        '  server.port: Too big: expected number to be <=65535',
+        '  server.hots: unknown key',
+        '  storage.postgres: expected a postgres:// URL',
+        '  networks.0.name: expected lowercase letters, digits and dashes',
+        '  networks.0.upstreams.0.url: expected an http(s) URL',
+        '',
+      ].join('\n'),
+    )
+    const missing = await tollgate(['config', 'check', '--config', join(dir, 'missing.yaml')])
+    assert.deepEqual(missing, {
+      code: 2,
+      stdout: '',
+      stderr: `${join(dir, 'missing.yaml')}: cannot read the config file (ENOENT)\n`,
+    })
+  })
+
+  it('without --config: $TOLLGATE_CONFIG, else the embedded devnet on SQLite', async () => {
+    const fromEnv = await tollgate(['config', 'check'], { TOLLGATE_CONFIG: configFile })
+    assert.equal(fromEnv.code, 0, fromEnv.stderr)
+    assert.equal(parse(fromEnv.stdout).server.port, 9545)
+    const embedded = await tollgate(['config', 'check'])
+    assert.equal(embedded.code, 0, embedded.stderr)
+    assert.match(
+      embedded.stdout,
+      /^# tollgate's effective configuration \(no config file: the embedded devnet\)/,
+    )
+    const effective = parse(embedded.stdout)
+    assert.deepEqual(effective.devnet, { blockTimeSeconds: 2, seed: true })
+    assert.deepEqual(effective.storage, { sqlite: './data/tollgate.db' })
+    assert.deepEqual(effective.networks, [])
+    assert.equal(effective.admin.token, undefined)
+  })
+})
+
+describe('tollgate --version', () => {
+  it("prints package.json's version; --help names it", async () => {
+    const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }
+    for (const flag of ['--version', '-v'])
+      assert.deepEqual(await tollgate([flag]), { code: 0, stdout: `${version}\n`, stderr: '' })
+    const help = await tollgate(['--help'])
+    assert.match(help.stdout, /-v, --version +print the version/)
+    assert.match(help.stdout, /config +check a config file before deploying it/)
+    assert.match((await tollgate(['config', 'check', '--help'])).stdout, /--config <file>/)
+  })
+})
