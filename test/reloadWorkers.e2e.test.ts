@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { execFile, execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { Agent, request } from 'node:http'
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
@@ -52,6 +53,52 @@ function fresh(
   })
 }
 
+/**
+ * A TCP gate in front of a node: while shut, a new connection waits (bytes held, nothing sent on)
+ * until it opens; connections made before go on. `waiting()` names the processes whose connection
+ * waits (the client's end, by `ss`).
+ */
+async function startGate(target: URL) {
+  let shut = false
+  const queued: (() => void)[] = []
+  const sockets = new Set<Socket>()
+  const server = createServer((client) => {
+    sockets.add(client)
+    const pass = () => {
+      const upstream = connect(Number(target.port), target.hostname)
+      sockets.add(upstream)
+      client.pipe(upstream).pipe(client)
+      for (const socket of [client, upstream]) socket.on('error', () => socket.destroy())
+    }
+    client.pause()
+    if (shut) queued.push(pass)
+    else pass()
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const port = (server.address() as AddressInfo).port
+  return {
+    url: `http://127.0.0.1:${port}`,
+    shut: () => {
+      shut = true
+    },
+    open() {
+      shut = false
+      for (const pass of queued.splice(0)) pass()
+    },
+    /** The processes with a connection to the gate (the client's end). */
+    clients(): number[] {
+      const out = execFileSync('ss', ['-tnpH', 'state', 'established', `( dport = :${port} )`], {
+        encoding: 'utf8',
+      })
+      return [...out.matchAll(/pid=(\d+)/g)].map((match) => Number(match[1]))
+    },
+    async close() {
+      for (const socket of sockets) socket.destroy()
+      await new Promise((resolve) => server.close(resolve))
+    },
+  }
+}
+
 /** pino's JSON lines with this message, from a process's output. */
 function logged(output: string, message: string): { msg: string; pid: number; [field: string]: unknown }[] {
   return output
@@ -64,24 +111,31 @@ function logged(output: string, message: string): { msg: string; pid: number; [f
 /**
  * On PostgreSQL, the first /readyz of a new process answers ready (it asks the database rather than
  * report a check that never ran), alone and with `--workers 2`; with workers, SIGHUP reaches every
- * worker through the primary.
+ * worker through the primary, one still starting included.
  */
 describe('tollgate start on PostgreSQL: the first /readyz, and SIGHUP with --workers 2', () => {
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-reload-workers-'))
   const configFile = join(dir, 'tollgate.yaml')
   let node: TestNode
+  let gate: Awaited<ReturnType<typeof startGate>>
   let schema: TestSchema
   let port: number
   let key = ''
   const config = (networks: string[], serverPort: number) => ({
     server: { host: '127.0.0.1', port: serverPort },
     storage: { postgres: schema.url },
-    networks: networks.map((name) => ({ name, chainId: 31337, upstreams: [{ url: node.url }] })),
+    // network one through the gate: a worker that starts can be held in its warm-up
+    networks: networks.map((name) => ({
+      name,
+      chainId: 31337,
+      upstreams: [{ url: name === 'one' ? gate.url : node.url }],
+    })),
     log: { level: 'info' },
   })
 
   before(async () => {
     node = await startTestNode({ loadBlocks: 1 })
+    gate = await startGate(new URL(node.url))
     schema = await createTestSchema()
     port = await freePort()
     writeFileSync(configFile, stringify(config(['one'], port)))
@@ -96,12 +150,14 @@ describe('tollgate start on PostgreSQL: the first /readyz, and SIGHUP with --wor
     key = (JSON.parse(created.stdout) as { key: string }).key
   })
   after(async () => {
+    await gate?.close()
     await node?.stop()
     await schema?.drop()
     rmSync(dir, { recursive: true, force: true })
   })
 
   it('one process: its first /readyz is 200, with no reasons', async () => {
+    writeFileSync(configFile, stringify(config(['one'], port)))
     const gateway = await startGatewayProcess(['start', '--config', configFile])
     try {
       const first = await fresh(`http://127.0.0.1:${port}/readyz`)
@@ -117,6 +173,7 @@ describe('tollgate start on PostgreSQL: the first /readyz, and SIGHUP with --wor
   })
 
   it('--workers 2: every first /readyz is 200; SIGHUP adds a network on both workers, a port change refused once', async () => {
+    writeFileSync(configFile, stringify(config(['one'], port)))
     const gateway = await startGatewayProcess(['start', '--workers', '2', '--config', configFile], {
       ready: /listening on \S+ \(2 workers\)/,
       timeoutMs: 90_000,
@@ -160,22 +217,49 @@ describe('tollgate start on PostgreSQL: the first /readyz, and SIGHUP with --wor
         'the invalid reload counted',
       )
       const [doomed] = workers
+      // the worker forked in its place is held in its warm-up (its first connection to network one)
+      gate.shut()
       process.kill(doomed as number, 'SIGKILL')
       let replacement: number | undefined
       await until(() => {
         replacement = childrenOf(gateway.child.pid ?? 0).find((pid) => !workers.includes(pid))
-        return replacement !== undefined
-      }, 'a worker forked in its place')
-      await until(async () => {
-        const agent = new Agent({ keepAlive: true, maxSockets: 1 })
-        try {
-          const answer = await fresh(`http://127.0.0.1:${port}/two/v3/${key}`, rpcBody('eth_chainId'), agent)
-          assert.equal(answer.status, 200, answer.text)
-          return serverConnections(port).get(answer.localPort) === replacement
-        } finally {
-          agent.destroy()
-        }
-      }, 'the new worker serving network two')
+        return replacement !== undefined && gate.clients().includes(replacement)
+      }, 'a worker forked in its place, warming up')
+      // a reload while it starts: the worker that is up takes it at once
+      const reloadsBefore = logged(gateway.output(), 'config reloaded').length
+      writeFileSync(configFile, stringify(config(['one', 'two', 'three'], port)))
+      gateway.child.kill('SIGHUP')
+      await until(
+        () => logged(gateway.output(), 'config reloaded').length > reloadsBefore,
+        'the worker that is up reloaded',
+      )
+      gate.open()
+      // the one that was starting ends on it too, once it listens
+      await until(
+        () => logged(gateway.output(), 'config reloaded').some((line) => line.pid === replacement),
+        'the new worker reloaded',
+      )
+      const caughtUp = logged(gateway.output(), 'config reloaded').find((line) => line.pid === replacement)
+      assert.deepEqual(caughtUp?.networks, { added: ['three'], removed: [], rebuilt: [] })
+      for (const worker of [replacement, workers[1]]) {
+        await until(async () => {
+          const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+          try {
+            const answer = await fresh(
+              `http://127.0.0.1:${port}/three/v3/${key}`,
+              rpcBody('eth_chainId'),
+              agent,
+            )
+            assert.equal(answer.status, 200, answer.text)
+            return serverConnections(port).get(answer.localPort) === worker
+          } finally {
+            agent.destroy()
+          }
+        }, `worker ${worker} serving network three`)
+      }
+      // its part came over the IPC channel: no config (nor any secret of it) in its environment
+      const environ = readFileSync(`/proc/${replacement}/environ`, 'utf8')
+      assert.ok(!environ.includes(schema.url), 'the database URL is not in the environment')
       assert.equal(logged(gateway.output(), 'a worker died').length, 1, 'it stays up')
       const exit = exited(gateway.child)
       gateway.child.kill('SIGTERM')

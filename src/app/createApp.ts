@@ -16,6 +16,7 @@ import type { KeyStore } from '../auth/keyStore.ts'
 import type { Config, NetworkConfig } from '../config/configSchema.ts'
 import { type Devnet, devnetNetwork, startDevnet } from '../devnet/startDevnet.ts'
 import { ByteBulkhead } from '../failsafe/ByteBulkhead.ts'
+import { systemTimers } from '../failsafe/Timers.ts'
 import type { FeeIndexer } from '../gas/createFeeIndexer.ts'
 import type { FeeHistoryStore } from '../gas/feeHistoryStore.ts'
 import { handleGasRequest } from '../gas/handleGasRequest.ts'
@@ -40,10 +41,10 @@ import { isTracingOn } from '../tracing/isTracingOn.ts'
 import { createAnswerMemory, smallMessageBytes } from '../upstreams/AnswerBudget.ts'
 import { createDatabaseProbe } from './createDatabaseProbe.ts'
 import { createNetworkServices } from './createNetworkServices.ts'
+import { createNetworkStarter } from './createNetworkStarter.ts'
 import { createReadiness } from './createReadiness.ts'
 import { createReloader, type Reloader } from './createReloader.ts'
 import { createStores } from './createStores.ts'
-import { createNetworkStarter } from './startNetworks.ts'
 import { toGatewayReaders } from './toGatewayReaders.ts'
 import type { WorkerRole } from './workerRole.ts'
 
@@ -170,17 +171,19 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     cleanups.push(() => meter.close())
 
     let devnet: App['devnet']
-    const networkConfigs: NetworkConfig[] = [...config.networks]
+    /** The embedded devnet's network, beside the config's ones. */
+    let embedded: NetworkConfig | undefined
     if (config.devnet && worker?.devnet) {
       // the primary started and seeded it, and made the demo key
-      networkConfigs.push(devnetNetwork(worker.devnet))
+      embedded = devnetNetwork(worker.devnet)
     } else if (config.devnet) {
       const started = await startDevnet(config.devnet, { store: stores.keys, admin: keyAdmin })
       cleanups.push(() => started.anvil.stop())
       await keys.refresh()
       devnet = started
-      networkConfigs.push(devnetNetwork(started.anvil))
+      embedded = devnetNetwork(started.anvil)
     }
+    const networkConfigs = embedded ? [...config.networks, embedded] : config.networks
 
     // every network polled and its chain identified before the gateway serves
     const starter = await createNetworkStarter(config, log)
@@ -338,6 +341,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       starter,
       registry: networks,
       live,
+      embedded,
       services,
       keys,
       keyAdmin,
@@ -347,6 +351,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       metrics: metricsDeps,
       authDeps,
       now: () => clock.now(),
+      timers: systemTimers,
     })
     cleanups.push(() => reloader.close())
     webSockets = attachWebSockets(server.server, (request) => handleSocketUpgrade(upgradeDeps, request), {
@@ -355,9 +360,12 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       trustedProxies: config.server.trustedProxies,
     })
     const { host, port } = await server.listen(config.server.port, config.server.host)
-    cleanups.push(() => server.close(config.server.shutdownGraceMs))
     const attached = webSockets
-    cleanups.push(() => attached.close())
+    // HTTP requests and WebSocket calls under way are answered (within the grace), side by side
+    cleanups.push(async () => {
+      const graceMs = config.server.shutdownGraceMs
+      await Promise.all([server.close(graceMs), attached.close(graceMs)])
+    })
 
     return {
       url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,

@@ -3,13 +3,14 @@ import type { KeyRegistry } from '../auth/createKeyRegistry.ts'
 import type { KeyAdmin } from '../auth/keyAdmin.ts'
 import type { Config, NetworkConfig } from '../config/configSchema.ts'
 import { planReload } from '../config/planReload.ts'
+import type { Timers } from '../failsafe/Timers.ts'
 import type { GasDeps } from '../gas/handleGasRequest.ts'
 import type { Network } from '../networks/createNetwork.ts'
 import type { NetworkRegistry } from '../networks/createNetworkRegistry.ts'
 import type { HttpRpcDeps } from '../pipeline/handleHttpRpc.ts'
 import type { SocketUpgradeDeps } from '../pipeline/handleSocketUpgrade.ts'
 import type { NetworkServices } from './createNetworkServices.ts'
-import type { LiveNetwork, NetworkStarter } from './startNetworks.ts'
+import type { LiveNetwork, NetworkStarter } from './createNetworkStarter.ts'
 
 /** What one reload did: keys taken and refused, and each network's fate. */
 export type ReloadResult = {
@@ -32,7 +33,7 @@ export type Reloader = {
   /** A new file was refused whole (invalid): counted; the config running now stays. */
   refused(): void
   stats: ReloadStats
-  /** Stops the networks still draining after a reload, at once. */
+  /** Waits for a reload under way, then stops the networks still draining after one, at once. */
   close(): Promise<void>
 }
 
@@ -40,8 +41,10 @@ export type ReloaderTargets = {
   log: Logger
   starter: NetworkStarter
   registry: NetworkRegistry
-  /** The networks running now, in registry order; the last ones may be beyond the config's (the devnet). */
+  /** The networks running now, in registry order. */
   live: LiveNetwork[]
+  /** The embedded devnet's network, beside the config's: it stays (rebuilt only on network-wide changes). */
+  embedded: NetworkConfig | undefined
   services: NetworkServices
   keys: KeyRegistry
   keyAdmin: KeyAdmin
@@ -53,44 +56,71 @@ export type ReloaderTargets = {
   /** The authentication limiter and JWT verifier for a config (made again when `auth` changes). */
   authDeps(config: Config): Pick<HttpRpcDeps, 'authFailures' | 'verifyJwt'>
   now(): number
+  timers: Timers
 }
 
 /** Settings every network is built on: a change to one rebuilds them all. */
 const networkWideKeys = ['upstreams', 'failover', 'cache.enabled', 'cache.maxBytes', 'cache.maxEntryBytes']
 
+/** Beyond its calls' longest time (timeoutMs and the bank's wait), what a replaced network is given to end them. */
+const drainGraceMs = 1_000
+
 /**
  * SIGHUP's work inside one process (docs/operations.md "Reloading configuration"). Networks are
  * compared one by one: one whose config and network-wide settings did not change keeps its pool
  * (health, heads, breakers, caches); one added or changed is built new and warmed (heads polled,
- * chain identified) before new calls go to it; one removed or replaced keeps serving the calls
- * already on it and stops `upstreams.timeoutMs` (the longest a call may take) later, when its
- * WebSocket connections are closed with 1001 so that clients reconnect to the new one.
+ * chain identified) before new calls go to it, and its hub and indexer are put in place at once.
+ * One removed or replaced takes no new call; its WebSocket connections answer the calls they have
+ * under way, then are closed with 1001 so that clients reconnect to the new one; it stops once the
+ * calls on it are done, or after its `timeoutMs` plus the bank's wait and a grace, whichever comes
+ * first.
  */
 export function createReloader(initial: Config, targets: ReloaderTargets): Reloader {
-  const { log } = targets
+  const { log, timers } = targets
   let current = initial
   let queue: Promise<unknown> = Promise.resolve()
-  const draining = new Map<LiveNetwork, NodeJS.Timeout>()
+  /** Replaced networks still draining, each with what stops it now. */
+  const draining = new Map<LiveNetwork, () => void>()
+  const stopping = new Set<Promise<void>>()
   const stats: ReloadStats = { applied: 0, invalid: 0, loadedAtMs: targets.now() }
   let closed = false
 
-  const retire = async (live: LiveNetwork) => {
-    draining.delete(live)
+  function retire(live: LiveNetwork): void {
     targets.services.retire(live.network)
-    await live
+    const stopped = live
       .stop()
       .catch((err) => log.warn({ err, network: live.network.name }, 'stopping a network failed'))
+      .finally(() => stopping.delete(stopped))
+    stopping.add(stopped)
+  }
+
+  /** `live` takes no new call from now on; it stops once the calls on it are done (or at the cap). */
+  function drain(live: LiveNetwork): void {
+    const { network } = live
+    targets.services.leave(network)
+    let done = false
+    const finish = () => {
+      if (done) return
+      done = true
+      timers.clearTimeout(cap)
+      timers.clearTimeout(turn)
+      draining.delete(live)
+      log.info({ network: network.name, callsLeft: network.calls.size }, 'a replaced network stopped')
+      retire(live)
+    }
+    const capMs = network.timeoutMs + current.metering.redisTimeoutMs + drainGraceMs
+    const cap = timers.setTimeout(finish, capMs)
+    // a request that looked the network up just before the swap has counted itself by the next turn
+    const turn = timers.setTimeout(() => void network.calls.idle().then(finish), 0)
+    draining.set(live, finish)
   }
 
   async function apply(next: Config): Promise<ReloadResult> {
     if (closed) throw new Error('the gateway is stopping')
     const plan = planReload(current, next)
     const config = plan.config
-    const networks = await swapNetworks(current, config, plan.changed)
-    if (plan.changed.includes('plans') || plan.changed.some((key) => key.startsWith('plans.'))) {
-      targets.keyAdmin.setPlans(config.plans)
-      await targets.keys.setPlans(config.plans)
-    }
+    // nothing is changed before the new networks are up; from the swap on, nothing fails
+    const networks = await swapNetworks(config, plan.changed)
     const auth = plan.changed.some((key) => key.startsWith('auth.')) ? targets.authDeps(config) : {}
     for (const deps of [targets.rpc, targets.gas, targets.upgrade]) {
       Object.assign(deps, auth)
@@ -103,6 +133,8 @@ export function createReloader(initial: Config, targets: ReloaderTargets): Reloa
     targets.gas.historyBlocks = config.gas.historyBlocks
     if (targets.metrics) targets.metrics.token = config.metrics.token
     log.level = config.log.level
+    const plansChanged = plan.changed.some((key) => key === 'plans' || key.startsWith('plans.'))
+    if (plansChanged) targets.keyAdmin.setPlans(config.plans)
     current = config
     stats.applied++
     stats.loadedAtMs = targets.now()
@@ -113,22 +145,31 @@ export function createReloader(initial: Config, targets: ReloaderTargets): Reloa
       )
     const result = { changed: plan.changed, refused: plan.refused, networks }
     log.info(result, plan.changed.length > 0 ? 'config reloaded' : 'config reloaded: nothing changed')
+    if (plansChanged && !closed) {
+      // the plans are in place; the keys are made again on them by the registry, which retries
+      await targets.keys
+        .setPlans(config.plans)
+        .catch((err) =>
+          log.warn(
+            { err },
+            'config reload: the new plans are in place, but reading the keys again failed; retried at the next key refresh',
+          ),
+        )
+    }
     return result
   }
 
-  async function swapNetworks(before: Config, after: Config, changed: string[]) {
+  async function swapNetworks(after: Config, changed: string[]) {
     const wide = changed.some((key) =>
       networkWideKeys.some((each) => key === each || key.startsWith(`${each}.`)),
     )
     const running = new Map(targets.live.map((live) => [live.network.name, live]))
-    // the networks past the config's (the embedded devnet) stay, rebuilt only on network-wide changes
-    const extra = targets.live.slice(before.networks.length).map((live) => live.config)
-    const wanted: NetworkConfig[] = [...after.networks, ...extra]
+    const wanted: NetworkConfig[] = [...after.networks, ...(targets.embedded ? [targets.embedded] : [])]
     const toBuild = wanted.filter((network) => {
       const found = running.get(network.name)
       return wide || !found || JSON.stringify(found.config) !== JSON.stringify(network)
     })
-    const started = await targets.starter.start(after, toBuild)
+    const started = toBuild.length > 0 ? await targets.starter.start(after, toBuild) : []
     if (closed) {
       // the gateway began stopping while they warmed up: they never take a call
       await Promise.all(started.map((live) => live.stop()))
@@ -144,16 +185,12 @@ export function createReloader(initial: Config, targets: ReloaderTargets): Reloa
       (network) => built.get(network.name) ?? (running.get(network.name) as LiveNetwork),
     )
     const leaving = targets.live.filter((live) => !next.includes(live))
-    // an indexer hands its chain over before the new network's starts; hubs follow
-    for (const live of leaving) await targets.services.detach(live.network)
-    for (const live of built.values()) targets.services.add(live, after)
+    // the new hubs and indexers in place first: no upgrade or Gas API call finds none meanwhile
+    for (const live of built.values())
+      targets.services.add(live, after, running.get(live.network.name)?.network)
     targets.registry.replace(next.map((live) => live.network))
     targets.live.splice(0, targets.live.length, ...next)
-    for (const live of leaving) {
-      const timer = setTimeout(() => void retire(live), live.network.timeoutMs)
-      timer.unref()
-      draining.set(live, timer)
-    }
+    for (const live of leaving) drain(live)
     const names = (list: readonly { network: Network }[]) => list.map((live) => live.network.name)
     return {
       added: names([...built.values()].filter((live) => !running.has(live.network.name))),
@@ -175,8 +212,9 @@ export function createReloader(initial: Config, targets: ReloaderTargets): Reloa
     stats,
     async close() {
       closed = true
-      for (const timer of draining.values()) clearTimeout(timer)
-      await Promise.all([...draining.keys()].map(retire))
+      await queue
+      for (const finish of [...draining.values()]) finish()
+      await Promise.all([...stopping])
     },
   }
 }

@@ -15,12 +15,7 @@ import { serveClusterBank } from '../metering/serveClusterBank.ts'
 import { assertPortFree } from '../server/assertPortFree.ts'
 import { type DatabaseLock, lockDatabaseFile } from '../store/lockDatabaseFile.ts'
 import { createStores } from './createStores.ts'
-import {
-  type ListeningMessage,
-  type ReloadMessage,
-  type WorkerSpec,
-  workerSpecVariable,
-} from './workerRole.ts'
+import type { ListeningMessage, ReloadMessage, SpecMessage, SpecRequest, WorkerSpec } from './workerRole.ts'
 
 export type Primary = {
   url: string
@@ -93,21 +88,39 @@ export async function runPrimary(config: Config, log: Logger): Promise<Primary> 
       bankTimeoutMs: config.metering.redisTimeoutMs,
     })
     const slots = new Map<Worker, number>()
+    /** Workers that listen: the ones a reload is sent to (one still starting is told once it listens). */
+    const serving = new Set<Worker>()
+    /** The config each starting worker was sent. */
+    const sent = new Map<Worker, Config>()
     let up = false
     let stopping = false
     let failStart: (err: Error) => void = () => {}
     const started = new Promise<ListeningMessage>((resolve, reject) => {
       failStart = reject
       let listening = 0
-      cluster.on('message', (_worker, message: unknown) => {
-        if ((message as ListeningMessage | undefined)?.tollgate !== 'listening') return
+      cluster.on('message', (worker, message: SpecRequest | ListeningMessage | undefined) => {
+        if (message?.tollgate === 'spec?') {
+          const slot = slots.get(worker)
+          if (slot === undefined) return
+          const part = spec(slot)
+          sent.set(worker, part.config)
+          worker.send({ tollgate: 'spec', spec: part } satisfies SpecMessage)
+          return
+        }
+        if (message?.tollgate !== 'listening') return
+        // a reload while it started: it runs on the config it was sent, not on the newest
+        const config = sent.get(worker) ?? running
+        sent.delete(worker)
+        serving.add(worker)
+        if (config !== running) worker.send({ tollgate: 'reload', config: running } satisfies ReloadMessage)
         listening += 1
-        if (listening === count) resolve(message as ListeningMessage)
+        if (listening === count) resolve(message)
       })
     })
 
     const fork = (slot: number) => {
-      const worker = cluster.fork({ [workerSpecVariable]: JSON.stringify(spec(slot)) })
+      // its part, secrets included, goes over the IPC channel when it asks (readWorkerSpec)
+      const worker = cluster.fork()
       slots.set(worker, slot)
       // each worker process is its own instance in the bank: a dead one's lease expires there
       if (bank) {
@@ -122,6 +135,8 @@ export async function runPrimary(config: Config, log: Logger): Promise<Primary> 
     cluster.on('exit', (worker, code, signal) => {
       const slot = slots.get(worker)
       slots.delete(worker)
+      serving.delete(worker)
+      sent.delete(worker)
       if (slot === undefined || stopping) return
       if (!up) {
         failStart(new WorkerStartError(`a worker could not start (exit code ${code ?? signal})`))
@@ -134,8 +149,9 @@ export async function runPrimary(config: Config, log: Logger): Promise<Primary> 
     })
     for (let slot = 0; slot < count; slot++) fork(slot)
 
+    // only to workers that listen: one still starting is told the newest config once it does
     const tell = (message: ReloadMessage) => {
-      for (const worker of slots.keys()) if (!worker.isDead()) worker.send(message)
+      for (const worker of serving) if (!worker.isDead()) worker.send(message)
     }
 
     let listening: ListeningMessage

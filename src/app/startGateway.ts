@@ -7,7 +7,7 @@ import { PortInUseError } from '../server/assertPortFree.ts'
 import { DatabaseInUseError } from '../store/lockDatabaseFile.ts'
 import { type App, createApp } from './createApp.ts'
 import { createStopper } from './createStopper.ts'
-import { type ListeningMessage, type ReloadMessage, readWorkerRole } from './workerRole.ts'
+import { type ListeningMessage, type ReloadMessage, readWorkerRole, type WorkerSpec } from './workerRole.ts'
 
 /** A gateway that is up, as its banner shows it. */
 export type StartedGateway = {
@@ -42,9 +42,10 @@ export async function startGateway(
   config: Config,
   log: Logger,
   readConfig: ConfigReader = undefined,
+  workerSpec: WorkerSpec | undefined = undefined,
 ): Promise<StartedGateway | undefined> {
   if (config.server.workers > 1 && cluster.isPrimary) return startPrimary(config, log, readConfig)
-  const worker = config.server.workers > 1 ? await readWorkerRole() : undefined
+  const worker = workerSpec && (await readWorkerRole(workerSpec))
   const stopper = createStopper(log, 'draining in-flight requests and stopping')
   let app: App | undefined
   if (!worker) {
@@ -60,7 +61,8 @@ export async function startGateway(
       })
     })
   } else {
-    // the primary reads the file and tells every worker (a terminal's hang-up reaches them too)
+    // the primary reads the file and tells every worker (a terminal's hang-up reaches them too); it
+    // tells a worker only once it listens, and then of any reload it missed while starting
     process.on('SIGHUP', () => {})
     process.on('message', (message: ReloadMessage | undefined) => {
       if (message?.tollgate !== 'reload' || !app) return

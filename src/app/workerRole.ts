@@ -1,3 +1,4 @@
+import cluster from 'node:cluster'
 import type { Config } from '../config/configSchema.ts'
 import type { DevnetEndpoint } from '../devnet/startDevnet.ts'
 import type { BankChannel } from '../metering/createClusterBank.ts'
@@ -16,9 +17,6 @@ export type WorkerRole = {
   indexesFees: boolean
 }
 
-/** The environment variable that carries a worker's part (WorkerSpec) from the primary. */
-export const workerSpecVariable = 'TOLLGATE_WORKER'
-
 /** What a forked worker is told: its slot, the devnet, and where its credits come from. */
 export type WorkerSpec = {
   slot: number
@@ -27,9 +25,18 @@ export type WorkerSpec = {
   bankLeaseTtlMs: number | undefined
   /** How long a worker waits for the primary's bank to answer an exchange (metering.redisTimeoutMs). */
   bankTimeoutMs: number
-  /** The config the primary runs on now (readWorkerConfig): a worker forked after a reload starts on it. */
+  /** The config the primary runs on now: a worker forked after a reload starts on it. */
   config: Config
 }
+
+/**
+ * A worker's first message: it asks for its part, which the primary sends back over the channel
+ * (never in the environment, where secrets would show in /proc and a large config would not fit).
+ */
+export type SpecRequest = { tollgate: 'spec?' }
+
+/** The primary's answer to a SpecRequest. */
+export type SpecMessage = { tollgate: 'spec'; spec: WorkerSpec }
 
 /**
  * The primary's word on a SIGHUP: the config to run on now (restart-only keys already kept at their
@@ -41,19 +48,28 @@ export type ReloadMessage = { tollgate: 'reload'; config: Config } | { tollgate:
 export type ListeningMessage = { tollgate: 'listening'; url: string; networks: string[] }
 
 /**
- * In a worker of `tollgate start --workers N`, the config the primary runs on (the file as last
- * reloaded, the command line's options applied): a worker never reads the file itself, which may
- * have changed since (a refused port, an invalid file). Undefined in any other process.
+ * In a worker of `tollgate start --workers N`, its part (WorkerSpec), asked of the primary over
+ * the IPC channel; its config is the primary's (the file as last reloaded, the command line's
+ * options applied): a worker never reads the file itself, which may have changed since (a refused
+ * port, an invalid file). Undefined in any other process.
  */
-export function readWorkerConfig(): Config | undefined {
-  const spec = process.env[workerSpecVariable]
-  return spec === undefined ? undefined : (JSON.parse(spec) as WorkerSpec).config
+export function readWorkerSpec(): Promise<WorkerSpec | undefined> {
+  const send = process.send?.bind(process)
+  if (!cluster.isWorker || !send) return Promise.resolve(undefined)
+  return new Promise((resolve) => {
+    const listener = (message: SpecMessage | undefined) => {
+      if (message?.tollgate !== 'spec') return
+      process.off('message', listener)
+      resolve(message.spec)
+    }
+    process.on('message', listener)
+    send({ tollgate: 'spec?' } satisfies SpecRequest)
+  })
 }
 
-/** This worker's part, as the primary (runPrimary.ts) put it in its environment. */
-export async function readWorkerRole(): Promise<WorkerRole> {
+/** This worker's part, as the primary (runPrimary.ts) sent it. */
+export async function readWorkerRole(spec: WorkerSpec): Promise<WorkerRole> {
   const { createClusterBank } = await import('../metering/createClusterBank.ts')
-  const spec = JSON.parse(process.env[workerSpecVariable] ?? '{}') as WorkerSpec
   return {
     devnet: spec.devnet,
     bank:

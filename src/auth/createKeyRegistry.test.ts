@@ -135,6 +135,41 @@ for (const backend of storeBackends)
       }
     })
 
+    it('new plans set while a reload is making an entry: the key ends on the new plan numbers', async () => {
+      const { key: core } = await admin.create({ plan: 'core', name: 'during a reload' })
+      const newPlans = { ...plans, core: { ...plans.core, dailyCredits: 4_321 } }
+      let planned: Promise<void> | undefined
+      let armed = false
+      // the row of `core` as listed: its settings are read once for its fingerprint, then once to
+      // make its entry (after its plan's numbers): new plans are set right there
+      const listed = async () =>
+        (await store.listKeys()).map((row) => {
+          if (row.key !== core.key) return row
+          let reads = 0
+          const { settings, ...rest } = row
+          return Object.defineProperty({ ...rest }, 'settings', {
+            enumerable: true,
+            get() {
+              reads += 1
+              if (armed && reads === 2) planned ??= local.setPlans(newPlans)
+              return settings
+            },
+          }) as typeof row
+        })
+      const local = await createKeyRegistry({ ...store, listKeys: listed }, plans, { refreshMs: 3_600_000 })
+      try {
+        // the key changes: the next reload makes its entry again
+        await admin.addAllowlistEntries(core.key, 'methods', ['eth_chainId'])
+        armed = true
+        await local.refresh()
+        assert.ok(planned, 'the plans changed while the entry was made')
+        await planned
+        assert.equal(local.findActiveKey(core.key)?.subject.accountDailyCredits, 4_321)
+      } finally {
+        local.close()
+      }
+    })
+
     it('a listener that throws is reported and does not stop the others', async () => {
       const errors: unknown[] = []
       const local = await createKeyRegistry(store, plans, {

@@ -78,8 +78,8 @@ export async function createKeyRegistry(
   let queued: Promise<void> | undefined
   const listeners = new Set<(change: KeyChange) => void>()
 
-  async function toEntry(apiKey: ApiKey): Promise<KeyEntry | undefined> {
-    const plan = plans[apiKey.account.plan]
+  async function toEntry(apiKey: ApiKey, planTable: PlansConfig): Promise<KeyEntry | undefined> {
+    const plan = planTable[apiKey.account.plan]
     const accountDailyCredits = plan?.dailyCredits ?? apiKey.account.dailyCredits
     const accountCreditsPerSecond = plan?.creditsPerSecond ?? apiKey.account.creditsPerSecond
     if (!plan || !accountDailyCredits || !accountCreditsPerSecond) {
@@ -108,6 +108,9 @@ export async function createKeyRegistry(
   }
 
   async function reload(): Promise<void> {
+    // the plans as this reload began: a setPlans during it queues another reload, which redoes the keys
+    const epoch = plansEpoch
+    const onPlans = plans
     const version = await store.getKeysVersion()
     if (version === loadedVersion) return
     const keys = (await store.listKeys()).filter((key) => key.revokedAt === null)
@@ -118,19 +121,19 @@ export async function createKeyRegistry(
       const fingerprint = JSON.stringify(key)
       const previous = active.get(key.key)
       const sameRow = previous?.fingerprint === fingerprint
-      if (previous && sameRow && previous.epoch === plansEpoch) {
+      if (previous && sameRow && previous.epoch === epoch) {
         next.set(key.key, previous)
         continue
       }
       try {
-        const entry = await toEntry(key)
+        const entry = await toEntry(key, onPlans)
         if (!entry) continue
         // the same row on new plans with the same numbers for it: no change, the entry kept
         if (previous && sameRow && sameLimits(previous.entry, entry)) {
-          next.set(key.key, { ...previous, epoch: plansEpoch })
+          next.set(key.key, { ...previous, epoch })
           continue
         }
-        next.set(key.key, { entry, fingerprint, epoch: plansEpoch })
+        next.set(key.key, { entry, fingerprint, epoch })
         if (previous) changed.add(key.key)
       } catch (err) {
         onError?.(err, key.id)
@@ -139,7 +142,8 @@ export async function createKeyRegistry(
     const removed = new Set<string>()
     for (const key of active.keys()) if (!next.has(key)) removed.add(key)
     active = next
-    loadedVersion = version
+    // plans that changed meanwhile leave the version unread: the reload setPlans queued does them
+    if (epoch === plansEpoch) loadedVersion = version
     if (changed.size === 0 && removed.size === 0) return
     for (const listener of listeners) {
       try {

@@ -31,17 +31,18 @@ export function addStartCommand(program: Command): void {
         return config
       }
       // loaded on use: `--help` needs neither the logger nor the whole gateway
-      const [{ pino }, { startGateway }, { loadConfig }, { readWorkerConfig }] = await Promise.all([
+      const [{ pino }, { startGateway }, { loadConfig }, { readWorkerSpec }] = await Promise.all([
         import('pino'),
         import('../app/startGateway.ts'),
         import('../config/loadConfig.ts'),
         import('../app/workerRole.ts'),
       ])
       // a worker of --workers runs on the primary's config, never on the file as it reads now
-      const config = readWorkerConfig() ?? withOptions(await loadConfigOrExit(options.config))
+      const workerSpec = await readWorkerSpec()
+      const config = workerSpec?.config ?? withOptions(await loadConfigOrExit(options.config))
       const file = options.config ?? process.env.TOLLGATE_CONFIG
       const readConfig = file === undefined ? undefined : () => withOptions(loadConfig(file))
-      const started = await startGateway(config, pino({ level: config.log.level }), readConfig)
+      const started = await startGateway(config, pino({ level: config.log.level }), readConfig, workerSpec)
       if (started) process.stdout.write(bannerText(started))
     })
 }

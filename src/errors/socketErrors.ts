@@ -34,7 +34,11 @@ export class SlowReaderError extends TollgateError {
   }
 }
 
-/** The gateway is stopping: its open connections are closed with 1001 (going away); the client reconnects (to another instance, or to this one restarted). */
+/**
+ * The gateway is stopping: a message sent on an open connection is answered with it, and the
+ * connection is closed with 1001 (going away) once its calls under way are answered (within
+ * `server.shutdownGraceMs`); the client reconnects (to another instance, or to this one restarted).
+ */
 export class ShuttingDownError extends TollgateError {
   override name = 'ShuttingDownError'
   constructor() {
@@ -42,7 +46,11 @@ export class ShuttingDownError extends TollgateError {
   }
 }
 
-/** A reload removed or rebuilt the connection's network: closed with 1001 once its calls in flight are done; a new connection gets the new network. */
+/**
+ * A reload removed or rebuilt the connection's network: a message sent on the connection from then
+ * on is answered with it, and the connection is closed with 1001 once its calls under way are
+ * answered (or when the old network stops, at its drain's cap); a new connection gets the new network.
+ */
 export class NetworkReconfiguredError extends TollgateError {
   override name = 'NetworkReconfiguredError'
   constructor() {

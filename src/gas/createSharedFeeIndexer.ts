@@ -14,6 +14,11 @@ export type SharedFeeIndexerOptions = {
   leadership: Leadership
   store: FeeHistoryStore
   windowBlocks: number
+  /**
+   * A window to serve until this one has its own: the one of the indexer it replaces on the same
+   * chain (a reload rebuilt the network), so that the Gas API does not answer "loading" meanwhile.
+   */
+  seed?: FeeWindow | undefined
   /** While following: how soon the store is read again when the indexed head is behind the network's. */
   followMs?: number
   log: Logger
@@ -31,7 +36,7 @@ export function createSharedFeeIndexer(options: SharedFeeIndexerOptions): FeeInd
   const { network, leadership, store, windowBlocks, followMs = 250, log } = options
   const { chainId } = network
   let leading: FeeIndexer | undefined
-  let followed: FeeWindow | undefined
+  let followed: FeeWindow | undefined = options.seed
   /** The hash of the followed window's head, to tell whether new blocks extend it. */
   let followedHash: string | undefined
   let followStatus: FeeIndexerStatus = 'loading'

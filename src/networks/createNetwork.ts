@@ -8,6 +8,7 @@ import {
   type NetworkConfig,
   type UpstreamConfig,
 } from '../config/configSchema.ts'
+import { CallCount } from '../failsafe/CallCount.ts'
 import { createHistoryProber, type HistoryProber } from '../upstreams/createHistoryProber.ts'
 import { createUpstream } from '../upstreams/createUpstream.ts'
 import { createUpstreamPool, type UpstreamPool } from '../upstreams/createUpstreamPool.ts'
@@ -29,6 +30,11 @@ export type Network = {
   cache: RpcCache | undefined
   /** How long a call may take, from its start to its answer. */
   timeoutMs: number
+  /**
+   * Requests and WebSocket messages under way on this network (counted from its lookup to their
+   * answer): a network a reload replaced stops once they are done.
+   */
+  calls: CallCount
   /** What a call keeps for the partners when it may fail over: the primaries get the rest of its time. */
   partnerReserveMs: number
   /** The highest block number a client may be told: eth_blockNumber never answers less. */
@@ -171,6 +177,7 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
     history,
     cache,
     timeoutMs: settings.timeoutMs,
+    calls: new CallCount(),
     partnerReserveMs: Math.min(settings.attemptTimeoutMs, settings.timeoutMs / 2),
     get shownHead() {
       return sharedHead ? sharedHead.shown : shownHead

@@ -84,7 +84,7 @@ const unknownKeyAccess: AccessPolicy = {
 export async function authorizeKeyRequest(
   deps: KeyRequestDeps,
   request: KeyRequest,
-  target: RequestTarget = lookUpNetwork(deps, request),
+  target?: RequestTarget,
 ): Promise<KeyRequestAccess> {
   const unverified = authorizeUnverified(deps, request, target)
   if (unverified) return unverified
@@ -96,7 +96,8 @@ export async function authorizeKeyRequest(
   } catch (error) {
     return { ok: false, error }
   }
-  return authorize(key, auth, request, target)
+  // looked up once the request is verified: a reload meanwhile sends it to the network now configured
+  return authorize(key, auth, request, target ?? lookUpNetwork(deps, request))
 }
 
 /**

@@ -91,46 +91,53 @@ async function served(
     return { status: httpStatus, body: payload, headers: headers && toHeaderList(headers) }
   }
   const { key, network, guard, failover } = access
-  let body: Buffer
+  // counted from here to the answer (inline: no await of its own): a network a reload replaced
+  // stops once its calls are done
+  network.calls.enter()
   try {
-    body = await request.readBody()
-  } catch (refusal) {
-    // the body stream's own error (the client went away mid-body) is no refusal to answer
-    if (!(refusal instanceof TollgateError)) throw refusal
-    return response(deps, key, network.name, await refuse(deps, key, network.name, refusal))
+    let body: Buffer
+    try {
+      body = await request.readBody()
+    } catch (refusal) {
+      // the body stream's own error (the client went away mid-body) is no refusal to answer
+      if (!(refusal instanceof TollgateError)) throw refusal
+      return response(deps, key, network.name, await refuse(deps, key, network.name, refusal))
+    }
+    let parsed: RpcRequest
+    try {
+      parsed = parse(deps, body)
+    } catch (refusal) {
+      return response(deps, key, network.name, await refuse(deps, key, network.name, refusal))
+    }
+    const { cancellation, answerBudget } = request
+    const { meter, filterIds, log } = deps
+    const routed = wantsRouteHeaders(key, keyRequest)
+    const trails = trace ?? (routed ? recordingTrails : undefined)
+    const ctx = {
+      network,
+      key,
+      guard,
+      failover,
+      meter,
+      filterIds,
+      cancellation,
+      answerBudget,
+      log,
+      trails,
+      trace,
+    }
+    const outcome = await runRpcRequest(ctx, parsed)
+    trace?.note({
+      'tollgate.key': keyRef(key.apiKey.key),
+      'tollgate.network': network.name,
+      'tollgate.credits': outcome.settlement?.chargedCredits ?? 0,
+    })
+    const answer = response(deps, key, network.name, outcome)
+    if (routed && outcome.trails) answer.headers?.push(...routeHeaders(outcome.trails))
+    return answer
+  } finally {
+    network.calls.leave()
   }
-  let parsed: RpcRequest
-  try {
-    parsed = parse(deps, body)
-  } catch (refusal) {
-    return response(deps, key, network.name, await refuse(deps, key, network.name, refusal))
-  }
-  const { cancellation, answerBudget } = request
-  const { meter, filterIds, log } = deps
-  const routed = wantsRouteHeaders(key, request.keyRequest)
-  const trails = trace ?? (routed ? recordingTrails : undefined)
-  const ctx = {
-    network,
-    key,
-    guard,
-    failover,
-    meter,
-    filterIds,
-    cancellation,
-    answerBudget,
-    log,
-    trails,
-    trace,
-  }
-  const outcome = await runRpcRequest(ctx, parsed)
-  trace?.note({
-    'tollgate.key': keyRef(key.apiKey.key),
-    'tollgate.network': network.name,
-    'tollgate.credits': outcome.settlement?.chargedCredits ?? 0,
-  })
-  const answer = response(deps, key, network.name, outcome)
-  if (routed && outcome.trails) answer.headers?.push(...routeHeaders(outcome.trails))
-  return answer
 }
 
 /** What an outcome is answered with: its status, body and the credit headers. */

@@ -48,6 +48,12 @@ export type RpcSocketSession = {
   message(text: string): Promise<void>
   /** The key changed or went away: apply it now, not only with the next message. */
   recheck(): Promise<void>
+  /**
+   * The connection is to end (its network was replaced, the gateway stops): a message from now on
+   * is answered `err` at once, and the connection is closed with `err`'s frame (1001) once the
+   * messages already under way are answered.
+   */
+  leave(err: unknown): void
   close(): void
 }
 
@@ -56,7 +62,7 @@ export type RpcSocketSession = {
  * eth_subscribe / eth_unsubscribe served from the network's shared hub, each notification charged.
  * Each message runs with the key as it stands then; at most `maxInFlight` run at once. A client
  * whose key is revoked or now refuses it, whose balance runs out, or who reads too slowly, is closed
- * with 1008 and a reason.
+ * with 1008 and a reason. One told to leave answers the messages under way, then closes (1001).
  */
 export function openRpcSocket(
   base: Omit<RpcContext, 'subscriptions' | 'answerBudget'>,
@@ -65,6 +71,9 @@ export function openRpcSocket(
 ): RpcSocketSession {
   let closed = false
   let inFlight = 0
+  /** Why the connection is ending (leave), once it is. */
+  let leaving: unknown
+  const { calls } = base.network
   let grant: SocketGrant = { key: base.key, guard: base.guard, failover: base.failover }
 
   /** Sends `payload` unless the client has not read enough of what came before to take it. */
@@ -176,6 +185,10 @@ export function openRpcSocket(
   return {
     async message(text) {
       if (closed) return
+      if (leaving !== undefined) {
+        refuseMessage(text, leaving)
+        return
+      }
       if (inFlight >= options.maxInFlight) {
         refuseMessage(text, new InFlightLimitError(options.maxInFlight))
         return
@@ -187,6 +200,7 @@ export function openRpcSocket(
         return
       }
       inFlight++
+      calls.enter()
       try {
         await run(text)
       } catch (err) {
@@ -194,11 +208,17 @@ export function openRpcSocket(
         send(errorOutcome(ctx, null, err).payload)
       } finally {
         inFlight--
+        calls.leave()
         held.release()
+        if (leaving !== undefined && inFlight === 0) shut(leaving)
       }
     },
     async recheck() {
       if (!closed) apply(await options.access.current())
+    },
+    leave(err) {
+      leaving ??= err
+      if (inFlight === 0) shut(leaving)
     },
     close() {
       closed = true

@@ -15,6 +15,9 @@ import { errorOutcome } from './runRpcRequest.ts'
 
 export type SocketUpgradeRequest = KeyRequest
 
+/** A replaced network's stages: new calls go elsewhere (`leaving`), then it is closed (`stopped`). */
+export type RetiredStage = 'leaving' | 'stopped'
+
 export type SocketUpgradeDeps = HttpRpcDeps & {
   hubs: ReadonlyMap<string, SubscriptionHub>
   answers: AnswerMemory
@@ -26,14 +29,15 @@ export type SocketUpgradeDeps = HttpRpcDeps & {
   /** The clock a JWT's expiry is read on. */
   now: () => number
   /**
-   * Tells when a reload stops the network a connection was opened on (it was removed or rebuilt):
-   * the connection is closed then with 1001, and the client reconnects to the network now configured.
+   * Tells when a reload replaces the network a connection was opened on (it was removed or rebuilt:
+   * `leaving`), and when that network stops (`stopped`): the connection answers the messages it has
+   * under way, then is closed with 1001, and the client reconnects to the network now configured.
    */
-  onNetworkRetired?: (network: Network, listener: () => void) => () => void
+  onNetworkRetired?: (network: Network, listener: (stage: RetiredStage) => void) => () => void
 }
 
 /** What the server adapter drives: frames in, and the end of the connection. */
-export type SocketSession = Pick<RpcSocketSession, 'message' | 'close'>
+export type SocketSession = Pick<RpcSocketSession, 'message' | 'leave' | 'close'>
 
 export type SocketUpgrade =
   | { ok: true; open(port: SocketPort): SocketSession }
@@ -98,7 +102,9 @@ export async function handleSocketUpgrade(
       })
       // a change announced between the upgrade's checks and now
       void session.recheck()
-      const stopRetired = deps.onNetworkRetired?.(network, () => {
+      const stopRetired = deps.onNetworkRetired?.(network, (stage) => {
+        if (stage === 'leaving') return session.leave(new NetworkReconfiguredError())
+        // calls that outlasted the network's stop
         const { code, reason } = toCloseFrame(new NetworkReconfiguredError())
         port.close(code, reason)
       })
@@ -109,6 +115,7 @@ export async function handleSocketUpgrade(
           : callAt(tokenExpiresMs, () => void session.recheck(), deps.now)
       return {
         message: session.message,
+        leave: session.leave,
         close() {
           stopWatching()
           stopRetired?.()

@@ -6,7 +6,7 @@ import { RouteNotFoundError } from '../errors/httpErrors.ts'
 import { ShuttingDownError } from '../errors/socketErrors.ts'
 import { toCloseFrame, toWireError, type WireErrorAnswer } from '../errors/toWireError.ts'
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
-import type { SocketUpgrade, SocketUpgradeRequest } from '../pipeline/handleSocketUpgrade.ts'
+import type { SocketSession, SocketUpgrade, SocketUpgradeRequest } from '../pipeline/handleSocketUpgrade.ts'
 import { createClientAddressOf } from './createClientAddressOf.ts'
 import { keyRequestOf } from './keyRequestOf.ts'
 import { parseRoute } from './parseRoute.ts'
@@ -23,7 +23,12 @@ export type WebSocketOptions = {
 export type WebSockets = {
   /** WebSocket connections open now. */
   connections(): number
-  close(): void
+  /**
+   * The gateway stops: upgrades are refused, each connection answers the messages it has under way
+   * (a new one is answered ShuttingDownError) and is closed with 1001; one still busy after
+   * `graceMs` is closed then.
+   */
+  close(graceMs: number): Promise<void>
 }
 
 /**
@@ -43,9 +48,19 @@ export function attachWebSockets(
   })
   const alive = new WeakMap<WebSocket, boolean>()
   const clientAddressOf = createClientAddressOf(options.trustedProxies)
+  const sessions = new Map<WebSocket, SocketSession>()
+  /** Set once close() began: the connections it waits for to send their close frame. */
+  let stopping: { waiting: Set<WebSocket>; done(): void } | undefined
+  const ended = (ws: WebSocket) => {
+    if (stopping?.waiting.delete(ws) && stopping.waiting.size === 0) stopping.done()
+  }
 
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy())
+    if (stopping) {
+      refuse(socket, toWireError(new ShuttingDownError(), 'jsonrpc'))
+      return
+    }
     const route = parseRoute(req.url ?? '/')
     if (route.kind !== 'ws') {
       refuse(socket, toWireError(new RouteNotFoundError(), 'jsonrpc'))
@@ -65,14 +80,24 @@ export function attachWebSockets(
             // (a frame is one buffer: a kept result in parts is joined here)
             send: (payload, sent) =>
               ws.send(payload instanceof AnswerParts ? payload.toBuffer() : payload, { binary: false }, sent),
-            close: (code, reason) => ws.close(code, reason),
+            close: (code, reason) => {
+              ws.close(code, reason)
+              ended(ws)
+            },
             bufferedBytes: () => ws.bufferedAmount,
           })
+          sessions.set(ws, session)
           ws.on('message', (data) => {
             void session.message(data.toString())
           })
-          ws.on('close', () => session.close())
+          ws.on('close', () => {
+            sessions.delete(ws)
+            session.close()
+            ended(ws)
+          })
           ws.on('error', () => ws.terminate())
+          // opened while the gateway began stopping
+          if (stopping) session.leave(new ShuttingDownError())
         })
       },
       (err: unknown) => refuse(socket, toWireError(err, 'jsonrpc')),
@@ -93,8 +118,17 @@ export function attachWebSockets(
 
   return {
     connections: () => wss.clients.size,
-    close() {
+    async close(graceMs) {
       clearInterval(timer)
+      let cap: NodeJS.Timeout | undefined
+      await new Promise<void>((resolve) => {
+        stopping = { waiting: new Set(sessions.keys()), done: resolve }
+        if (sessions.size === 0) return resolve()
+        cap = setTimeout(resolve, graceMs)
+        for (const session of sessions.values()) session.leave(new ShuttingDownError())
+      })
+      clearTimeout(cap)
+      // the ones whose calls outlasted the grace (and upgrades that were not handled yet)
       const { code, reason } = toCloseFrame(new ShuttingDownError())
       for (const ws of wss.clients) ws.close(code, reason)
       wss.close()
