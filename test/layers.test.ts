@@ -37,6 +37,8 @@ const mayImport: Record<string, readonly string[] | 'anything'> = {
   subscriptions: ['methods', 'networks', 'upstreams', 'errors'],
   devnet: ['auth', 'config'],
   metrics: ['networks', 'upstreams', 'errors'],
+  // OpenTelemetry spans for the pipeline's trace and the upstreams' attempts (loaded only when on)
+  tracing: ['pipeline', 'upstreams', 'config'],
   // a key's plan and usage come from metering/; authorize reads each method's contract
   auth: ['metering', 'methods', 'store', 'config', 'errors', 'formats'],
   metering: ['store', 'config', 'errors', 'failsafe'],

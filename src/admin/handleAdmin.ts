@@ -59,6 +59,7 @@ const patchBody = z.strictObject({
   requireSecret: z.boolean().optional(),
   requireJwt: z.boolean().optional(),
   jwtAudience: z.string().min(1).nullable().optional(),
+  routeHeader: z.enum(['off', 'on', 'asked']).optional(),
   networks: z.array(z.string()).optional(),
 })
 
@@ -147,14 +148,16 @@ async function route(deps: AdminDeps, request: AdminRequest): Promise<AdminRespo
 
 async function patchKey(deps: AdminDeps, key: string, patch: z.infer<typeof patchBody>) {
   const { admin } = deps
-  const { dailyCredits, creditsPerSecond, failover, requireSecret, requireJwt, jwtAudience, networks } = patch
+  const { dailyCredits, creditsPerSecond, failover, requireSecret, requireJwt, jwtAudience, routeHeader } =
+    patch
   if (dailyCredits !== undefined || creditsPerSecond !== undefined || failover !== undefined) {
     await admin.setLimits(key, definedOnly({ dailyCredits, creditsPerSecond, failover }))
   }
-  if (requireSecret !== undefined || requireJwt !== undefined || jwtAudience !== undefined) {
-    await admin.setSecurity(key, definedOnly({ requireSecret, requireJwt, jwtAudience }))
+  const security = { requireSecret, requireJwt, jwtAudience, routeHeader }
+  if (Object.values(security).some((value) => value !== undefined)) {
+    await admin.setSecurity(key, definedOnly(security))
   }
-  if (networks !== undefined) await admin.setNetworks(key, networks, deps.networks)
+  if (patch.networks !== undefined) await admin.setNetworks(key, patch.networks, deps.networks)
   return admin.show(key)
 }
 

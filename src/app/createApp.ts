@@ -37,6 +37,7 @@ import { handleSocketUpgrade } from '../pipeline/handleSocketUpgrade.ts'
 import { assertPortFree } from '../server/assertPortFree.ts'
 import { attachWebSockets, type WebSockets } from '../server/attachWebSockets.ts'
 import { createHttpServer, type HttpServer } from '../server/createHttpServer.ts'
+import { isTracingOn } from '../tracing/isTracingOn.ts'
 import { createAnswerMemory, smallMessageBytes } from '../upstreams/AnswerBudget.ts'
 import { createDatabaseProbe } from './createDatabaseProbe.ts'
 import { createNetworkServices } from './createNetworkServices.ts'
@@ -92,6 +93,11 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     // workers share the port and the database file the primary checked and locked
     const { worker } = options
     if (!worker) await assertPortFree(config.server.port, config.server.host)
+    // the SDK is loaded only when tracing is on; its spans are sent last, after the drain
+    const traces = isTracingOn(config.tracing)
+      ? (await import('../tracing/startTracing.ts')).startTracing(config.tracing)
+      : undefined
+    if (traces) cleanups.push(() => traces.close())
     const stores = await createStores(config.storage, {
       exclusive: !worker,
       onSessionError: (err) =>
@@ -205,6 +211,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       maxBatchSize: config.server.maxBatchSize,
       maxJsonDepth: config.server.maxJsonDepth,
       log,
+      tracing: traces?.tracing,
       verifySecret: createSecretVerifier({
         hashKey: secretHashKey,
         store: stores.keys,

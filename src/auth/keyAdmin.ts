@@ -23,7 +23,13 @@ export type CreateKeyOptions = {
 }
 
 export type LimitsPatch = { dailyCredits?: number; creditsPerSecond?: number; failover?: boolean }
-export type SecurityPatch = { requireSecret?: boolean; requireJwt?: boolean; jwtAudience?: string | null }
+export type SecurityPatch = {
+  requireSecret?: boolean
+  requireJwt?: boolean
+  jwtAudience?: string | null
+  /** The route headers on the key's answers (docs/observability.md#route-header). */
+  routeHeader?: KeySettings['routeHeader']
+}
 
 export type KeyAdmin = ReturnType<typeof createKeyAdmin>
 
@@ -184,6 +190,7 @@ export function createKeyAdmin(store: KeyStore, initialPlans: PlansConfig) {
         if (patch.requireJwt !== undefined) next.jwt.required = patch.requireJwt
         if (patch.jwtAudience === null) delete next.jwt.audience
         else if (patch.jwtAudience !== undefined) next.jwt.audience = patch.jwtAudience
+        if (patch.routeHeader !== undefined) next.routeHeader = patch.routeHeader
         checkLimits(apiKey.account, next)
         return next
       })

@@ -21,6 +21,11 @@ export const keySettingsSchema = z.object({
   requireSecret: z.boolean().default(false),
   /** Partner failover for every request of this key (its plan must allow failover). */
   failover: z.boolean().default(false),
+  /**
+   * The route headers (which upstream answered, the attempts, the cache: docs/observability.md):
+   * `off`, `on` (every answer), or `asked` (answers to requests that send `X-Tollgate-Route: 1`).
+   */
+  routeHeader: z.enum(['off', 'on', 'asked']).default('off'),
   /** Networks this key may use; empty = all. */
   networks: z.array(z.string()).default([]),
   allowlists: z

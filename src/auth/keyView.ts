@@ -16,6 +16,7 @@ export function toKeyView(key: ApiKey) {
     accountDailyCredits: key.account.dailyCredits,
     accountCreditsPerSecond: key.account.creditsPerSecond,
     failover: settings.failover,
+    routeHeader: settings.routeHeader,
     hasSecret: settings.secretHash !== undefined,
     requireSecret: settings.requireSecret,
     networks: settings.networks,

@@ -150,7 +150,7 @@ export function addKeysCommand(program: Command): void {
 
   keys
     .command('security')
-    .description('require a secret or a JWT, and set the JWT audience')
+    .description('require a secret or a JWT, set the JWT audience and the route headers')
     .argument('<key>')
     .option('--require-secret', 'refuse requests without the secret')
     .option('--no-require-secret', 'accept requests without the secret')
@@ -158,18 +158,30 @@ export function addKeysCommand(program: Command): void {
     .option('--no-require-jwt', 'accept requests without a JWT')
     .option('--jwt-audience <aud>', 'the `aud` every JWT must carry')
     .option('--no-jwt-audience', 'accept JWTs whatever their audience')
+    .addOption(
+      new Option(
+        '--route-header <mode>',
+        'which upstream answered, on the answers: off, on, or asked',
+      ).choices(['off', 'on', 'asked']),
+    )
     .option('--json', 'print JSON')
     .addOption(configOption())
     .action(
       (
         key: string,
-        options: Common & { requireSecret?: boolean; requireJwt?: boolean; jwtAudience?: string | false },
+        options: Common & {
+          requireSecret?: boolean
+          requireJwt?: boolean
+          jwtAudience?: string | false
+          routeHeader?: 'off' | 'on' | 'asked'
+        },
       ) =>
         withAdmin(options.config, async ({ admin }) => {
           const updated = await admin.setSecurity(key, {
             ...(options.requireSecret === undefined ? {} : { requireSecret: options.requireSecret }),
             ...(options.requireJwt === undefined ? {} : { requireJwt: options.requireJwt }),
             ...(options.jwtAudience === undefined ? {} : { jwtAudience: options.jwtAudience || null }),
+            ...(options.routeHeader === undefined ? {} : { routeHeader: options.routeHeader }),
           })
           printKey(updated, options.json)
         }),
@@ -273,6 +285,7 @@ function printKey(key: ApiKey, json: boolean | undefined) {
     ['daily credits', view.dailyCredits === null ? "the plan's" : String(view.dailyCredits)],
     ['credits per second', view.creditsPerSecond === null ? "the plan's" : String(view.creditsPerSecond)],
     ['failover', view.failover ? 'on' : 'off'],
+    ['route header', view.routeHeader],
     ['secret', view.hasSecret ? (view.requireSecret ? 'set, required' : 'set') : 'none'],
     ['networks', view.networks.length === 0 ? 'all' : view.networks.join(', ')],
     [

@@ -4,6 +4,7 @@ import { parseOrigin } from '../formats/parseOrigin.ts'
 import { devnetSchema } from './devnetSchema.ts'
 import { networkSchema } from './networkSchema.ts'
 import { plansSchema } from './plansSchema.ts'
+import { tracingSchema } from './tracingSchema.ts'
 import type { upstreamSchema } from './upstreamSchema.ts'
 
 /**
@@ -342,6 +343,7 @@ export const configSchema = z.strictObject({
       token: z.string().min(16, 'expected at least 16 characters').optional(),
     })
     .prefault({}),
+  tracing: tracingSchema,
   log: z
     .strictObject({
       level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -119,6 +119,7 @@ function keyRequest(key: string, request: GasRequest): KeyRequest {
     origin: request.origin,
     userAgent: request.userAgent,
     enableFailover: undefined,
+    headers: undefined,
   }
 }
 

@@ -22,6 +22,11 @@ export type KeyRequest = {
   userAgent: string | undefined
   /** The `Enable-Failover` header. */
   enableFailover: string | undefined
+  /**
+   * Every header of the request, read only where one is needed: `traceparent` and `tracestate`
+   * when tracing is on, `x-tollgate-route` for a key whose route header is `asked`.
+   */
+  headers: Readonly<Record<string, string | string[] | undefined>> | undefined
 }
 
 export type KeyRequestDeps = AuthenticateDeps & { keys: KeyRegistry; networks: NetworkRegistry }

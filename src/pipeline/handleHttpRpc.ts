@@ -16,6 +16,8 @@ import {
   type KeyRequestDeps,
 } from './authorizeKeyRequest.ts'
 import { chargeRefusal } from './chargeRefusal.ts'
+import type { RequestTrace, RequestTracing } from './RequestTrace.ts'
+import { recordingTrails, routeHeaders, wantsRouteHeaders } from './routeHeaders.ts'
 import { errorOutcome, type RpcOutcome, runRpcRequest } from './runRpcRequest.ts'
 
 export type HttpRpcRequest = {
@@ -45,6 +47,8 @@ export type HttpRpcDeps = KeyRequestDeps & {
   maxBatchSize: number
   maxJsonDepth: number
   log: Logger
+  /** Starts each request's trace; undefined when tracing is off (docs/observability.md#traces). */
+  tracing: RequestTracing | undefined
 }
 
 /**
@@ -52,11 +56,35 @@ export type HttpRpcDeps = KeyRequestDeps & {
  * allowlists, then the body and every call. A request that has not proved what its key requires is
  * answered from its headers alone: its body is never read, it costs nothing and carries no credit
  * headers. A body refused whole (413, 415, parse errors) costs 5 credits. Rejects only with the
- * body stream's own error (the client went away mid-body).
+ * body stream's own error (the client went away mid-body). With tracing on, the request is a trace
+ * that continues the caller's `traceparent` (docs/observability.md#traces).
  */
-export async function handleHttpRpc(deps: HttpRpcDeps, request: HttpRpcRequest): Promise<HttpRpcResponse> {
+export function handleHttpRpc(deps: HttpRpcDeps, request: HttpRpcRequest): Promise<HttpRpcResponse> {
+  if (deps.tracing === undefined) return served(deps, request, undefined)
+  const headers = request.keyRequest.headers
+  const trace = deps.tracing.startRequest('http', oneOf(headers?.traceparent), oneOf(headers?.tracestate))
+  return served(deps, request, trace).then(
+    (response) => {
+      trace.finish({ 'http.response.status_code': response.status }, response.status >= 500)
+      return response
+    },
+    (err: unknown) => {
+      trace.finish({}, true)
+      throw err
+    },
+  )
+}
+
+/** The request's answer, its steps' spans on `trace` when it is traced; the route headers when its key asks. */
+async function served(
+  deps: HttpRpcDeps,
+  request: HttpRpcRequest,
+  trace: RequestTrace | undefined,
+): Promise<HttpRpcResponse> {
   const { keyRequest } = request
+  const authenticated = trace?.step('authenticate')
   const access = authorizeUnverified(deps, keyRequest) ?? (await authorizeKeyRequest(deps, keyRequest))
+  authenticated?.({ 'tollgate.authorized': access.ok })
   if (!access.ok) {
     // the body is not read, so the call's id is not known
     const { payload, httpStatus, headers } = errorOutcome(deps, null, access.error)
@@ -83,8 +111,30 @@ export async function handleHttpRpc(deps: HttpRpcDeps, request: HttpRpcRequest):
     }
     const { cancellation, answerBudget } = request
     const { meter, filterIds, log } = deps
-    const ctx = { network, key, guard, failover, meter, filterIds, cancellation, answerBudget, log }
-    return response(deps, key, network.name, await runRpcRequest(ctx, parsed))
+    const routed = wantsRouteHeaders(key, keyRequest)
+    const trails = trace ?? (routed ? recordingTrails : undefined)
+    const ctx = {
+      network,
+      key,
+      guard,
+      failover,
+      meter,
+      filterIds,
+      cancellation,
+      answerBudget,
+      log,
+      trails,
+      trace,
+    }
+    const outcome = await runRpcRequest(ctx, parsed)
+    trace?.note({
+      'tollgate.key': keyRef(key.apiKey.key),
+      'tollgate.network': network.name,
+      'tollgate.credits': outcome.settlement?.chargedCredits ?? 0,
+    })
+    const answer = response(deps, key, network.name, outcome)
+    if (routed && outcome.trails) answer.headers?.push(...routeHeaders(outcome.trails))
+    return answer
   } finally {
     network.calls.leave()
   }
@@ -144,6 +194,11 @@ function creditHeaders(meter: Meter, key: KeyEntry, outcome: RpcOutcome): string
     for (const name in outcome.errorHeaders) headers.push(name, outcome.errorHeaders[name] as string)
   if (outcome.partner) headers.push('x-served-by', 'partner')
   return headers
+}
+
+/** A header's value; the first when it came more than once. */
+function oneOf(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value
 }
 
 function toHeaderList(headers: Record<string, string>): string[] {

@@ -10,6 +10,7 @@ import type { RpcCall, RpcId, RpcPayload } from '../jsonrpc/types.ts'
 import { withId } from '../jsonrpc/withId.ts'
 import type { FilterRole, MethodSpec } from '../methods/methodTable.ts'
 import type { Network } from '../networks/createNetwork.ts'
+import type { CallTrail } from '../upstreams/CallTrail.ts'
 import { readNodeError } from '../upstreams/nodeErrors.ts'
 import type { SendOptions } from '../upstreams/SendOptions.ts'
 import { sendWithPartners } from '../upstreams/sendWithPartners.ts'
@@ -39,9 +40,14 @@ type ReadyCall = PreparedCall & { ok: true }
  * answer (a new filter's id sealed, "not found" as null, the shown head). Which of the steps around
  * the send a method needs is worked out once, in the method table (MethodSpec.duties). Upstream
  * answers are returned as the bytes the node sent, parsed only when a duty must look inside. Rejects
- * with TollgateErrors; the caller turns them into wire errors.
+ * with TollgateErrors; the caller turns them into wire errors. `trail`, when given, records the
+ * cache's part and every upstream attempt (the route header, a trace).
  */
-export async function handleRpc(ctx: RpcContext, prepared: ReadyCall): Promise<CallAnswer> {
+export async function handleRpc(
+  ctx: RpcContext,
+  prepared: ReadyCall,
+  trail: CallTrail | undefined,
+): Promise<CallAnswer> {
   const { call, spec } = prepared
   const { network } = ctx
   if (spec.duties.answerHere) {
@@ -64,8 +70,10 @@ export async function handleRpc(ctx: RpcContext, prepared: ReadyCall): Promise<C
   const route = routeOf(ctx, prepared, params, scope, bounded)
   const answer =
     network.cache && scope !== 'never'
-      ? await cachedAnswer(ctx, network.cache, prepared, params, scope, route)
-      : toCallAnswer(await forward(ctx, spec, bodyOf(prepared, params), call.id, route, ctx.cancellation))
+      ? await cachedAnswer(ctx, network.cache, prepared, params, scope, route, trail)
+      : toCallAnswer(
+          await forward(ctx, spec, bodyOf(prepared, params), call.id, route, ctx.cancellation, trail),
+        )
   if (!spec.duties.afterAnswer) return answer
   const done = afterAnswer(ctx, call.id, spec, answer)
   return spec.monotonicHead ? await shownHead(network, call.id, done, lowers) : done
@@ -121,22 +129,31 @@ async function cachedAnswer(
   params: unknown[],
   scope: Exclude<CacheScope, 'never'>,
   route: Route,
+  trail: CallTrail | undefined,
 ): Promise<CallAnswer> {
   // the params are serialised once: for the cache key and the upstream body alike
   const paramsJson = JSON.stringify(params)
   const key = `${spec.name}${paramsJson}`
   const hit = cache.get(key, scope, call.id)
   if (hit !== undefined) {
+    trail?.usedCache('hit')
     holdKept(ctx, hit)
     return hit
   }
   const body = `{"jsonrpc":"2.0","id":1,"method":${JSON.stringify(call.method)},"params":${paramsJson}}`
+  // a call that joins another's load (or finds its answer kept by then) makes no attempt of its own
+  let loading = false
   const loaded = await cache.load(
     key,
     scope,
-    () => load(ctx, spec, body, route),
+    () => {
+      loading = true
+      trail?.usedCache('miss')
+      return load(ctx, spec, body, route, trail)
+    },
     route.partners ? 'failover' : undefined,
   )
+  if (!loading) trail?.usedCache('joined')
   const payload = 'result' in loaded ? resultAnswer(call.id, loaded.result) : withId(loaded.answer, call.id)
   holdKept(ctx, payload)
   return loaded.partner === true ? new PartnerAnswer(payload) : payload
@@ -172,10 +189,11 @@ async function forward(
   id: RpcId,
   route: Route,
   cancellation: Cancellation | undefined,
+  trail: CallTrail | undefined,
 ): Promise<FetchedAnswer> {
   const { network } = ctx
   const { checkLogs, logs } = route
-  const options = sendOptions(ctx, route, cancellation)
+  const options = sendOptions(ctx, route, cancellation, trail)
   const atOnce = logs !== undefined && splitsAtOnce(network, logs)
   let fetched: FetchedAnswer
   if (atOnce) fetched = { body: await splitLogsRange(network, logs, undefined, id, options), partner: false }
@@ -201,9 +219,15 @@ async function forward(
  * leaves, so it holds what it takes in on a budget of its own until it ends (each caller then takes
  * the answer it is given on its own budget).
  */
-function load(ctx: RpcContext, spec: MethodSpec, body: string, route: Route): Promise<FetchedAnswer> {
+function load(
+  ctx: RpcContext,
+  spec: MethodSpec,
+  body: string,
+  route: Route,
+  trail: CallTrail | undefined,
+): Promise<FetchedAnswer> {
   const answerBudget = ctx.answerBudget.forShared()
-  return forward({ ...ctx, answerBudget }, spec, body, 1, route, undefined).finally(() =>
+  return forward({ ...ctx, answerBudget }, spec, body, 1, route, undefined, trail).finally(() =>
     answerBudget.release(),
   )
 }
@@ -213,6 +237,7 @@ function sendOptions(
   ctx: RpcContext,
   { retry, headSensitive, block, fromBlock, needsState, nullIsMissing, rawTransaction, capsGas, logs }: Route,
   cancellation: Cancellation | undefined,
+  trail: CallTrail | undefined,
 ): SendOptions & { deadline: number } {
   return {
     deadline: performance.now() + ctx.network.timeoutMs,
@@ -228,6 +253,7 @@ function sendOptions(
     answerBudget: ctx.answerBudget,
     // eth_getLogs by range: whether every upstream refused it, for the limit splitLogsRange keeps
     answeredBy: logs ? { members: 0 } : undefined,
+    trail,
   }
 }
 

@@ -13,6 +13,7 @@ import type { SubscriptionHub } from '../subscriptions/createSubscriptionHub.ts'
 import type { AnswerBudget, AnswerMemory } from '../upstreams/AnswerBudget.ts'
 import { chargeRefusal } from './chargeRefusal.ts'
 import type { SocketAccess, SocketAccessResult, SocketGrant } from './createSocketAccess.ts'
+import type { RequestTracing } from './RequestTrace.ts'
 import type { RpcContext } from './rpcContext.ts'
 import { errorOutcome, runRpcRequest } from './runRpcRequest.ts'
 
@@ -39,6 +40,8 @@ export type RpcSocketOptions = {
   answers: AnswerMemory
   /** The process's bound on request bodies and messages in flight, shared with HTTP. */
   bodies: ByteBulkhead
+  /** Each message is a trace of its own when tracing is on (a message carries no trace context). */
+  tracing: RequestTracing | undefined
 }
 
 export type RpcSocketSession = {
@@ -143,9 +146,13 @@ export function openRpcSocket(
     // held until the answer is written out (send's callback), or dropped
     const answerBudget = options.answers.forRequest(options.maxBufferedBytes)
     let body: RpcPayload
+    const trace = options.tracing?.startRequest('ws', undefined, undefined)
     try {
-      body = (await runRpcRequest({ ...current, answerBudget }, request)).body
+      const outcome = await runRpcRequest({ ...current, answerBudget, trails: trace, trace }, request)
+      trace?.finish({ 'tollgate.credits': outcome.settlement?.chargedCredits ?? 0 }, false)
+      body = outcome.body
     } catch (err) {
+      trace?.finish({}, true)
       answerBudget.release()
       throw err
     }

@@ -80,6 +80,8 @@ export async function handleSocketUpgrade(
           filterIds: deps.filterIds,
           cancellation,
           log: deps.log,
+          trails: undefined,
+          trace: undefined,
         },
         port,
         {
@@ -92,6 +94,7 @@ export async function handleSocketUpgrade(
           access: keyAccess,
           answers: deps.answers,
           bodies: deps.bodies,
+          tracing: deps.tracing,
         },
       )
       const stopWatching = deps.keys.onChange(({ changed, removed }) => {

@@ -6,6 +6,7 @@ import type { Cancellation } from '../failsafe/Cancellation.ts'
 import type { Meter } from '../metering/meterTypes.ts'
 import type { Network } from '../networks/createNetwork.ts'
 import type { AnswerBudget } from '../upstreams/AnswerBudget.ts'
+import type { CallTrails, RequestTrace } from './RequestTrace.ts'
 
 /** What one authenticated request carries through the pipeline. */
 export type RpcContext = {
@@ -23,6 +24,13 @@ export type RpcContext = {
   /** What the request's answers may hold (a batch's add up); released by the transport once sent. */
   answerBudget: AnswerBudget
   log: Logger
+  /**
+   * Where each call's trail goes (the route header, the trace): undefined when nothing reads them,
+   * and the request path then records none.
+   */
+  trails: CallTrails | undefined
+  /** The request's trace, when it is traced (its steps' spans). */
+  trace: RequestTrace | undefined
   /** Present on WebSocket connections: eth_subscribe and eth_unsubscribe are theirs. */
   subscriptions?: SubscriptionHandler
 }

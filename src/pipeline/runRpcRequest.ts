@@ -5,9 +5,11 @@ import type { RpcEntry, RpcId, RpcPayload, RpcRequest } from '../jsonrpc/types.t
 import { withRawIds } from '../jsonrpc/withRawIds.ts'
 import type { Admission, Settlement, UsageRecord } from '../metering/meterTypes.ts'
 import { priceOf } from '../methods/priceOf.ts'
+import type { CallTrail } from '../upstreams/CallTrail.ts'
 import { ClientGoneError } from '../upstreams/PoolCall.ts'
 import { type CallAnswer, handleRpc, PartnerAnswer } from './handleRpc.ts'
 import { type PreparedCall, prepareCall } from './prepareCall.ts'
+import type { SpanAttributes } from './RequestTrace.ts'
 import type { RpcContext } from './rpcContext.ts'
 
 export type RpcOutcome = {
@@ -20,6 +22,8 @@ export type RpcOutcome = {
   partner: boolean
   /** The refusal's own headers (a 402's or 429's Retry-After), from the one error mapping. */
   errorHeaders?: Record<string, string> | undefined
+  /** Each call's trail, in call order (undefined for a call refused before it ran), when ctx.trails. */
+  trails?: (CallTrail | undefined)[] | undefined
 }
 
 type CallOutcome = {
@@ -30,6 +34,7 @@ type CallOutcome = {
   partner: boolean
   /** A failure's own headers (a busy server's Retry-After): a single call's answer carries them. */
   errorHeaders?: Record<string, string> | undefined
+  trail?: CallTrail | undefined
 }
 
 /** The label usage is recorded under for a batch's envelope charge. */
@@ -53,14 +58,16 @@ async function runSingle(ctx: RpcContext, entry: RpcEntry): Promise<RpcOutcome> 
   const prepared = prepareCall(ctx, entry)
   const { meter, key } = ctx
   let admission: Admission
+  const metered = ctx.trace?.step('meter')
   try {
     // the most it can cost held: by this process nearly always, else once the bank has said
     admission =
       meter.admitNow(key.subject, prepared.costCredits) ??
       (await meter.askBank(key.subject, prepared.costCredits))
   } catch (err) {
-    return refusal(ctx, idOf(prepared), err)
+    return refusal(ctx, idOf(prepared), err, metered)
   }
+  metered?.({ 'tollgate.credits_held': prepared.costCredits })
   const outcome = await runCall(ctx, prepared)
   const settlement = ctx.meter.settle(admission, [outcome.usage])
   return {
@@ -69,6 +76,7 @@ async function runSingle(ctx: RpcContext, entry: RpcEntry): Promise<RpcOutcome> 
     settlement,
     partner: outcome.partner,
     errorHeaders: outcome.errorHeaders,
+    trails: ctx.trails && [outcome.trail],
   }
 }
 
@@ -79,11 +87,13 @@ async function runBatch(ctx: RpcContext, entries: RpcEntry[]): Promise<RpcOutcom
   for (const call of prepared) estimate += call.costCredits
   const { meter, key } = ctx
   let admission: Admission
+  const metered = ctx.trace?.step('meter')
   try {
     admission = meter.admitNow(key.subject, estimate) ?? (await meter.askBank(key.subject, estimate))
   } catch (err) {
-    return refusal(ctx, null, err)
+    return refusal(ctx, null, err, metered)
   }
+  metered?.({ 'tollgate.credits_held': estimate })
 
   const outcomes = await Promise.all(prepared.map((call) => runCall(ctx, call)))
   const usage = outcomes.map((outcome) => outcome.usage)
@@ -103,23 +113,52 @@ async function runBatch(ctx: RpcContext, entries: RpcEntry[]): Promise<RpcOutcom
     body: payloads.length === 0 ? '' : serializeBatch(payloads),
     settlement,
     partner,
+    trails: ctx.trails && outcomes.map((outcome) => outcome.trail),
   }
 }
 
-/** A request the meter refused (402/429, with `id`): it costs nothing. */
-function refusal(ctx: RpcContext, id: RpcId, err: unknown): RpcOutcome {
+/** A request the meter refused (402/429, with `id`): it costs nothing (its `meter` span says so, when traced). */
+function refusal(
+  ctx: RpcContext,
+  id: RpcId,
+  err: unknown,
+  metered: ((attributes: SpanAttributes) => void) | undefined,
+): RpcOutcome {
   const { payload, httpStatus, headers } = errorOutcome(ctx, id, err)
+  metered?.({ 'tollgate.refused': httpStatus })
   return { status: httpStatus, body: payload, settlement: undefined, partner: false, errorHeaders: headers }
 }
 
 /** One call of a request, refused, answered or failed, with what it costs. */
 async function runCall(ctx: RpcContext, prepared: PreparedCall): Promise<CallOutcome> {
   if (!prepared.ok) return refusedCall(ctx, prepared)
+  if (ctx.trails) return trailedCall(ctx, ctx.trails, prepared)
   try {
-    return answeredCall(ctx, prepared, await handleRpc(ctx, prepared))
+    return answeredCall(ctx, prepared, await handleRpc(ctx, prepared, undefined))
   } catch (err) {
     return failedCall(ctx, prepared, err)
   }
+}
+
+/** A call whose trail someone reads (the route header, a trace): its outcome carries it. */
+async function trailedCall(
+  ctx: RpcContext,
+  trails: NonNullable<RpcContext['trails']>,
+  prepared: PreparedCall & { ok: true },
+): Promise<CallOutcome> {
+  const trail = trails.start(prepared.spec.name, ctx.network.name)
+  let outcome: CallOutcome
+  let error: string | undefined
+  try {
+    outcome = answeredCall(ctx, prepared, await handleRpc(ctx, prepared, trail))
+  } catch (err) {
+    outcome = failedCall(ctx, prepared, err)
+    error = err instanceof Error ? err.name : 'Error'
+  }
+  const { httpStatus: status, usage, partner } = outcome
+  trails.end(trail, { status, credits: usage.credits, partner, error })
+  outcome.trail = trail
+  return outcome
 }
 
 /** A call refused before it ran: what refused input costs, and its error. */

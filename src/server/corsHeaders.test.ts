@@ -42,6 +42,9 @@ describe('preflightHeaders', () => {
       'authorization',
       'content-type',
       'enable-failover',
+      'traceparent',
+      'tracestate',
+      'x-tollgate-route',
       'x-trace',
     ])
     assert.equal(headers?.['access-control-max-age'], '600')

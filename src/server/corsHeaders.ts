@@ -8,9 +8,18 @@ export type CorsOptions = {
 }
 
 /** What a browser may read of an answer beyond the simple headers: the credit and retry hints. */
-const exposedHeaders = 'X-Credits-Charged, X-Credits-Remaining, X-RateLimit-Reset, Retry-After, X-Served-By'
+const exposedHeaders =
+  'X-Credits-Charged, X-Credits-Remaining, X-RateLimit-Reset, Retry-After, X-Served-By, ' +
+  'X-Tollgate-Upstream, X-Tollgate-Attempts, X-Tollgate-Cache'
 const allowedMethods = 'POST, GET, OPTIONS'
-const allowedHeaders = ['content-type', 'authorization', 'enable-failover']
+const allowedHeaders = [
+  'content-type',
+  'authorization',
+  'enable-failover',
+  'x-tollgate-route',
+  'traceparent',
+  'tracestate',
+]
 
 /**
  * The CORS headers of an answer to a browser request (one that sent `Origin`), errors included, so

@@ -21,5 +21,6 @@ export function keyRequestOf(
     origin: headers.origin,
     userAgent: headers['user-agent'],
     enableFailover: Array.isArray(enableFailover) ? enableFailover[0] : enableFailover,
+    headers,
   }
 }

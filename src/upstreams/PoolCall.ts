@@ -82,6 +82,7 @@ export class PoolCall implements BlockPin {
   readonly answerBudget: AnswerBudget | undefined
   readonly capsGas: 'ours' | 'client' | undefined
   readonly answeredBy: { members: number } | undefined
+  readonly trail: SendOptions['trail']
   /** Sent once more with its gas at a node's cap: not again. */
   gasCapped = false
   readonly deadline: number
@@ -121,6 +122,7 @@ export class PoolCall implements BlockPin {
     this.answerBudget = sendOptions.answerBudget
     this.capsGas = sendOptions.capsGas
     this.answeredBy = sendOptions.answeredBy
+    this.trail = sendOptions.trail
     this.deadline = sendOptions.deadline ?? this.pool.now() + this.pool.timeoutMs
     this.maxAttempts = this.retry || this.rawTransaction !== undefined ? this.pool.maxAttempts : 1
     this.hedgePolicy = this.retry && this.rawTransaction === undefined ? this.pool.hedge : undefined
@@ -282,11 +284,11 @@ export class PoolCall implements BlockPin {
   hedgeAttempt(superseded: Cancellation): Promise<Step> | undefined {
     if (this.started >= this.maxAttempts || this.deadline - this.pool.now() <= 0) return undefined
     const member = this.pool.ranking.pick(this.headSensitive, this.tried, true, undefined, this)
-    return member && this.attempt(member, superseded)
+    return member && this.attempt(member, superseded, true)
   }
 
   /** One attempt on `member`; its outcome is held for or against the member as soon as it is in. */
-  attempt(member: PoolMember, superseded: Cancellation | undefined): Promise<Step> {
+  attempt(member: PoolMember, superseded: Cancellation | undefined, hedge = false): Promise<Step> {
     const index = this.started++
     const began = this.pool.now()
     const remaining = this.deadline - began
@@ -304,16 +306,19 @@ export class PoolCall implements BlockPin {
     // a list of one at first (an empty one would be given room for 16)
     if (this.tried) this.tried.push(member)
     else this.tried = [member]
+    const begun = this.trail?.begin(member, hedge)
     const stops = {
       cancellation: this.cancellation,
       superseded,
       timers: this.pool.timers,
       budget: this.answerBudget,
+      traceparent: begun?.traceparent,
     }
     return attemptUpstream(member.upstream, this.body, timeoutMs, stops, (judged): Step => {
       const tookMs = this.pool.now() - began
       member.recordAttempt(tookMs, outcomeOf(judged))
       const verdict = this.nullIsMissing && 'answer' in judged ? this.unlessNull(judged.answer) : judged
+      if (begun) this.trail?.end(begun.attempt, verdict)
       if ('answer' in verdict) member.recordSuccess(tookMs)
       else if (!verdict.clientGone) this.failed(member, verdict, probe, timeoutMs >= remaining)
       return { member, verdict }

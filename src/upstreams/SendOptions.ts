@@ -1,5 +1,6 @@
 import type { Cancellation } from '../failsafe/Cancellation.ts'
 import type { AnswerBudget } from './AnswerBudget.ts'
+import type { CallTrail } from './CallTrail.ts'
 
 /** What a call through a pool asks of it (UpstreamPool.send). */
 export type SendOptions = {
@@ -56,4 +57,6 @@ export type SendOptions = {
    * many members answered it. Equal to the pool's members, every upstream said so.
    */
   answeredBy?: { members: number } | undefined
+  /** Where the call's attempts are recorded (the route header, a trace); undefined: nowhere. */
+  trail?: CallTrail | undefined
 }

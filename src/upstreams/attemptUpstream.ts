@@ -13,6 +13,8 @@ export type AttemptStops = {
   timers?: Timers
   /** The client's answer budget: an answer past it stops the attempt with its refusal. */
   budget?: AnswerBudget | undefined
+  /** The W3C trace context to send the node (a traced call). */
+  traceparent?: string | undefined
 }
 
 /**
@@ -63,6 +65,7 @@ export function attemptUpstream<T = Verdict>(
             if (stoppedFor !== undefined) abortRequest(new Error(stoppedFor))
           },
           budget: stops.budget,
+          traceparent: stops.traceparent,
         },
         (result) => {
           if (stoppedFor === undefined) settle(judged(judge(result)))

@@ -10,6 +10,8 @@ export type PostOptions = {
   onStart?: (abort: (reason: Error) => void) => void
   /** Per-request inactivity timeout (headers, then body); 0 leaves it to the caller. */
   timeoutMs?: number
+  /** The W3C trace context sent to the node with this request (a traced call's attempt). */
+  traceparent?: string | undefined
   /** What the client's request may hold of answers: the body is refused (aborted) past it. */
   budget?: AnswerBudget | undefined
 }
@@ -20,6 +22,8 @@ export type PostResult = { response: UpstreamResponse } | { error: Error & { cod
 export type Upstream = {
   /** Printable name: the configured name, or the redacted URL. Never the credentials. */
   label: string
+  /** The configured name, if any: what clients and traces may be shown (never the URL). */
+  name?: string | undefined
   /** POSTs one JSON-RPC body and collects the answer; rejects on connection errors and aborts. */
   post(body: string | Buffer, options?: PostOptions): Promise<UpstreamResponse>
   /** The same without a promise, for the request path: `done` is called once, with how it ended. */
@@ -52,18 +56,26 @@ export function createUpstream(config: UpstreamConfig, options: CreateUpstreamOp
 
   function dispatch(
     body: string | Buffer,
-    { onStart, timeoutMs = 0, budget }: PostOptions,
+    { onStart, timeoutMs = 0, budget, traceparent }: PostOptions,
     done: (result: PostResult) => void,
   ) {
     const handler = new CollectingHandler(done, options.maxResponseBytes, onStart, budget)
     pool.dispatch(
-      { path, method: 'POST', headers, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs },
+      {
+        path,
+        method: 'POST',
+        headers: traceparent === undefined ? headers : { ...headers, traceparent },
+        body,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+      },
       handler,
     )
   }
 
   return {
     label: config.name ?? redactUrl(config.url),
+    name: config.name,
     post(body, postOptions = {}) {
       return new Promise((resolve, reject) => {
         dispatch(body, postOptions, (result) => {

@@ -5,6 +5,7 @@ import { createFakeTimers, type FakeTimers } from '../../test/helpers/createFake
 import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/upstreamErrors.ts'
 import { Cancellation } from '../failsafe/Cancellation.ts'
 import type { AttemptOutcome } from './AttemptDurations.ts'
+import { CallTrail } from './CallTrail.ts'
 import type { PostOptions, Upstream, UpstreamResponse } from './createUpstream.ts'
 import { createUpstreamPool, type UpstreamPool, type UpstreamPoolOptions } from './createUpstreamPool.ts'
 import { NodeErrorAnswer } from './judgeAttempt.ts'
@@ -1021,6 +1022,22 @@ describe('createUpstreamPool', () => {
         ],
       )
       assert.deepEqual([member(0).hedges, member(0).failures, member(0).lastError], [1, 0, undefined])
+    })
+
+    it("a call's trail records the first attempt and the hedge, each with its outcome", async () => {
+      const { pool, timers } = hedged(['hang', 'answer'])
+      const trail = new CallTrail(undefined)
+      const answer = pool.send('{}', { retry: true, trail })
+      await timers.advance(200)
+      await answer
+      assert.deepEqual(
+        trail.attempts.map(({ upstream, hedge, outcome }) => [upstream, hedge, outcome]),
+        [
+          ['#1', false, 'superseded'],
+          ['#2', true, 'ok'],
+        ],
+      )
+      assert.equal(trail.answeredBy()?.upstream, '#2')
     })
 
     it("the delay is the quantile of the member's recent latencies, within minDelayMs..maxDelayMs", async () => {
