@@ -95,7 +95,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     if (!worker) await assertPortFree(config.server.port, config.server.host)
     // the SDK is loaded only when tracing is on; its spans are sent last, after the drain
     const traces = isTracingOn(config.tracing)
-      ? (await import('../tracing/startTracing.ts')).startTracing(config.tracing)
+      ? (await import('../tracing/startTracing.ts')).startTracing(config.tracing, log)
       : undefined
     if (traces) cleanups.push(() => traces.close())
     const stores = await createStores(config.storage, {
