@@ -14,6 +14,7 @@ import {
   TracerProvider,
 } from '@opentelemetry/sdk-trace'
 import type { Logger } from 'pino'
+import { isProtocol, isSamplerName, samplerNameOf, tracingProtocolOf } from '../config/tracingEnv.ts'
 import type { TracingConfig } from '../config/tracingSchema.ts'
 import type { RequestTracing } from '../pipeline/RequestTrace.ts'
 import { createRequestTracing } from './createRequestTracing.ts'
@@ -42,12 +43,9 @@ export function startTracing(
   log: Logger,
   env: NodeJS.ProcessEnv = process.env,
 ): Tracing {
-  const protocol =
-    config.protocol ||
-    env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?.trim() ||
-    env.OTEL_EXPORTER_OTLP_PROTOCOL?.trim() ||
-    'http/protobuf'
-  if (protocol !== 'http/protobuf' && protocol !== 'http/json') {
+  // checked with the config (loadConfig); checked again for a caller that did not load it
+  const protocol = tracingProtocolOf(config, env)
+  if (!isProtocol(protocol)) {
     throw new Error(`OTLP protocol ${protocol} is not offered: use http/protobuf or http/json`)
   }
   const url = config.endpoint && `${config.endpoint.replace(/\/+$/, '')}/v1/traces`
@@ -99,6 +97,7 @@ export function samplerOf(config: TracingConfig, env: NodeJS.ProcessEnv): Sample
     return parentBased(new TraceIdRatioBasedSampler(config.sampleRatio), config.sampleRatio)
   }
   const name = samplerNameOf(env)
+  if (!isSamplerName(name)) throw new Error(`OTEL_TRACES_SAMPLER ${name} is not one tollgate offers`)
   const ratio = ratioOf(env.OTEL_TRACES_SAMPLER_ARG)
   switch (name) {
     case 'always_on':
@@ -114,24 +113,6 @@ export function samplerOf(config: TracingConfig, env: NodeJS.ProcessEnv): Sample
     case 'parentbased_always_on':
       return parentBased(new AlwaysOnSampler(), 1)
   }
-}
-
-/** The samplers OTEL_TRACES_SAMPLER may name. */
-export const samplerNames = [
-  'always_on',
-  'always_off',
-  'traceidratio',
-  'parentbased_always_on',
-  'parentbased_always_off',
-  'parentbased_traceidratio',
-] as const
-
-/** OTEL_TRACES_SAMPLER (default parentbased_always_on); one tollgate does not offer is an error. */
-function samplerNameOf(env: NodeJS.ProcessEnv): (typeof samplerNames)[number] {
-  const name = env.OTEL_TRACES_SAMPLER?.trim().toLowerCase() || 'parentbased_always_on'
-  const known = samplerNames.find((offered) => offered === name)
-  if (known === undefined) throw new Error(`OTEL_TRACES_SAMPLER ${name} is not one tollgate offers`)
-  return known
 }
 
 /** Keeps `ratio` of the spans it is asked about, by a random draw rather than by trace id. */
