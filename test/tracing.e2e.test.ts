@@ -175,6 +175,9 @@ describe('OpenTelemetry traces (http/json)', () => {
     const message = spans.find((span) => span.spanId === call.parentSpanId)
     assert.equal(message?.name, 'ws message')
     assert.equal(message?.parentSpanId, '')
+    assert.match(message?.attributes['tollgate.key'] ?? '', /^k:[0-9a-f]{10}$/)
+    assert.equal(message?.attributes['tollgate.network'], 'devnet')
+    assert.equal(message?.failed, false)
   })
 
   it('traces a batch as one trace with a span per call', () => {
