@@ -127,6 +127,27 @@ networks:
     })
   })
 
+  it('a tracing environment tollgate cannot honour (grpc, an unknown sampler): exit 2, named on stderr', async () => {
+    const on = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4317' }
+    const ran = await tollgate(['config', 'check', '--config', configFile], {
+      ...on,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+      OTEL_TRACES_SAMPLER: 'jaeger_remote',
+    })
+    assert.equal(ran.code, 2)
+    assert.equal(ran.stdout, '')
+    assert.match(
+      ran.stderr,
+      /OTEL_EXPORTER_OTLP_PROTOCOL: grpc is not offered: use http\/protobuf or http\/json/,
+    )
+    assert.match(ran.stderr, /OTEL_TRACES_SAMPLER: jaeger_remote is not one tollgate offers/)
+    // tracing off: a cluster's OTEL_* defaults are not looked at
+    const off = await tollgate(['config', 'check', '--config', configFile], {
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+    })
+    assert.equal(off.code, 0, off.stderr)
+  })
+
   it('without --config: $TOLLGATE_CONFIG, else the embedded devnet on SQLite', async () => {
     const fromEnv = await tollgate(['config', 'check'], { TOLLGATE_CONFIG: configFile })
     assert.equal(fromEnv.code, 0, fromEnv.stderr)

@@ -175,6 +175,9 @@ describe('OpenTelemetry traces (http/json)', () => {
     const message = spans.find((span) => span.spanId === call.parentSpanId)
     assert.equal(message?.name, 'ws message')
     assert.equal(message?.parentSpanId, '')
+    assert.match(message?.attributes['tollgate.key'] ?? '', /^k:[0-9a-f]{10}$/)
+    assert.equal(message?.attributes['tollgate.network'], 'devnet')
+    assert.equal(message?.failed, false)
   })
 
   it('traces a batch as one trace with a span per call', () => {
@@ -226,5 +229,59 @@ describe('OpenTelemetry traces (http/protobuf)', () => {
       'flaky',
       'recorder',
     ])
+  })
+})
+
+describe("OpenTelemetry traces: a caller's sampled flag", () => {
+  let node: TestNode
+  let flaky: FakeUpstream
+  let recorder: FakeUpstream
+  let receiver: OtlpReceiver
+
+  before(async () => {
+    node = await startTestNode({ loadBlocks: 1 })
+    ;({ flaky, recorder } = await startUpstreams(node))
+    receiver = await startOtlpReceiver()
+  })
+  after(async () => {
+    await receiver?.close()
+    await flaky?.close()
+    await recorder?.close()
+    await node?.stop()
+  })
+
+  /** A gateway with sampleRatio 0, sent one call whose traceparent says sampled, then stopped. */
+  async function callSampledByCaller(serviceName: string, trusting: boolean): Promise<void> {
+    const gateway = await startTestGateway({
+      config: gatewayConfig(flaky, recorder, {
+        endpoint: receiver.url,
+        protocol: 'http/json',
+        serviceName,
+        sampleRatio: 0,
+        ...(trusting ? { trustCallerSampling: true } : {}),
+      }),
+    })
+    try {
+      const traced = {
+        'content-type': 'application/json',
+        traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+      }
+      assert.equal((await postJson(gateway.endpoint, rpcBody('eth_chainId', []), traced)).status, 200)
+    } finally {
+      // what is queued is exported before close resolves
+      await gateway.close()
+    }
+  }
+
+  it('does not decide by default (sampleRatio 0: nothing exported); with trustCallerSampling it does', async () => {
+    await callSampledByCaller('untrusting', false)
+    await callSampledByCaller('trusting', true)
+    await until(() => receiver.spans.some((span) => span.service === 'trusting'), 'the trusting spans')
+    const trusted = receiver.spans.filter((span) => span.service === 'trusting')
+    assert.ok(trusted.every((span) => span.traceId === '4bf92f3577b34da6a3ce929d0e0e4736'))
+    assert.deepEqual(
+      receiver.spans.filter((span) => span.service === 'untrusting'),
+      [],
+    )
   })
 })

@@ -14,6 +14,7 @@ import { getSecretHashKey } from '../auth/hashSecret.ts'
 import { createKeyAdmin, type KeyAdmin } from '../auth/keyAdmin.ts'
 import type { KeyStore } from '../auth/keyStore.ts'
 import type { Config, NetworkConfig } from '../config/configSchema.ts'
+import { isTracingOn } from '../config/tracingEnv.ts'
 import { type Devnet, devnetNetwork, startDevnet } from '../devnet/startDevnet.ts'
 import { ByteBulkhead } from '../failsafe/ByteBulkhead.ts'
 import { systemTimers } from '../failsafe/Timers.ts'
@@ -37,7 +38,6 @@ import { handleSocketUpgrade } from '../pipeline/handleSocketUpgrade.ts'
 import { assertPortFree } from '../server/assertPortFree.ts'
 import { attachWebSockets, type WebSockets } from '../server/attachWebSockets.ts'
 import { createHttpServer, type HttpServer } from '../server/createHttpServer.ts'
-import { isTracingOn } from '../tracing/isTracingOn.ts'
 import { createAnswerMemory, smallMessageBytes } from '../upstreams/AnswerBudget.ts'
 import { createDatabaseProbe } from './createDatabaseProbe.ts'
 import { createNetworkServices } from './createNetworkServices.ts'
@@ -95,7 +95,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     if (!worker) await assertPortFree(config.server.port, config.server.host)
     // the SDK is loaded only when tracing is on; its spans are sent last, after the drain
     const traces = isTracingOn(config.tracing)
-      ? (await import('../tracing/startTracing.ts')).startTracing(config.tracing)
+      ? (await import('../tracing/startTracing.ts')).startTracing(config.tracing, log)
       : undefined
     if (traces) cleanups.push(() => traces.close())
     const stores = await createStores(config.storage, {

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { parse as parseYaml } from 'yaml'
 import type { z } from 'zod'
 import { type Config, configSchema } from './configSchema.ts'
+import { tracingEnvProblems } from './tracingEnv.ts'
 
 export class ConfigError extends Error {
   override name = 'ConfigError'
@@ -24,6 +25,8 @@ function withEnv(config: Config, env: NodeJS.ProcessEnv): Config {
   if (config.admin.token === undefined && env.TOLLGATE_ADMIN_TOKEN !== undefined)
     config.admin.token = env.TOLLGATE_ADMIN_TOKEN
   withListenEnv(config, env)
+  const tracing = tracingEnvProblems(config.tracing, env)
+  if (tracing.length > 0) throw new ConfigError(`environment: invalid tracing\n${tracing.join('\n')}`)
   const overrides = configSchema.pick({ storage: true, redis: true }).safeParse({
     storage: env.TOLLGATE_POSTGRES_URL ? { postgres: env.TOLLGATE_POSTGRES_URL } : undefined,
     redis: env.TOLLGATE_REDIS_URL

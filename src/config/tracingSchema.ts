@@ -15,8 +15,13 @@ export const tracingSchema = z
     endpoint: z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }).optional(),
     /** As OTEL_EXPORTER_OTLP_PROTOCOL (default http/protobuf); grpc is not offered. */
     protocol: z.enum(['http/protobuf', 'http/json']).optional(),
-    /** The share of new traces kept, 0..1; a caller's sampled flag decides for the traces it continues. */
+    /**
+     * The share of traces kept, 0..1, the ones continued from a caller's traceparent too (its
+     * sampled flag is not trusted unless trustCallerSampling).
+     */
     sampleRatio: z.number().min(0).max(1).optional(),
+    /** true: a caller's traceparent sampled flag decides for the trace it continues (default false). */
+    trustCallerSampling: z.boolean().optional(),
     /** The service.name resource attribute, as OTEL_SERVICE_NAME (default tollgate). */
     serviceName: z.string().min(1).optional(),
   })

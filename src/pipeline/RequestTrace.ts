@@ -2,8 +2,17 @@ import type { CallTrail } from '../upstreams/CallTrail.ts'
 
 export type SpanAttributes = Record<string, string | number | boolean>
 
-/** How a call ended, for its trail's reader (a trace's call span). */
-export type CallEnd = { status: number; credits: number; partner: boolean; error: string | undefined }
+/**
+ * How a call ended, for its trail's reader (a trace's call span): `error` is the failure's name;
+ * `clientGone` when the client went away first (not a failure: no `error`).
+ */
+export type CallEnd = {
+  status: number
+  credits: number
+  partner: boolean
+  error: string | undefined
+  clientGone: boolean
+}
 
 /**
  * The trails of a request's calls: made only when something reads them (the route header, a trace),

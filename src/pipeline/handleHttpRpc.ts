@@ -65,11 +65,18 @@ export function handleHttpRpc(deps: HttpRpcDeps, request: HttpRpcRequest): Promi
   const trace = deps.tracing.startRequest('http', oneOf(headers?.traceparent), oneOf(headers?.tracestate))
   return served(deps, request, trace).then(
     (response) => {
-      trace.finish({ 'http.response.status_code': response.status }, response.status >= 500)
+      // the client went away: no one reads the answer, and its going is not a failure
+      const gone = request.cancellation.cancelled
+      const status = { 'http.response.status_code': response.status }
+      trace.finish(
+        gone ? { ...status, 'tollgate.client_gone': true } : status,
+        !gone && response.status >= 500,
+      )
       return response
     },
     (err: unknown) => {
-      trace.finish({}, true)
+      // the body stream's error: the client went away, which is not a failure
+      trace.finish({ 'tollgate.client_gone': true }, false)
       throw err
     },
   )

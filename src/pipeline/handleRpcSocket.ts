@@ -1,4 +1,5 @@
 import { authorizeCall, type CallGuard } from '../auth/authorize.ts'
+import { keyRef } from '../auth/keyRef.ts'
 import { InFlightLimitError, ServerBusyError } from '../errors/limitErrors.ts'
 import { NotificationUnpaidError, SlowReaderError } from '../errors/socketErrors.ts'
 import { toCloseFrame } from '../errors/toWireError.ts'
@@ -149,7 +150,14 @@ export function openRpcSocket(
     const trace = options.tracing?.startRequest('ws', undefined, undefined)
     try {
       const outcome = await runRpcRequest({ ...current, answerBudget, trails: trace, trace }, request)
-      trace?.finish({ 'tollgate.credits': outcome.settlement?.chargedCredits ?? 0 }, false)
+      trace?.finish(
+        {
+          'tollgate.key': keyRef(current.key.apiKey.key),
+          'tollgate.network': current.network.name,
+          'tollgate.credits': outcome.settlement?.chargedCredits ?? 0,
+        },
+        outcome.status >= 500,
+      )
       body = outcome.body
     } catch (err) {
       trace?.finish({}, true)

@@ -55,4 +55,16 @@ describe('routeHeaders', () => {
       assert.ok(value.endsWith(', ...'))
     }
   })
+
+  it('caps one call longer than the cap too (long upstream names)', () => {
+    const trail = new CallTrail(undefined)
+    for (const priority of [0, 1]) {
+      const { attempt } = trail.begin(member('n'.repeat(3000), priority), false)
+      trail.end(attempt, { reason: 'refused', blame: 'down', timedOut: false })
+    }
+    const attempts = headersOf([trail, trail])['x-tollgate-attempts'] ?? ''
+    assert.equal(attempts.length, 4096)
+    assert.ok(attempts.startsWith(`${'n'.repeat(3000)}=error n`))
+    assert.ok(attempts.endsWith('...'))
+  })
 })

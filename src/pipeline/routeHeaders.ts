@@ -62,9 +62,11 @@ function nameOf(attempt: Attempt): string {
   return attempt.partner ? 'partner' : attempt.upstream.replace(/[^\w.~#-]/g, '_')
 }
 
+/** At most `maxHeaderChars`: whole calls and `, ...`, or (one call longer than that) its start and `...`. */
 function capped(values: string[]): string {
   const text = values.join(', ')
   if (text.length <= maxHeaderChars) return text
   const cut = text.lastIndexOf(', ', maxHeaderChars - 5)
+  if (cut <= 0) return `${text.slice(0, maxHeaderChars - 3)}...`
   return `${text.slice(0, cut)}, ...`
 }

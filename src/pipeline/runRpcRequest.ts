@@ -149,14 +149,16 @@ async function trailedCall(
   const trail = trails.start(prepared.spec.name, ctx.network.name)
   let outcome: CallOutcome
   let error: string | undefined
+  let clientGone = false
   try {
     outcome = answeredCall(ctx, prepared, await handleRpc(ctx, prepared, trail))
   } catch (err) {
     outcome = failedCall(ctx, prepared, err)
-    error = err instanceof Error ? err.name : 'Error'
+    clientGone = err instanceof ClientGoneError
+    if (!clientGone) error = err instanceof Error ? err.name : 'Error'
   }
   const { httpStatus: status, usage, partner } = outcome
-  trails.end(trail, { status, credits: usage.credits, partner, error })
+  trails.end(trail, { status, credits: usage.credits, partner, error, clientGone })
   outcome.trail = trail
   return outcome
 }

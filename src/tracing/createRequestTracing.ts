@@ -59,7 +59,7 @@ class TracedRequest implements RequestTrace {
     return new CallTrail(new CallSpans(this.tracer, span, trace.setSpan(this.context, span)))
   }
 
-  end(trail: CallTrail, { status, credits, partner, error }: CallEnd): void {
+  end(trail: CallTrail, { status, credits, partner, error, clientGone }: CallEnd): void {
     const { span } = trail.spans as CallSpans
     span.setAttributes({
       'tollgate.status': status,
@@ -70,6 +70,8 @@ class TracedRequest implements RequestTrace {
     if (trail.cache) span.setAttribute('tollgate.cache', trail.cache)
     const answered = trail.answeredBy()
     if (answered) span.setAttribute('tollgate.upstream', answered.upstream)
+    // a client going away is not a failure: no error.type, no ERROR status
+    if (clientGone) span.setAttribute('tollgate.client_gone', true)
     if (error) {
       span.setAttribute('error.type', error)
       span.setStatus({ code: SpanStatusCode.ERROR })
@@ -117,7 +119,9 @@ class CallSpans implements TrailSpans {
   ended(attempt: Attempt): void {
     const span = attempt.span as Span
     span.setAttribute('tollgate.outcome', attempt.outcome ?? 'error')
-    if (attempt.outcome !== 'ok' && attempt.outcome !== 'superseded') {
+    // a hedge's loser and an attempt stopped because the client went away did not fail
+    const { outcome } = attempt
+    if (outcome !== 'ok' && outcome !== 'superseded' && outcome !== 'cancelled') {
       span.setStatus({ code: SpanStatusCode.ERROR })
     }
     span.end()

@@ -12,6 +12,8 @@ export type ReceivedSpan = {
   attributes: Record<string, string>
   /** The resource's `service.name`. */
   service: string
+  /** Its status is ERROR (status code 2). */
+  failed: boolean
 }
 
 export type OtlpReceiver = {
@@ -84,6 +86,7 @@ type JsonExport = {
         parentSpanId?: string
         name: string
         attributes?: JsonAttribute[]
+        status?: { code?: number }
       }[]
     }[]
   }[]
@@ -100,6 +103,7 @@ function fromJson(body: JsonExport): ReceivedSpan[] {
         name: span.name,
         attributes: attributesOf(span.attributes),
         service,
+        failed: span.status?.code === 2,
       })),
     )
   })
@@ -165,6 +169,10 @@ function fromProtobuf(body: Buffer): ReceivedSpan[] {
           name: messages(spanFields, 5)[0]?.toString() ?? '',
           attributes: protobufAttributes(spanFields, 9),
           service,
+          // status (15) > code (3)
+          failed: fieldsOf(messages(spanFields, 15)[0] ?? Buffer.alloc(0)).some(
+            (field) => field.number === 3 && field.varint === 2n,
+          ),
         }
       }),
     )
