@@ -29,7 +29,7 @@ function supervise(
   args: string[],
   workerEnv: Record<string, string>,
 ): { child: ChildProcess; output(): string } {
-  const env = {
+  const env: NodeJS.ProcessEnv = {
     ...process.env,
     SUPERVISED: JSON.stringify([bin, ...args]),
     WORKER_ENV: JSON.stringify(workerEnv),
