@@ -25,6 +25,9 @@ worker.on('exit', (code) => { console.log('worker exited', code); process.exit(0
 process.on('SIGTERM', () => worker.process.kill('SIGTERM'))
 `
 
+/** The supervisors started, each the leader of its process group. */
+const groups = new Set<ChildProcess>()
+
 function supervise(
   args: string[],
   workerEnv: Record<string, string>,
@@ -35,10 +38,13 @@ function supervise(
     WORKER_ENV: JSON.stringify(workerEnv),
   }
   delete env.TOLLGATE_CONFIG
+  // its own process group: a test that times out still ends the supervisor and its worker (after)
   const child = spawn(process.execPath, ['--input-type=module', '-e', supervisor], {
     env,
+    detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   })
+  groups.add(child)
   let output = ''
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()))
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()))
@@ -73,6 +79,13 @@ describe('tollgate start as a worker of another cluster supervisor (PM2 cluster 
     key = (JSON.parse(created) as { key: string }).key
   })
   after(async () => {
+    for (const child of groups) {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL')
+      } catch {
+        // the group has ended
+      }
+    }
     await node?.stop()
     rmSync(dir, { recursive: true, force: true })
   })
