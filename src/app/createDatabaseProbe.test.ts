@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import { createFakeTimers } from '../../test/helpers/createFakeTimers.ts'
 import { createDatabaseProbe } from './createDatabaseProbe.ts'
 
 describe('createDatabaseProbe', () => {
@@ -23,65 +24,72 @@ describe('createDatabaseProbe', () => {
     assert.equal(await databaseUp(), false)
   })
 
-  it('one ping at a time: a call while one is out is given the last answer, the one that asked waits for it', async () => {
+  it('one ping at a time: a call while one is out waits for that ping (a first /readyz after a scrape included)', async () => {
     const pings: ((up: boolean) => void)[] = []
     const databaseUp = createDatabaseProbe(() => new Promise<boolean>((resolve) => pings.push(resolve)))
-    const first = databaseUp()
-    assert.equal(await databaseUp(), false, 'no answer yet: down')
+    const scrape = databaseUp()
+    const readyz = databaseUp()
     assert.equal(pings.length, 1)
     pings[0]?.(true)
-    assert.equal(await first, true)
+    assert.deepEqual(await Promise.all([scrape, readyz]), [true, true], 'the same answer')
     const second = databaseUp()
-    assert.equal(pings.length, 2)
-    assert.equal(await databaseUp(), true, 'the last answer while the ping is out')
+    const third = databaseUp()
     assert.equal(pings.length, 2)
     pings[1]?.(false)
-    assert.equal(await second, false)
+    assert.deepEqual(await Promise.all([second, third]), [false, false])
+    assert.equal(pings.length, 2)
   })
 
-  it('a hanging ping stays the only one, however many calls come', async () => {
+  it('a ping that fails at once does not stick: the next call asks again', async () => {
     let pings = 0
-    const pending: (() => void)[] = []
-    const timers = {
-      setTimeout: (callback: () => void) => pending.push(callback),
-      clearTimeout: () => {},
-    }
+    const databaseUp = createDatabaseProbe(() => {
+      pings++
+      if (pings === 1) throw new Error('closed')
+      return Promise.resolve(true)
+    })
+    assert.equal(await databaseUp(), false)
+    assert.equal(await databaseUp(), true)
+    assert.equal(pings, 2)
+  })
+
+  it('a hanging ping stays the only one, however many calls come; each waits at most half a second', async () => {
+    let pings = 0
+    const timers = createFakeTimers()
     const databaseUp = createDatabaseProbe(() => {
       pings++
       return new Promise<boolean>(() => {})
     }, timers)
-    const waiting = databaseUp()
-    for (let i = 0; i < 100; i++) assert.equal(await databaseUp(), false)
-    pending[0]?.()
-    assert.equal(await waiting, false)
+    const calls = Array.from({ length: 100 }, () => databaseUp())
+    assert.equal(timers.pending(), 100, 'each call has its own cap')
+    await timers.advance(499)
+    let settled = 0
+    for (const call of calls) void call.then(() => settled++)
+    await timers.advance(0)
+    assert.equal(settled, 0, 'still waiting before 0.5 s')
+    await timers.advance(1)
+    assert.deepEqual(new Set(await Promise.all(calls)), new Set([false]), 'the last answer: down')
     assert.equal(pings, 1)
   })
 
   it('a call waits for a slow database at most half a second, then is given the last answer', async () => {
-    const pending: (() => void)[] = []
-    const timers = {
-      setTimeout: (callback: () => void, ms: number) => {
-        assert.equal(ms, 500)
-        pending.push(callback)
-        return pending.length
-      },
-      clearTimeout: () => {},
-    }
-    let answer: ((up: boolean) => void) | undefined
+    const timers = createFakeTimers()
+    const answers: ((up: boolean) => void)[] = []
     const databaseUp = createDatabaseProbe(
-      () => new Promise<boolean>((resolve) => (answer = resolve)),
+      () => new Promise<boolean>((resolve) => answers.push(resolve)),
       timers,
     )
     const probe = databaseUp()
-    assert.equal(pending.length, 1, 'the wait is bounded')
-    pending[0]?.()
-    assert.equal(await probe, false, 'no answer yet')
-    answer?.(true)
-    await new Promise(setImmediate) // the late answer taken in
+    await timers.advance(500)
+    assert.equal(await probe, false, 'no answer yet: down')
+    answers[0]?.(true)
+    await timers.advance(0) // the late answer taken in
     const second = databaseUp()
-    assert.equal(pending.length, 2, 'the next call asks again')
-    assert.equal(await databaseUp(), true, 'meanwhile, the late answer')
-    answer?.(false)
-    assert.equal(await second, false)
+    assert.equal(answers.length, 2, 'the next call asks again')
+    await timers.advance(500)
+    assert.equal(await second, true, 'tired of waiting: the late answer')
+    const third = databaseUp()
+    assert.equal(answers.length, 2, 'it waits on the ping still out')
+    answers[1]?.(false)
+    assert.equal(await third, false)
   })
 })

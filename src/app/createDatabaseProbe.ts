@@ -10,10 +10,11 @@ const pingWaitMs = 500
 
 /**
  * Whether the database answers, for /readyz and /metrics alike: one ping at a time for both. A
- * caller that finds none out asks and waits for the answer (the first of a process included), up
- * to pingWaitMs; one that comes while a ping is out, or tires of waiting, is given the last answer
- * (down until the first one). So a black-holed database has one ping hanging, however often it is
- * probed and scraped, and holds up no caller for long.
+ * caller waits for the ping that is out, or asks when none is (the first of a process included),
+ * up to pingWaitMs each; one that tires of waiting is given the last answer (down until the
+ * first one). So a new instance's first /readyz is the database's answer even when a scrape asked
+ * first, and a black-holed database has one ping hanging, however often it is probed and
+ * scraped, and holds up no caller for long.
  */
 export function createDatabaseProbe(
   pingDatabase: () => Promise<boolean>,
@@ -27,13 +28,14 @@ export function createDatabaseProbe(
     } catch {
       lastPing = false
     }
-    pinging = undefined
     return lastPing
   }
   return () => {
-    if (pinging) return Promise.resolve(lastPing)
-    const answer = ping()
-    pinging = answer
+    // cleared in a later turn than it is set, even when the ping fails at once
+    pinging ??= ping().finally(() => {
+      pinging = undefined
+    })
+    const answer = pinging
     return withTimeout(
       (settle) => void answer.then(settle),
       pingWaitMs,

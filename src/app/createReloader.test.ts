@@ -17,11 +17,16 @@ import { createReloader } from './createReloader.ts'
 
 const timeoutMs = 6_000
 const redisTimeoutMs = 500
-/** A replaced network's cap: its timeout, the bank's wait and the 1 s grace. */
-const capMs = timeoutMs + redisTimeoutMs + 1_000
+const requestTimeoutMs = 20_000
+/**
+ * A replaced network's cap: a body still being sent (requestTimeoutMs, as Node checks it each
+ * second), the bank's wait, its timeout and the 1 s grace.
+ */
+const capMs = requestTimeoutMs + 1_000 + redisTimeoutMs + timeoutMs + 1_000
 
 const configOf = (names: string[], plans: Record<string, unknown> = {}, host = 'old'): Config =>
   configSchema.parse({
+    server: { requestTimeoutMs },
     upstreams: { timeoutMs },
     metering: { redisTimeoutMs },
     networks: names.map((name) => ({
@@ -37,7 +42,14 @@ const devnet: NetworkConfig = configSchema.parse({
 }).networks[0] as NetworkConfig
 
 /** A reloader over stand-ins that record what it does, on fake timers; `setPlans` may fail. */
-function setup(options: { names?: string[]; embedded?: NetworkConfig; failPlans?: boolean } = {}) {
+function setup(
+  options: {
+    names?: string[]
+    embedded?: NetworkConfig
+    failPlans?: boolean
+    requestTimeoutMs?: number
+  } = {},
+) {
   const timers = createFakeTimers()
   const events: string[] = []
   const lines: { msg: string; [field: string]: unknown }[] = []
@@ -76,6 +88,7 @@ function setup(options: { names?: string[]; embedded?: NetworkConfig; failPlans?
     close: async () => {},
   }
   const initial = configOf(options.names ?? ['one'])
+  if (options.requestTimeoutMs !== undefined) initial.server.requestTimeoutMs = options.requestTimeoutMs
   const live = [...initial.networks, ...(options.embedded ? [options.embedded] : [])].map(liveOf)
   let registered: Network[] = live.map((each) => each.network)
   const services = {
@@ -146,7 +159,7 @@ describe('createReloader', () => {
     assert.equal(timers.pending(), 0, 'no timer left behind')
   })
 
-  it('a network with calls that never end stops at the cap: timeoutMs + the bank wait + a grace', async () => {
+  it('a network with calls that never end stops at the cap: a body sent, the bank wait, timeoutMs, a grace', async () => {
     const { reloader, timers, events, live } = setup({ names: ['one', 'two'] })
     const two = live[1] as LiveNetwork
     two.network.calls.enter()
@@ -156,6 +169,19 @@ describe('createReloader', () => {
     assert.ok(!events.includes('stop two'))
     await timers.advance(1)
     assert.deepEqual(events, ['leave two', 'retire two', 'stop two'])
+  })
+
+  it('with no limit on sending a body (requestTimeoutMs 0), the cap allows a minute for it', async () => {
+    const { reloader, timers, events, live } = setup({ names: ['one', 'two'], requestTimeoutMs: 0 })
+    const two = live[1] as LiveNetwork
+    two.network.calls.enter()
+    // a server.* key needs a restart: the running value is what counts
+    await reloader.reload(configOf(['one']))
+    const unlimitedCapMs = 60_000 + 1_000 + redisTimeoutMs + timeoutMs + 1_000
+    await timers.advance(unlimitedCapMs - 1)
+    assert.ok(!events.includes('stop two'))
+    await timers.advance(1)
+    assert.ok(events.includes('stop two'))
   })
 
   it('a call that looked the network up just before the swap is waited for (it counts itself by the next turn)', async () => {

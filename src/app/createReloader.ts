@@ -65,6 +65,20 @@ const networkWideKeys = ['upstreams', 'failover', 'cache.enabled', 'cache.maxByt
 /** Beyond its calls' longest time (timeoutMs and the bank's wait), what a replaced network is given to end them. */
 const drainGraceMs = 1_000
 
+/** How often (at most) Node looks for requests past server.requestTimeoutMs (createHttpServer.ts). */
+const requestTimeoutCheckMs = 1_000
+
+/** What the cap allows for a body still being sent when server.requestTimeoutMs is 0 (no limit). */
+const unlimitedBodyMs = 60_000
+
+/**
+ * How long a request that looked a network up just before a reload may still be sending its body
+ * (it is counted on the network from then: handleHttpRpc): server.requestTimeoutMs, as Node checks it.
+ */
+function bodyWaitMs(config: Config): number {
+  return (config.server.requestTimeoutMs || unlimitedBodyMs) + requestTimeoutCheckMs
+}
+
 /**
  * SIGHUP's work inside one process (docs/operations.md "Reloading configuration"). Networks are
  * compared one by one: one whose config and network-wide settings did not change keeps its pool
@@ -72,8 +86,9 @@ const drainGraceMs = 1_000
  * chain identified) before new calls go to it, and its hub and indexer are put in place at once.
  * One removed or replaced takes no new call; its WebSocket connections answer the calls they have
  * under way, then are closed with 1001 so that clients reconnect to the new one; it stops once the
- * calls on it are done, or after its `timeoutMs` plus the bank's wait and a grace, whichever comes
- * first.
+ * calls on it are done, or at the cap, whichever comes first: the longest a request may take
+ * (sending its body, server.requestTimeoutMs; the bank's wait; its upstream calls, `timeoutMs`)
+ * and a grace.
  */
 export function createReloader(initial: Config, targets: ReloaderTargets): Reloader {
   const { log, timers } = targets
@@ -108,7 +123,7 @@ export function createReloader(initial: Config, targets: ReloaderTargets): Reloa
       log.info({ network: network.name, callsLeft: network.calls.size }, 'a replaced network stopped')
       retire(live)
     }
-    const capMs = network.timeoutMs + current.metering.redisTimeoutMs + drainGraceMs
+    const capMs = bodyWaitMs(current) + current.metering.redisTimeoutMs + network.timeoutMs + drainGraceMs
     const cap = timers.setTimeout(finish, capMs)
     // a request that looked the network up just before the swap has counted itself by the next turn
     const turn = timers.setTimeout(() => void network.calls.idle().then(finish), 0)

@@ -15,7 +15,14 @@ import { serveClusterBank } from '../metering/serveClusterBank.ts'
 import { assertPortFree } from '../server/assertPortFree.ts'
 import { type DatabaseLock, lockDatabaseFile } from '../store/lockDatabaseFile.ts'
 import { createStores } from './createStores.ts'
-import type { ListeningMessage, ReloadMessage, SpecMessage, SpecRequest, WorkerSpec } from './workerRole.ts'
+import {
+  type ListeningMessage,
+  type ReloadMessage,
+  type SpecMessage,
+  type SpecRequest,
+  type WorkerSpec,
+  workerMarker,
+} from './workerRole.ts'
 
 export type Primary = {
   url: string
@@ -119,8 +126,9 @@ export async function runPrimary(config: Config, log: Logger): Promise<Primary> 
     })
 
     const fork = (slot: number) => {
-      // its part, secrets included, goes over the IPC channel when it asks (readWorkerSpec)
-      const worker = cluster.fork()
+      // marked as ours (not a secret); its part, secrets included, goes over the IPC channel when
+      // it asks (readWorkerSpec)
+      const worker = cluster.fork({ [workerMarker]: '1' })
       slots.set(worker, slot)
       // each worker process is its own instance in the bank: a dead one's lease expires there
       if (bank) {

@@ -45,6 +45,12 @@ export async function startGateway(
   workerSpec: WorkerSpec | undefined = undefined,
 ): Promise<StartedGateway | undefined> {
   if (config.server.workers > 1 && cluster.isPrimary) return startPrimary(config, log, readConfig)
+  if (config.server.workers > 1 && !workerSpec) {
+    // a worker of another cluster supervisor (PM2's cluster mode): that supervisor runs the copies
+    log.warn(
+      `server.workers ${config.server.workers} ignored: this process is a worker of another cluster supervisor, and serves as one process`,
+    )
+  }
   const worker = workerSpec && (await readWorkerRole(workerSpec))
   const stopper = createStopper(log, 'draining in-flight requests and stopping')
   let app: App | undefined

@@ -1,6 +1,7 @@
 import cluster from 'node:cluster'
 import type { Config } from '../config/configSchema.ts'
 import type { DevnetEndpoint } from '../devnet/startDevnet.ts'
+import { systemTimers, type Timers } from '../failsafe/Timers.ts'
 import type { BankChannel } from '../metering/createClusterBank.ts'
 import type { CreditBank } from '../metering/creditBank.ts'
 
@@ -48,23 +49,65 @@ export type ReloadMessage = { tollgate: 'reload'; config: Config } | { tollgate:
 export type ListeningMessage = { tollgate: 'listening'; url: string; networks: string[] }
 
 /**
- * In a worker of `tollgate start --workers N`, its part (WorkerSpec), asked of the primary over
- * the IPC channel; its config is the primary's (the file as last reloaded, the command line's
- * options applied): a worker never reads the file itself, which may have changed since (a refused
- * port, an invalid file). Undefined in any other process.
+ * The variable the primary of `tollgate start --workers N` sets on the workers it forks (not a
+ * secret: it only says "ask me for your part"). A cluster worker without it is another
+ * supervisor's (PM2's cluster mode, say), which would never answer: it runs as one plain process.
  */
-export function readWorkerSpec(): Promise<WorkerSpec | undefined> {
-  const send = process.send?.bind(process)
-  if (!cluster.isWorker || !send) return Promise.resolve(undefined)
-  return new Promise((resolve) => {
+export const workerMarker = 'TOLLGATE_WORKER'
+
+/** How long a marked worker waits for its part before it gives up (its primary is not answering). */
+const specWaitMs = 10_000
+
+/** What readWorkerSpec reads: this process, unless a test gives its own. */
+export type WorkerChannel = {
+  isWorker: boolean
+  env: NodeJS.ProcessEnv
+  send: ((message: SpecRequest) => unknown) | undefined
+  on(event: 'message', listener: (message: SpecMessage | undefined) => void): unknown
+  off(event: 'message', listener: (message: SpecMessage | undefined) => void): unknown
+}
+
+const thisProcess = (): WorkerChannel => ({
+  isWorker: cluster.isWorker,
+  env: process.env,
+  send: process.send?.bind(process),
+  on: (event, listener) => process.on(event, listener),
+  off: (event, listener) => process.off(event, listener),
+})
+
+/**
+ * In a worker of `tollgate start --workers N` (a cluster worker marked with workerMarker), its
+ * part (WorkerSpec), asked of the primary over the IPC channel; its config is the primary's (the
+ * file as last reloaded, the command line's options applied): a worker never reads the file
+ * itself, which may have changed since (a refused port, an invalid file). Undefined in any other
+ * process, another supervisor's cluster worker included. Rejects with NoWorkerSpecError when no
+ * part comes within 10 s.
+ */
+export function readWorkerSpec(
+  channel: WorkerChannel = thisProcess(),
+  timers: Timers = systemTimers,
+): Promise<WorkerSpec | undefined> {
+  const { send } = channel
+  if (!channel.isWorker || channel.env[workerMarker] !== '1' || !send) return Promise.resolve(undefined)
+  return new Promise((resolve, reject) => {
     const listener = (message: SpecMessage | undefined) => {
       if (message?.tollgate !== 'spec') return
-      process.off('message', listener)
+      timers.clearTimeout(timer)
+      channel.off('message', listener)
       resolve(message.spec)
     }
-    process.on('message', listener)
+    const timer = timers.setTimeout(() => {
+      channel.off('message', listener)
+      reject(new NoWorkerSpecError(`no spec from the primary within ${specWaitMs / 1000} s`))
+    }, specWaitMs)
+    channel.on('message', listener)
     send({ tollgate: 'spec?' } satisfies SpecRequest)
   })
+}
+
+/** A marked worker's primary did not send its part in time. */
+export class NoWorkerSpecError extends Error {
+  override name = 'NoWorkerSpecError'
 }
 
 /** This worker's part, as the primary (runPrimary.ts) sent it. */

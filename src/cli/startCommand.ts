@@ -31,14 +31,20 @@ export function addStartCommand(program: Command): void {
         return config
       }
       // loaded on use: `--help` needs neither the logger nor the whole gateway
-      const [{ pino }, { startGateway }, { loadConfig }, { readWorkerSpec }] = await Promise.all([
-        import('pino'),
-        import('../app/startGateway.ts'),
-        import('../config/loadConfig.ts'),
-        import('../app/workerRole.ts'),
-      ])
+      const [{ pino }, { startGateway }, { loadConfig }, { readWorkerSpec, NoWorkerSpecError }] =
+        await Promise.all([
+          import('pino'),
+          import('../app/startGateway.ts'),
+          import('../config/loadConfig.ts'),
+          import('../app/workerRole.ts'),
+        ])
       // a worker of --workers runs on the primary's config, never on the file as it reads now
-      const workerSpec = await readWorkerSpec()
+      const workerSpec = await readWorkerSpec().catch((err: unknown) => {
+        if (!(err instanceof NoWorkerSpecError)) throw err
+        // its channel to the primary would keep it waiting: a worker that cannot start says so and ends
+        process.stderr.write(`tollgate could not start: ${err.message}\n`)
+        process.exit(1)
+      })
       const config = workerSpec?.config ?? withOptions(await loadConfigOrExit(options.config))
       const file = options.config ?? process.env.TOLLGATE_CONFIG
       const readConfig = file === undefined ? undefined : () => withOptions(loadConfig(file))
