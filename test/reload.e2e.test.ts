@@ -10,7 +10,7 @@ import { bin, exited, type GatewayProcess, startGatewayProcess } from './helpers
 import { freePort } from './helpers/localProcesses.ts'
 import { openSocket } from './helpers/openSocket.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
-import { type FakeUpstream, startFakeUpstream } from './helpers/startFakeUpstream.ts'
+import { type HoldingUpstream, startHoldingUpstream } from './helpers/startHoldingUpstream.ts'
 import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
 import { until } from './helpers/until.ts'
 
@@ -27,10 +27,6 @@ function logLines(output: string, message: string) {
 
 /**
  * `tollgate start` as its own process, changed while it serves (docs/operations.md "Reloading
- * configuration"): SIGHUP with a changed file, a refused port change, an invalid file; then SIGTERM.
- */
-/**
- * `tollgate start` as its own process, changed while it serves (docs/operations.md "Reloading
  * configuration"): SIGHUP with a changed file, a refused port change, an invalid file, a rebuild that
  * keeps the Gas API and WebSocket upgrades answering. Each test writes the file it needs and counts
  * from what was logged before it: none depends on another's order.
@@ -40,11 +36,7 @@ describe('tollgate start: SIGHUP reloads', () => {
   const configFile = join(dir, 'tollgate.yaml')
   let node: TestNode
   /** An upstream in front of the node that holds eth_getBalance until the test releases it. */
-  let slow: FakeUpstream
-  const held: (() => void)[] = []
-  const release = () => {
-    for (const each of held.splice(0)) each()
-  }
+  let slow: HoldingUpstream
   const heldCalls = () => slow.requests.filter((request) => request.method === 'eth_getBalance').length
   let port: number
   let gateway: GatewayProcess
@@ -78,14 +70,7 @@ describe('tollgate start: SIGHUP reloads', () => {
 
   before(async () => {
     node = await startTestNode({ loadBlocks: 1 })
-    slow = await startFakeUpstream({
-      kind: 'rewrite',
-      target: node.url,
-      respond: (request) =>
-        request.method === 'eth_getBalance'
-          ? new Promise<undefined>((resolve) => held.push(() => resolve(undefined)))
-          : undefined,
-    })
+    slow = await startHoldingUpstream(node.url, 'eth_getBalance')
     port = await freePort()
     writeConfig(onSlow())
     const create = async (plan: string) =>
@@ -112,7 +97,7 @@ describe('tollgate start: SIGHUP reloads', () => {
   })
   after(async () => {
     if (gateway && gateway.child.exitCode === null) gateway.child.kill('SIGKILL')
-    release()
+    slow.release()
     await slow?.close()
     await node?.stop()
     rmSync(dir, { recursive: true, force: true })
@@ -148,7 +133,7 @@ describe('tollgate start: SIGHUP reloads', () => {
     )
     assert.ok(!ws.messages.some((message) => message.id === 7), 'its call in flight is not cut')
 
-    release()
+    slow.release()
     const answer = await inFlight
     assert.equal(answer.status, 200, answer.text)
     assert.equal((answer.json as { result: string }).result, '0x0', 'answered by the old upstream')

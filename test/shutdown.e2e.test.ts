@@ -10,7 +10,7 @@ import { bin, exited, startGatewayProcess } from './helpers/gatewayProcess.ts'
 import { freePort } from './helpers/localProcesses.ts'
 import { openSocket } from './helpers/openSocket.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
-import { type FakeUpstream, startFakeUpstream } from './helpers/startFakeUpstream.ts'
+import { type HoldingUpstream, startHoldingUpstream } from './helpers/startHoldingUpstream.ts'
 import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
 import { until } from './helpers/until.ts'
 
@@ -20,10 +20,9 @@ const run = promisify(execFile)
 describe('tollgate start: SIGTERM drains HTTP and WebSocket calls', () => {
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-drain-'))
   let node: TestNode
-  let slow: FakeUpstream
-  const held: (() => void)[] = []
+  let slow: HoldingUpstream
   after(async () => {
-    for (const each of held.splice(0)) each()
+    slow?.release()
     await slow?.close()
     await node?.stop()
     rmSync(dir, { recursive: true, force: true })
@@ -31,14 +30,7 @@ describe('tollgate start: SIGTERM drains HTTP and WebSocket calls', () => {
 
   it('a call in flight is answered (HTTP and WebSocket), a new WebSocket message is refused, then 1001 with a reconnect hint, exit code 0', async () => {
     node = await startTestNode({ loadBlocks: 1 })
-    slow = await startFakeUpstream({
-      kind: 'rewrite',
-      target: node.url,
-      respond: (request) =>
-        request.method === 'eth_getBalance'
-          ? new Promise<undefined>((resolve) => held.push(() => resolve(undefined)))
-          : undefined,
-    })
+    slow = await startHoldingUpstream(node.url, 'eth_getBalance')
     const port = await freePort()
     const configFile = join(dir, 'tollgate.yaml')
     writeFileSync(
@@ -74,7 +66,7 @@ describe('tollgate start: SIGTERM drains HTTP and WebSocket calls', () => {
           rpcBody('eth_getBalance', ['0x0000000000000000000000000000000000000003', 'latest'], 2),
         ),
       )
-      await until(() => held.length === 2, 'both held calls')
+      await until(() => slow.holding() === 2, 'both held calls')
       const exit = exited(gateway.child)
       gateway.child.kill('SIGTERM')
       // the listener closes and the sockets are told in one step: a refused connection shows both
@@ -95,7 +87,7 @@ describe('tollgate start: SIGTERM drains HTTP and WebSocket calls', () => {
         ws.messages.find((message) => message.id === 3)?.error?.message,
         'server restarting, reconnect',
       )
-      for (const each of held.splice(0)) each()
+      slow.release()
       const answer = await http
       assert.equal(answer.status, 200, answer.text)
       assert.deepEqual(await ws.closed, { code: 1001, reason: 'server restarting, reconnect' })

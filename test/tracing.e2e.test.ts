@@ -8,12 +8,21 @@ import { startTestGateway, type TestGateway } from './helpers/startTestGateway.t
 import { nodeRpc, startTestNode, type TestNode } from './helpers/startTestNode.ts'
 import { until } from './helpers/until.ts'
 
+type Rig = {
+  node: TestNode
+  flaky: FakeUpstream
+  recorder: FakeUpstream
+  receiver: OtlpReceiver
+  close(): Promise<void>
+}
+
 /**
- * Two upstreams before a real anvil: `flaky` answers eth_getBalance with a 503 (everything else it
- * forwards), `recorder` forwards everything and records the headers it is sent. The first call of
- * eth_getBalance therefore fails on flaky and is retried on recorder.
+ * A real anvil with two upstreams before it, and an OTLP receiver: `flaky` answers eth_getBalance
+ * with a 503 (everything else it forwards), `recorder` forwards everything and records the headers
+ * it is sent. The first call of eth_getBalance therefore fails on flaky and is retried on recorder.
  */
-async function startUpstreams(node: TestNode): Promise<{ flaky: FakeUpstream; recorder: FakeUpstream }> {
+async function startRig(loadBlocks: number): Promise<Rig> {
+  const node = await startTestNode({ loadBlocks })
   const flaky = await startFakeUpstream({
     kind: 'forMethods',
     methods: ['eth_getBalance'],
@@ -21,10 +30,25 @@ async function startUpstreams(node: TestNode): Promise<{ flaky: FakeUpstream; re
     otherwise: node.url,
   })
   const recorder = await startFakeUpstream({ kind: 'proxy', target: node.url })
-  return { flaky, recorder }
+  const receiver = await startOtlpReceiver()
+  return {
+    node,
+    flaky,
+    recorder,
+    receiver,
+    async close() {
+      await receiver.close()
+      await flaky.close()
+      await recorder.close()
+      await node.stop()
+    },
+  }
 }
 
-function gatewayConfig(flaky: FakeUpstream, recorder: FakeUpstream, tracing: Record<string, unknown>) {
+function gatewayConfig(
+  { flaky, recorder }: Pick<Rig, 'flaky' | 'recorder'>,
+  tracing: Record<string, unknown>,
+) {
   return {
     networks: [
       {
@@ -45,8 +69,8 @@ const account = '0x0000000000000000000000000000000000000001'
 const balanceCall = (id: number) => rpcBody('eth_getBalance', [account, 'latest'], id)
 
 describe('OpenTelemetry traces (http/json)', () => {
+  let rig: Rig
   let node: TestNode
-  let flaky: FakeUpstream
   let recorder: FakeUpstream
   let receiver: OtlpReceiver
   let gateway: TestGateway | undefined
@@ -57,12 +81,11 @@ describe('OpenTelemetry traces (http/json)', () => {
   let spans: ReceivedSpan[] = []
 
   before(async () => {
-    node = await startTestNode({ loadBlocks: 4 })
-    ;({ flaky, recorder } = await startUpstreams(node))
-    receiver = await startOtlpReceiver()
+    rig = await startRig(4)
+    ;({ node, recorder, receiver } = rig)
     blockHash = ((await nodeRpc(node, 'eth_getBlockByNumber', ['0x1', false])) as { hash: string }).hash
     gateway = await startTestGateway({
-      config: gatewayConfig(flaky, recorder, {
+      config: gatewayConfig(rig, {
         enabled: true,
         endpoint: receiver.url,
         protocol: 'http/json',
@@ -100,10 +123,7 @@ describe('OpenTelemetry traces (http/json)', () => {
   })
   after(async () => {
     await gateway?.close()
-    await receiver?.close()
-    await flaky?.close()
-    await recorder?.close()
-    await node?.stop()
+    await rig?.close()
   })
 
   it('answers as it does untraced', () => {
@@ -190,39 +210,31 @@ describe('OpenTelemetry traces (http/json)', () => {
 })
 
 describe('OpenTelemetry traces (http/protobuf)', () => {
-  let node: TestNode
-  let flaky: FakeUpstream
-  let recorder: FakeUpstream
-  let receiver: OtlpReceiver
+  let rig: Rig
 
   before(async () => {
-    node = await startTestNode({ loadBlocks: 2 })
-    ;({ flaky, recorder } = await startUpstreams(node))
-    receiver = await startOtlpReceiver()
+    rig = await startRig(2)
   })
   after(async () => {
-    await receiver?.close()
-    await flaky?.close()
-    await recorder?.close()
-    await node?.stop()
+    await rig?.close()
   })
 
   it('exports protobuf the receiver decodes: the same spans', async () => {
     const gateway = await startTestGateway({
-      config: gatewayConfig(flaky, recorder, { endpoint: receiver.url, protocol: 'http/protobuf' }),
+      config: gatewayConfig(rig, { endpoint: rig.receiver.url, protocol: 'http/protobuf' }),
     })
     try {
       assert.equal((await postJson(gateway.endpoint, balanceCall(7))).status, 200)
     } finally {
       await gateway.close()
     }
-    await until(() => receiver.spans.length > 0, 'spans to reach the receiver')
-    assert.ok(receiver.contentTypes.every((type) => type === 'application/x-protobuf'))
-    const call = receiver.spans.find((span) => span.name === 'eth_getBalance')
-    assert.ok(call, receiver.spans.map((span) => span.name).join())
+    await until(() => rig.receiver.spans.length > 0, 'spans to reach the receiver')
+    assert.ok(rig.receiver.contentTypes.every((type) => type === 'application/x-protobuf'))
+    const call = rig.receiver.spans.find((span) => span.name === 'eth_getBalance')
+    assert.ok(call, rig.receiver.spans.map((span) => span.name).join())
     assert.equal(call.service, 'tollgate')
     assert.match(call.traceId, /^[0-9a-f]{32}$/)
-    const attempts = receiver.spans.filter(
+    const attempts = rig.receiver.spans.filter(
       (span) => span.parentSpanId === call.spanId && span.name === 'tollgate.upstream',
     )
     assert.deepEqual(attempts.map((span) => span.attributes['tollgate.upstream']).sort(), [
@@ -233,28 +245,20 @@ describe('OpenTelemetry traces (http/protobuf)', () => {
 })
 
 describe("OpenTelemetry traces: a caller's sampled flag", () => {
-  let node: TestNode
-  let flaky: FakeUpstream
-  let recorder: FakeUpstream
-  let receiver: OtlpReceiver
+  let rig: Rig
 
   before(async () => {
-    node = await startTestNode({ loadBlocks: 1 })
-    ;({ flaky, recorder } = await startUpstreams(node))
-    receiver = await startOtlpReceiver()
+    rig = await startRig(1)
   })
   after(async () => {
-    await receiver?.close()
-    await flaky?.close()
-    await recorder?.close()
-    await node?.stop()
+    await rig?.close()
   })
 
   /** A gateway with sampleRatio 0, sent one call whose traceparent says sampled, then stopped. */
   async function callSampledByCaller(serviceName: string, trusting: boolean): Promise<void> {
     const gateway = await startTestGateway({
-      config: gatewayConfig(flaky, recorder, {
-        endpoint: receiver.url,
+      config: gatewayConfig(rig, {
+        endpoint: rig.receiver.url,
         protocol: 'http/json',
         serviceName,
         sampleRatio: 0,
@@ -276,11 +280,11 @@ describe("OpenTelemetry traces: a caller's sampled flag", () => {
   it('does not decide by default (sampleRatio 0: nothing exported); with trustCallerSampling it does', async () => {
     await callSampledByCaller('untrusting', false)
     await callSampledByCaller('trusting', true)
-    await until(() => receiver.spans.some((span) => span.service === 'trusting'), 'the trusting spans')
-    const trusted = receiver.spans.filter((span) => span.service === 'trusting')
+    await until(() => rig.receiver.spans.some((span) => span.service === 'trusting'), 'the trusting spans')
+    const trusted = rig.receiver.spans.filter((span) => span.service === 'trusting')
     assert.ok(trusted.every((span) => span.traceId === '4bf92f3577b34da6a3ce929d0e0e4736'))
     assert.deepEqual(
-      receiver.spans.filter((span) => span.service === 'untrusting'),
+      rig.receiver.spans.filter((span) => span.service === 'untrusting'),
       [],
     )
   })
