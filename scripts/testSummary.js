@@ -1,0 +1,75 @@
+// A reporter for node's test runner (scripts/runTests.js adds it after the usual one): at the end of the
+// run it prints the ten slowest test files, every failed test with its file, and the runner's summary
+// (tests, pass, fail ...), and keeps each file's seconds in .tmp/testTimes.json for the next run to
+// split the unit tests evenly between its processes.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { dirname, join, relative, resolve } from 'node:path'
+
+const root = resolve(import.meta.dirname, '..')
+const timesFile = join(root, '.tmp', 'testTimes.json')
+const summaryWords = ['tests', 'suites', 'pass', 'fail', 'cancelled', 'skipped', 'todo', 'duration_ms']
+
+/** @param {AsyncIterable<{ type: string, data: any }>} events */
+export default async function* testSummary(events) {
+  /** A file's own process, start to end (e2e files, and the processes of the unit tests). */
+  const processMs = new Map()
+  /** The time of a file's top-level tests (unit files, which share a process). */
+  const testsMs = new Map()
+  const failures = []
+  const summary = new Map()
+  for await (const { type, data } of events) {
+    const file = data.file === undefined ? undefined : relative(root, data.file)
+    if (type === 'test:complete' && data.nesting === 0 && data.name === data.file) {
+      processMs.set(file, data.details.duration_ms)
+    } else if ((type === 'test:pass' || type === 'test:fail') && data.nesting === 0 && file !== undefined) {
+      testsMs.set(file, (testsMs.get(file) ?? 0) + data.details.duration_ms)
+    }
+    if (type === 'test:fail' && data.details.error?.failureType !== 'subtestsFailed') {
+      // a unit file that failed to load is a test of the process that imports it, named after the file
+      const where = file === undefined || file.startsWith('.tmp/') ? '' : `${file}:${data.line} › `
+      failures.push(`${where}${data.name}: ${firstLine(data.details.error)}`)
+    }
+    if (type === 'test:diagnostic' && data.nesting === 0) {
+      const [word, value] = data.message.split(' ')
+      if (summaryWords.includes(word)) summary.set(word, value)
+    }
+  }
+  const seconds = new Map()
+  for (const [file, ms] of testsMs) seconds.set(file, ms / 1000)
+  for (const [file, ms] of processMs) seconds.set(file, ms / 1000)
+  keepTimes(seconds)
+  const unitProcesses = [...seconds].filter(([file]) => file.startsWith('.tmp/'))
+  const testFiles = [...seconds].filter(([file]) => !file.startsWith('.tmp/'))
+  const lines = ['', 'slowest test files (seconds; a unit file: its tests, an e2e file: its process):']
+  for (const [file, s] of testFiles.sort((a, b) => b[1] - a[1]).slice(0, 10)) {
+    lines.push(`${s.toFixed(1).padStart(8)}  ${file}`)
+  }
+  if (unitProcesses.length > 0) {
+    const times = unitProcesses.map(([, s]) => `${s.toFixed(1)} s`).join(', ')
+    lines.push(`unit tests in ${unitProcesses.length} process(es): ${times}`)
+  }
+  if (failures.length > 0)
+    lines.push('', `failed (${failures.length}):`, ...failures.map((line) => `  ${line}`))
+  const counts = summaryWords
+    .filter((word) => summary.has(word) && word !== 'duration_ms')
+    .map((word) => `${word} ${summary.get(word)}`)
+  const wallSeconds = (Number(summary.get('duration_ms') ?? 0) / 1000).toFixed(1)
+  lines.push('', `${counts.join(', ')}; ${wallSeconds} s`, '')
+  yield lines.join('\n')
+}
+
+function firstLine(error) {
+  const cause = error?.cause ?? error
+  return String(cause?.message ?? cause ?? 'failed').split('\n')[0]
+}
+
+/** Merges this run's seconds into the kept ones (a filtered run keeps the other files' times). */
+function keepTimes(seconds) {
+  let kept = {}
+  try {
+    kept = JSON.parse(readFileSync(timesFile, 'utf8'))
+  } catch {}
+  for (const [file, s] of seconds) if (!file.startsWith('.tmp/')) kept[file] = Number(s.toFixed(2))
+  mkdirSync(dirname(timesFile), { recursive: true })
+  writeFileSync(timesFile, `${JSON.stringify(kept, null, 1)}\n`)
+}
