@@ -82,7 +82,7 @@ describe('the container image', () => {
     dir = mkdtempSync(join(tmpdir(), 'tollgate-container-'))
     const config = {
       storage: { postgres: schema.url },
-      redis: { url: 'redis://127.0.0.1:6379', keyPrefix: prefix.keyPrefix },
+      redis: { url: prefix.url, keyPrefix: prefix.keyPrefix },
       networks: devnetOver(node),
     }
     // readable by the image's own user, as a mounted config must be

@@ -176,7 +176,7 @@ describe('every query of the dashboard and the alerts names a metric a running g
     gateway = await startTestGateway({
       config: {
         storage: { postgres: schema.url },
-        redis: { url: 'redis://127.0.0.1:6379', keyPrefix: prefix.keyPrefix },
+        redis: { url: prefix.url, keyPrefix: prefix.keyPrefix },
         networks: devnetOver(node),
         gas: { enabled: true },
         metering: { flushMs: 200 },

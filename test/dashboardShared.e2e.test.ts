@@ -42,7 +42,7 @@ describe('dashboard with two instances on one Redis', () => {
           upstreams: [node.url],
           config: {
             storage: { postgres: schema.url },
-            redis: { url: 'redis://127.0.0.1:6379', keyPrefix: prefix.keyPrefix },
+            redis: { url: prefix.url, keyPrefix: prefix.keyPrefix },
             admin: { token },
             metering: { flushMs: 100 },
           },

@@ -7,11 +7,12 @@ import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { promisify } from 'node:util'
 import { stringify } from 'yaml'
-import { createTestSchema, type TestSchema, testPostgresUrl } from './helpers/createTestSchema.ts'
+import { createTestSchema, type TestSchema } from './helpers/createTestSchema.ts'
 import { bin, exited, type GatewayProcess, startGatewayProcess } from './helpers/gatewayProcess.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
 import { startTcpProxy, type TcpProxy } from './helpers/startTcpProxy.ts'
 import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
+import { toPostgresAddress } from './helpers/testServers.ts'
 import { until } from './helpers/until.ts'
 
 const run = promisify(execFile)
@@ -48,7 +49,7 @@ describe('tollgate on PostgreSQL: every CLI command, the gateway beside it, read
     node = await startTestNode({ loadBlocks: 1 })
     // not made here: the first migration creates it
     schema = await createTestSchema({ create: false })
-    proxy = await startTcpProxy(Number(new URL(testPostgresUrl).port || 5432))
+    proxy = await startTcpProxy(schema.url)
     configFile = join(dir, 'prod.yaml')
     writeFileSync(
       configFile,
@@ -80,13 +81,13 @@ describe('tollgate on PostgreSQL: every CLI command, the gateway beside it, read
         'applied migration 3: fee history',
         'applied migration 4: key change notifications',
         'applied migration 5: usage batches',
-        `postgres 127.0.0.1:5432/test schema ${schema.schema} is at schema version 5`,
+        `postgres ${toPostgresAddress(schema.url)} schema ${schema.schema} is at schema version 5`,
         '',
       ].join('\n'),
     )
     const again = JSON.parse((await tollgate(['migrate', '--json', ...config])).stdout)
     assert.deepEqual(again, {
-      database: `postgres 127.0.0.1:5432/test schema ${schema.schema}`,
+      database: `postgres ${toPostgresAddress(schema.url)} schema ${schema.schema}`,
       applied: [],
       version: 5,
     })
@@ -94,14 +95,12 @@ describe('tollgate on PostgreSQL: every CLI command, the gateway beside it, read
 
   it('keys create, list, show, limits, security, secret, allowlists, networks, JWT, usage, revoke: the gateway follows', async () => {
     // `tollgate start` on the same schema, reaching it through the proxy (the readiness test cuts it)
-    const viaProxy = new URL(schema.url)
-    viaProxy.host = `127.0.0.1:${proxy.port}`
     const gatewayConfig = join(dir, 'gateway.yaml')
     writeFileSync(
       gatewayConfig,
       stringify({
         server: { host: '127.0.0.1', port: 0 },
-        storage: { postgres: viaProxy.toString() },
+        storage: { postgres: proxy.url },
         networks: [{ name: 'devnet', chainId: 31337, upstreams: [{ url: node.url }] }],
         log: { level: 'warn' },
         gas: { enabled: false },
@@ -277,14 +276,14 @@ describe('tollgate on PostgreSQL: every CLI command, the gateway beside it, read
   })
 
   it('a database that cannot be reached: one line naming it (no credentials), exit 1', async () => {
-    const closed = await startTcpProxy(5432)
+    const closed = await startTcpProxy(schema.url)
     const port = closed.port
     await closed.close()
     const downConfig = join(dir, 'down.yaml')
     writeFileSync(
       downConfig,
       stringify({
-        storage: { postgres: `postgres://postgres:hunter2@127.0.0.1:${port}/test` },
+        storage: { postgres: `postgres://postgres:hunter2@127.0.0.1:${port}/nowhere` },
         networks: [{ name: 'devnet', chainId: 31337, upstreams: [{ url: node.url }] }],
       }),
     )
@@ -293,7 +292,7 @@ describe('tollgate on PostgreSQL: every CLI command, the gateway beside it, read
       assert.equal(result.code, 1)
       assert.match(
         result.stderr,
-        new RegExp(`^cannot (open|migrate) postgres 127.0.0.1:${port}/test: connect ECONNREFUSED`),
+        new RegExp(`^cannot (open|migrate) postgres 127.0.0.1:${port}/nowhere: connect ECONNREFUSED`),
       )
       assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr)
       assert.doesNotMatch(result.stderr, /hunter2/)

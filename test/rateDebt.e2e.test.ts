@@ -105,7 +105,7 @@ describe('batches against the per-second limit, two gateways on one Redis', () =
     prefix = createTestPrefix()
     const config = {
       storage: { postgres: schema.url },
-      redis: { url: 'redis://127.0.0.1:6379', keyPrefix: prefix.keyPrefix },
+      redis: { url: prefix.url, keyPrefix: prefix.keyPrefix },
       // a loaded machine must not pass for a Redis down (the limit would then hold per instance)
       metering: { redisTimeoutMs: 10_000 },
     }

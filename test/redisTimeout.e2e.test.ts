@@ -20,7 +20,7 @@ describe('metering.redisTimeoutMs: how long a call waits for a slow Redis (onRed
   before(async () => {
     node = await startTestNode()
     prefix = createTestPrefix()
-    proxy = await startTcpProxy(6379)
+    proxy = await startTcpProxy(prefix.url)
   })
   after(async () => {
     await proxy?.close()
@@ -33,7 +33,7 @@ describe('metering.redisTimeoutMs: how long a call waits for a slow Redis (onRed
     startTestGateway({
       upstreams: [node.url],
       config: {
-        redis: { url: `redis://127.0.0.1:${proxy.port}`, keyPrefix: `${prefix.keyPrefix}${++gateways}:` },
+        redis: { url: proxy.url, keyPrefix: `${prefix.keyPrefix}${++gateways}:` },
         cache: { enabled: false },
         metering: { onRedisDown: 'closed', redisTimeoutMs },
       },

@@ -49,7 +49,7 @@ describe('the shared cache: two instances on one Redis, in front of one node', (
     counting = await startFakeUpstream({ kind: 'proxy', target: node.url })
     prefix = createTestPrefix()
     const config = {
-      redis: { url: 'redis://127.0.0.1:6379', keyPrefix: prefix.keyPrefix },
+      redis: { url: prefix.url, keyPrefix: prefix.keyPrefix },
       // a roomy wait: these tests are about what is shared, and a busy machine can be slow
       cache: { shared: { maxBytes: budgetBytes, waitMs: 2_000 } },
     }
@@ -181,7 +181,7 @@ describe('the highest head shown is shared: eth_blockNumber never goes backwards
       respond: (request) => (request.method === 'eth_blockNumber' ? '0x1' : undefined),
     })
     prefix = createTestPrefix()
-    const config = { redis: { url: 'redis://127.0.0.1:6379', keyPrefix: prefix.keyPrefix } }
+    const config = { redis: { url: prefix.url, keyPrefix: prefix.keyPrefix } }
     ahead = await startTestGateway({ upstreams: [node.url], config })
     behind = await startTestGateway({ upstreams: [lagging.url], config })
   })
@@ -318,7 +318,7 @@ describe('the embedded devnet is never shared: each instance runs its own chain'
     prefix = createTestPrefix()
     gateway = await startTestGateway({
       config: {
-        redis: { url: 'redis://127.0.0.1:6379', keyPrefix: prefix.keyPrefix },
+        redis: { url: prefix.url, keyPrefix: prefix.keyPrefix },
         devnet: { seed: false, blockTimeSeconds: 0 },
         networks: [{ name: 'other', chainId: 1337, upstreams: [{ url: other.url }] }],
       },

@@ -44,7 +44,7 @@ async function startChain(timestamp: number, port?: number): Promise<Anvil> {
 /** Two gateways on one Redis in front of `anvil`, each knowing block 20 is finalized. */
 async function twoGateways(anvil: Anvil, prefix: TestPrefix): Promise<[TestGateway, TestGateway]> {
   const config = {
-    redis: { url: 'redis://127.0.0.1:6379', keyPrefix: prefix.keyPrefix },
+    redis: { url: prefix.url, keyPrefix: prefix.keyPrefix },
     // roomy: these tests are about what is shared, and a busy machine can be slow
     cache: { shared: { waitMs: 2_000 } },
   }

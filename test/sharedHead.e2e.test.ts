@@ -46,10 +46,10 @@ function threeInstances(setup: Setup) {
       [node.url, 0],
       [lagging.url, setup.stuckHearsLaterMs ?? 0],
     ] as const) {
-      const proxy = await startTcpProxy(6379, { subscriberDelayMs })
+      const proxy = await startTcpProxy(prefix.url, { subscriberDelayMs })
       proxies.push(proxy)
       const config = {
-        redis: { url: `redis://127.0.0.1:${proxy.port}`, keyPrefix: prefix.keyPrefix },
+        redis: { url: proxy.url, keyPrefix: prefix.keyPrefix },
         // roomy: a busy machine must not turn a slow raise into a failed one (shown as by one instance)
         cache: {
           shared: { waitMs: 2_000, ...(setup.headGraceMs ? { headGraceMs: setup.headGraceMs } : {}) },

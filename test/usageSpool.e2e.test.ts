@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { promisify } from 'node:util'
 import { stringify } from 'yaml'
-import { createTestSchema, type TestSchema, testPostgresUrl } from './helpers/createTestSchema.ts'
+import { createTestSchema, type TestSchema } from './helpers/createTestSchema.ts'
 import { bin, exited, startGatewayProcess } from './helpers/gatewayProcess.ts'
 import { startTcpProxy, type TcpProxy } from './helpers/startTcpProxy.ts'
 import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
@@ -93,15 +93,13 @@ describe('usage spooled at a stop while PostgreSQL is away', () => {
   before(async () => {
     node = await startTestNode({ loadBlocks: 1 })
     schema = await createTestSchema()
-    proxy = await startTcpProxy(Number(new URL(testPostgresUrl).port || 5432))
-    const viaProxy = new URL(schema.url)
-    viaProxy.host = `127.0.0.1:${proxy.port}`
+    proxy = await startTcpProxy(schema.url)
     configFile = join(dir, 'tollgate.yaml')
     writeFileSync(
       configFile,
       stringify({
         server: { port: 0 },
-        storage: { postgres: viaProxy.toString() },
+        storage: { postgres: proxy.url },
         networks: [{ name: 'devnet', chainId: 31337, upstreams: [{ url: node.url }] }],
         gas: { enabled: false },
         metering: { flushMs: 200, spoolDir },

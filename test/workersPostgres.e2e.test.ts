@@ -108,7 +108,7 @@ describe('tollgate start --workers 2 on PostgreSQL and Redis', () => {
       stringify({
         server: { host: '127.0.0.1', port },
         storage: { postgres: schema.url },
-        redis: { url: 'redis://127.0.0.1:6379', keyPrefix: prefix.keyPrefix },
+        redis: { url: prefix.url, keyPrefix: prefix.keyPrefix },
         networks: [{ name: 'devnet', chainId: 31337, upstreams: [{ url: node.url }] }],
         // exact counts: a loaded machine must not pass for a Redis down (in open mode an exchange
         // that times out serves from the balance as last seen)

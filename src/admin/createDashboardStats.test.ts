@@ -76,7 +76,7 @@ describe('createDashboardStats', () => {
         now: () => nowMs,
         shared: {
           figures: await createSharedDashboardFigures({
-            url: 'redis://127.0.0.1:6379',
+            url: prefix.url,
             keyPrefix: prefix.keyPrefix,
           }),
           flushMs: 3_600_000,

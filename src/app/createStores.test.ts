@@ -5,8 +5,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import pg from 'pg'
-import { createTestSchema, onTestDatabase, testPostgresUrl } from '../../test/helpers/createTestSchema.ts'
+import { createTestSchema, onTestDatabase } from '../../test/helpers/createTestSchema.ts'
 import { startTcpProxy } from '../../test/helpers/startTcpProxy.ts'
+import { testServers, toPostgresAddress } from '../../test/helpers/testServers.ts'
 import { until } from '../../test/helpers/until.ts'
 import { createPostgresPool } from '../store/createPostgresPool.ts'
 import { DatabaseInUseError } from '../store/lockDatabaseFile.ts'
@@ -109,15 +110,15 @@ describe('createStores on PostgreSQL', () => {
     const database = `tollgate_test_${randomBytes(6).toString('hex')}`
     await onTestDatabase((client) => client.query(`CREATE DATABASE ${database}`))
     try {
-      const url = new URL(testPostgresUrl)
+      const url = new URL(testServers.postgresUrl)
       url.pathname = `/${database}`
       const stores = await createStores({ postgres: url.toString() }, { exclusive: true })
       await stores.keys.setMeta('where', 'public')
       await stores.close()
       const report = await migrateStorage({ postgres: url.toString() })
-      assert.equal(report.database, `postgres 127.0.0.1:5432/${database}`)
+      assert.equal(report.database, `postgres ${toPostgresAddress(url.toString())}`)
       assert.deepEqual(report.applied, [])
-      const checker = new URL(testPostgresUrl)
+      const checker = new URL(testServers.postgresUrl)
       checker.pathname = `/${database}`
       const client = new pg.Client({ connectionString: checker.toString() })
       await client.connect()
@@ -190,7 +191,7 @@ describe('createStores on PostgreSQL', () => {
       first.applied,
       postgresMigrations.map(({ name }, i) => ({ version: i + 1, name })),
     )
-    assert.equal(first.database, `postgres 127.0.0.1:5432/test schema ${schema}`)
+    assert.equal(first.database, `postgres ${toPostgresAddress(url)} schema ${schema}`)
     assert.deepEqual((await migrateStorage({ postgres: url })).applied, [])
   })
 
@@ -210,19 +211,19 @@ describe('createStores on PostgreSQL', () => {
   })
 
   it('refuses a schema name that is not a plain identifier, and says where it cannot connect', async () => {
-    const bad = new URL(testPostgresUrl)
+    const bad = new URL(testServers.postgresUrl)
     bad.searchParams.set('schema', 'x; DROP TABLE y')
     await assert.rejects(
       createStores({ postgres: bad.toString() }, { exclusive: true }),
       /schema 'x; DROP TABLE y' must be/,
     )
     // a port nothing listens on: the one we just had, closed
-    const proxy = await startTcpProxy(5432)
+    const proxy = await startTcpProxy(testServers.postgresUrl)
     const port = proxy.port
     await proxy.close()
     await assert.rejects(
-      createStores({ postgres: `postgres://postgres@127.0.0.1:${port}/test` }, { exclusive: true }),
-      new RegExp(`cannot open postgres 127.0.0.1:${port}/test: connect ECONNREFUSED`),
+      createStores({ postgres: `postgres://postgres@127.0.0.1:${port}/nowhere` }, { exclusive: true }),
+      new RegExp(`cannot open postgres 127.0.0.1:${port}/nowhere: connect ECONNREFUSED`),
     )
   })
 
@@ -252,10 +253,8 @@ describe('createStores on PostgreSQL', () => {
 
   it('ping follows the server going away and coming back', async () => {
     const { url } = await freshSchema()
-    const proxy = await startTcpProxy(Number(new URL(testPostgresUrl).port || 5432))
-    const viaProxy = new URL(url)
-    viaProxy.host = `127.0.0.1:${proxy.port}`
-    const stores = await createStores({ postgres: viaProxy.toString() }, { exclusive: true })
+    const proxy = await startTcpProxy(url)
+    const stores = await createStores({ postgres: proxy.url }, { exclusive: true })
     try {
       assert.equal(await stores.ping(), true)
       proxy.cut()

@@ -1,11 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import {
-  createTestSchema,
-  onTestDatabase,
-  type TestSchema,
-  testPostgresUrl,
-} from '../../test/helpers/createTestSchema.ts'
+import { createTestSchema, onTestDatabase, type TestSchema } from '../../test/helpers/createTestSchema.ts'
 import { startTcpProxy } from '../../test/helpers/startTcpProxy.ts'
 import { until } from '../../test/helpers/until.ts'
 import { createStores } from '../app/createStores.ts'
@@ -81,12 +76,10 @@ describe('key changes on PostgreSQL reach another process by LISTEN/NOTIFY', () 
   })
 
   it('the database away and back: a change made meanwhile is found once it answers again', async () => {
-    const proxy = await startTcpProxy(Number(new URL(testPostgresUrl).port || 5432))
-    const viaProxy = new URL(schema.url)
-    viaProxy.host = `127.0.0.1:${proxy.port}`
+    const proxy = await startTcpProxy(schema.url)
     const errors: unknown[] = []
     const away = await createStores(
-      { postgres: viaProxy.toString() },
+      { postgres: proxy.url },
       { exclusive: true, onSessionError: (err) => errors.push(err) },
     )
     const watched = await createKeyRegistry(away.keys, plans, { refreshMs: 3_600_000, watch: away.watchKeys })

@@ -40,7 +40,7 @@ describe('createSharedCache on a real Redis', () => {
   const opened: SharedCache[] = []
   const open = async (options: { ttlSeconds?: number; maxBytes?: number } = {}) => {
     const shared = await createSharedCache({
-      url: 'redis://127.0.0.1:6379',
+      url: prefix.url,
       keyPrefix: prefix.keyPrefix,
       ttlSeconds: options.ttlSeconds ?? 3600,
       maxBytes: options.maxBytes ?? 1 << 20,

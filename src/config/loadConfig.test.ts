@@ -25,14 +25,14 @@ describe('loadConfig', () => {
 
   it('storage is one of sqlite or postgres; redis is optional with a key prefix', () => {
     const pg = loadConfig(
-      write('pg.yaml', 'storage: { postgres: "postgres://postgres@127.0.0.1:5432/test" }\n'),
+      write('pg.yaml', 'storage: { postgres: "postgres://postgres@db.example:5432/tollgate" }\n'),
     )
-    assert.deepEqual(pg.storage, { postgres: 'postgres://postgres@127.0.0.1:5432/test' })
+    assert.deepEqual(pg.storage, { postgres: 'postgres://postgres@db.example:5432/tollgate' })
     assert.equal(pg.redis, undefined)
     assert.equal(pg.metering.onRedisDown, 'open')
     assert.equal(pg.metering.redisTimeoutMs, 1_000)
-    const redis = loadConfig(write('redis.yaml', 'redis: { url: "redis://127.0.0.1:6379" }\n'))
-    assert.deepEqual(redis.redis, { url: 'redis://127.0.0.1:6379', keyPrefix: 'tollgate:' })
+    const redis = loadConfig(write('redis.yaml', 'redis: { url: "redis://cache.example:6379" }\n'))
+    assert.deepEqual(redis.redis, { url: 'redis://cache.example:6379', keyPrefix: 'tollgate:' })
     for (const [name, text, message] of [
       [
         'both.yaml',
@@ -40,7 +40,11 @@ describe('loadConfig', () => {
         /storage: expected exactly one of sqlite/,
       ],
       ['neither.yaml', 'storage: {}\n', /storage: expected exactly one of sqlite/],
-      ['redis-url.yaml', 'redis: { url: "http://127.0.0.1:6379" }\n', /redis\.url: expected a redis:\/\//],
+      [
+        'redis-url.yaml',
+        'redis: { url: "http://cache.example:6379" }\n',
+        /redis\.url: expected a redis:\/\//,
+      ],
       ['down.yaml', 'metering: { onRedisDown: maybe }\n', /metering\.onRedisDown/],
       ['timeout.yaml', 'metering: { redisTimeoutMs: 0 }\n', /metering\.redisTimeoutMs/],
     ] as const)
@@ -53,11 +57,11 @@ describe('loadConfig', () => {
       'storage: { sqlite: a.db }\nredis: { url: "redis://a:1", keyPrefix: "app:" }\n',
     )
     const env = {
-      TOLLGATE_POSTGRES_URL: 'postgres://postgres@127.0.0.1/test',
+      TOLLGATE_POSTGRES_URL: 'postgres://postgres@db.example/tollgate',
       TOLLGATE_REDIS_URL: 'redis://b:2',
     }
     const config = loadConfig(file, env)
-    assert.deepEqual(config.storage, { postgres: 'postgres://postgres@127.0.0.1/test' })
+    assert.deepEqual(config.storage, { postgres: 'postgres://postgres@db.example/tollgate' })
     assert.deepEqual(config.redis, { url: 'redis://b:2', keyPrefix: 'app:' })
     assert.deepEqual(loadConfig(file, {}).storage, { sqlite: 'a.db' })
     assert.throws(

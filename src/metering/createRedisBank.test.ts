@@ -113,9 +113,7 @@ describe('meters sharing one balance on Redis', () => {
 
   it('three instances spend 80,000 credits in calls of 80: exactly 1,000 served, none overdrawn', async () => {
     const keyPrefix = `${prefix.keyPrefix}exact:`
-    const instances = await Promise.all(
-      [1, 2, 3].map(() => startInstance('redis://127.0.0.1:6379', keyPrefix)),
-    )
+    const instances = await Promise.all([1, 2, 3].map(() => startInstance(prefix.url, keyPrefix)))
     const payer = subject()
     // 500 calls per instance: an instance can run out of calls holding the credits another needs
     // (they are recalled from it)
@@ -150,7 +148,7 @@ describe('meters sharing one balance on Redis', () => {
 
   it('malformed notices on the channel are ignored: the instance keeps working and hears the next good one', async () => {
     const keyPrefix = `${prefix.keyPrefix}malformed:`
-    const instance = await startInstance('redis://127.0.0.1:6379', keyPrefix)
+    const instance = await startInstance(prefix.url, keyPrefix)
     const heard: unknown[] = []
     instance.bank.onNotice((notice) => heard.push(notice))
     const payer = subject()
@@ -179,9 +177,7 @@ describe('meters sharing one balance on Redis', () => {
 
   it("a key's own daily limit is shared too, and refused with its own 429", async () => {
     const keyPrefix = `${prefix.keyPrefix}keyday:`
-    const instances = await Promise.all(
-      [1, 2, 3].map(() => startInstance('redis://127.0.0.1:6379', keyPrefix)),
-    )
+    const instances = await Promise.all([1, 2, 3].map(() => startInstance(prefix.url, keyPrefix)))
     const payer = subject({ keyDailyCredits: 40_000 })
     const results = await Promise.all(
       Array.from({ length: 1_500 }, (_, index) => spend((instances[index % 3] as Instance).meter, payer)),
@@ -196,14 +192,14 @@ describe('meters sharing one balance on Redis', () => {
 
   it('a closed instance gives its unspent lease back at once', async () => {
     const keyPrefix = `${prefix.keyPrefix}close:`
-    const first = await startInstance('redis://127.0.0.1:6379', keyPrefix)
+    const first = await startInstance(prefix.url, keyPrefix)
     const payer = subject()
     assert.equal(await spend(first.meter, payer), 'served')
     const held = await dayState(prefix.redis, keyPrefix, 'account:1')
     assert.ok(Number(held.granted) > 80, 'the first call leased more than itself')
     await stopInstance(first)
     assert.equal((await dayState(prefix.redis, keyPrefix, 'account:1')).granted, '80')
-    const second = await startInstance('redis://127.0.0.1:6379', keyPrefix)
+    const second = await startInstance(prefix.url, keyPrefix)
     assert.equal(await spend(second.meter, payer, 80_000 - 80), 'served')
     assert.ok((await spend(second.meter, payer, 1)) instanceof DailyLimitError)
     await stopInstance(second)
@@ -211,7 +207,7 @@ describe('meters sharing one balance on Redis', () => {
 
   it("a killed instance's lease returns to the pool when it expires, less what it reported spent", async () => {
     const keyPrefix = `${prefix.keyPrefix}expiry:`
-    const killed = await startInstance('redis://127.0.0.1:6379', keyPrefix)
+    const killed = await startInstance(prefix.url, keyPrefix)
     const payer = subject()
     assert.equal(await spend(killed.meter, payer), 'served')
     await until(async () => {
@@ -221,7 +217,7 @@ describe('meters sharing one balance on Redis', () => {
     // SIGKILL, as far as Redis can tell: no more reports, no lease given back
     forget(killed)
     await killed.bank.close()
-    const other = await startInstance('redis://127.0.0.1:6379', keyPrefix)
+    const other = await startInstance(prefix.url, keyPrefix)
     const expiresMs = Number(
       (await dayState(prefix.redis, keyPrefix, 'account:1'))[`e:${killed.bank.instanceId}`],
     )
@@ -247,9 +243,7 @@ describe('meters sharing one balance on Redis', () => {
 
   it('per-second limits are one bucket across instances, not one each', async () => {
     const keyPrefix = `${prefix.keyPrefix}rate:`
-    const instances = await Promise.all(
-      [1, 2, 3].map(() => startInstance('redis://127.0.0.1:6379', keyPrefix)),
-    )
+    const instances = await Promise.all([1, 2, 3].map(() => startInstance(prefix.url, keyPrefix)))
     const payer = subject({ accountCreditsPerSecond: 800, accountDailyCredits: 1e9 })
     const firstPossibleTake = redisMs(await prefix.redis.time())
     const results = await Promise.all(
@@ -280,9 +274,9 @@ describe('meters when Redis goes away', () => {
 
   it('open: serves on from the last known balance, then reconciles when Redis is back', async () => {
     const keyPrefix = `${prefix.keyPrefix}open:`
-    const proxy = tracked(await startTcpProxy(6379), (each) => each.close())
-    const instance = await startInstance(`redis://127.0.0.1:${proxy.port}`, keyPrefix)
-    const other = await startInstance('redis://127.0.0.1:6379', keyPrefix)
+    const proxy = tracked(await startTcpProxy(prefix.url), (each) => each.close())
+    const instance = await startInstance(proxy.url, keyPrefix)
+    const other = await startInstance(prefix.url, keyPrefix)
     const payer = subject({ accountDailyCredits: 8_000 })
     for (let i = 0; i < 10; i++) assert.equal(await spend(instance.meter, payer), 'served')
     for (let i = 0; i < 10; i++) assert.equal(await spend(other.meter, payer), 'served')
@@ -310,8 +304,8 @@ describe('meters when Redis goes away', () => {
 
   it('closed: refuses what the lease cannot pay with a 503, serves again when Redis is back', async () => {
     const keyPrefix = `${prefix.keyPrefix}closed:`
-    const proxy = tracked(await startTcpProxy(6379), (each) => each.close())
-    const instance = await startInstance(`redis://127.0.0.1:${proxy.port}`, keyPrefix, {
+    const proxy = tracked(await startTcpProxy(prefix.url), (each) => each.close())
+    const instance = await startInstance(proxy.url, keyPrefix, {
       onBankDown: 'closed',
     })
     const payer = subject({ accountDailyCredits: 8_000 })

@@ -137,7 +137,7 @@ describe('the per-second bucket in the bank, over time (memory bank, fake clock)
 describe('the Redis bucket of a subject in debt', () => {
   it('outlives the debt (its key expires only once the bucket would be full again)', async (t) => {
     const keyPrefix = `${prefix.keyPrefix}ttl:`
-    const bank = await createRedisBank({ url: 'redis://127.0.0.1:6379', keyPrefix })
+    const bank = await createRedisBank({ url: prefix.url, keyPrefix })
     t.after(() => bank.close())
     assert.equal(rateOf(await bank.exchange({ subjects: [call(20_100)] })).granted, 20_100)
     const ttlMs = await prefix.redis.pttl(`${keyPrefix}rate:account:1`)

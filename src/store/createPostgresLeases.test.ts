@@ -1,11 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import {
-  createTestSchema,
-  onTestDatabase,
-  type TestSchema,
-  testPostgresUrl,
-} from '../../test/helpers/createTestSchema.ts'
+import { createTestSchema, onTestDatabase, type TestSchema } from '../../test/helpers/createTestSchema.ts'
 import { startTcpProxy } from '../../test/helpers/startTcpProxy.ts'
 import { until } from '../../test/helpers/until.ts'
 import { createStores } from '../app/createStores.ts'
@@ -74,12 +69,10 @@ describe('leases on PostgreSQL (session advisory locks)', () => {
   })
 
   it('a holder whose database goes away loses the lease at once and another takes it; back, it waits its turn', async () => {
-    const proxy = await startTcpProxy(Number(new URL(testPostgresUrl).port || 5432))
+    const proxy = await startTcpProxy(schema.url)
     try {
-      const viaProxy = new URL(schema.url)
-      viaProxy.host = `127.0.0.1:${proxy.port}`
       const name = `fee-indexer:${Math.floor(Math.random() * 1e9)}`
-      const far = (await open(viaProxy.toString())).lead(name)
+      const far = (await open(proxy.url)).lead(name)
       await until(() => far.held(), 'the first holder')
       const lost: boolean[] = []
       far.onChange((held) => lost.push(held))

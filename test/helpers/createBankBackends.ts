@@ -5,6 +5,7 @@ import { createMemoryBank } from '../../src/metering/createMemoryBank.ts'
 import { createRedisBank } from '../../src/metering/createRedisBank.ts'
 import type { CreditBank } from '../../src/metering/creditBank.ts'
 import { serveClusterBank } from '../../src/metering/serveClusterBank.ts'
+import { testServers } from './testServers.ts'
 
 /** A bank's backend: instances that share its balances, each under an id of its own. */
 export type Backend = { instance(): Promise<CreditBank>; close(): Promise<void> }
@@ -55,7 +56,7 @@ export function createBankBackends(keyPrefix: string): Record<string, (leaseTtlM
       return {
         async instance() {
           const bank = await createRedisBank({
-            url: 'redis://127.0.0.1:6379',
+            url: testServers.redisUrl,
             keyPrefix: ownPrefix,
             leaseTtlMs,
           })

@@ -1,7 +1,10 @@
 import { connect, createServer, type Socket } from 'node:net'
+import { toServerAddress, toUrlAtPort } from './testServers.ts'
 
 export type TcpProxy = {
   port: number
+  /** The server's URL through the proxy: the same user, database and DB index, the proxy's port. */
+  url: string
   /** Drops every connection and refuses new ones, as a database that went down. */
   cut(): void
   /** Accepts connections again. */
@@ -16,14 +19,16 @@ export type TcpProxy = {
 }
 
 /**
- * A TCP proxy to `127.0.0.1:targetPort`, to take a real server away from a client and give it back.
+ * A TCP proxy to the server of `targetUrl` (a postgres:// or redis:// URL), to take a real server away
+ * from a client and give it back.
  * With `subscriberDelayMs` (in front of Redis), what Redis sends a connection once it has subscribed
  * takes that much longer: pub/sub messages reach that client late, its commands' answers do not.
  */
 export async function startTcpProxy(
-  targetPort: number,
+  targetUrl: string,
   options: { subscriberDelayMs?: number } = {},
 ): Promise<TcpProxy> {
+  const target = toServerAddress(targetUrl)
   let refusing = false
   let held: [Socket, Buffer][] | undefined
   let heldBytes = 0
@@ -39,7 +44,7 @@ export async function startTcpProxy(
       client.destroy()
       return
     }
-    const upstream = connect(targetPort, '127.0.0.1')
+    const upstream = connect(target.port, target.host)
     track(upstream)
     const { subscriberDelayMs } = options
     if (subscriberDelayMs) {
@@ -74,6 +79,7 @@ export async function startTcpProxy(
   if (address === null || typeof address === 'string') throw new Error('the proxy has no port')
   return {
     port: address.port,
+    url: toUrlAtPort(targetUrl, address.port),
     cut() {
       refusing = true
       for (const socket of sockets) socket.destroy()

@@ -8,6 +8,7 @@ import type { CreateKeyOptions } from '../../src/auth/keyAdmin.ts'
 import { loadConfig } from '../../src/config/loadConfig.ts'
 import type { Clock } from '../../src/metering/clock.ts'
 import { createTestSchema } from './createTestSchema.ts'
+import { testServers } from './testServers.ts'
 
 export type TestGateway = {
   app: App
@@ -48,7 +49,7 @@ export const unlimitedKey: CreateKeyOptions = {
 export async function startTestGateway(options: TestGatewayOptions = {}): Promise<TestGateway> {
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-test-'))
   const schema =
-    process.env.TOLLGATE_TEST_STORAGE === 'postgres' && options.config?.storage === undefined
+    testServers.gatewaysOnPostgres && options.config?.storage === undefined
       ? await createTestSchema()
       : undefined
   const config = {

@@ -2,12 +2,12 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { createServer } from 'node:net'
 import { Redis } from 'ioredis'
+import { testServers } from './testServers.ts'
 import { until } from './until.ts'
 
-/** The shared test Redis; tests only ever touch keys under a prefix of their own. */
-const testRedisUrl = process.env.TOLLGATE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
-
 export type TestPrefix = {
+  /** The Redis the prefix is on (its DB index included): the URL for clients the test configures. */
+  url: string
   /** `tollgate-test-<random>:` */
   keyPrefix: string
   /** Deletes every key under the prefix (SCAN + DEL) and disconnects. */
@@ -15,11 +15,15 @@ export type TestPrefix = {
   redis: Redis
 }
 
-/** A key prefix of the test's own on a Redis (the shared one by default), and a client to look with. */
-export function createTestPrefix(url = testRedisUrl): TestPrefix {
+/**
+ * A key prefix of the test's own on a Redis (the test Redis of testServers by default: tests only ever
+ * touch keys under a prefix of their own), and a client to look with.
+ */
+export function createTestPrefix(url = testServers.redisUrl): TestPrefix {
   const keyPrefix = `tollgate-test-${randomBytes(6).toString('hex')}:`
   const redis = new Redis(url)
   return {
+    url,
     keyPrefix,
     redis,
     async remove() {
