@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { InvalidParamsError } from '../errors/rpcErrors.ts'
-import { getMethodSpec, getOfferedMethods } from './methodTable.ts'
+import { getFailoverMethods, getMethodSpec, getOfferedMethods } from './methodTable.ts'
 import {
   address,
   blockCount,
@@ -14,6 +14,7 @@ import {
   receiptsBlockRef,
   storageKey,
 } from './params.ts'
+import { priceOf } from './priceOf.ts'
 
 const hash = `0x${'ab'.repeat(32)}`
 const addr = `0x${'cd'.repeat(20)}`
@@ -168,31 +169,56 @@ describe('parseParams', () => {
 })
 
 describe('the method table', () => {
-  it('has a default row: not offered, 80 credits, never cached', () => {
+  describe('its default row: what a method the table does not name gets, and what every row starts from', () => {
     const unknown = getMethodSpec('eth_somethingNew')
-    assert.deepEqual(unknown, {
-      name: 'eth_somethingNew',
-      offered: false,
-      params: [],
-      costCredits: 80,
-      cacheClass: 'never',
-      pinnedIsImmutable: true,
-      failoverEligible: false,
-      idempotent: true,
-      monotonicHead: false,
-      nodeState: false,
-      filterRole: undefined,
-      nullWhenNotFound: false,
-      capsGas: false,
-      contracts: 'unchecked',
-      localResult: undefined,
-      subscriptionOnly: false,
-      boundsBlockRange: false,
-      countsLogs: false,
-      sendsTransaction: false,
-      pinnedNeeds: undefined,
-      nullWhenNoBlock: false,
-      duties: { answerHere: false, beforeSend: false, afterAnswer: false },
+
+    it('a method it does not name is not offered: -32601 under the name asked, priced as refused input (5)', () => {
+      assert.equal(unknown.offered, false)
+      assert.equal(unknown.name, 'eth_somethingNew')
+      assert.ok(!getOfferedMethods().includes(unknown.name))
+      // refused before it runs (docs/compatibility.md §2 "Not offered"): a refused call, not a served one
+      assert.equal(priceOf({ kind: 'refusedCall' }), 5)
+    })
+
+    it('is never cached, never sent to a partner, never answered by the gateway itself', () => {
+      assert.equal(unknown.cacheClass, 'never')
+      assert.equal(unknown.failoverEligible, false)
+      assert.ok(!getFailoverMethods().includes(unknown.name))
+      assert.equal(unknown.localResult, undefined)
+      assert.equal(unknown.subscriptionOnly, false)
+    })
+
+    it('assumes nothing of a call: it names no contract (refused under a contracts allowlist) and gets no handling', () => {
+      assert.equal(unknown.contracts, 'unchecked')
+      assert.equal(unknown.filterRole, undefined)
+      assert.equal(unknown.pinnedNeeds, undefined)
+      for (const handling of [
+        'monotonicHead',
+        'nodeState',
+        'nullWhenNotFound',
+        'capsGas',
+        'boundsBlockRange',
+        'countsLogs',
+        'sendsTransaction',
+        'nullWhenNoBlock',
+      ] as const) {
+        assert.equal(unknown[handling], false, handling)
+      }
+    })
+
+    it('a row that names no price costs 80, the price §2 gives most reads', () => {
+      assert.equal(unknown.costCredits, 80)
+      for (const method of ['eth_blockNumber', 'eth_getBalance', 'net_peerCount', 'web3_clientVersion']) {
+        assert.equal(getMethodSpec(method).costCredits, unknown.costCredits, method)
+      }
+    })
+
+    it("a row is safe to send twice unless it sends a transaction or works on a node's filters", () => {
+      assert.equal(unknown.idempotent, true)
+      for (const method of getOfferedMethods()) {
+        const spec = getMethodSpec(method)
+        if (!spec.idempotent) assert.ok(spec.sendsTransaction || spec.nodeState, method)
+      }
     })
   })
 
