@@ -2,12 +2,15 @@
 // (src/**, and test/*.test.ts that are not e2e) run in one or two processes that import them all, as a
 // process costs 1.5-2.4 s to start here; each e2e test (test/*.e2e.test.ts) boots gateways and nodes and
 // keeps a process of its own. Two processes at a time. The end of the run prints the slowest files and
-// the runner's summary (scripts/testSummary.js).
+// the runner's summary (scripts/testSummary.js). The tests get a PostgreSQL and a Redis: the ones at
+// TOLLGATE_TEST_POSTGRES_URL / TOLLGATE_TEST_REDIS_URL, or servers of the run's own
+// (scripts/ensureServices.js), stopped when the tests end.
 // Usage: node scripts/runTests.js [path-filter ...]
-import { spawnSync } from 'node:child_process'
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
+import { ensureServices } from './ensureServices.js'
 
 const root = resolve(import.meta.dirname, '..')
 const timesFile = join(root, '.tmp', 'testTimes.json')
@@ -54,6 +57,25 @@ function writeUnitEntry(dir, index, files) {
   return path
 }
 
+/** Entries of earlier runs that were killed before they could remove them. */
+function removeStaleEntries() {
+  const tmp = join(root, '.tmp')
+  for (const name of existsSync(tmp) ? readdirSync(tmp) : []) {
+    const runner = Number(name.replace('unit-tests-', ''))
+    if (name.startsWith('unit-tests-') && !isAlive(runner))
+      rmSync(join(tmp, name), { recursive: true, force: true })
+  }
+}
+
+function isAlive(pid) {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return err.code === 'EPERM'
+  }
+}
+
 const filters = process.argv.slice(2)
 const files = ['src', 'test']
   .flatMap(findTests)
@@ -69,15 +91,32 @@ const e2eFiles = files.filter((file) => file.endsWith('.e2e.test.ts'))
 // the entries live under .tmp/ of the repository: their paths sort before src/ and test/, and node's
 // runner starts files in that order, so the two long unit processes start first
 const entryDir = join(root, '.tmp', `unit-tests-${process.pid}`)
+removeStaleEntries()
 mkdirSync(entryDir, { recursive: true })
-const removeEntries = () => rmSync(entryDir, { recursive: true, force: true })
-process.on('exit', removeEntries)
-for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(130))
+process.on('exit', () => rmSync(entryDir, { recursive: true, force: true }))
 const unitGroups = splitEvenly(unitFiles, unitFiles.length >= 20 ? 2 : 1).filter((group) => group.length > 0)
 const entries = unitGroups.map((group, index) => writeUnitEntry(entryDir, index, group))
 
+// Ctrl-C reaches the tests too (one process group; the servers of the run's own have a group of their
+// own); a SIGTERM to this process alone is passed on. Either way those servers are stopped once the
+// tests have ended.
+let tests
+let interrupted = false
+process.on('SIGINT', () => {
+  interrupted = true
+})
+process.on('SIGTERM', () => {
+  interrupted = true
+  tests?.kill('SIGTERM')
+})
+const services = await ensureServices()
+if (interrupted) {
+  await services.stop()
+  process.exit(130)
+}
+if (services.advice) console.error(`${services.advice}\n`)
 const reporter = process.stdout.isTTY ? 'spec' : 'tap'
-const result = spawnSync(
+tests = spawn(
   process.execPath,
   [
     '--import',
@@ -92,6 +131,9 @@ const result = spawnSync(
     ...entries,
     ...e2eFiles.map((file) => join(root, file)),
   ],
-  { stdio: 'inherit', cwd: root },
+  { stdio: 'inherit', cwd: root, env: services.env },
 )
-process.exit(result.status ?? 1)
+const [code, signal] = await new Promise((resolve) => tests.once('exit', (...ended) => resolve(ended)))
+await services.stop()
+if (services.advice && code !== 0) console.error(`\n${services.advice}`)
+process.exit(code ?? (signal === 'SIGINT' ? 130 : 1))
