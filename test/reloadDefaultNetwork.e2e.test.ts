@@ -236,6 +236,15 @@ describe('SIGHUP never moves a URL: the un-prefixed /v3/KEY and /ws/v3/KEY keep 
     assert.deepEqual(await socket.ws.closed, { code: 1001, reason: 'network reconfigured, reconnect' })
     const reconnected = await subscribeHeads(rig.socketUrl(key))
     await reconnected.headFrom(nodeTwo.url)
+
+    // none: the un-prefixed URLs answer 404 from then on; a socket open on them stays on its network
+    rig.write(config([two()], { defaultNetwork: false }))
+    assert.deepEqual((await rig.hangUp()).networks, { added: [], removed: [], rebuilt: [] })
+    const unprefixed = await rig.post('', key, 'eth_chainId')
+    assert.equal(unprefixed.status, 404, unprefixed.text)
+    assert.equal(await rig.chainId('/two', key), 31338)
+    await reconnected.headFrom(nodeTwo.url)
+    assert.ok(reconnected.isOpen())
     reconnected.ws.socket.close()
   })
 })

@@ -5,9 +5,7 @@ import { createDashboardStats, withUsageTap } from '../admin/createDashboardStat
 import { createNetworkNamer } from '../admin/createNetworkNamer.ts'
 import { createSharedDashboardFigures } from '../admin/createSharedDashboardFigures.ts'
 import { type AdminRequest, handleAdmin } from '../admin/handleAdmin.ts'
-import { createAuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
 import { createFilterIds } from '../auth/createFilterIds.ts'
-import { createJwtVerifier } from '../auth/createJwtVerifier.ts'
 import { createKeyRegistry, type KeyRegistry } from '../auth/createKeyRegistry.ts'
 import { createSecretVerifier } from '../auth/createSecretVerifier.ts'
 import { getSecretHashKey } from '../auth/hashSecret.ts'
@@ -45,7 +43,7 @@ import { createNetworkServices } from './createNetworkServices.ts'
 import { createNetworkStarter } from './createNetworkStarter.ts'
 import { createReadiness } from './createReadiness.ts'
 import { createReloader, type Reloader } from './createReloader.ts'
-import { type AuthDeps, createRequestSettings } from './createRequestSettings.ts'
+import { createRequestSettings } from './createRequestSettings.ts'
 import { createStores } from './createStores.ts'
 import { toGatewayReaders } from './toGatewayReaders.ts'
 import type { WorkerRole } from './workerRole.ts'
@@ -221,19 +219,6 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
         onError: (err) => log.error({ err }, 'storing a secret hash in place of its scrypt hash failed'),
       }),
     }
-    function authDeps(settings: Config): AuthDeps {
-      return {
-        authFailures: createAuthFailureLimiter({
-          burst: settings.auth.failureBurst,
-          perMinute: settings.auth.failuresPerMinute,
-          now: () => clock.now(),
-        }),
-        verifyJwt: createJwtVerifier({
-          maxLifetimeSeconds: settings.auth.maxJwtLifetimeSeconds,
-          now: () => clock.now(),
-        }),
-      }
-    }
     // wrong admin tokens, per client address: /admin and the dashboard's sign-in count together
     const adminTokenFailures = createAdminTokenFailures(() => clock.now())
     const adminDeps = {
@@ -293,14 +278,8 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       {
         rpc: rpcParts,
         gas: { indexers },
-        upgrade: {
-          hubs,
-          answers,
-          bodies,
-          now: () => clock.now(),
-          onNetworkRetired: services.onRetired,
-        },
-        auth: authDeps,
+        upgrade: { hubs, answers, bodies, onNetworkRetired: services.onRetired },
+        now: () => clock.now(),
       },
       config,
     )

@@ -13,7 +13,7 @@ import type { NetworkRegistry } from '../networks/createNetworkRegistry.ts'
 import type { NetworkServices } from './createNetworkServices.ts'
 import type { LiveNetwork, NetworkStarter } from './createNetworkStarter.ts'
 import { createReloader } from './createReloader.ts'
-import { type AuthDeps, createRequestSettings, type RequestSettingsParts } from './createRequestSettings.ts'
+import { createRequestSettings, type RequestSettingsParts } from './createRequestSettings.ts'
 
 const timeoutMs = 6_000
 const redisTimeoutMs = 500
@@ -104,17 +104,13 @@ function setup(
     leave: (network: Network) => events.push(`leave ${network.name}`),
     retire: (network: Network) => events.push(`retire ${network.name}`),
   } as unknown as NetworkServices
-  // the real settings, over stand-in parts: each auth made is counted
-  let authsMade = 0
+  // the real settings, over stand-in parts
   const settings = createRequestSettings(
     {
       rpc: {},
       gas: { indexers: new Map() },
       upgrade: {},
-      auth: () => {
-        authsMade++
-        return { authFailures: { made: authsMade }, verifyJwt: () => undefined } as unknown as AuthDeps
-      },
+      now: timers.now,
     } as unknown as RequestSettingsParts,
     initial,
   )
@@ -150,7 +146,6 @@ function setup(
     registered: () => registered.map((network) => network.name),
     registeredDefault: () => registeredDefault,
     settings,
-    authsMade: () => authsMade,
     holdWarmUp() {
       let release = () => {}
       warmUp = new Promise((resolve) => {
@@ -242,7 +237,7 @@ describe('createReloader', () => {
   })
 
   it('live settings are built again and swapped in whole: the ones a request holds are never changed', async () => {
-    const { reloader, settings, authsMade } = setup()
+    const { reloader, settings } = setup()
     const before = settings.current()
     await reloader.reload(
       configOf(['one'], {}, 'old', { server: { maxBatchSize: 7 }, gas: { historyBlocks: 9 } }),
@@ -259,7 +254,7 @@ describe('createReloader', () => {
       'the old ones untouched',
     )
     assert.equal(after.rpc.authFailures, before.rpc.authFailures, 'auth unchanged: the same limiter')
-    assert.equal(authsMade(), 1)
+    assert.equal(after.upgrade.verifyJwt, before.upgrade.verifyJwt)
     await reloader.reload(
       configOf(['one'], {}, 'old', {
         server: { maxBatchSize: 7 },
@@ -267,8 +262,11 @@ describe('createReloader', () => {
         auth: { failureBurst: 3 },
       }),
     )
-    assert.equal(authsMade(), 2, 'auth changed: a new limiter and verifier')
-    assert.notEqual(settings.current().upgrade.authFailures, after.upgrade.authFailures)
+    // auth changed: a new limiter and verifier, everywhere
+    const remade = settings.current()
+    assert.notEqual(remade.rpc.authFailures, after.rpc.authFailures)
+    assert.notEqual(remade.upgrade.verifyJwt, after.upgrade.verifyJwt)
+    assert.equal(remade.gas.authFailures, remade.rpc.authFailures)
     // nothing live changed: the same settings
     const unchanged = settings.current()
     await reloader.reload(

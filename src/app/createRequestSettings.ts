@@ -1,3 +1,5 @@
+import { createAuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
+import { createJwtVerifier } from '../auth/createJwtVerifier.ts'
 import type { Config } from '../config/configSchema.ts'
 import type { GasDeps } from '../gas/handleGasRequest.ts'
 import type { HttpRpcDeps } from '../pipeline/handleHttpRpc.ts'
@@ -13,17 +15,18 @@ export type RequestSettings = {
 }
 
 /** The authentication limiter and JWT verifier, made from the config's `auth`. */
-export type AuthDeps = Pick<HttpRpcDeps, 'authFailures' | 'verifyJwt'>
+type AuthDeps = Pick<HttpRpcDeps, 'authFailures' | 'verifyJwt'>
 
-/** What the settings are built around: the parts no config key changes, and how `auth` is made. */
+/** What the settings are built around: the parts no config key changes, and the clock. */
 export type RequestSettingsParts = {
   rpc: Omit<HttpRpcDeps, 'maxBatchSize' | 'maxJsonDepth' | keyof AuthDeps>
   gas: Pick<GasDeps, 'indexers'>
   upgrade: Omit<
     SocketUpgradeDeps,
-    keyof HttpRpcDeps | 'maxSubscriptions' | 'maxBufferedBytes' | 'maxInFlight'
+    keyof HttpRpcDeps | 'maxSubscriptions' | 'maxBufferedBytes' | 'maxInFlight' | 'now'
   >
-  auth(config: Config): AuthDeps
+  /** The clock failed authentications and JWT expiries are read on. */
+  now(): number
 }
 
 export type LiveRequestSettings = {
@@ -42,14 +45,25 @@ export type LiveRequestSettings = {
 
 /** The request path's settings from `config`, swapped whole by each reload (createReloader). */
 export function createRequestSettings(parts: RequestSettingsParts, config: Config): LiveRequestSettings {
-  let auth = parts.auth(config)
+  let auth = toAuthDeps(config, parts.now)
   let current = toRequestSettings(parts, config, auth)
   return {
     current: () => current,
     swap(next, authChanged) {
-      if (authChanged) auth = parts.auth(next)
+      if (authChanged) auth = toAuthDeps(next, parts.now)
       current = toRequestSettings(parts, next, auth)
     },
+  }
+}
+
+function toAuthDeps(config: Config, now: () => number): AuthDeps {
+  return {
+    authFailures: createAuthFailureLimiter({
+      burst: config.auth.failureBurst,
+      perMinute: config.auth.failuresPerMinute,
+      now,
+    }),
+    verifyJwt: createJwtVerifier({ maxLifetimeSeconds: config.auth.maxJwtLifetimeSeconds, now }),
   }
 }
 
@@ -66,6 +80,7 @@ function toRequestSettings(parts: RequestSettingsParts, config: Config, auth: Au
     upgrade: {
       ...rpc,
       ...parts.upgrade,
+      now: parts.now,
       maxSubscriptions: config.websocket.maxSubscriptions,
       maxBufferedBytes: config.websocket.maxBufferedBytes,
       maxInFlight: config.websocket.maxInFlightRequests,

@@ -18,6 +18,7 @@ export type LiveKeyRow = { keys: readonly string[]; effect: LiveKeyEffect; appli
  * Everything else (the listener, storage, Redis, workers, the devnet, the shared cache, metering,
  * gas indexing, the admin token, ...) is read once at start: a change to it needs a restart.
  * docs/config.md "What a reload changes" is this table, row by row (liveConfigKeys.test.ts holds them equal).
+ * @internal exported for its tests; the gateway reads it through getLiveKeyEffect
  */
 export const liveConfigKeys: readonly LiveKeyRow[] = [
   {
