@@ -44,10 +44,10 @@ function createRig(dir: string) {
       return gateway
     },
     logged,
-    async start(config: (port: number) => unknown, args: string[] = []) {
+    async start(config: (port: number) => unknown, args: string[] = [], ready?: RegExp) {
       port = await freePort()
       writeFileSync(configFile, stringify(config(port)))
-      gateway = await startGatewayProcess(['start', '--config', configFile, ...args])
+      gateway = await startGatewayProcess(['start', '--config', configFile, ...args], ready && { ready })
     },
     write(config: (port: number) => unknown) {
       writeFileSync(configFile, stringify(config(port)))
@@ -62,21 +62,18 @@ function createRig(dir: string) {
     socketUrl: (key: string) => `ws://127.0.0.1:${port}/ws/v3/${key}`,
     /** SIGHUP, and the next line that says what became of it (`config reloaded` or a refusal). */
     async hangUp(): Promise<LogLine> {
-      const outcomes = () => [...logged('config reloaded'), ...logged('config reload refused')]
-      const count = outcomes().length
-      gateway.child.kill('SIGHUP')
-      await until(() => outcomes().length > count, 'the reload logged')
-      const lines = gateway
-        .output()
-        .split('\n')
-        .filter((line) => line.startsWith('{'))
-      // the outcome lines in the order they were written: the newest is this signal's
-      const all = lines
-        .map((line) => JSON.parse(line) as LogLine)
-        .filter(
+      return (await this.hangUpSeen(1))[0] as LogLine
+    },
+    /** SIGHUP, and the next `lines` lines that say what became of it (with --workers: one per worker). */
+    async hangUpSeen(lines: number): Promise<LogLine[]> {
+      const outcomes = () =>
+        logLines(gateway.output(), 'config reload').filter(
           (line) => line.msg.startsWith('config reloaded') || line.msg.startsWith('config reload refused'),
         )
-      return all[all.length - 1] as LogLine
+      const count = outcomes().length
+      gateway.child.kill('SIGHUP')
+      await until(() => outcomes().length >= count + lines, 'the reload logged')
+      return outcomes().slice(count)
     },
     async stop() {
       if (!gateway) return
@@ -90,7 +87,7 @@ function createRig(dir: string) {
   }
 }
 
-/** A newHeads subscription on `url`: the heads it is sent, and a way to wait for one above a number. */
+/** A newHeads subscription on `url`, and a way to mine a block and wait for the socket to be sent its head. */
 async function subscribeHeads(url: string) {
   const ws = await openSocket(url)
   ws.socket.send(JSON.stringify(rpcBody('eth_subscribe', ['newHeads'], 1)))
@@ -311,5 +308,76 @@ describe('the embedded devnet from a file: networks added beside it', () => {
     assert.equal(await rig.chainId('', demoKey()), 31337)
     assert.equal(await rig.chainId('/sepolia', demoKey()), 31338)
     await rig.stop()
+  })
+})
+
+describe('--workers 2: the primary refuses a file that would move the un-prefixed URLs, once, for every worker', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-reload-workers-default-'))
+  const rig = createRig(dir)
+  let nodeOne: Anvil
+  let nodeTwo: Anvil
+  let key = ''
+  const network = (name: string, node: Anvil) => ({
+    name,
+    chainId: node.chainId,
+    upstreams: [{ url: node.url }],
+  })
+  const config = (networks: unknown[]) => (port: number) => ({
+    server: { host: '127.0.0.1', port },
+    storage: { sqlite: join(dir, 'tollgate.db') },
+    gas: { enabled: false },
+    log: { level: 'info' },
+    networks,
+  })
+
+  before(async () => {
+    ;[nodeOne, nodeTwo] = await Promise.all([startAnvil({ chainId: 31337 }), startAnvil({ chainId: 31338 })])
+    writeFileSync(rig.configFile, stringify(config([network('one', nodeOne)])(8545)))
+    const created = await run(process.execPath, [
+      bin,
+      'keys',
+      'create',
+      '--plan',
+      'core',
+      '--json',
+      '--config',
+      rig.configFile,
+    ])
+    key = (JSON.parse(created.stdout) as { key: string }).key
+  })
+  after(async () => {
+    rig.kill()
+    await Promise.all([nodeOne?.stop(), nodeTwo?.stop()])
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('added after the first: both workers keep /v3/KEY on it; listed first: refused by the primary alone', async () => {
+    await rig.start(config([network('one', nodeOne)]), ['--workers', '2'], /listening on \S+ \(2 workers\)/)
+    try {
+      rig.write(config([network('one', nodeOne), network('two', nodeTwo)]))
+      const reloaded = await rig.hangUpSeen(2)
+      for (const line of reloaded)
+        assert.deepEqual(line.networks, { added: ['two'], removed: [], rebuilt: [] })
+      // both workers reloaded (above): whichever holds the connection answers the same
+      for (let round = 0; round < 6; round++) {
+        assert.equal(await rig.chainId('', key), 31337)
+        assert.equal(await rig.chainId('/two', key), 31338)
+      }
+
+      rig.write(config([network('two', nodeTwo), network('one', nodeOne)]))
+      const [refused] = await rig.hangUpSeen(1)
+      assert.match(refused?.msg ?? '', /^config reload refused, the running config stays: defaultNetwork: /)
+      assert.equal(refused?.pid, rig.gateway.child.pid, 'the primary says it')
+      // the workers were told (the one answering the scrape counted it), and neither logged a reload
+      await until(async () => {
+        const metrics = await (await fetch(`${rig.gateway.url}/metrics`, { keepalive: false })).text()
+        return /tollgate_config_reloads_total\{result="invalid"\} 1/.test(metrics)
+      }, 'the refusal counted')
+      assert.equal(rig.logged('config reloaded').length, 2)
+      assert.equal(await rig.chainId('', key), 31337)
+      await rig.stop()
+    } finally {
+      rig.kill()
+    }
   })
 })
