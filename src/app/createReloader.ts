@@ -82,7 +82,8 @@ function bodyWaitMs(config: Config): number {
  * under way, then are closed with 1001 so that clients reconnect to the new one; it stops once the
  * calls on it are done, or at the cap, whichever comes first: the longest a request may take
  * (sending its body, server.requestTimeoutMs; the bank's wait; its upstream calls, `timeoutMs`)
- * and a grace.
+ * and a grace. What to do with each changed key is liveConfigKeys' table; the request path's
+ * settings are built again and swapped in whole (createRequestSettings), never changed in place.
  */
 export function createReloader(initial: Config, targets: ReloaderTargets): Reloader {
   const { log, timers } = targets
