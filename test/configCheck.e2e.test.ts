@@ -9,6 +9,10 @@ import { bin } from './helpers/gatewayProcess.ts'
 
 type Ran = { code: number; stdout: string; stderr: string }
 
+/** A network entry in YAML flow style. */
+const network = (name: string, chainId: number) =>
+  `{ name: ${name}, chainId: ${chainId}, upstreams: [{ url: "http://${name}.example" }] }`
+
 /** `tollgate ARGS` as a user runs it, with TOLLGATE_* variables only from `env`. */
 function tollgate(args: string[], env: Record<string, string> = {}, cwd = process.cwd()): Promise<Ran> {
   const base = Object.fromEntries(
@@ -92,6 +96,71 @@ networks:
         maxLogsBlockRange: 10_000,
       },
     ])
+  })
+
+  it('says which network the un-prefixed URLs serve, and by which rule; defaultNetwork filled in', async () => {
+    const ran = await tollgate(['config', 'check', '--config', configFile])
+    assert.equal(ran.code, 0, ran.stderr)
+    assert.equal(
+      ran.stdout.split('\n')[1],
+      '# the un-prefixed URLs (/v3/KEY, /ws/v3/KEY, and a Host header no network claims) serve network mainnet (the first network listed, as defaultNetwork is unset); a reload moves them only to a network named in defaultNetwork',
+    )
+    assert.equal(parse(ran.stdout).defaultNetwork, 'mainnet')
+    const embedded = await tollgate(['config', 'check'], {}, dir)
+    assert.match(
+      embedded.stdout.split('\n')[1] ?? '',
+      /serve network devnet \(the embedded devnet, as defaultNetwork is unset\)/,
+    )
+    const named = join(dir, 'named.yaml')
+    writeFileSync(
+      named,
+      `defaultNetwork: base\nnetworks: [${network('mainnet', 1)}, ${network('base', 8453)}]\n`,
+    )
+    const fromKey = await tollgate(['config', 'check', '--config', named])
+    assert.match(fromKey.stdout.split('\n')[1] ?? '', /serve network base \(defaultNetwork\)/)
+    const off = join(dir, 'off.yaml')
+    writeFileSync(off, `defaultNetwork: false\nnetworks: [${network('mainnet', 1)}]\n`)
+    const none = await tollgate(['config', 'check', '--config', off])
+    assert.match(none.stdout.split('\n')[1] ?? '', /serve no network \(defaultNetwork: false\)/)
+    assert.equal(parse(none.stdout).defaultNetwork, false)
+  })
+
+  it('--against the running file: what a reload would take, and a move of the un-prefixed URLs refused (exit 2) unless named', async () => {
+    const running = join(dir, 'running.yaml')
+    writeFileSync(running, `networks: [${network('mainnet', 1)}]\n`)
+    const added = join(dir, 'added.yaml')
+    writeFileSync(
+      added,
+      `server: { port: 9000 }\nnetworks: [${network('mainnet', 1)}, ${network('base', 8453)}]\n`,
+    )
+    const ok = await tollgate(['config', 'check', '--config', added, '--against', running])
+    assert.equal(ok.code, 0, ok.stderr)
+    assert.equal(
+      ok.stdout.split('\n')[2],
+      `# a reload from ${running} takes networks; keeps the running value of server.port (a restart takes them)`,
+    )
+    assert.match(ok.stdout.split('\n')[1] ?? '', /serve network mainnet/)
+
+    const first = join(dir, 'first.yaml')
+    writeFileSync(first, `networks: [${network('base', 8453)}, ${network('mainnet', 1)}]\n`)
+    const refused = await tollgate(['config', 'check', '--config', first, '--against', running])
+    assert.equal(refused.code, 2)
+    assert.equal(refused.stdout, '')
+    assert.equal(
+      refused.stderr,
+      `a reload from ${running} to this file would be refused: defaultNetwork: the un-prefixed URLs (/v3/KEY, /ws/v3/KEY) serve network 'mainnet'; this file would move them to 'base' (the first network listed, as defaultNetwork is unset). Set defaultNetwork: mainnet to keep them, or defaultNetwork: base to move them\n`,
+    )
+
+    const moved = join(dir, 'moved.yaml')
+    writeFileSync(moved, `defaultNetwork: base\nnetworks: [${network('base', 8453)}]\n`)
+    const named = await tollgate(['config', 'check', '--config', moved, '--against', running])
+    assert.equal(named.code, 0, named.stderr)
+    assert.deepEqual(named.stdout.split('\n').slice(2, 4), [
+      `# a reload from ${running} takes networks, defaultNetwork`,
+      '# and moves the un-prefixed URLs from mainnet to base, as defaultNetwork says',
+    ])
+    const same = await tollgate(['config', 'check', '--config', running, '--against', running])
+    assert.equal(same.stdout.split('\n')[2], `# a reload from ${running} changes no live key`)
   })
 
   it('an invalid file: exit 2, each wrong key on stderr with its path and what is wrong, nothing on stdout', async () => {

@@ -242,18 +242,23 @@ describe('network selection', () => {
     })
   })
 
-  it('no way to tell among several networks, or an unknown prefix: 404 unknown network', async () => {
-    for (const response of [
-      await chainIdVia(`/v3/${gateway.key}`, '127.0.0.1'),
-      await chainIdVia(`/polygon/v3/${gateway.key}`),
-    ]) {
-      assert.equal(response.status, 404)
-      // refused from the request's headers: its body is not read, so its id is not known
-      assert.deepEqual(response.json, {
+  it('neither a prefix nor a Host a network claims: the default network, the first listed (defaultNetwork unset)', async () => {
+    for (const host of ['127.0.0.1', 'polygon.gateway.local', undefined])
+      assert.deepEqual((await chainIdVia(`/v3/${gateway.key}`, host)).json, {
         jsonrpc: '2.0',
-        id: null,
-        error: { code: -32600, message: 'unknown network' },
+        id: 1,
+        result: '0x7a69',
       })
-    }
+  })
+
+  it('a prefix that names no network: 404 unknown network, not the default one', async () => {
+    const response = await chainIdVia(`/polygon/v3/${gateway.key}`)
+    assert.equal(response.status, 404)
+    // refused from the request's headers: its body is not read, so its id is not known
+    assert.deepEqual(response.json, {
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32600, message: 'unknown network' },
+    })
   })
 })

@@ -9,7 +9,7 @@ const network = (name: string, hosts: string[] = []) => ({ name, hosts }) as unk
 describe('createNetworkNamer', () => {
   it("names the registry's network by path, then Host; (none) when there is none; the same when asked again", () => {
     const name = createNetworkNamer(
-      createNetworkRegistry([network('mainnet', ['rpc.example.com']), network('base')]),
+      createNetworkRegistry([network('mainnet', ['rpc.example.com']), network('base')], undefined),
     )
     for (let round = 0; round < 2; round++) {
       assert.equal(name('base', 'rpc.example.com'), 'base')
@@ -22,7 +22,7 @@ describe('createNetworkNamer', () => {
   })
 
   it('a path name and a Host of the same text are told apart', () => {
-    const name = createNetworkNamer(createNetworkRegistry([network('mainnet', ['base'])]))
+    const name = createNetworkNamer(createNetworkRegistry([network('mainnet', ['base'])], undefined))
     assert.equal(name(undefined, 'base'), 'mainnet')
     assert.equal(name('base', undefined), '(none)')
   })

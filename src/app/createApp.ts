@@ -5,15 +5,14 @@ import { createDashboardStats, withUsageTap } from '../admin/createDashboardStat
 import { createNetworkNamer } from '../admin/createNetworkNamer.ts'
 import { createSharedDashboardFigures } from '../admin/createSharedDashboardFigures.ts'
 import { type AdminRequest, handleAdmin } from '../admin/handleAdmin.ts'
-import { createAuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
 import { createFilterIds } from '../auth/createFilterIds.ts'
-import { createJwtVerifier } from '../auth/createJwtVerifier.ts'
 import { createKeyRegistry, type KeyRegistry } from '../auth/createKeyRegistry.ts'
 import { createSecretVerifier } from '../auth/createSecretVerifier.ts'
 import { getSecretHashKey } from '../auth/hashSecret.ts'
 import { createKeyAdmin, type KeyAdmin } from '../auth/keyAdmin.ts'
 import type { KeyStore } from '../auth/keyStore.ts'
 import type { Config, NetworkConfig } from '../config/configSchema.ts'
+import { getDefaultNetwork } from '../config/getDefaultNetwork.ts'
 import { isTracingOn } from '../config/tracingEnv.ts'
 import { type Devnet, devnetNetwork, startDevnet } from '../devnet/startDevnet.ts'
 import { ByteBulkhead } from '../failsafe/ByteBulkhead.ts'
@@ -33,7 +32,7 @@ import type { UsageStore } from '../metering/usageStore.ts'
 import { createMetrics } from '../metrics/createMetrics.ts'
 import { handleMetrics } from '../metrics/handleMetrics.ts'
 import { createNetworkRegistry, type NetworkRegistry } from '../networks/createNetworkRegistry.ts'
-import { type HttpRpcDeps, handleHttpRpc } from '../pipeline/handleHttpRpc.ts'
+import { handleHttpRpc } from '../pipeline/handleHttpRpc.ts'
 import { handleSocketUpgrade } from '../pipeline/handleSocketUpgrade.ts'
 import { assertPortFree } from '../server/assertPortFree.ts'
 import { attachWebSockets, type WebSockets } from '../server/attachWebSockets.ts'
@@ -44,6 +43,7 @@ import { createNetworkServices } from './createNetworkServices.ts'
 import { createNetworkStarter } from './createNetworkStarter.ts'
 import { createReadiness } from './createReadiness.ts'
 import { createReloader, type Reloader } from './createReloader.ts'
+import { createRequestSettings } from './createRequestSettings.ts'
 import { createStores } from './createStores.ts'
 import { toGatewayReaders } from './toGatewayReaders.ts'
 import type { WorkerRole } from './workerRole.ts'
@@ -189,7 +189,10 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     const starter = await createNetworkStarter(config, log)
     cleanups.push(() => starter.close())
     const live = await starter.start(config, networkConfigs)
-    const networks = createNetworkRegistry(live.map((each) => each.network))
+    const networks = createNetworkRegistry(
+      live.map((each) => each.network),
+      getDefaultNetwork(config),
+    )
     cleanups.push(async () => {
       await Promise.all(live.map((each) => each.stop()))
     })
@@ -203,13 +206,11 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     const { indexers, hubs } = services
 
     const secretHashKey = await getSecretHashKey(stores.keys)
-    const rpcDeps: HttpRpcDeps = {
+    const rpcParts = {
       keys,
       networks,
       meter,
       filterIds: createFilterIds(secretHashKey),
-      maxBatchSize: config.server.maxBatchSize,
-      maxJsonDepth: config.server.maxJsonDepth,
       log,
       tracing: traces?.tracing,
       verifySecret: createSecretVerifier({
@@ -217,21 +218,6 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
         store: stores.keys,
         onError: (err) => log.error({ err }, 'storing a secret hash in place of its scrypt hash failed'),
       }),
-      ...authDeps(config),
-    }
-    const gasDeps = { ...rpcDeps, indexers, historyBlocks: config.gas.historyBlocks }
-    function authDeps(settings: Config) {
-      return {
-        authFailures: createAuthFailureLimiter({
-          burst: settings.auth.failureBurst,
-          perMinute: settings.auth.failuresPerMinute,
-          now: () => clock.now(),
-        }),
-        verifyJwt: createJwtVerifier({
-          maxLifetimeSeconds: settings.auth.maxJwtLifetimeSeconds,
-          now: () => clock.now(),
-        }),
-      }
     }
     // wrong admin tokens, per client address: /admin and the dashboard's sign-in count together
     const adminTokenFailures = createAdminTokenFailures(() => clock.now())
@@ -287,12 +273,21 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
           }),
         })
       : undefined
-    const metricsDeps = metrics && { metrics, token: config.metrics.token }
+    // what the live keys set, read through one reference: a reload swaps in new settings whole
+    const settings = createRequestSettings(
+      {
+        rpc: rpcParts,
+        gas: { indexers },
+        upgrade: { hubs, answers, bodies, onNetworkRetired: services.onRetired },
+        now: () => clock.now(),
+      },
+      config,
+    )
     // the dashboard counts answers by network: remembered per path name and Host, not parsed each time
     const nameNetwork = createNetworkNamer(networks)
     const server: HttpServer = createHttpServer(
       {
-        rpc: (request) => handleHttpRpc(rpcDeps, request),
+        rpc: (request) => handleHttpRpc(settings.current().rpc, request),
         ready: createReadiness({
           networks,
           databaseUp,
@@ -300,8 +295,10 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
           onBankDown: config.metering.onRedisDown,
           draining: () => draining,
         }),
-        metrics: metricsDeps && ((request) => handleMetrics(metricsDeps, request)),
-        gas: (request) => handleGasRequest(gasDeps, request),
+        metrics:
+          metrics &&
+          ((request) => handleMetrics({ metrics, token: settings.current().metricsToken }, request)),
+        gas: (request) => handleGasRequest(settings.current().gas, request),
         admin,
         dashboard,
       },
@@ -325,17 +322,6 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
           : undefined,
       },
     )
-    const upgradeDeps = {
-      ...rpcDeps,
-      hubs,
-      answers,
-      bodies,
-      maxSubscriptions: config.websocket.maxSubscriptions,
-      maxBufferedBytes: config.websocket.maxBufferedBytes,
-      maxInFlight: config.websocket.maxInFlightRequests,
-      now: () => clock.now(),
-      onNetworkRetired: services.onRetired,
-    }
     const reloader = createReloader(config, {
       log,
       starter,
@@ -345,20 +331,20 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       services,
       keys,
       keyAdmin,
-      rpc: rpcDeps,
-      gas: gasDeps,
-      upgrade: upgradeDeps,
-      metrics: metricsDeps,
-      authDeps,
+      settings,
       now: () => clock.now(),
       timers: systemTimers,
     })
     cleanups.push(() => reloader.close())
-    webSockets = attachWebSockets(server.server, (request) => handleSocketUpgrade(upgradeDeps, request), {
-      maxFrameBytes: config.websocket.maxFrameBytes,
-      pingMs: config.websocket.pingMs,
-      trustedProxies: config.server.trustedProxies,
-    })
+    webSockets = attachWebSockets(
+      server.server,
+      (request) => handleSocketUpgrade(settings.current().upgrade, request),
+      {
+        maxFrameBytes: config.websocket.maxFrameBytes,
+        pingMs: config.websocket.pingMs,
+        trustedProxies: config.server.trustedProxies,
+      },
+    )
     const { host, port } = await server.listen(config.server.port, config.server.host)
     const attached = webSockets
     // HTTP requests and WebSocket calls under way are answered (within the grace), side by side

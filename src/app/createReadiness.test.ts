@@ -3,7 +3,7 @@ import { describe, it } from 'node:test'
 import { createNetworkRegistry } from '../networks/createNetworkRegistry.ts'
 import { createReadiness } from './createReadiness.ts'
 
-const networks = createNetworkRegistry([])
+const networks = createNetworkRegistry([], undefined)
 const body = (database: string) => ({
   status: database === 'open' ? 'ready' : 'not ready',
   reasons: database === 'open' ? [] : ['database unavailable'],

@@ -6,14 +6,14 @@ import { createFakeTimers } from '../../test/helpers/createFakeTimers.ts'
 import type { KeyRegistry } from '../auth/createKeyRegistry.ts'
 import type { KeyAdmin } from '../auth/keyAdmin.ts'
 import { type Config, configSchema, type NetworkConfig } from '../config/configSchema.ts'
+import { ConfigError } from '../config/loadConfig.ts'
 import { CallCount } from '../failsafe/CallCount.ts'
 import type { Network } from '../networks/createNetwork.ts'
 import type { NetworkRegistry } from '../networks/createNetworkRegistry.ts'
-import type { HttpRpcDeps } from '../pipeline/handleHttpRpc.ts'
-import type { SocketUpgradeDeps } from '../pipeline/handleSocketUpgrade.ts'
 import type { NetworkServices } from './createNetworkServices.ts'
 import type { LiveNetwork, NetworkStarter } from './createNetworkStarter.ts'
 import { createReloader } from './createReloader.ts'
+import { createRequestSettings, type RequestSettingsParts } from './createRequestSettings.ts'
 
 const timeoutMs = 6_000
 const redisTimeoutMs = 500
@@ -24,7 +24,12 @@ const requestTimeoutMs = 20_000
  */
 const capMs = requestTimeoutMs + 1_000 + redisTimeoutMs + timeoutMs + 1_000
 
-const configOf = (names: string[], plans: Record<string, unknown> = {}, host = 'old'): Config =>
+const configOf = (
+  names: string[],
+  plans: Record<string, unknown> = {},
+  host = 'old',
+  extra: Record<string, unknown> = {},
+): Config =>
   configSchema.parse({
     server: { requestTimeoutMs },
     upstreams: { timeoutMs },
@@ -35,6 +40,7 @@ const configOf = (names: string[], plans: Record<string, unknown> = {}, host = '
       upstreams: [{ url: `http://${name}.${host}.example` }],
     })),
     plans,
+    ...extra,
   })
 
 const devnet: NetworkConfig = configSchema.parse({
@@ -87,22 +93,34 @@ function setup(
     },
     close: async () => {},
   }
-  const initial = configOf(options.names ?? ['one'])
+  // the embedded devnet runs when the config has `devnet`
+  const initial = configOf(options.names ?? ['one'], {}, 'old', options.embedded ? { devnet: {} } : {})
   if (options.requestTimeoutMs !== undefined) initial.server.requestTimeoutMs = options.requestTimeoutMs
   const live = [...initial.networks, ...(options.embedded ? [options.embedded] : [])].map(liveOf)
   let registered: Network[] = live.map((each) => each.network)
+  let registeredDefault: string | undefined
   const services = {
     add: (each: LiveNetwork) => events.push(`add ${each.network.name}`),
     leave: (network: Network) => events.push(`leave ${network.name}`),
     retire: (network: Network) => events.push(`retire ${network.name}`),
   } as unknown as NetworkServices
-  const rpc = {} as HttpRpcDeps
+  // the real settings, over stand-in parts
+  const settings = createRequestSettings(
+    {
+      rpc: {},
+      gas: { indexers: new Map() },
+      upgrade: {},
+      now: timers.now,
+    } as unknown as RequestSettingsParts,
+    initial,
+  )
   const reloader = createReloader(initial, {
     log,
     starter,
     registry: {
-      replace: (networks: Network[]) => {
+      replace: (networks: Network[], defaultName: string | undefined) => {
         registered = networks
+        registeredDefault = defaultName
       },
     } as unknown as NetworkRegistry,
     live,
@@ -115,11 +133,7 @@ function setup(
       },
     } as unknown as KeyRegistry,
     keyAdmin: { setPlans: () => events.push('keyAdmin.setPlans') } as unknown as KeyAdmin,
-    rpc,
-    gas: { ...rpc, indexers: new Map(), historyBlocks: 1 },
-    upgrade: {} as SocketUpgradeDeps,
-    metrics: undefined,
-    authDeps: () => ({}) as Pick<HttpRpcDeps, 'authFailures' | 'verifyJwt'>,
+    settings,
     now: timers.now,
     timers,
   })
@@ -130,6 +144,8 @@ function setup(
     lines,
     live,
     registered: () => registered.map((network) => network.name),
+    registeredDefault: () => registeredDefault,
+    settings,
     holdWarmUp() {
       let release = () => {}
       warmUp = new Promise((resolve) => {
@@ -218,6 +234,81 @@ describe('createReloader', () => {
     // the next reload computes from the committed config: nothing changed
     const again = await reloader.reload(configOf(['one', 'two'], { core: { dailyCredits: 7 } }))
     assert.deepEqual(again.networks, { added: [], removed: [], rebuilt: [] })
+  })
+
+  it('live settings are built again and swapped in whole: the ones a request holds are never changed', async () => {
+    const { reloader, settings } = setup()
+    const before = settings.current()
+    await reloader.reload(
+      configOf(['one'], {}, 'old', { server: { maxBatchSize: 7 }, gas: { historyBlocks: 9 } }),
+    )
+    const after = settings.current()
+    assert.notEqual(after, before)
+    assert.deepEqual(
+      [after.rpc.maxBatchSize, after.gas.maxBatchSize, after.upgrade.maxBatchSize, after.gas.historyBlocks],
+      [7, 7, 7, 9],
+    )
+    assert.deepEqual(
+      [before.rpc.maxBatchSize, before.gas.historyBlocks],
+      [1000, 500],
+      'the old ones untouched',
+    )
+    assert.equal(after.rpc.authFailures, before.rpc.authFailures, 'auth unchanged: the same limiter')
+    assert.equal(after.upgrade.verifyJwt, before.upgrade.verifyJwt)
+    await reloader.reload(
+      configOf(['one'], {}, 'old', {
+        server: { maxBatchSize: 7 },
+        gas: { historyBlocks: 9 },
+        auth: { failureBurst: 3 },
+      }),
+    )
+    // auth changed: a new limiter and verifier, everywhere
+    const remade = settings.current()
+    assert.notEqual(remade.rpc.authFailures, after.rpc.authFailures)
+    assert.notEqual(remade.upgrade.verifyJwt, after.upgrade.verifyJwt)
+    assert.equal(remade.gas.authFailures, remade.rpc.authFailures)
+    // nothing live changed: the same settings
+    const unchanged = settings.current()
+    await reloader.reload(
+      configOf(['one', 'two'], {}, 'old', {
+        server: { maxBatchSize: 7 },
+        gas: { historyBlocks: 9 },
+        auth: { failureBurst: 3 },
+      }),
+    )
+    assert.equal(settings.current(), unchanged)
+  })
+
+  it('the registry is given the default network: the first listed stays it as networks are added', async () => {
+    const { reloader, registeredDefault } = setup({ names: ['one'] })
+    await reloader.reload(configOf(['one', 'two']))
+    assert.equal(registeredDefault(), 'one')
+    await reloader.reload(configOf(['two', 'one'], {}, 'old', { defaultNetwork: 'one' }))
+    assert.equal(registeredDefault(), 'one')
+  })
+
+  it('with the embedded devnet, the devnet stays the default whatever networks are added', async () => {
+    const { reloader, registeredDefault } = setup({ names: [], embedded: devnet })
+    await reloader.reload(configOf(['one'], {}, 'old', { devnet: {} }))
+    assert.equal(registeredDefault(), 'devnet')
+  })
+
+  it('a file that would move the un-prefixed URLs without naming it: refused, nothing changed; named: moved and logged', async () => {
+    const { reloader, registered, lines, events } = setup({ names: ['one', 'two'] })
+    const running = reloader.config()
+    await assert.rejects(reloader.reload(configOf(['two'])), (err) => {
+      assert.ok(err instanceof ConfigError)
+      assert.match(err.message, /serve network 'one'; this file would move them to 'two'/)
+      return true
+    })
+    assert.equal(reloader.config(), running)
+    assert.deepEqual(registered(), ['one', 'two'])
+    assert.deepEqual(events, [], 'no network started, none left')
+    // the next reload is not held up by the refused one
+    const moved = await reloader.reload(configOf(['two'], {}, 'old', { defaultNetwork: 'two' }))
+    assert.deepEqual(moved.networks, { added: [], removed: ['one'], rebuilt: [] })
+    const warning = lines.find((line) => line.msg.startsWith('config reload: the un-prefixed URLs'))
+    assert.deepEqual([warning?.from, warning?.to], ['one', 'two'])
   })
 
   it('close() waits for a reload under way; networks it warmed never take a call, and draining ones stop at once', async () => {

@@ -2,15 +2,15 @@ import type { Logger } from 'pino'
 import type { KeyRegistry } from '../auth/createKeyRegistry.ts'
 import type { KeyAdmin } from '../auth/keyAdmin.ts'
 import type { Config, NetworkConfig } from '../config/configSchema.ts'
+import { getDefaultNetwork } from '../config/getDefaultNetwork.ts'
+import { getLiveKeyEffect, type LiveKeyEffect } from '../config/liveConfigKeys.ts'
 import { planReload } from '../config/planReload.ts'
 import type { Timers } from '../failsafe/Timers.ts'
-import type { GasDeps } from '../gas/handleGasRequest.ts'
 import type { Network } from '../networks/createNetwork.ts'
 import type { NetworkRegistry } from '../networks/createNetworkRegistry.ts'
-import type { HttpRpcDeps } from '../pipeline/handleHttpRpc.ts'
-import type { SocketUpgradeDeps } from '../pipeline/handleSocketUpgrade.ts'
 import type { NetworkServices } from './createNetworkServices.ts'
 import type { LiveNetwork, NetworkStarter } from './createNetworkStarter.ts'
+import type { LiveRequestSettings } from './createRequestSettings.ts'
 
 /** What one reload did: keys taken and refused, and each network's fate. */
 export type ReloadResult = {
@@ -28,6 +28,8 @@ export type Reloader = {
   /**
    * Applies a new, valid config: the live keys take effect for new calls, restart-only keys keep
    * their running value (named in one log line). One reload at a time: a second waits for the first.
+   * Rejects with planReload's ConfigError, changing nothing, when the file would move the
+   * un-prefixed URLs without naming their network.
    */
   reload(next: Config): Promise<ReloadResult>
   /** A new file was refused whole (invalid): counted; the config running now stays. */
@@ -48,19 +50,11 @@ export type ReloaderTargets = {
   services: NetworkServices
   keys: KeyRegistry
   keyAdmin: KeyAdmin
-  /** The request path's settings, changed in place: a call reads them as it starts. */
-  rpc: HttpRpcDeps
-  gas: HttpRpcDeps & GasDeps
-  upgrade: SocketUpgradeDeps
-  metrics: { token: string | undefined } | undefined
-  /** The authentication limiter and JWT verifier for a config (made again when `auth` changes). */
-  authDeps(config: Config): Pick<HttpRpcDeps, 'authFailures' | 'verifyJwt'>
+  /** The request path's settings: built again from the new config and swapped in whole. */
+  settings: LiveRequestSettings
   now(): number
   timers: Timers
 }
-
-/** Settings every network is built on: a change to one rebuilds them all. */
-const networkWideKeys = ['upstreams', 'failover', 'cache.enabled', 'cache.maxBytes', 'cache.maxEntryBytes']
 
 /** Beyond its calls' longest time (timeoutMs and the bank's wait), what a replaced network is given to end them. */
 const drainGraceMs = 1_000
@@ -88,7 +82,8 @@ function bodyWaitMs(config: Config): number {
  * under way, then are closed with 1001 so that clients reconnect to the new one; it stops once the
  * calls on it are done, or at the cap, whichever comes first: the longest a request may take
  * (sending its body, server.requestTimeoutMs; the bank's wait; its upstream calls, `timeoutMs`)
- * and a grace.
+ * and a grace. What to do with each changed key is liveConfigKeys' table; the request path's
+ * settings are built again and swapped in whole (createRequestSettings), never changed in place.
  */
 export function createReloader(initial: Config, targets: ReloaderTargets): Reloader {
   const { log, timers } = targets
@@ -134,21 +129,12 @@ export function createReloader(initial: Config, targets: ReloaderTargets): Reloa
     if (closed) throw new Error('the gateway is stopping')
     const plan = planReload(current, next)
     const config = plan.config
+    const touched = (effect: LiveKeyEffect) => plan.changed.some((key) => getLiveKeyEffect(key) === effect)
     // nothing is changed before the new networks are up; from the swap on, nothing fails
-    const networks = await swapNetworks(config, plan.changed)
-    const auth = plan.changed.some((key) => key.startsWith('auth.')) ? targets.authDeps(config) : {}
-    for (const deps of [targets.rpc, targets.gas, targets.upgrade]) {
-      Object.assign(deps, auth)
-      deps.maxBatchSize = config.server.maxBatchSize
-      deps.maxJsonDepth = config.server.maxJsonDepth
-    }
-    targets.upgrade.maxSubscriptions = config.websocket.maxSubscriptions
-    targets.upgrade.maxInFlight = config.websocket.maxInFlightRequests
-    targets.upgrade.maxBufferedBytes = config.websocket.maxBufferedBytes
-    targets.gas.historyBlocks = config.gas.historyBlocks
-    if (targets.metrics) targets.metrics.token = config.metrics.token
-    log.level = config.log.level
-    const plansChanged = plan.changed.some((key) => key === 'plans' || key.startsWith('plans.'))
+    const networks = await swapNetworks(config, touched('every network'))
+    if (touched('settings') || touched('auth')) targets.settings.swap(config, touched('auth'))
+    if (touched('log')) log.level = config.log.level
+    const plansChanged = touched('plans')
     if (plansChanged) targets.keyAdmin.setPlans(config.plans)
     current = config
     stats.applied++
@@ -158,6 +144,13 @@ export function createReloader(initial: Config, targets: ReloaderTargets): Reloa
         { keys: plan.refused },
         `config reload: these keys need a restart and keep their running value: ${plan.refused.join(', ')}`,
       )
+    if (plan.moved) {
+      const { from, to } = plan.moved
+      log.warn(
+        { from, to },
+        `config reload: the un-prefixed URLs (/v3/KEY, /ws/v3/KEY) now serve ${to === undefined ? 'no network' : `network ${to}`} (before: ${from ?? 'none'}), as defaultNetwork says`,
+      )
+    }
     const result = { changed: plan.changed, refused: plan.refused, networks }
     log.info(result, plan.changed.length > 0 ? 'config reloaded' : 'config reloaded: nothing changed')
     if (plansChanged && !closed) {
@@ -174,10 +167,8 @@ export function createReloader(initial: Config, targets: ReloaderTargets): Reloa
     return result
   }
 
-  async function swapNetworks(after: Config, changed: string[]) {
-    const wide = changed.some((key) =>
-      networkWideKeys.some((each) => key === each || key.startsWith(`${each}.`)),
-    )
+  /** Every network compared (`wide`: all rebuilt), and the registry's default set from `after`. */
+  async function swapNetworks(after: Config, wide: boolean) {
     const running = new Map(targets.live.map((live) => [live.network.name, live]))
     const wanted: NetworkConfig[] = [...after.networks, ...(targets.embedded ? [targets.embedded] : [])]
     const toBuild = wanted.filter((network) => {
@@ -203,7 +194,10 @@ export function createReloader(initial: Config, targets: ReloaderTargets): Reloa
     // the new hubs and indexers in place first: no upgrade or Gas API call finds none meanwhile
     for (const live of built.values())
       targets.services.add(live, after, running.get(live.network.name)?.network)
-    targets.registry.replace(next.map((live) => live.network))
+    targets.registry.replace(
+      next.map((live) => live.network),
+      getDefaultNetwork(after),
+    )
     targets.live.splice(0, targets.live.length, ...next)
     for (const live of leaving) drain(live)
     const names = (list: readonly { network: Network }[]) => list.map((live) => live.network.name)

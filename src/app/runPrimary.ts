@@ -35,6 +35,7 @@ export type Primary = {
   /**
    * A new, valid config (SIGHUP): restart-only keys are kept at their running value (one log line
    * names them), and each worker is sent the result to apply; a worker forked later starts on it.
+   * Throws planReload's ConfigError, telling no worker, when it would move the un-prefixed URLs.
    */
   reload(next: Config): void
   /** The new file was refused whole: the workers count it, and keep their config. */

@@ -1,6 +1,7 @@
 import cluster from 'node:cluster'
 import type { Logger } from 'pino'
 import type { Config } from '../config/configSchema.ts'
+import { ConfigError } from '../config/loadConfig.ts'
 import type { DevnetFixtures } from '../devnet/seedDevnet.ts'
 import type { DevnetEndpoint } from '../devnet/startDevnet.ts'
 import { PortInUseError } from '../server/assertPortFree.ts'
@@ -62,7 +63,7 @@ export async function startGateway(
       if (!app) return log.warn('SIGHUP during start-up: ignored (send it again once the gateway is up)')
       const up = app
       readForReload(readConfig, log, {
-        apply: (next) => void up.reloader.reload(next).catch((err) => reloadFailed(log, err)),
+        apply: (next) => up.reloader.reload(next),
         refuse: () => up.reloader.refused(),
       })
     })
@@ -143,25 +144,33 @@ async function startPrimary(
   }
 }
 
-/** SIGHUP: the file read again and handed on, or refused whole (the running config stays). */
+/**
+ * SIGHUP: the file read again and handed on, or refused whole (the running config stays): when it is
+ * invalid, or when applying it throws a ConfigError (it would move the un-prefixed URLs: planReload).
+ */
 function readForReload(
   readConfig: ConfigReader,
   log: Logger,
-  on: { apply(next: Config): void; refuse(): void },
+  on: { apply(next: Config): unknown; refuse(): void },
 ): void {
   if (!readConfig) {
     log.info('SIGHUP: no config file (the embedded devnet): nothing to reload')
     return
   }
+  const refuse = (err: unknown) => {
+    log.error(`config reload refused, the running config stays: ${(err as Error).message}`)
+    on.refuse()
+  }
   let next: Config
   try {
     next = readConfig()
   } catch (err) {
-    log.error(`config reload refused, the running config stays: ${(err as Error).message}`)
-    on.refuse()
+    refuse(err)
     return
   }
-  on.apply(next)
+  Promise.resolve()
+    .then(() => on.apply(next))
+    .catch((err: unknown) => (err instanceof ConfigError ? refuse(err) : reloadFailed(log, err)))
 }
 
 function reloadFailed(log: Logger, err: unknown): void {

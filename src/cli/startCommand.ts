@@ -1,6 +1,8 @@
 import type { Command } from 'commander'
 import type { StartedGateway } from '../app/startGateway.ts'
 import type { Config } from '../config/configSchema.ts'
+import { devnetNetworkName } from '../config/devnetNetworkName.ts'
+import { getDefaultNetwork } from '../config/getDefaultNetwork.ts'
 import { configOption, loadConfigOrExit } from './configOption.ts'
 
 type StartOptions = { config?: string; host?: string; port?: string; workers?: string }
@@ -49,13 +51,13 @@ export function addStartCommand(program: Command): void {
       const file = options.config ?? process.env.TOLLGATE_CONFIG
       const readConfig = file === undefined ? undefined : () => withOptions(loadConfig(file))
       const started = await startGateway(config, pino({ level: config.log.level }), readConfig, workerSpec)
-      if (started) process.stdout.write(bannerText(started))
+      if (started) process.stdout.write(bannerText(started, config))
     })
 }
 
-function bannerText(app: StartedGateway): string {
+function bannerText(app: StartedGateway, config: Config): string {
   const lines = [`tollgate is listening on ${app.url}${app.workers > 1 ? ` (${app.workers} workers)` : ''}`]
-  lines.push(...app.networks)
+  lines.push(...app.networks, ...networkUrlLines(app, config))
   const devnet = app.devnet
   if (devnet) {
     const endpoint = `${app.url}/v3/${devnet.demoKey.key}`
@@ -88,4 +90,35 @@ function bannerText(app: StartedGateway): string {
     )
   }
   return `${lines.join('\n')}\n\n`
+}
+
+/**
+ * With more than one network, each network's URLs, and the network the un-prefixed ones serve
+ * (getDefaultNetwork). With one network, its un-prefixed URLs are all a client needs: nothing is added.
+ */
+function networkUrlLines(app: StartedGateway, config: Config): string[] {
+  const names = [
+    ...config.networks.map((network) => network.name),
+    ...(config.devnet ? [devnetNetworkName] : []),
+  ]
+  if (names.length < 2) return []
+  const served = getDefaultNetwork(config)
+  const ws = app.url.replace(/^http/, 'ws')
+  const row = (prefix: string, name: string) => ({
+    http: `${app.url}${prefix}/v3/<KEY>`,
+    ws: `${ws}${prefix}/ws/v3/<KEY>`,
+    name,
+  })
+  const rows = [
+    ...(served === undefined ? [] : [row('', served)]),
+    ...names.map((name) => row(`/${name}`, name)),
+  ]
+  const httpWidth = Math.max(...rows.map((each) => each.http.length))
+  const wsWidth = Math.max(...rows.map((each) => each.ws.length))
+  return [
+    served === undefined
+      ? '  URLs (none un-prefixed: defaultNetwork is false):'
+      : `  URLs (the un-prefixed ones serve network ${served}):`,
+    ...rows.map((each) => `    ${each.http.padEnd(httpWidth)}  ${each.ws.padEnd(wsWidth)}  -> ${each.name}`),
+  ]
 }

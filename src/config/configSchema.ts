@@ -260,6 +260,12 @@ export const configSchema = z.strictObject({
   /** The embedded anvil devnet, started as network `devnet` (chain id 31337). On when the config has no `networks` key. */
   devnet: devnetSchema.optional(),
   networks: z.array(networkSchema).default([]),
+  /**
+   * The network the un-prefixed URLs serve (`/v3/KEY`, `/ws/v3/KEY`, and a Host header no network
+   * claims); `false`: none. Unset: the embedded devnet when it runs, else the first of `networks`
+   * (getDefaultNetwork). A reload never moves those URLs unless the new file names their network here.
+   */
+  defaultNetwork: z.union([z.string().min(1), z.literal(false)]).optional(),
   plans: plansSchema,
   websocket: z
     .strictObject({

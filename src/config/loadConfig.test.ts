@@ -206,4 +206,36 @@ surprise: true
       /duplicate network name 'a'/,
     )
   })
+
+  it('defaultNetwork names a network of the file (the embedded devnet counts when it runs), or is false', () => {
+    const net = (name: string) => `{ name: ${name}, chainId: 1, upstreams: [{ url: "http://127.0.0.1:1" }] }`
+    assert.equal(
+      loadConfig(write('default-b.yaml', `defaultNetwork: b\nnetworks: [${net('a')}, ${net('b')}]`))
+        .defaultNetwork,
+      'b',
+    )
+    assert.equal(
+      loadConfig(write('default-off.yaml', `defaultNetwork: false\nnetworks: [${net('a')}]`)).defaultNetwork,
+      false,
+    )
+    assert.equal(
+      loadConfig(write('default-devnet.yaml', `devnet: {}\ndefaultNetwork: devnet\nnetworks: [${net('a')}]`))
+        .defaultNetwork,
+      'devnet',
+    )
+    assert.throws(
+      () =>
+        loadConfig(write('default-missing.yaml', `defaultNetwork: c\nnetworks: [${net('a')}, ${net('b')}]`)),
+      /default-missing\.yaml: defaultNetwork: no network is named 'c' \(the networks are a, b\)/,
+    )
+    // without the devnet, `devnet` names nothing
+    assert.throws(
+      () => loadConfig(write('default-no-devnet.yaml', `defaultNetwork: devnet\nnetworks: [${net('a')}]`)),
+      /no network is named 'devnet'/,
+    )
+    assert.throws(
+      () => loadConfig(write('default-true.yaml', `defaultNetwork: true\nnetworks: [${net('a')}]`)),
+      /defaultNetwork/,
+    )
+  })
 })

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { parse as parseYaml } from 'yaml'
 import type { z } from 'zod'
 import { type Config, configSchema } from './configSchema.ts'
+import { devnetNetworkName } from './devnetNetworkName.ts'
 import { tracingEnvProblems } from './tracingEnv.ts'
 
 export class ConfigError extends Error {
@@ -89,6 +90,12 @@ function parseConfig(raw: unknown, source: string): Config {
   }
   if (config.networks.length === 0 && config.devnet === undefined)
     config.devnet = { blockTimeSeconds: 2, seed: true }
+  const named = config.defaultNetwork
+  if (config.devnet) names.add(devnetNetworkName)
+  if (typeof named === 'string' && !names.has(named))
+    throw new ConfigError(
+      `${source}: defaultNetwork: no network is named '${named}' (the networks are ${[...names].join(', ')})`,
+    )
   return config
 }
 

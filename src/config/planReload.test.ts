@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
-import { readFileSync } from 'node:fs'
 import { describe, it } from 'node:test'
 import { configSchema } from './configSchema.ts'
+import { liveConfigKeys } from './liveConfigKeys.ts'
+import { ConfigError } from './loadConfig.ts'
 import { planReload } from './planReload.ts'
 
 const network = (name: string, url: string) => ({ name, chainId: 1, upstreams: [{ url }] })
@@ -39,14 +40,8 @@ describe('planReload', () => {
     assert.deepEqual([plan.changed, plan.refused], [[], []])
   })
 
-  it('docs/config.md lists exactly the keys a reload applies: every other key is refused', () => {
-    const doc = readFileSync('docs/config.md', 'utf8')
-    const section = doc.slice(doc.indexOf('## What a reload changes'), doc.indexOf('## Choosing the network'))
-    const documented = section
-      .split('\n')
-      .filter((line) => line.startsWith('| `'))
-      .flatMap((line) => [...(line.split('|')[1] ?? '').matchAll(/`([^`]+)`/g)].map((match) => match[1]))
-    assert.ok(documented.length > 10)
+  it('takes exactly the keys of the live-keys table (docs/config.md is checked against it): every other key is refused', () => {
+    const live = liveConfigKeys.flatMap((row) => row.keys)
     // every key set, optional ones included
     const base = parse({
       redis: { url: 'redis://r.example' },
@@ -56,6 +51,7 @@ describe('planReload', () => {
       failover: { methods: ['eth_call'] },
       metering: { spoolDir: './spool' },
       networks: [network('main', 'http://a.example')],
+      defaultNetwork: 'main',
     })
     const leaves: string[][] = []
     const walk = (path: string[], value: unknown) => {
@@ -71,8 +67,53 @@ describe('planReload', () => {
       for (const key of path.slice(0, -1)) parent = parent[key] as Record<string, unknown>
       parent[path[path.length - 1] as string] = '(changed)'
       const plan = planReload(base, next as typeof base)
-      const live = documented.some((key) => name === key || name.startsWith(`${key}.`))
-      assert.deepEqual([plan.changed, plan.refused], live ? [[name], []] : [[], [name]], name)
+      const isLive = live.some((key) => name === key || name.startsWith(`${key}.`))
+      assert.deepEqual([plan.changed, plan.refused], isLive ? [[name], []] : [[], [name]], name)
     }
+    assert.ok(leaves.some((path) => path.join('.') === 'defaultNetwork'))
+  })
+
+  it('the un-prefixed URLs keep their network: adding networks after it, or beside the devnet, moves nothing', () => {
+    const current = parse({ networks: [network('one', 'http://a.example')] })
+    const added = planReload(
+      current,
+      parse({ networks: [network('one', 'http://a.example'), network('two', 'http://b.example')] }),
+    )
+    assert.equal(added.moved, undefined)
+    const onDevnet = parse({ devnet: {} })
+    // the devnet needs a restart to go: kept, and still the default
+    const besideDevnet = planReload(onDevnet, parse({ networks: [network('two', 'http://b.example')] }))
+    assert.deepEqual([besideDevnet.refused, besideDevnet.moved], [['devnet'], undefined])
+  })
+
+  it('a file that would move them without naming it in defaultNetwork is refused whole; naming it moves them', () => {
+    const current = parse({
+      networks: [network('one', 'http://a.example'), network('two', 'http://b.example')],
+    })
+    const refusals = [
+      // listed first, one removed, the default turned off by leaving out what turned it on
+      parse({ networks: [network('two', 'http://b.example'), network('one', 'http://a.example')] }),
+      parse({ networks: [network('two', 'http://b.example')] }),
+    ]
+    for (const next of refusals)
+      assert.throws(
+        () => planReload(current, next),
+        (err) =>
+          err instanceof ConfigError &&
+          err.message.includes("serve network 'one'; this file would move them to 'two'") &&
+          err.message.includes('Set defaultNetwork: one to keep them, or defaultNetwork: two to move them'),
+      )
+    const kept = planReload(current, parse({ ...refusals[0], defaultNetwork: 'one' }))
+    assert.deepEqual([kept.changed, kept.moved], [['networks', 'defaultNetwork'], undefined])
+    const moved = planReload(
+      current,
+      parse({ networks: [network('two', 'http://b.example')], defaultNetwork: 'two' }),
+    )
+    assert.deepEqual(moved.moved, { from: 'one', to: 'two' })
+    const off = planReload(current, parse({ ...current, defaultNetwork: false }))
+    assert.deepEqual(off.moved, { from: 'one', to: undefined })
+    // from none, back to the first network: named too
+    const offConfig = parse({ ...current, defaultNetwork: false })
+    assert.throws(() => planReload(offConfig, parse({ networks: current.networks })), /serve no network/)
   })
 })

@@ -1,29 +1,7 @@
 import type { Config } from './configSchema.ts'
-
-/**
- * The config keys a reload (SIGHUP) applies to a running gateway, each with what is under it.
- * Everything else (the listener, storage, Redis, workers, the devnet, the shared cache, metering,
- * gas indexing, the admin token, ...) is read once at start: a change to it needs a restart.
- * docs/config.md "What a reload changes" lists the same (planReload.test.ts holds them equal).
- */
-const liveConfigKeys: readonly string[] = [
-  'networks',
-  'plans',
-  'upstreams',
-  'failover',
-  'cache.enabled',
-  'cache.maxBytes',
-  'cache.maxEntryBytes',
-  'server.maxBatchSize',
-  'server.maxJsonDepth',
-  'auth',
-  'websocket.maxSubscriptions',
-  'websocket.maxInFlightRequests',
-  'websocket.maxBufferedBytes',
-  'gas.historyBlocks',
-  'metrics.token',
-  'log.level',
-]
+import { getDefaultNetwork } from './getDefaultNetwork.ts'
+import { getLiveKeyEffect } from './liveConfigKeys.ts'
+import { ConfigError } from './loadConfig.ts'
 
 export type ReloadPlan = {
   /** The config to run on: the new file's, with each refused key kept at its running value. */
@@ -32,9 +10,15 @@ export type ReloadPlan = {
   changed: string[]
   /** Keys whose new value needs a restart: kept at their running value. */
   refused: string[]
+  /** The network the un-prefixed URLs serve from now on, when it is another one than before (named in `defaultNetwork`). */
+  moved: { from: string | undefined; to: string | undefined } | undefined
 }
 
-/** What a reload from `current` to `next` (both loaded and valid) changes, and what it must refuse. */
+/**
+ * What a reload from `current` to `next` (both loaded and valid) changes, and what it must refuse
+ * (liveConfigKeys lists the keys it takes). Throws ConfigError, the file refused whole, when it would
+ * move the un-prefixed URLs to another network (or to none) without `defaultNetwork` naming it.
+ */
 export function planReload(current: Config, next: Config): ReloadPlan {
   const config = structuredClone(next)
   const changed: string[] = []
@@ -49,7 +33,7 @@ export function planReload(current: Config, next: Config): ReloadPlan {
         walk([...path, key], before[key], after[key])
       return
     }
-    if (liveConfigKeys.some((key) => name === key || name.startsWith(`${key}.`))) {
+    if (getLiveKeyEffect(name) !== undefined) {
       changed.push(name)
       return
     }
@@ -57,7 +41,21 @@ export function planReload(current: Config, next: Config): ReloadPlan {
     restore(config, path, before)
   }
   walk([], current, next)
-  return { config, changed, refused }
+  return { config, changed, refused, moved: defaultNetworkMove(current, config, next) }
+}
+
+/** A change of the un-prefixed URLs' network, allowed only when the new file names it in `defaultNetwork`. */
+function defaultNetworkMove(current: Config, planned: Config, file: Config): ReloadPlan['moved'] {
+  const from = getDefaultNetwork(current)
+  const to = getDefaultNetwork(planned)
+  if (from === to) return undefined
+  if (file.defaultNetwork !== undefined) return { from, to }
+  const served = from === undefined ? 'no network (defaultNetwork: false)' : `network '${from}'`
+  const rule = planned.devnet ? 'the embedded devnet' : 'the first network listed'
+  const wouldServe = to === undefined ? 'none' : `'${to}' (${rule}, as defaultNetwork is unset)`
+  throw new ConfigError(
+    `defaultNetwork: the un-prefixed URLs (/v3/KEY, /ws/v3/KEY) serve ${served}; this file would move them to ${wouldServe}. Set defaultNetwork: ${from ?? 'false'} to keep them, or defaultNetwork: ${to ?? 'false'} to move them`,
+  )
 }
 
 /** Puts `value` (undefined: no key) back at `path` in `config`. */

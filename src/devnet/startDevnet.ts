@@ -3,6 +3,7 @@ import { ensureDemoKey } from '../auth/ensureDemoKey.ts'
 import type { KeyAdmin } from '../auth/keyAdmin.ts'
 import type { KeyStore } from '../auth/keyStore.ts'
 import type { DevnetConfig, NetworkConfig } from '../config/configSchema.ts'
+import { devnetNetworkName } from '../config/devnetNetworkName.ts'
 import type { DevnetFixtures } from './seedDevnet.ts'
 import { setIntervalMining } from './setIntervalMining.ts'
 import { type Anvil, startAnvil } from './startAnvil.ts'
@@ -39,5 +40,11 @@ export async function startDevnet(
 
 /** The network the devnet is served as: `devnet`, on its one anvil. */
 export function devnetNetwork({ url, wsUrl, chainId }: DevnetEndpoint): NetworkConfig {
-  return { name: 'devnet', chainId, upstreams: [{ url, ws: wsUrl, name: 'anvil' }], partners: [], hosts: [] }
+  return {
+    name: devnetNetworkName,
+    chainId,
+    upstreams: [{ url, ws: wsUrl, name: 'anvil' }],
+    partners: [],
+    hosts: [],
+  }
 }

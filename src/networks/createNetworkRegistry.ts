@@ -5,36 +5,42 @@ export type NetworkRegistry = {
   readonly all: readonly Network[]
   /**
    * The network a request is for: the `/{network}/v3/...` path prefix if there is one, else the
-   * Host header (a configured host, or the network name as its first label), else the only network.
+   * Host header (a configured host, or the network name as its first label), else the default
+   * network (the one the un-prefixed URLs serve: getDefaultNetwork), if any.
    */
   resolve(pathName: string | undefined, host: string | undefined): Network | undefined
   /**
-   * The networks new requests are for from now on (a reload): a request already holding one goes on
-   * with it. Closing the networks left out is the caller's (after their calls in flight).
+   * The networks new requests are for from now on (a reload), and the name of the default one: a
+   * request already holding one goes on with it. Closing the networks left out is the caller's
+   * (after their calls in flight).
    */
-  replace(networks: readonly Network[]): void
+  replace(networks: readonly Network[], defaultName: string | undefined): void
   /** Closes the networks it holds now. */
   close(): Promise<void>
 }
 
-export function createNetworkRegistry(initial: readonly Network[]): NetworkRegistry {
+/** The networks by name and host, and `defaultName`'s: the one a request naming none goes to. */
+export function createNetworkRegistry(
+  initial: readonly Network[],
+  initialDefault: string | undefined,
+): NetworkRegistry {
   let networks = initial
   let byName = new Map<string, Network>()
   let byHost = new Map<string, Network>()
-  let only: Network | undefined
-  const index = () => {
+  let fallback: Network | undefined
+  const index = (defaultName: string | undefined) => {
     byName = new Map(networks.map((network) => [network.name, network]))
     byHost = new Map(
       networks.flatMap((network) => network.hosts.map((host) => [host.toLowerCase(), network])),
     )
-    only = networks.length === 1 ? networks[0] : undefined
+    fallback = defaultName === undefined ? undefined : byName.get(defaultName)
   }
-  index()
+  index(initialDefault)
 
   function byHostHeader(host: string): Network | undefined {
     const hostname = host.replace(/:\d+$/, '').toLowerCase()
     const dot = hostname.indexOf('.')
-    return byHost.get(hostname) ?? (dot > 0 ? byName.get(hostname.slice(0, dot)) : undefined) ?? only
+    return byHost.get(hostname) ?? (dot > 0 ? byName.get(hostname.slice(0, dot)) : undefined) ?? fallback
   }
   // a client sends the same Host on every request: the last one's answer is kept
   let lastHost: string | undefined
@@ -46,16 +52,16 @@ export function createNetworkRegistry(initial: readonly Network[]): NetworkRegis
     },
     resolve(pathName, host) {
       if (pathName !== undefined) return byName.get(pathName)
-      if (host === undefined) return only
+      if (host === undefined) return fallback
       if (host !== lastHost) {
         lastHostNetwork = byHostHeader(host)
         lastHost = host
       }
       return lastHostNetwork
     },
-    replace(next) {
+    replace(next, defaultName) {
       networks = next
-      index()
+      index(defaultName)
       lastHost = undefined
       lastHostNetwork = undefined
     },
