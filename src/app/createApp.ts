@@ -2,7 +2,6 @@ import { type Logger, pino } from 'pino'
 import { createAdminTokenFailures } from '../admin/createAdminTokenFailures.ts'
 import { createDashboard } from '../admin/createDashboard.ts'
 import { createDashboardStats, withUsageTap } from '../admin/createDashboardStats.ts'
-import { createNetworkNamer } from '../admin/createNetworkNamer.ts'
 import { createSharedDashboardFigures } from '../admin/createSharedDashboardFigures.ts'
 import { type AdminRequest, handleAdmin } from '../admin/handleAdmin.ts'
 import { createAuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
@@ -39,12 +38,14 @@ import { assertPortFree } from '../server/assertPortFree.ts'
 import { attachWebSockets, type WebSockets } from '../server/attachWebSockets.ts'
 import { createHttpServer, type HttpServer } from '../server/createHttpServer.ts'
 import { createAnswerMemory, smallMessageBytes } from '../upstreams/AnswerBudget.ts'
+import { createAnswerTaps } from './createAnswerTaps.ts'
 import { createDatabaseProbe } from './createDatabaseProbe.ts'
 import { createNetworkServices } from './createNetworkServices.ts'
 import { createNetworkStarter } from './createNetworkStarter.ts'
 import { createReadiness } from './createReadiness.ts'
 import { createReloader, type Reloader } from './createReloader.ts'
 import { createStores } from './createStores.ts'
+import { getPackageVersion } from './getPackageVersion.ts'
 import { toGatewayReaders } from './toGatewayReaders.ts'
 import type { WorkerRole } from './workerRole.ts'
 
@@ -271,6 +272,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     const databaseUp = createDatabaseProbe(() => stores.ping())
     const metrics = config.metrics.enabled
       ? createMetrics({
+          version: getPackageVersion(),
           networks: () => networks.all,
           reloads: () => reloader.stats,
           inFlight: { answerBytes: () => answers.inUseBytes(), bodyBytes: () => bodies.inUseBytes },
@@ -288,8 +290,11 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
         })
       : undefined
     const metricsDeps = metrics && { metrics, token: config.metrics.token }
-    // the dashboard counts answers by network: remembered per path name and Host, not parsed each time
-    const nameNetwork = createNetworkNamer(networks)
+    const taps = createAnswerTaps(
+      networks,
+      dashboardOn ? dashboardStats : undefined,
+      metrics?.requestDurations,
+    )
     const server: HttpServer = createHttpServer(
       {
         rpc: (request) => handleHttpRpc(rpcDeps, request),
@@ -320,9 +325,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
         cors: config.server.cors,
         compression: config.server.compression,
         rpcAnswers: metrics?.rpcAnswers,
-        onRpcAnswer: dashboardOn
-          ? (networkName, host, status) => dashboardStats.noteAnswer(nameNetwork(networkName, host), status)
-          : undefined,
+        onRpcAnswer: taps.onRpcAnswer,
       },
     )
     const upgradeDeps = {
@@ -358,6 +361,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       maxFrameBytes: config.websocket.maxFrameBytes,
       pingMs: config.websocket.pingMs,
       trustedProxies: config.server.trustedProxies,
+      onRpcMessage: taps.onRpcMessage,
     })
     const { host, port } = await server.listen(config.server.port, config.server.host)
     const attached = webSockets
