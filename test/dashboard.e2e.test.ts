@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
+import { parse, stringify } from 'yaml'
+import { loadConfig } from '../src/config/loadConfig.ts'
 import { ensureDashboardBuilt } from './helpers/ensureDashboardBuilt.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
 import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
@@ -235,5 +238,64 @@ describe('dashboard: sessions, CSRF, assets (HTTP)', () => {
     } finally {
       offsetMs = 0
     }
+  })
+})
+
+describe('dashboard overview: a network a reload rebuilt keeps its figures', () => {
+  let node: TestNode
+  let gateway: TestGateway
+
+  before(async () => {
+    node = await startTestNode({ loadBlocks: 1 })
+    gateway = await startTestGateway({
+      config: {
+        networks: [{ name: 'devnet', chainId: 31337, upstreams: [{ url: node.url, name: 'anvil' }] }],
+        admin: { token },
+      },
+    })
+  })
+  after(async () => {
+    await gateway?.close()
+    await node?.stop()
+  })
+
+  type Overview = {
+    networks: { name: string; cache: { hits: number; misses: number }; upstreams: { requests: number }[] }[]
+  }
+  async function devnetFigures() {
+    const session = await fetch(`${gateway.url}/dashboard/api/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: gateway.url },
+      body: JSON.stringify({ token }),
+    })
+    const cookie = (session.headers.get('set-cookie') ?? '').split(';')[0] ?? ''
+    const overview = await fetch(`${gateway.url}/dashboard/api/overview`, { headers: { cookie } })
+    const [devnet] = ((await overview.json()) as Overview).networks
+    assert.ok(devnet)
+    return { cache: devnet.cache, calls: devnet.upstreams[0]?.requests ?? 0 }
+  }
+  /** The same call twice: the cache loads it, then has it. */
+  async function chainIdTwice() {
+    for (const id of [1, 2])
+      assert.equal((await postJson(gateway.endpoint, rpcBody('eth_chainId', [], id))).status, 200)
+  }
+
+  it('counts the cache and the upstream calls of the network before and after the reload', async () => {
+    await chainIdTwice()
+    const before = await devnetFigures()
+    assert.deepEqual(before.cache, { ...before.cache, hits: 1, misses: 1 })
+    assert.ok(before.calls >= 1)
+
+    // a setting of the network changed: it is built new, with a new cache and upstream pool
+    const config = parse(readFileSync(gateway.configFile, 'utf8')) as { networks: Record<string, unknown>[] }
+    config.networks = config.networks.map((network) => ({ ...network, maxLogsBlockRange: 5_000 }))
+    writeFileSync(gateway.configFile, stringify(config))
+    const reloaded = await gateway.app.reloader.reload(loadConfig(gateway.configFile))
+    assert.deepEqual(reloaded.networks.rebuilt, ['devnet'])
+
+    await chainIdTwice()
+    const after = await devnetFigures()
+    assert.deepEqual(after.cache, { ...after.cache, hits: 2, misses: 2 })
+    assert.ok(after.calls >= before.calls + 1, `${after.calls} calls after, ${before.calls} before`)
   })
 })

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
+import { openSocket } from './helpers/openSocket.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
+import { type FakeUpstream, startFakeUpstream } from './helpers/startFakeUpstream.ts'
 import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
 import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
 import { until } from './helpers/until.ts'
@@ -148,9 +151,89 @@ describe('/metrics', () => {
     assert.ok(text.includes(`upstream="${upstream}"`))
   })
 
+  it("shows the build: tollgate's version and the Node.js version, as 1", async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+      version: string
+    }
+    const after = parseExposition((await scrape(gateway.url)).text)
+    assert.equal(after.get(`tollgate_build_info{version="${version}",node="${process.version}"}`), 1)
+    assert.equal([...after.keys()].filter((series) => series.startsWith('tollgate_build_info')).length, 1)
+  })
+
   it('answers GET only', async () => {
     const response = await fetch(`${gateway.url}/metrics`, { method: 'POST', body: '{}' })
     assert.equal(response.status, 405)
+  })
+})
+
+describe('/metrics: how long requests took the gateway, by network and transport', () => {
+  let node: TestNode
+  let slow: FakeUpstream
+  let gateway: TestGateway
+  const slowMs = 300
+
+  before(async () => {
+    node = await startTestNode({ loadBlocks: 1 })
+    // eth_getBalance answered slowMs late; everything else (head polls) forwarded to anvil
+    slow = await startFakeUpstream({
+      kind: 'rewrite',
+      target: node.url,
+      respond: (request) =>
+        request.method === 'eth_getBalance'
+          ? new Promise((resolve) => setTimeout(() => resolve('0x0'), slowMs))
+          : undefined,
+    })
+    gateway = await startTestGateway({
+      config: {
+        networks: [
+          { name: 'fast', chainId: 31337, upstreams: [{ url: node.url }] },
+          { name: 'slow', chainId: 31337, upstreams: [{ url: slow.url }] },
+        ],
+        cache: { enabled: false },
+      },
+    })
+  })
+  after(async () => {
+    await gateway?.close()
+    await slow?.close()
+    await node?.stop()
+  })
+
+  it('times HTTP requests and WebSocket messages from arrival to answer, per network', async () => {
+    const { url, key } = gateway
+    const balance = rpcBody('eth_getBalance', ['0x0000000000000000000000000000000000000001', 'latest'])
+    assert.equal((await postJson(`${url}/slow/v3/${key}`, balance)).status, 200)
+    for (const id of [1, 2])
+      assert.equal((await postJson(`${url}/fast/v3/${key}`, rpcBody('eth_chainId', [], id))).status, 200)
+    // a network nobody configured: answered 404, counted as (none)
+    assert.equal((await postJson(`${url}/nowhere/v3/${key}`, rpcBody('eth_chainId'))).status, 404)
+    const socket = await openSocket(`${url.replace('http', 'ws')}/slow/ws/v3/${key}`)
+    try {
+      socket.socket.send(JSON.stringify({ ...balance, id: 9 }))
+      await until(() => socket.messages.length === 1, 'the WebSocket answer')
+      assert.equal(socket.messages[0]?.result, '0x0')
+    } finally {
+      socket.socket.close()
+    }
+    // the WebSocket message is counted once its answer is sent, just after the client could read it
+    const read = async () => parseExposition((await scrape(gateway.url)).text)
+    const name = 'tollgate_request_duration_seconds'
+    const series = (network: string, transport: string) => `{network="${network}",transport="${transport}"}`
+    await until(async () => (await read()).get(`${name}_count${series('slow', 'ws')}`) === 1, 'the ws count')
+    const after = await read()
+
+    assert.equal(after.get(`${name}_count${series('slow', 'http')}`), 1)
+    assert.equal(after.get(`${name}_count${series('fast', 'http')}`), 2)
+    assert.equal(after.get(`${name}_count${series('(none)', 'http')}`), 1)
+    assert.equal(after.has(`${name}_count${series('fast', 'ws')}`), false)
+    for (const transport of ['http', 'ws']) {
+      const labels = (le: string) => `{network="slow",transport="${transport}",le="${le}"}`
+      // the upstream's wait is the gateway's time: nothing below it, all of it in the sum
+      assert.equal(after.get(`${name}_bucket${labels('0.25')}`), 0, transport)
+      assert.equal(after.get(`${name}_bucket${labels('+Inf')}`), 1, transport)
+      assert.ok((after.get(`${name}_sum${series('slow', transport)}`) ?? 0) >= slowMs / 1000, transport)
+    }
+    assert.equal(after.get(`${name}_bucket{network="fast",transport="http",le="+Inf"}`), 2)
   })
 })
 

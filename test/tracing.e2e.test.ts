@@ -77,6 +77,8 @@ describe('OpenTelemetry traces (http/json)', () => {
   let blockHash: string
   const callerTraceId = '4bf92f3577b34da6a3ce929d0e0e4736'
   const callerSpanId = '00f067aa0ba902b7'
+  // the W3C example: two vendors' entries, in this order
+  const callerTraceState = 'congo=t61rcWkgMzE,rojo=00f067aa0ba902b7'
   const answers: { name: string; status: number }[] = []
   let spans: ReceivedSpan[] = []
 
@@ -95,6 +97,7 @@ describe('OpenTelemetry traces (http/json)', () => {
     const traced = {
       'content-type': 'application/json',
       traceparent: `00-${callerTraceId}-${callerSpanId}-01`,
+      tracestate: callerTraceState,
     }
     // a retry: flaky's 503, then recorder's answer (the caller's trace continued)
     answers.push({ name: 'retry', status: (await postJson(gateway.endpoint, balanceCall(1), traced)).status })
@@ -176,6 +179,21 @@ describe('OpenTelemetry traces (http/json)', () => {
     const attempt = spans.find((span) => span.spanId === spanId)
     assert.equal(attempt?.name, 'tollgate.upstream')
     assert.equal(attempt?.attributes['tollgate.upstream'], 'recorder')
+  })
+
+  it("passes the caller's tracestate on with the traceparent, as received; none where the caller sent none", () => {
+    const index = recorder.requests.findIndex(
+      (request) => request.method === 'eth_getBalance' && request.params[0] === account,
+    )
+    assert.equal(recorder.received[index]?.headers.tracestate, callerTraceState)
+    // the client's other calls came without trace context: a traceparent of our own trace, no tracestate
+    const untraced = [...rig.flaky.received, ...recorder.received].filter(
+      (request) =>
+        typeof request.headers.traceparent === 'string' &&
+        !request.headers.traceparent.includes(callerTraceId),
+    )
+    assert.ok(untraced.length > 0, 'calls of traces of our own reached the nodes')
+    for (const request of untraced) assert.equal(request.headers.tracestate, undefined)
   })
 
   it('records the cache: a miss that loads, then a hit with no attempt', () => {

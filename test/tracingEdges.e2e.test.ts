@@ -13,7 +13,8 @@ const validParent = `00-${callerTraceId}-00f067aa0ba902b7-01`
 
 /**
  * What a trace promises at its edges: a client going away is not a failure, a malformed or
- * repeated traceparent starts a trace of our own, and a partner never gets a traceparent.
+ * repeated traceparent starts a trace of our own (the caller's tracestate dropped with it), and a
+ * partner never gets a traceparent or a tracestate.
  */
 describe('OpenTelemetry traces: a client gone, a bad traceparent, a partner', () => {
   let node: TestNode
@@ -50,7 +51,11 @@ describe('OpenTelemetry traces: a client gone, a bad traceparent, a partner', ()
       },
     })
     try {
-      const traced = (traceparent: string) => ({ 'content-type': 'application/json', traceparent })
+      const traced = (traceparent: string) => ({
+        'content-type': 'application/json',
+        traceparent,
+        tracestate: 'rojo=00f067aa0ba902b7',
+      })
       const chainId = (id: number, traceparent: string) =>
         postJson(gateway.endpoint, rpcBody('eth_chainId', [], id), traced(traceparent))
       statuses.malformed = (await chainId(11, `00-${callerTraceId}-zz`)).status
@@ -95,7 +100,7 @@ describe('OpenTelemetry traces: a client gone, a bad traceparent, a partner', ()
     return { call, server }
   }
 
-  it('a malformed or repeated traceparent: answered, in a new root trace', () => {
+  it("a malformed or repeated traceparent: answered, in a new root trace, the caller's tracestate not passed on", () => {
     assert.equal(statuses.malformed, 200)
     assert.equal(statuses.repeated, 200)
     const servers = spans.filter((span) => span.name.startsWith('POST') && span.parentSpanId === '')
@@ -105,6 +110,18 @@ describe('OpenTelemetry traces: a client gone, a bad traceparent, a partner', ()
       const server = servers.find((span) => span.spanId === call.parentSpanId)
       assert.ok(server, 'a root server span')
       assert.notEqual(server.traceId, callerTraceId)
+    }
+    const sent = primary.received.filter((_, index) =>
+      [11, 12].includes(primary.requests[index]?.id as number),
+    )
+    assert.equal(sent.length, 2)
+    for (const { headers } of sent) {
+      const traceId = String(headers.traceparent).split('-')[1]
+      assert.ok(
+        calls.some((call) => call.traceId === traceId),
+        'the new trace goes to the node',
+      )
+      assert.equal(headers.tracestate, undefined)
     }
   })
 
@@ -126,7 +143,10 @@ describe('OpenTelemetry traces: a client gone, a bad traceparent, a partner', ()
   it('a partner never gets a traceparent; its attempt is a span in the trace', () => {
     assert.equal(statuses.partner, 200)
     assert.ok(partner.received.length > 0, 'the partner was asked')
-    for (const request of partner.received) assert.equal(request.headers.traceparent, undefined)
+    for (const request of partner.received) {
+      assert.equal(request.headers.traceparent, undefined)
+      assert.equal(request.headers.tracestate, undefined)
+    }
     const { call, server } = serverSpanOf('eth_getTransactionReceipt')
     assert.equal(server.traceId, callerTraceId)
     assert.equal(call.attributes['tollgate.partner'], 'true')

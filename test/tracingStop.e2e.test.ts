@@ -58,6 +58,11 @@ describe('tollgate start with tracing: SIGTERM exits 0 whatever the collector do
       gateway.child.kill('SIGTERM')
       assert.equal(await exit, 0, gateway.output())
       assert.match(gateway.output(), /traces not exported at stop/)
+      // the start said where spans go
+      assert.ok(
+        gateway.output().includes(`"endpoint":"${endpoint}/v1/traces","protocol":"http/json"`),
+        gateway.output(),
+      )
       assert.doesNotMatch(gateway.output(), /shutdown failed/)
     } finally {
       gateway.child.kill('SIGKILL')

@@ -19,7 +19,11 @@ export type SortableTableProps<Row> = {
   empty?: string
 }
 
-/** A table whose column headers are buttons that sort it (aria-sort says how). */
+/**
+ * A table whose column headers are buttons that sort it (aria-sort says how). On a phone its rows
+ * stack: each row a block of its cells, each cell after its column's name (`data-label`, style.css),
+ * the sort buttons wrapped above them; no column is left beyond the screen's edge.
+ */
 export function SortableTable<Row>(props: SortableTableProps<Row>) {
   const [sort, setSort] = useState(
     props.initialSort ?? { key: props.columns[0]?.key ?? '', descending: false },
@@ -37,7 +41,7 @@ export function SortableTable<Row>(props: SortableTableProps<Row>) {
 
   return (
     <div class="table-scroll">
-      <table>
+      <table class="stack sortable">
         <caption>{props.caption}</caption>
         <thead>
           <tr>
@@ -77,7 +81,11 @@ export function SortableTable<Row>(props: SortableTableProps<Row>) {
             sorted.map((row) => (
               <tr key={props.rowKey(row)}>
                 {props.columns.map((column) => (
-                  <td key={column.key} class={column.numeric ? 'numeric' : undefined}>
+                  <td
+                    key={column.key}
+                    class={column.numeric ? 'numeric' : undefined}
+                    data-label={column.label}
+                  >
                     {column.render ? column.render(row) : column.value(row)}
                   </td>
                 ))}

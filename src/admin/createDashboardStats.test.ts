@@ -56,6 +56,54 @@ describe('createDashboardStats', () => {
     assert.deepEqual((await stats.snapshot([])).statuses, { 500: 1 })
   })
 
+  it('follows a network by name: one a reload rebuilt (cache and upstreams new) goes on from its counts', async () => {
+    const stats = createDashboardStats({ now: () => 0 })
+    const member = (requests: number, failures: number) => ({
+      upstream: { label: 'anvil' },
+      head: 10n,
+      latencyMs: 1,
+      errorRate: 0,
+      breaker: { state: 'closed' },
+      requests,
+      failures,
+    })
+    const built = (cacheStats: { hits: number; misses: number }, members: ReturnType<typeof member>[]) =>
+      ({
+        name: 'mainnet',
+        chainId: 1,
+        pool: { head: () => 10n, members },
+        partners: undefined,
+        heads: { finalized: () => 8n },
+        cache: { stats: { ...cacheStats, entries: 1 } },
+      }) as unknown as Network
+    const shown = async (network: Network) => {
+      const [mainnet] = (await stats.snapshot([network])).networks
+      return {
+        cache: mainnet?.cache,
+        upstreams: mainnet?.upstreams.map((each) => [each.requests, each.failures]),
+      }
+    }
+    const before = built({ hits: 3, misses: 1 }, [member(6, 1), member(2, 0)])
+    assert.deepEqual(await shown(before), {
+      cache: { hits: 3, misses: 1, hitRatio: 0.75, entries: 1 },
+      upstreams: [
+        [6, 1],
+        [2, 0],
+      ],
+    })
+    // the old network's last calls end as the reload swaps it: counted too
+    const oldStats = (before.cache as { stats: { hits: number } }).stats
+    oldStats.hits = 4
+    const rebuilt = built({ hits: 1, misses: 2 }, [member(3, 0), member(1, 1)])
+    assert.deepEqual(await shown(rebuilt), {
+      cache: { hits: 5, misses: 3, hitRatio: 0.625, entries: 1 },
+      upstreams: [
+        [9, 1],
+        [3, 1],
+      ],
+    })
+  })
+
   describe('shared through Redis', () => {
     const prefix = createTestPrefix()
     after(() => prefix.remove())
@@ -71,15 +119,15 @@ describe('createDashboardStats', () => {
         heads: { finalized: () => undefined },
         cache: { stats: { ...stats, entries: 3 } },
       }) as unknown as Network
-    const sharedStats = async () =>
+    const sharedStats = async (keyPrefix = prefix.keyPrefix, flushMs = 3_600_000) =>
       createDashboardStats({
         now: () => nowMs,
         shared: {
           figures: await createSharedDashboardFigures({
             url: prefix.url,
-            keyPrefix: prefix.keyPrefix,
+            keyPrefix,
           }),
-          flushMs: 3_600_000,
+          flushMs,
           onError: (err) => assert.fail(String(err)),
         },
       })
@@ -129,6 +177,29 @@ describe('createDashboardStats', () => {
         credits: 675,
       })
       await third.close()
+    })
+
+    it('sends the cache counts of a network a reload rebuilt on from where the one before was', async () => {
+      const own = createTestPrefix()
+      const reader = await sharedStats(own.keyPrefix)
+      const hitsShown = async (network: Network) =>
+        (await reader.snapshot([network])).networks[0]?.cache ?? { hits: -1, misses: -1 }
+      try {
+        const before = withCache({ hits: 3, misses: 1 })
+        let network = before
+        const stats = await sharedStats(own.keyPrefix, 50)
+        stats.follow(() => [network])
+        await until(async () => (await hitsShown(network)).hits === 3, 'the first counts sent')
+        // counted after that send, before the reload's swap; then the rebuilt network, its cache new
+        ;(before.cache as { stats: { hits: number } }).stats.hits = 5
+        network = withCache({ hits: 1, misses: 0 })
+        await stats.close() // sends the rest
+        const { hits, misses } = await hitsShown(network)
+        assert.deepEqual({ hits, misses }, { hits: 6, misses: 1 })
+      } finally {
+        await reader.close()
+        await own.remove()
+      }
     })
 
     it("Redis down: says the figures are unavailable, still shows the instance's state, and sends the counts once it is back", async () => {

@@ -2,11 +2,14 @@ import { hostname } from 'node:os'
 import type { UsageDelta, UsageStore } from '../metering/usageStore.ts'
 import type { Network } from '../networks/createNetwork.ts'
 import type { MemberView } from '../upstreams/PoolMember.ts'
+import { createCarriedCounts } from './createCarriedCounts.ts'
 import type { MinuteCounts, SharedDashboardFigures } from './createSharedDashboardFigures.ts'
 
 const minuteMs = 60_000
 /** Minutes kept: the overview's last hour. */
 const keptMinutes = 60
+
+type CacheStats = NonNullable<Network['cache']>['stats']
 
 type MinuteBucket = {
   calls: Map<string, number>
@@ -35,6 +38,7 @@ const instance = `${hostname()} pid ${process.pid}`
  * networks' heads, caches and upstreams. Alone, they are this process's (kept here); with `shared`,
  * this process's counts go to Redis every `flushMs` (with the cache's hits and misses) and the
  * overview reads every instance's from there. Heads and upstreams are always this instance's.
+ * Everything is counted by network name: a network a reload rebuilt goes on where it was.
  */
 export function createDashboardStats(options: DashboardStatsOptions) {
   const { now, shared } = options
@@ -42,8 +46,12 @@ export function createDashboardStats(options: DashboardStatsOptions) {
   let minutes = new Map<number, MinuteBucket>()
   let currentMinute = Number.NaN
   let current = newBucket()
-  /** The cache counts last sent, by network. */
-  const sentCache = new WeakMap<Network, { hits: number; misses: number }>()
+  // counted by network name, not by network: a network a reload rebuilt (its cache and upstreams
+  // new, their counts at 0) goes on from what the one before had counted
+  const cacheCounts = createCarriedCounts((stats: CacheStats) => [stats.hits, stats.misses])
+  const upstreamCounts = createCarriedCounts((member: MemberView) => [member.requests, member.failures])
+  /** The cache counts last sent, by network name. */
+  const sentCache = new Map<string, readonly number[]>()
   let followed: () => readonly Network[] = () => []
   let timer: NodeJS.Timeout | undefined
   let flushing: Promise<void> = Promise.resolve()
@@ -69,10 +77,11 @@ export function createDashboardStats(options: DashboardStatsOptions) {
     for (const network of followed()) {
       const stats = network.cache?.stats
       if (!stats) continue
-      const sent = sentCache.get(network) ?? { hits: 0, misses: 0 }
-      add(bucketed.hits, network.name, stats.hits - sent.hits)
-      add(bucketed.misses, network.name, stats.misses - sent.misses)
-      sentCache.set(network, { hits: stats.hits, misses: stats.misses })
+      const [hits = 0, misses = 0] = cacheCounts(network.name, stats)
+      const [sentHits = 0, sentMisses = 0] = sentCache.get(network.name) ?? []
+      add(bucketed.hits, network.name, hits - sentHits)
+      add(bucketed.misses, network.name, misses - sentMisses)
+      sentCache.set(network.name, [hits, misses])
     }
     const sending = minutes
     minutes = new Map()
@@ -87,6 +96,26 @@ export function createDashboardStats(options: DashboardStatsOptions) {
       }
       throw err
     }
+  }
+
+  /**
+   * The upstreams' views, their calls and failures carried by name: the network's, the role, and
+   * the upstream's label (with its rank among the role's upstreams of the same label).
+   */
+  function upstreamViews(
+    network: string,
+    members: readonly MemberView[],
+    role: 'primary' | 'partner',
+    head: bigint | undefined,
+  ) {
+    const seen = new Map<string, number>()
+    return members.map((member) => {
+      const { label } = member.upstream
+      const rank = (seen.get(label) ?? 0) + 1
+      seen.set(label, rank)
+      const counts = upstreamCounts(`${network}\n${role}\n${label}\n${rank}`, member)
+      return toUpstreamView(member, role, head, counts)
+    })
   }
 
   function flush(): Promise<void> {
@@ -184,8 +213,9 @@ export function createDashboardStats(options: DashboardStatsOptions) {
           const head = network.pool.head()
           const stats = network.cache?.stats
           // shared: the last hour's lookups of every instance; alone: this process's since it started
-          const cacheHits = shared ? (hits.get(network.name) ?? 0) : (stats?.hits ?? 0)
-          const cacheMisses = shared ? (misses.get(network.name) ?? 0) : (stats?.misses ?? 0)
+          const [ownHits = 0, ownMisses = 0] = stats && !shared ? cacheCounts(network.name, stats) : []
+          const cacheHits = shared ? (hits.get(network.name) ?? 0) : ownHits
+          const cacheMisses = shared ? (misses.get(network.name) ?? 0) : ownMisses
           const lookups = cacheHits + cacheMisses
           const seconds = (minute: number) => (minute === latest ? elapsedSeconds : 60)
           return {
@@ -207,8 +237,8 @@ export function createDashboardStats(options: DashboardStatsOptions) {
                 }
               : null,
             upstreams: [
-              ...network.pool.members.map((member) => toUpstreamView(member, 'primary', head)),
-              ...(network.partners?.members ?? []).map((member) => toUpstreamView(member, 'partner', head)),
+              ...upstreamViews(network.name, network.pool.members, 'primary', head),
+              ...upstreamViews(network.name, network.partners?.members ?? [], 'partner', head),
             ],
           }
         }),
@@ -277,7 +307,13 @@ function toBucket(counts: MinuteCounts): MinuteBucket {
   return bucketed
 }
 
-function toUpstreamView(member: MemberView, role: 'primary' | 'partner', networkHead: bigint | undefined) {
+/** An upstream's state now; its counts (calls, failures) are the caller's, carried by name. */
+function toUpstreamView(
+  member: MemberView,
+  role: 'primary' | 'partner',
+  networkHead: bigint | undefined,
+  [requests = 0, failures = 0]: readonly number[],
+) {
   const head = member.head
   return {
     name: member.upstream.label,
@@ -287,8 +323,8 @@ function toUpstreamView(member: MemberView, role: 'primary' | 'partner', network
     latencyMs: member.latencyMs === undefined ? null : Math.round(member.latencyMs),
     errorRate: member.errorRate,
     breaker: member.breaker.state,
-    requests: member.requests,
-    failures: member.failures,
+    requests,
+    failures,
   }
 }
 

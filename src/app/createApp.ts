@@ -2,7 +2,6 @@ import { type Logger, pino } from 'pino'
 import { createAdminTokenFailures } from '../admin/createAdminTokenFailures.ts'
 import { createDashboard } from '../admin/createDashboard.ts'
 import { createDashboardStats, withUsageTap } from '../admin/createDashboardStats.ts'
-import { createNetworkNamer } from '../admin/createNetworkNamer.ts'
 import { createSharedDashboardFigures } from '../admin/createSharedDashboardFigures.ts'
 import { type AdminRequest, handleAdmin } from '../admin/handleAdmin.ts'
 import { createFilterIds } from '../auth/createFilterIds.ts'
@@ -38,6 +37,7 @@ import { assertPortFree } from '../server/assertPortFree.ts'
 import { attachWebSockets, type WebSockets } from '../server/attachWebSockets.ts'
 import { createHttpServer, type HttpServer } from '../server/createHttpServer.ts'
 import { createAnswerMemory, smallMessageBytes } from '../upstreams/AnswerBudget.ts'
+import { createAnswerTaps } from './createAnswerTaps.ts'
 import { createDatabaseProbe } from './createDatabaseProbe.ts'
 import { createNetworkServices } from './createNetworkServices.ts'
 import { createNetworkStarter } from './createNetworkStarter.ts'
@@ -45,6 +45,7 @@ import { createReadiness } from './createReadiness.ts'
 import { createReloader, type Reloader } from './createReloader.ts'
 import { createRequestSettings } from './createRequestSettings.ts'
 import { createStores } from './createStores.ts'
+import { getPackageVersion } from './getPackageVersion.ts'
 import { toGatewayReaders } from './toGatewayReaders.ts'
 import type { WorkerRole } from './workerRole.ts'
 
@@ -257,6 +258,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     const databaseUp = createDatabaseProbe(() => stores.ping())
     const metrics = config.metrics.enabled
       ? createMetrics({
+          version: getPackageVersion(),
           networks: () => networks.all,
           reloads: () => reloader.stats,
           inFlight: { answerBytes: () => answers.inUseBytes(), bodyBytes: () => bodies.inUseBytes },
@@ -283,8 +285,11 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       },
       config,
     )
-    // the dashboard counts answers by network: remembered per path name and Host, not parsed each time
-    const nameNetwork = createNetworkNamer(networks)
+    const taps = createAnswerTaps(
+      networks,
+      dashboardOn ? dashboardStats : undefined,
+      metrics?.requestDurations,
+    )
     const server: HttpServer = createHttpServer(
       {
         rpc: (request) => handleHttpRpc(settings.current().rpc, request),
@@ -317,9 +322,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
         cors: config.server.cors,
         compression: config.server.compression,
         rpcAnswers: metrics?.rpcAnswers,
-        onRpcAnswer: dashboardOn
-          ? (networkName, host, status) => dashboardStats.noteAnswer(nameNetwork(networkName, host), status)
-          : undefined,
+        onRpcAnswer: taps.onRpcAnswer,
       },
     )
     const reloader = createReloader(config, {
@@ -343,6 +346,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
         maxFrameBytes: config.websocket.maxFrameBytes,
         pingMs: config.websocket.pingMs,
         trustedProxies: config.server.trustedProxies,
+        onRpcMessage: taps.onRpcMessage,
       },
     )
     const { host, port } = await server.listen(config.server.port, config.server.host)

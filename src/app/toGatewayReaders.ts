@@ -2,7 +2,7 @@ import type { KeyRegistry } from '../auth/createKeyRegistry.ts'
 import type { FeeIndexer } from '../gas/createFeeIndexer.ts'
 import type { UsageTotals } from '../metering/createUsageTotals.ts'
 import type { Meter } from '../metering/meterTypes.ts'
-import type { GatewayReaders } from '../metrics/createMetrics.ts'
+import type { GatewayReaders } from '../metrics/GatewayReaders.ts'
 import type { WebSockets } from '../server/attachWebSockets.ts'
 import type { SubscriptionHub } from '../subscriptions/createSubscriptionHub.ts'
 

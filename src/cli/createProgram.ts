@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs'
 import { Command } from 'commander'
+import { getPackageVersion } from '../app/getPackageVersion.ts'
 import { addConfigCommand } from './configCommand.ts'
 import { addKeysCommand } from './keysCommand.ts'
 import { addMigrateCommand } from './migrateCommand.ts'
@@ -10,7 +10,7 @@ import { addUsageCommand } from './usageCommand.ts'
 export function createProgram(): Command {
   const program = new Command('tollgate')
     .description('Self-hostable EVM JSON-RPC gateway')
-    .version(packageVersion(), '-v, --version', 'print the version')
+    .version(getPackageVersion(), '-v, --version', 'print the version')
     .showHelpAfterError()
     .enablePositionalOptions()
   addStartCommand(program)
@@ -20,10 +20,4 @@ export function createProgram(): Command {
   addMigrateCommand(program)
   addConfigCommand(program)
   return program
-}
-
-/** The version in package.json: two folders up from src/cli/ in a checkout, and from dist/cli/ in a release. */
-function packageVersion(): string {
-  const packageJson = new URL('../../package.json', import.meta.url)
-  return (JSON.parse(readFileSync(packageJson, 'utf8')) as { version: string }).version
 }

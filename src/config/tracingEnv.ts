@@ -53,6 +53,13 @@ export function samplerNameOf(env: NodeJS.ProcessEnv): string {
   return env.OTEL_TRACES_SAMPLER?.trim().toLowerCase() || 'parentbased_always_on'
 }
 
+/** OTEL_TRACES_SAMPLER_ARG as a ratio: 1 when unset or not a number within 0..1. */
+export function samplerRatioOf(env: NodeJS.ProcessEnv): number {
+  const arg = env.OTEL_TRACES_SAMPLER_ARG
+  const ratio = arg === undefined ? Number.NaN : Number(arg)
+  return ratio >= 0 && ratio <= 1 ? ratio : 1
+}
+
 export function isProtocol(name: string): name is TracingProtocol {
   return protocols.some((offered) => offered === name)
 }

@@ -1,8 +1,11 @@
-import { Counter, Gauge, Registry } from 'prom-client'
+import { Gauge, Registry } from 'prom-client'
 import type { Network } from '../networks/createNetwork.ts'
 import { attemptBucketsMs, attemptOutcomes } from '../upstreams/AttemptDurations.ts'
 import { createCountedHistogram } from './createCountedHistogram.ts'
+import { createScrapedMetrics, type Sample } from './createScrapedMetrics.ts'
+import type { GatewayReaders } from './GatewayReaders.ts'
 import { getProcessRegistry } from './getProcessRegistry.ts'
+import { RequestDurations, requestBucketsMs } from './RequestDurations.ts'
 import { toUpstreamSeries, type UpstreamSeries } from './toUpstreamSeries.ts'
 
 /**
@@ -18,9 +21,13 @@ export type Metrics = {
   render(): Promise<string>
   /** Given to the HTTP adapter to count answers in. */
   rpcAnswers: RpcAnswerCounts
+  /** Given to the HTTP and WebSocket adapters to count how long requests took, by network. */
+  requestDurations: RequestDurations
 }
 
 export type MetricsOptions = {
+  /** tollgate's version (package.json). */
+  version: string
   /** The networks now (a reload may change them). */
   networks: () => readonly Network[]
   /** Config reloads by result, and when the running config was loaded. */
@@ -31,45 +38,24 @@ export type MetricsOptions = {
   gateway: GatewayReaders
 }
 
-export type GatewayReaders = {
-  /** Calls the meter refused, by status. */
-  refusals: Readonly<Record<'402' | '429', number>>
-  /** Calls and credits written to the usage history, by network. */
-  usage(): ReadonlyMap<string, Readonly<{ calls: number; credits: number }>>
-  /** For every active key, the share (0 to 1) of its daily credits used today. */
-  keysUsedShares(): Iterable<number>
-  webSocketConnections(): number
-  /** Client subscriptions by network and kind. */
-  subscriptions(): Iterable<[network: string, counts: Readonly<Record<string, number>>]>
-  /** The newest block in each network's fee-history window (undefined while it has none). */
-  feeIndexedHeads(): Iterable<[network: string, head: number | undefined]>
-  /** Whether the Redis connection of the credit bank is up; undefined without Redis. */
-  redisUp: (() => boolean) | undefined
-  database: 'postgres' | 'sqlite'
-  /** Whether the database answers a ping (in time). */
-  databaseUp(): Promise<boolean>
-}
-
 /** The shares of their daily credits at which keys are counted (tollgate_keys_daily_credits_used). */
 const usedShares = [0.5, 0.8, 0.9, 1]
 /** The quantiles of upstream latency shown, from each upstream's window of recent successful calls. */
 const latencyQuantiles = [0.5, 0.9, 0.99]
 
-type Labels<T extends string> = Partial<Record<T, string>>
-type Sample<T extends string> = [labels: Labels<T>, value: number | bigint | undefined]
-
 /**
  * Every metric tollgate exposes, in one place. Nothing here runs on the request path: each metric is
  * read at scrape time (a `collect()` callback) from plain numbers the gateway keeps anyway: the
  * cache's stats, the pool members' counts and health, the head tracker's heads, the meter's refusals
- * and balances, the usage flushed, the WebSocket and subscription counts, the fee window; only the
- * database's health is asked for then (one ping). Labels are bounded: networks and upstreams come
+ * and balances, the usage flushed, the WebSocket and subscription counts, the fee window, the answers
+ * and request durations the adapters count; only the database's health is asked for then (one ping). Labels are bounded: networks and upstreams come
  * from the config, upstream names are the redacted labels (never a URL's credentials or path), and
  * keys are counted, never named.
  */
 export function createMetrics(options: MetricsOptions): Metrics {
   const registry = new Registry()
   const rpcAnswers: RpcAnswerCounts = { '2xx': 0, '4xx': 0, '5xx': 0 }
+  const requestDurations = new RequestDurations()
   // labelled once per set of networks (a reload makes a new one)
   let seriesOf: readonly Network[] | undefined
   let series: { upstreams: UpstreamSeries[]; cached: CachedSeries[] } = { upstreams: [], cached: [] }
@@ -89,34 +75,14 @@ export function createMetrics(options: MetricsOptions): Metrics {
   }
   const { gateway } = options
 
-  /** A counter whose value is read from the gateway's own running total. */
-  function total<T extends string>(name: string, help: string, labelNames: T[], read: () => Sample<T>[]) {
-    new Counter({
-      name,
-      help,
-      labelNames,
-      registers: [registry],
-      collect() {
-        this.reset()
-        for (const [labels, value] of read()) if (value !== undefined) this.inc(labels, Number(value))
-      },
-    })
-  }
+  const { total, gauge } = createScrapedMetrics(registry)
 
-  /** A gauge read at scrape time; a series whose value is unknown (undefined) is left out. */
-  function gauge<T extends string>(name: string, help: string, labelNames: T[], read: () => Sample<T>[]) {
-    new Gauge({
-      name,
-      help,
-      labelNames,
-      registers: [registry],
-      collect() {
-        this.reset()
-        for (const [labels, value] of read()) if (value !== undefined) this.set(labels, Number(value))
-      },
-    })
-  }
-
+  gauge(
+    'tollgate_build_info',
+    "The running build, always 1: tollgate's version and the Node.js version it runs on.",
+    ['version', 'node'],
+    () => [[{ version: options.version, node: process.version }, 1]],
+  )
   gauge(
     'tollgate_answers_in_flight_bytes',
     'Bytes of large answers the process holds until they are sent (bounded by server.maxAnswerBytesInFlight).',
@@ -288,6 +254,18 @@ export function createMetrics(options: MetricsOptions): Metrics {
     ],
   )
 
+  createCountedHistogram(registry, {
+    name: 'tollgate_request_duration_seconds',
+    help: 'How long JSON-RPC requests took the gateway, by network and transport: an HTTP request from its arrival to its answer handed to the connection, a WebSocket message from its arrival to its answer sent (a batch is one request; refusals included).',
+    bounds: requestBucketsMs.map((ms) => ms / 1000),
+    read: () =>
+      requestDurations.read().map(({ network, transport, cumulativeCounts, sumMs }) => ({
+        labels: { network, transport },
+        cumulativeCounts,
+        sum: sumMs / 1000,
+      })),
+  })
+
   total(
     'tollgate_meter_refusals_total',
     "Calls the credit meter refused: 402 (the account's daily credits spent), 429 (the key's daily credits spent, or a per-second limit).",
@@ -389,6 +367,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
     contentType: merged.contentType,
     render: () => merged.metrics(),
     rpcAnswers,
+    requestDurations,
   }
 }
 

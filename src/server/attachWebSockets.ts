@@ -18,6 +18,13 @@ export type WebSocketOptions = {
   pingMs: number
   /** Proxies whose X-Forwarded-For names the client (createClientAddressOf). */
   trustedProxies: readonly string[]
+  /**
+   * Told how long each JSON-RPC message took (from its arrival to its answer sent), with the network
+   * the upgrade named (path or Host): /metrics' request durations.
+   */
+  onRpcMessage?:
+    | ((networkName: string | undefined, host: string | undefined, tookMs: number) => void)
+    | undefined
 }
 
 export type WebSockets = {
@@ -46,6 +53,7 @@ export function attachWebSockets(
     maxPayload: options.maxFrameBytes,
     perMessageDeflate: false,
   })
+  const { onRpcMessage } = options
   const alive = new WeakMap<WebSocket, boolean>()
   const clientAddressOf = createClientAddressOf(options.trustedProxies)
   const sessions = new Map<WebSocket, SocketSession>()
@@ -88,7 +96,14 @@ export function attachWebSockets(
           })
           sessions.set(ws, session)
           ws.on('message', (data) => {
-            void session.message(data.toString())
+            if (!onRpcMessage) {
+              void session.message(data.toString())
+              return
+            }
+            const receivedMs = performance.now()
+            void session.message(data.toString()).then(() => {
+              onRpcMessage(route.networkName, req.headers.host, performance.now() - receivedMs)
+            })
           })
           ws.on('close', () => {
             sessions.delete(ws)

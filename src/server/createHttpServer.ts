@@ -64,9 +64,13 @@ export type HttpServerOptions = {
   sendTimeoutMs: number
   /** Where JSON-RPC answers are counted by status class (a plain increment each), when metrics are on. */
   rpcAnswers?: RpcAnswerCounts | undefined
-  /** Told each JSON-RPC answer's status with the network the request named (path or Host), when the dashboard is on. */
+  /**
+   * Told each JSON-RPC answer's status and how long the request took (from its arrival to its answer
+   * handed to the connection), with the network the request named (path or Host): the dashboard's
+   * answers and /metrics' request durations.
+   */
   onRpcAnswer?:
-    | ((networkName: string | undefined, host: string | undefined, status: number) => void)
+    | ((networkName: string | undefined, host: string | undefined, status: number, tookMs: number) => void)
     | undefined
 }
 
@@ -201,6 +205,7 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
    * with (the body stream's own error among it) is answered by sendError.
    */
   function answerRpc(req: IncomingMessage, res: ServerResponse, route: Route & { kind: 'rpc' }): void {
+    const receivedMs = onRpcAnswer ? performance.now() : 0
     const cancellation = new Cancellation()
     const answerBudget = answers.forRequest()
     /** What the body holds of the bound on bodies in flight; undefined while it has not been asked for. */
@@ -245,13 +250,16 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
               else if (answer.status >= 400) rpcAnswers['4xx']++
               else rpcAnswers['2xx']++
             }
-            onRpcAnswer?.(route.networkName, req.headers.host, answer.status)
             // refused from its headers alone: a large body still on its way is not read, nor waited
             // for (a small one is let through, as Node does, to keep the connection)
             if (body === undefined && !req.complete && !isSmallBody(req)) {
               res.setHeader('connection', 'close')
             }
             send(req, res, answer.status, answer.body, answer.headers)
+            if (onRpcAnswer) {
+              const tookMs = performance.now() - receivedMs
+              onRpcAnswer(route.networkName, req.headers.host, answer.status, tookMs)
+            }
           } catch (err) {
             sendError(res, err)
           }

@@ -1,6 +1,7 @@
 import {
   type Context,
   defaultTextMapGetter,
+  defaultTextMapSetter,
   ROOT_CONTEXT,
   type Span,
   SpanKind,
@@ -11,13 +12,16 @@ import {
 import { W3CTraceContextPropagator } from '@opentelemetry/core'
 import type { CallEnd, RequestTrace, RequestTracing, SpanAttributes } from '../pipeline/RequestTrace.ts'
 import { type Attempt, type CacheUse, CallTrail, type TrailSpans } from '../upstreams/CallTrail.ts'
+import type { TraceHeaders } from '../upstreams/createUpstream.ts'
 
 const propagator = new W3CTraceContextPropagator()
 
 /**
  * Requests as OpenTelemetry traces: a server span per request (continuing the caller's
- * `traceparent`), a child span per step (authenticate, meter) and per call, and under each call a
- * span per upstream attempt (retries, hedges and partners each their own) and one for the cache.
+ * `traceparent` and `tracestate`), a child span per step (authenticate, meter) and per call, and
+ * under each call a span per upstream attempt (retries, hedges and partners each their own) and one
+ * for the cache. Each attempt on our own upstreams sends the node its `traceparent` and the caller's
+ * `tracestate`.
  * Contexts are passed by hand, never through a context manager: nothing else in the process is traced.
  */
 export function createRequestTracing(tracer: Tracer): RequestTracing {
@@ -90,7 +94,7 @@ class TracedRequest implements RequestTrace {
   }
 }
 
-/** A call's span and its children: the cache, and each attempt (its traceparent goes to the node). */
+/** A call's span and its children: the cache, and each attempt (its trace context goes to the node). */
 class CallSpans implements TrailSpans {
   constructor(
     private readonly tracer: Tracer,
@@ -98,7 +102,7 @@ class CallSpans implements TrailSpans {
     private readonly context: Context,
   ) {}
 
-  started(attempt: Attempt): string {
+  started(attempt: Attempt): TraceHeaders {
     const span = this.tracer.startSpan(
       'tollgate.upstream',
       {
@@ -112,8 +116,11 @@ class CallSpans implements TrailSpans {
       this.context,
     )
     attempt.span = span
-    const { traceId, spanId, traceFlags } = span.spanContext()
-    return `00-${traceId}-${spanId}-0${(traceFlags & 1).toString(16)}`
+    // the attempt's traceparent, and the caller's tracestate (the span's, from the trace it continues)
+    // passed on as W3C trace context says: its entries as received, in their order
+    const headers = {} as TraceHeaders
+    propagator.inject(trace.setSpan(ROOT_CONTEXT, span), headers, defaultTextMapSetter)
+    return headers
   }
 
   ended(attempt: Attempt): void {

@@ -14,10 +14,17 @@ import {
   TracerProvider,
 } from '@opentelemetry/sdk-trace'
 import type { Logger } from 'pino'
-import { isProtocol, isSamplerName, samplerNameOf, tracingProtocolOf } from '../config/tracingEnv.ts'
+import {
+  isProtocol,
+  isSamplerName,
+  samplerNameOf,
+  samplerRatioOf,
+  tracingProtocolOf,
+} from '../config/tracingEnv.ts'
 import type { TracingConfig } from '../config/tracingSchema.ts'
 import type { RequestTracing } from '../pipeline/RequestTrace.ts'
 import { createRequestTracing } from './createRequestTracing.ts'
+import { toTracingSummary } from './toTracingSummary.ts'
 
 export type Tracing = {
   tracing: RequestTracing
@@ -36,7 +43,8 @@ const closeWaitMs = 2_000
  * spans batched and sent over OTLP/HTTP, protobuf or JSON (OTEL_EXPORTER_OTLP_PROTOCOL), to the
  * endpoint and with the headers the OTEL_EXPORTER_OTLP_* variables give; sampled as
  * OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG say (default parentbased_always_on). A config key
- * that is set wins over its variable. Each process (each worker) exports its own spans.
+ * that is set wins over its variable. Each process (each worker) exports its own spans, and says so
+ * in one `tracing on` info line (where to, how, which traces are kept).
  */
 export function startTracing(
   config: TracingConfig,
@@ -64,6 +72,8 @@ export function startTracing(
   const tracer = provider.getTracer('tollgate')
   // nothing else in the process reads the global provider; set for libraries that would
   trace.setGlobalTracerProvider(provider)
+  const serviceName = resource.attributes['service.name']
+  log.info({ ...toTracingSummary(config, env), serviceName }, 'tracing on: spans exported over OTLP')
   const close = async () => {
     let timer: NodeJS.Timeout | undefined
     const late = new Promise<never>((_, reject) => {
@@ -98,7 +108,7 @@ export function samplerOf(config: TracingConfig, env: NodeJS.ProcessEnv): Sample
   }
   const name = samplerNameOf(env)
   if (!isSamplerName(name)) throw new Error(`OTEL_TRACES_SAMPLER ${name} is not one tollgate offers`)
-  const ratio = ratioOf(env.OTEL_TRACES_SAMPLER_ARG)
+  const ratio = samplerRatioOf(env)
   switch (name) {
     case 'always_on':
       return new AlwaysOnSampler()
@@ -134,10 +144,4 @@ class RandomRatioSampler implements Sampler {
   toString(): string {
     return `RandomRatioSampler{${this.ratio}}`
   }
-}
-
-/** OTEL_TRACES_SAMPLER_ARG as a ratio: 1 when unset or not a number within 0..1. */
-function ratioOf(arg: string | undefined): number {
-  const ratio = arg === undefined ? Number.NaN : Number(arg)
-  return ratio >= 0 && ratio <= 1 ? ratio : 1
 }

@@ -1,3 +1,4 @@
+import type { TraceHeaders } from './createUpstream.ts'
 import type { Verdict } from './judgeAttempt.ts'
 import type { PoolMember } from './PoolMember.ts'
 
@@ -29,8 +30,8 @@ export type CacheUse = 'hit' | 'miss' | 'joined'
 
 /** What a tracer does with a trail (src/tracing/); a trail without one only records. */
 export type TrailSpans = {
-  /** An attempt begins: the W3C `traceparent` its request carries to the node. */
-  started(attempt: Attempt): string
+  /** An attempt begins: the trace context its request carries to the node. */
+  started(attempt: Attempt): TraceHeaders
   /** It ended: its outcome is set. */
   ended(attempt: Attempt): void
   /** The cache was asked. */
@@ -53,10 +54,10 @@ export class CallTrail {
   constructor(readonly spans: TrailSpans | undefined) {}
 
   /**
-   * An attempt begins on `member`: the traceparent to send with it when traced (never to a
+   * An attempt begins on `member`: the trace context to send with it when traced (never to a
    * partner: only the JSON-RPC body goes to them, docs/compatibility.md §7).
    */
-  begin(member: PoolMember, hedge: boolean): { attempt: Attempt; traceparent: string | undefined } {
+  begin(member: PoolMember, hedge: boolean): { attempt: Attempt; traceHeaders: TraceHeaders | undefined } {
     const { name } = member.upstream
     const attempt: Attempt = {
       upstream: name ?? `#${member.priority + 1}`,
@@ -66,8 +67,8 @@ export class CallTrail {
       span: undefined,
     }
     this.attempts.push(attempt)
-    const traceparent = this.spans?.started(attempt)
-    return { attempt, traceparent: this.partners ? undefined : traceparent }
+    const traceHeaders = this.spans?.started(attempt)
+    return { attempt, traceHeaders: this.partners ? undefined : traceHeaders }
   }
 
   end(attempt: Attempt, verdict: Verdict): void {

@@ -312,7 +312,7 @@ export class PoolCall implements BlockPin {
       superseded,
       timers: this.pool.timers,
       budget: this.answerBudget,
-      traceparent: begun?.traceparent,
+      traceHeaders: begun?.traceHeaders,
     }
     return attemptUpstream(member.upstream, this.body, timeoutMs, stops, (judged): Step => {
       const tookMs = this.pool.now() - began

@@ -2,7 +2,7 @@ import type { Cancellation } from '../failsafe/Cancellation.ts'
 import { systemTimers, type Timers } from '../failsafe/Timers.ts'
 import { withTimeout } from '../failsafe/withTimeout.ts'
 import type { AnswerBudget } from './AnswerBudget.ts'
-import type { Upstream } from './createUpstream.ts'
+import type { TraceHeaders, Upstream } from './createUpstream.ts'
 import { type AttemptFailure, type AttemptResult, judgeAttempt, type Verdict } from './judgeAttempt.ts'
 
 export type AttemptStops = {
@@ -14,7 +14,7 @@ export type AttemptStops = {
   /** The client's answer budget: an answer past it stops the attempt with its refusal. */
   budget?: AnswerBudget | undefined
   /** The W3C trace context to send the node (a traced call). */
-  traceparent?: string | undefined
+  traceHeaders?: TraceHeaders | undefined
 }
 
 /**
@@ -65,7 +65,7 @@ export function attemptUpstream<T = Verdict>(
             if (stoppedFor !== undefined) abortRequest(new Error(stoppedFor))
           },
           budget: stops.budget,
-          traceparent: stops.traceparent,
+          traceHeaders: stops.traceHeaders,
         },
         (result) => {
           if (stoppedFor === undefined) settle(judged(judge(result)))

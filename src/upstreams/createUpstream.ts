@@ -3,6 +3,12 @@ import type { UpstreamConfig } from '../config/configSchema.ts'
 import type { AnswerBudget } from './AnswerBudget.ts'
 import { redactUrl } from './redactUrl.ts'
 
+/**
+ * The W3C trace context an attempt's request carries to the node: our `traceparent` (the attempt's
+ * span), and the caller's `tracestate` when the trace continues one that came with it.
+ */
+export type TraceHeaders = { traceparent: string; tracestate?: string }
+
 export type UpstreamResponse = { status: number; body: Buffer }
 
 export type PostOptions = {
@@ -11,7 +17,7 @@ export type PostOptions = {
   /** Per-request inactivity timeout (headers, then body); 0 leaves it to the caller. */
   timeoutMs?: number
   /** The W3C trace context sent to the node with this request (a traced call's attempt). */
-  traceparent?: string | undefined
+  traceHeaders?: TraceHeaders | undefined
   /** What the client's request may hold of answers: the body is refused (aborted) past it. */
   budget?: AnswerBudget | undefined
 }
@@ -56,7 +62,7 @@ export function createUpstream(config: UpstreamConfig, options: CreateUpstreamOp
 
   function dispatch(
     body: string | Buffer,
-    { onStart, timeoutMs = 0, budget, traceparent }: PostOptions,
+    { onStart, timeoutMs = 0, budget, traceHeaders }: PostOptions,
     done: (result: PostResult) => void,
   ) {
     const handler = new CollectingHandler(done, options.maxResponseBytes, onStart, budget)
@@ -64,7 +70,7 @@ export function createUpstream(config: UpstreamConfig, options: CreateUpstreamOp
       {
         path,
         method: 'POST',
-        headers: traceparent === undefined ? headers : { ...headers, traceparent },
+        headers: traceHeaders === undefined ? headers : { ...headers, ...traceHeaders },
         body,
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,

@@ -81,7 +81,7 @@ function GasWindow(props: {
   return (
     <>
       <div class="table-scroll">
-        <table>
+        <table class="stack">
           <caption>suggestedGasFees (Gwei), estimated base fee {fees.estimatedBaseFee}</caption>
           <thead>
             <tr>
@@ -101,9 +101,13 @@ function GasWindow(props: {
             {(['low', 'medium', 'high'] as const).map((level) => (
               <tr key={level}>
                 <th scope="row">{level}</th>
-                <td class="numeric">{fees[level].suggestedMaxPriorityFeePerGas}</td>
-                <td class="numeric">{fees[level].suggestedMaxFeePerGas}</td>
-                <td class="numeric">
+                <td class="numeric" data-label="max priority fee">
+                  {fees[level].suggestedMaxPriorityFeePerGas}
+                </td>
+                <td class="numeric" data-label="max fee">
+                  {fees[level].suggestedMaxFeePerGas}
+                </td>
+                <td class="numeric" data-label="wait (s)">
                   {fees[level].minWaitTimeEstimate / 1000}–{fees[level].maxWaitTimeEstimate / 1000}
                 </td>
               </tr>
