@@ -5,6 +5,7 @@ import type { Config, NetworkConfig } from '../config/configSchema.ts'
 import { planReload } from '../config/planReload.ts'
 import type { Timers } from '../failsafe/Timers.ts'
 import type { GasDeps } from '../gas/handleGasRequest.ts'
+import { paramLimits } from '../methods/paramLimits.ts'
 import type { Network } from '../networks/createNetwork.ts'
 import type { NetworkRegistry } from '../networks/createNetworkRegistry.ts'
 import type { HttpRpcDeps } from '../pipeline/handleHttpRpc.ts'
@@ -62,7 +63,7 @@ export type ReloaderTargets = {
 /** Settings every network is built on: a change to one rebuilds them all. */
 const networkWideKeys = ['upstreams', 'failover', 'cache.enabled', 'cache.maxBytes', 'cache.maxEntryBytes']
 
-/** Beyond its calls' longest time (timeoutMs and the bank's wait), what a replaced network is given to end them. */
+/** Beyond its calls' longest time (timeoutMs, a receipt's wait, the bank's), a replaced network's time to end them. */
 const drainGraceMs = 1_000
 
 /** How often (at most) Node looks for requests past server.requestTimeoutMs (createHttpServer.ts). */
@@ -87,8 +88,8 @@ function bodyWaitMs(config: Config): number {
  * One removed or replaced takes no new call; its WebSocket connections answer the calls they have
  * under way, then are closed with 1001 so that clients reconnect to the new one; it stops once the
  * calls on it are done, or at the cap, whichever comes first: the longest a request may take
- * (sending its body, server.requestTimeoutMs; the bank's wait; its upstream calls, `timeoutMs`)
- * and a grace.
+ * (sending its body, server.requestTimeoutMs; the bank's wait; its upstream calls, `timeoutMs`, and
+ * the longest an eth_sendRawTransactionSync's node may wait for the receipt beyond it) and a grace.
  */
 export function createReloader(initial: Config, targets: ReloaderTargets): Reloader {
   const { log, timers } = targets
@@ -123,7 +124,8 @@ export function createReloader(initial: Config, targets: ReloaderTargets): Reloa
       log.info({ network: network.name, callsLeft: network.calls.size }, 'a replaced network stopped')
       retire(live)
     }
-    const capMs = bodyWaitMs(current) + current.metering.redisTimeoutMs + network.timeoutMs + drainGraceMs
+    const callMs = network.timeoutMs + paramLimits.receiptTimeoutMs
+    const capMs = bodyWaitMs(current) + current.metering.redisTimeoutMs + callMs + drainGraceMs
     const cap = timers.setTimeout(finish, capMs)
     // a request that looked the network up just before the swap has counted itself by the next turn
     const turn = timers.setTimeout(() => void network.calls.idle().then(finish), 0)

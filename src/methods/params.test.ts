@@ -190,6 +190,7 @@ describe('the method table', () => {
       boundsBlockRange: false,
       countsLogs: false,
       sendsTransaction: false,
+      waitsForReceipt: false,
       pinnedNeeds: undefined,
       nullWhenNoBlock: false,
       duties: { answerHere: false, beforeSend: false, afterAnswer: false },
