@@ -9,7 +9,7 @@ const signed = '0x02f86c827a6980843b9aca00'
 const formWhy =
   'invalid argument 1: expected a timeout in milliseconds: a non-negative integer or a 0x-prefixed hex quantity'
 
-describe("eth_sendRawTransactionSync's timeout (docs/compatibility.md §7)", () => {
+describe('eth_sendRawTransactionSync and its timeout (docs/compatibility.md §2, §7)', () => {
   it('milliseconds as a number, or a hex quantity sent on as a number', () => {
     for (const [given, sent] of [
       [0, 0],
@@ -58,6 +58,24 @@ describe("eth_sendRawTransactionSync's timeout (docs/compatibility.md §7)", () 
       /invalid argument 0: expected 0x-prefixed hex data/,
     )
     assert.throws(() => parseParams(params, [signed, 500, 1]), /too many arguments, want at most 2/)
+  })
+
+  it("the method's row: eth_sendRawTransaction's duties, and the price of a send plus a receipt", () => {
+    const sync = getMethodSpec('eth_sendRawTransactionSync')
+    const send = getMethodSpec('eth_sendRawTransaction')
+    assert.equal(sync.costCredits, send.costCredits + getMethodSpec('eth_getTransactionReceipt').costCredits)
+    assert.equal(sync.costCredits, 160)
+    for (const field of [
+      'idempotent',
+      'sendsTransaction',
+      'failoverEligible',
+      'cacheClass',
+      'contracts',
+    ] as const) {
+      assert.equal(sync[field], send[field], field)
+    }
+    assert.equal(sync.waitsForReceipt, true)
+    assert.equal(send.waitsForReceipt, false)
   })
 
   it("the node's wait: the timeout given, or the longest allowed where it is the node's default (0, none)", () => {
