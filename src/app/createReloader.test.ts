@@ -18,11 +18,13 @@ import { createRequestSettings, type RequestSettingsParts } from './createReques
 const timeoutMs = 6_000
 const redisTimeoutMs = 500
 const requestTimeoutMs = 20_000
+/** The longest an eth_sendRawTransactionSync's node may wait for the receipt, beyond timeoutMs. */
+const receiptWaitMs = 60_000
 /**
  * A replaced network's cap: a body still being sent (requestTimeoutMs, as Node checks it each
- * second), the bank's wait, its timeout and the 1 s grace.
+ * second), the bank's wait, its timeout and a receipt's wait, and the 1 s grace.
  */
-const capMs = requestTimeoutMs + 1_000 + redisTimeoutMs + timeoutMs + 1_000
+const capMs = requestTimeoutMs + 1_000 + redisTimeoutMs + timeoutMs + receiptWaitMs + 1_000
 
 const configOf = (
   names: string[],
@@ -175,7 +177,7 @@ describe('createReloader', () => {
     assert.equal(timers.pending(), 0, 'no timer left behind')
   })
 
-  it('a network with calls that never end stops at the cap: a body sent, the bank wait, timeoutMs, a grace', async () => {
+  it("a network with calls that never end stops at the cap: a body sent, the bank wait, timeoutMs and a receipt's wait, a grace", async () => {
     const { reloader, timers, events, live } = setup({ names: ['one', 'two'] })
     const two = live[1] as LiveNetwork
     two.network.calls.enter()
@@ -193,7 +195,7 @@ describe('createReloader', () => {
     two.network.calls.enter()
     // a server.* key needs a restart: the running value is what counts
     await reloader.reload(configOf(['one']))
-    const unlimitedCapMs = 60_000 + 1_000 + redisTimeoutMs + timeoutMs + 1_000
+    const unlimitedCapMs = 60_000 + 1_000 + redisTimeoutMs + timeoutMs + receiptWaitMs + 1_000
     await timers.advance(unlimitedCapMs - 1)
     assert.ok(!events.includes('stop two'))
     await timers.advance(1)

@@ -6,6 +6,7 @@ import { getDefaultNetwork } from '../config/getDefaultNetwork.ts'
 import { getLiveKeyEffect, type LiveKeyEffect } from '../config/liveConfigKeys.ts'
 import { planReload } from '../config/planReload.ts'
 import type { Timers } from '../failsafe/Timers.ts'
+import { paramLimits } from '../methods/paramLimits.ts'
 import type { Network } from '../networks/createNetwork.ts'
 import type { NetworkRegistry } from '../networks/createNetworkRegistry.ts'
 import type { NetworkServices } from './createNetworkServices.ts'
@@ -56,7 +57,7 @@ export type ReloaderTargets = {
   timers: Timers
 }
 
-/** Beyond its calls' longest time (timeoutMs and the bank's wait), what a replaced network is given to end them. */
+/** Beyond its calls' longest time (timeoutMs, a receipt's wait, the bank's), a replaced network's time to end them. */
 const drainGraceMs = 1_000
 
 /** How often (at most) Node looks for requests past server.requestTimeoutMs (createHttpServer.ts). */
@@ -81,9 +82,10 @@ function bodyWaitMs(config: Config): number {
  * One removed or replaced takes no new call; its WebSocket connections answer the calls they have
  * under way, then are closed with 1001 so that clients reconnect to the new one; it stops once the
  * calls on it are done, or at the cap, whichever comes first: the longest a request may take
- * (sending its body, server.requestTimeoutMs; the bank's wait; its upstream calls, `timeoutMs`)
- * and a grace. What to do with each changed key is liveConfigKeys' table; the request path's
- * settings are built again and swapped in whole (createRequestSettings), never changed in place.
+ * (sending its body, server.requestTimeoutMs; the bank's wait; its upstream calls, `timeoutMs`, and
+ * the longest an eth_sendRawTransactionSync's node may wait for the receipt beyond it) and a grace.
+ * What to do with each changed key is liveConfigKeys' table; the request path's settings are built
+ * again and swapped in whole (createRequestSettings), never changed in place.
  */
 export function createReloader(initial: Config, targets: ReloaderTargets): Reloader {
   const { log, timers } = targets
@@ -118,7 +120,8 @@ export function createReloader(initial: Config, targets: ReloaderTargets): Reloa
       log.info({ network: network.name, callsLeft: network.calls.size }, 'a replaced network stopped')
       retire(live)
     }
-    const capMs = bodyWaitMs(current) + current.metering.redisTimeoutMs + network.timeoutMs + drainGraceMs
+    const callMs = network.timeoutMs + paramLimits.receiptTimeoutMs
+    const capMs = bodyWaitMs(current) + current.metering.redisTimeoutMs + callMs + drainGraceMs
     const cap = timers.setTimeout(finish, capMs)
     // a request that looked the network up just before the swap has counted itself by the next turn
     const turn = timers.setTimeout(() => void network.calls.idle().then(finish), 0)

@@ -67,6 +67,7 @@ const samples: Record<string, unknown[][]> = {
   UpstreamUnavailableError: [[]],
   UpstreamTimeoutError: [[]],
   MalformedUpstreamAnswerError: [[]],
+  ReceiptNotReadyError: [['0x…']],
   BalanceUnavailableError: [[]],
   InternalError: [[]],
   UnknownGasEndpointError: [['x']],

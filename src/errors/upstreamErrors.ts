@@ -33,3 +33,17 @@ export class MalformedUpstreamAnswerError extends TollgateError {
     super(-32603, 502, 'an upstream answer that cannot be read', options)
   }
 }
+
+/**
+ * EIP-7966's timeout answer (code 4, the transaction's hash as `data`), given for the node: an
+ * eth_sendRawTransactionSync that tollgate resent after a failure a node may have seen, to a node
+ * that already has the transaction in its pool and no receipt for it yet (docs/compatibility.md §7).
+ */
+export class ReceiptNotReadyError extends TollgateError {
+  override name = 'ReceiptNotReadyError'
+  constructor(transactionHash: string) {
+    super(4, 200, "the transaction was added to the transaction pool but wasn't processed yet", {
+      wireFields: { data: transactionHash },
+    })
+  }
+}

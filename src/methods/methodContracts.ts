@@ -198,6 +198,7 @@ export const methodContracts: Readonly<Record<string, Contracts>> = {
   eth_feeHistory: 'none',
   // a signed transaction: its answer is its hash, no contract's state (as the hosted service, unchecked)
   eth_sendRawTransaction: 'none',
+  eth_sendRawTransactionSync: 'none',
   eth_newBlockFilter: 'none',
   eth_newPendingTransactionFilter: 'none',
   eth_uninstallFilter: 'none',

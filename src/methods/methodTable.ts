@@ -23,6 +23,7 @@ import {
   storageKey,
   storageSlot,
 } from './params.ts'
+import { receiptTimeout } from './receiptTimeout.ts'
 import { simulatePayload } from './simulatePayload.ts'
 import { stateOverrides } from './stateOverrides.ts'
 import { traceFilter } from './traceFilter.ts'
@@ -88,6 +89,8 @@ export type MethodSpec = {
    * `already known` answers the transaction's hash, docs/compatibility.md §7).
    */
   sendsTransaction: boolean
+  /** eth_sendRawTransactionSync (EIP-7966): the node may wait up to the call's timeout for the receipt. */
+  waitsForReceipt: boolean
   /**
    * What a call pinned to a block (pinnedBlock) needs of an upstream, so that it goes only to those
    * that have it: `state` (the state at that block: eth_call, eth_getBalance, ...), `block` (the
@@ -128,6 +131,7 @@ export const fieldSteps: Readonly<Record<Exclude<keyof MethodSpec, 'duties'>, re
   idempotent: ['route'],
   nodeState: ['route'],
   sendsTransaction: ['route'],
+  waitsForReceipt: ['route'],
   pinnedNeeds: ['route'],
   nullWhenNoBlock: ['route'],
   monotonicHead: ['afterAnswer'],
@@ -155,6 +159,7 @@ const defaultMethodSpec: MethodSpec = {
   boundsBlockRange: false,
   countsLogs: false,
   sendsTransaction: false,
+  waitsForReceipt: false,
   pinnedNeeds: undefined,
   nullWhenNoBlock: false,
   duties: { answerHere: false, beforeSend: false, afterAnswer: false },
@@ -275,6 +280,11 @@ const rows: Record<string, [readonly ParamSpec[], Row?]> = {
   // not idempotent: filters are state on one node; a transaction is resent only where a node may
   // have lost it, and a resend's "already known" is its hash
   eth_sendRawTransaction: [[required(bytes)], { idempotent: false, sendsTransaction: true }],
+  // EIP-7966: a send and its wait, priced as eth_sendRawTransaction plus eth_getTransactionReceipt
+  eth_sendRawTransactionSync: [
+    [required(bytes), optional(receiptTimeout)],
+    { costCredits: 160, idempotent: false, sendsTransaction: true, waitsForReceipt: true },
+  ],
   eth_newFilter: [[required(logFilter)], { idempotent: false, nodeState: true }],
   eth_newBlockFilter: [[], { idempotent: false, nodeState: true }],
   eth_newPendingTransactionFilter: [[], { idempotent: false, nodeState: true }],
@@ -363,6 +373,7 @@ function methodSpec(
     boundsBlockRange: spec.boundsBlockRange,
     countsLogs: spec.countsLogs,
     sendsTransaction: spec.sendsTransaction,
+    waitsForReceipt: spec.waitsForReceipt,
     pinnedNeeds: spec.pinnedNeeds,
     nullWhenNoBlock: spec.nullWhenNoBlock,
     duties: defaultMethodSpec.duties,

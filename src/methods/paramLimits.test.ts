@@ -305,6 +305,16 @@ describe('parameter limits, at and just past each (docs/compatibility.md §7)', 
     )
   })
 
+  it("eth_sendRawTransactionSync: a timeout of 60000 ms, as geth's longest wait", () => {
+    accepts('eth_sendRawTransactionSync', ['0x02', 60_000])
+    accepts('eth_sendRawTransactionSync', ['0x02', '0xea60'])
+    refuses(
+      'eth_sendRawTransactionSync',
+      ['0x02', 60_001],
+      'invalid argument 1: timeout too large, the limit is 60000 ms',
+    )
+  })
+
   it('every limit is a number the docs table states', async () => {
     const { readFile } = await import('node:fs/promises')
     const docs = await readFile(new URL('../../docs/compatibility.md', import.meta.url), 'utf8')

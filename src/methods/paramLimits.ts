@@ -49,4 +49,10 @@ export const paramLimits = {
   traceFilterAddresses: 1000,
   /** trace_filter's count. */
   traceFilterCount: 10000,
+  /**
+   * eth_sendRawTransactionSync's timeout, in milliseconds: geth's and erigon's longest wait for a
+   * receipt (`--rpc.txsync.maxtimeout`). Also how long tollgate lets the node wait when the call
+   * leaves the timeout to the node's default.
+   */
+  receiptTimeoutMs: 60_000,
 } as const

@@ -201,6 +201,7 @@ describe('the method table', () => {
         'countsLogs',
         'sendsTransaction',
         'nullWhenNoBlock',
+        'waitsForReceipt',
       ] as const) {
         assert.equal(unknown[handling], false, handling)
       }

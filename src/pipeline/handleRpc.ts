@@ -232,7 +232,7 @@ function load(
   )
 }
 
-/** How the network's pool sends a call: its deadline starts now. */
+/** How the network's pool sends a call: its deadline starts now (a node's wait for a receipt beyond it). */
 function sendOptions(
   ctx: RpcContext,
   { retry, headSensitive, block, fromBlock, needsState, nullIsMissing, rawTransaction, capsGas, logs }: Route,
@@ -240,7 +240,7 @@ function sendOptions(
   trail: CallTrail | undefined,
 ): SendOptions & { deadline: number } {
   return {
-    deadline: performance.now() + ctx.network.timeoutMs,
+    deadline: performance.now() + ctx.network.timeoutMs + (rawTransaction?.receiptWaitMs ?? 0),
     retry,
     headSensitive,
     block,

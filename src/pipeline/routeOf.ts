@@ -1,6 +1,9 @@
 import type { CacheScope } from '../cache/cacheScope.ts'
 import { type PinnedBlock, pinnedBlock } from '../cache/pinnedBlock.ts'
+import type { MethodSpec } from '../methods/methodTable.ts'
+import { receiptWaitMs } from '../methods/receiptTimeout.ts'
 import type { Network } from '../networks/createNetwork.ts'
+import type { RawTransaction } from '../upstreams/SendOptions.ts'
 import type { BoundedLogs, LogsAnswerCheck } from './boundLogs.ts'
 import type { PreparedCall } from './prepareCall.ts'
 import type { RpcContext } from './rpcContext.ts'
@@ -21,7 +24,8 @@ export type Route = {
   /** A null block from one upstream is not the answer while another may have it. */
   nullIsMissing: boolean
   retry: boolean
-  rawTransaction: string | undefined
+  /** A send's transaction, and how long its node may wait for the receipt (SendOptions.rawTransaction). */
+  rawTransaction: RawTransaction | undefined
   /** Whose the gas of an eth_call or eth_estimateGas is (SendOptions.capsGas). */
   capsGas: 'ours' | 'client' | undefined
   checkLogs: LogsAnswerCheck | undefined
@@ -60,7 +64,7 @@ export function routeOf(
     needsState: spec.pinnedNeeds === 'state',
     nullIsMissing: spec.nullWhenNoBlock && isBelowHead(network, pinned),
     retry: spec.idempotent,
-    rawTransaction: spec.sendsTransaction ? (params[0] as string) : undefined,
+    rawTransaction: spec.sendsTransaction ? rawTransactionOf(spec, params) : undefined,
     capsGas: gasOf(prepared, params),
     checkLogs: counted?.check,
     // eth_getLogs over known blocks: split if every upstream refuses its range (splitLogsRange.ts)
@@ -76,6 +80,12 @@ function gasOf(prepared: PreparedCall & { ok: true }, params: unknown[]): Route[
   if (!prepared.spec.capsGas) return undefined
   if (params !== prepared.params) return 'ours'
   return typeof (params[0] as { gas?: unknown } | undefined)?.gas === 'string' ? 'client' : 'ours'
+}
+
+/** A send's transaction; with the node's wait for its receipt (eth_sendRawTransactionSync's timeout). */
+function rawTransactionOf(spec: MethodSpec, params: unknown[]): RawTransaction {
+  const receiptWait = spec.waitsForReceipt ? receiptWaitMs(params[1]) : undefined
+  return { bytes: params[0] as string, receiptWaitMs: receiptWait }
 }
 
 /** A block by hash, or by a number at or below the network's head: an upstream's null is not the last word. */

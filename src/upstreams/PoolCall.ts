@@ -77,7 +77,7 @@ export class PoolCall implements BlockPin {
   readonly needsState: boolean
   readonly nullIsMissing: boolean
   readonly fallback: boolean
-  readonly rawTransaction: string | undefined
+  readonly rawTransaction: SendOptions['rawTransaction']
   readonly cancellation: Cancellation | undefined
   readonly answerBudget: AnswerBudget | undefined
   readonly capsGas: 'ours' | 'client' | undefined

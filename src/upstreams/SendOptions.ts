@@ -37,11 +37,12 @@ export type SendOptions = {
    */
   fallback?: boolean
   /**
-   * eth_sendRawTransaction's signed transaction: resent (on another member when one is in use) after
-   * a failure a node may have seen (a signed transaction cannot be applied twice), and a resend's `already known`
-   * answers its hash (docs/compatibility.md §7).
+   * The signed transaction of eth_sendRawTransaction or eth_sendRawTransactionSync: resent (on
+   * another member when one is in use) after a failure a node may have seen (a signed transaction
+   * cannot be applied twice), and a resend's `already known` answers its hash, or its receipt
+   * (answerResentTransaction; docs/compatibility.md §7).
    */
-  rawTransaction?: string | undefined
+  rawTransaction?: RawTransaction | undefined
   cancellation?: Cancellation | undefined
   /** What the client's request may hold of answers: a larger answer is refused (ResponseTooLargeError, ServerBusyError). */
   answerBudget?: AnswerBudget | undefined
@@ -59,4 +60,16 @@ export type SendOptions = {
   answeredBy?: { members: number } | undefined
   /** Where the call's attempts are recorded (the route header, a trace); undefined: nowhere. */
   trail?: CallTrail | undefined
+}
+
+/** A transaction a call sends (SendOptions.rawTransaction). */
+export type RawTransaction = {
+  /** The signed transaction, 0x hex. */
+  bytes: string
+  /**
+   * eth_sendRawTransactionSync: how long the node may wait for the receipt, in ms (each attempt is
+   * given it beyond attemptTimeoutMs, and the caller's deadline beyond timeoutMs); undefined for
+   * eth_sendRawTransaction, whose answer is the hash.
+   */
+  receiptWaitMs: number | undefined
 }

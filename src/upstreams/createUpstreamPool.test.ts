@@ -2,7 +2,11 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { keccak256 } from 'viem'
 import { createFakeTimers, type FakeTimers } from '../../test/helpers/createFakeTimers.ts'
-import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/upstreamErrors.ts'
+import {
+  ReceiptNotReadyError,
+  UpstreamTimeoutError,
+  UpstreamUnavailableError,
+} from '../errors/upstreamErrors.ts'
 import { Cancellation } from '../failsafe/Cancellation.ts'
 import type { AttemptOutcome } from './AttemptDurations.ts'
 import { CallTrail } from './CallTrail.ts'
@@ -945,8 +949,9 @@ describe('createUpstreamPool', () => {
   describe('eth_sendRawTransaction (docs/compatibility.md §7)', () => {
     const raw = '0x02f86c827a6980843b9aca00850ba43b7400825208940000000000000000000000000000000000000000'
     const hash = keccak256(raw)
+    const rawTransaction = { bytes: raw, receiptWaitMs: undefined }
     const send = (pool: UpstreamPool) =>
-      pool.send(body, { rawTransaction: raw }).then((answer) => JSON.parse(answer.toString()))
+      pool.send(body, { rawTransaction }).then((answer) => JSON.parse(answer.toString()))
     const known = { error: { code: -32000, message: 'already known' } }
     const nonceTooLow = { error: { code: -32000, message: 'nonce too low' } }
     /** A node that has mined the transaction (or not): answers lookups by hash. */
@@ -986,6 +991,101 @@ describe('createUpstreamPool', () => {
     it("`already known` after a refused connection (no node saw it) is not the gateway's own send", async () => {
       const { pool } = setup(['refused', known])
       assert.deepEqual((await send(pool)).error, known.error)
+    })
+  })
+
+  describe('eth_sendRawTransactionSync (docs/compatibility.md §7)', () => {
+    const raw = '0x02f86c827a6980843b9aca00850ba43b7400825208940000000000000000000000000000000000000000'
+    const hash = keccak256(raw)
+    const receipt = { transactionHash: hash, blockNumber: '0x5', status: '0x1', logs: [] }
+    const rawTransaction = { bytes: raw, receiptWaitMs: 300 }
+    const send = (pool: UpstreamPool) =>
+      pool.send(body, { rawTransaction }).then((answer) => JSON.parse(answer.toString()))
+    const known = { code: -32000, message: 'already known' }
+    const nonceTooLow = { code: -32000, message: 'nonce too low' }
+    /** A node that refuses the send with `error`, and has the receipt (or not): answers its look-up. */
+    const nodeWith = (error: { code: number; message: string }, mined: boolean) => ({
+      respond: (request: string) =>
+        request.includes('eth_getTransactionReceipt')
+          ? JSON.stringify({ jsonrpc: '2.0', id: 1, result: mined ? receipt : null })
+          : JSON.stringify({ jsonrpc: '2.0', id: 1, error }),
+    })
+    const timedOut = {
+      code: 4,
+      message: "The transaction was added to the transaction pool but wasn't processed in 300ms",
+      data: hash,
+    }
+
+    it("the node's own timeout (code 4) is its answer: passed through, never resent", async () => {
+      const { pool, stubs } = setup([{ error: timedOut }, 'answer'])
+      assert.deepEqual((await send(pool)).error, timedOut)
+      assert.deepEqual(
+        stubs.map((stub) => stub.calls),
+        [1, 0],
+      )
+    })
+
+    it('resent after a failure a node may have seen; `already known` then answers the receipt, asked of that node', async () => {
+      const { pool, stubs } = setup(['reset', nodeWith(known, true)])
+      assert.deepEqual(await send(pool), { jsonrpc: '2.0', id: 1, result: receipt })
+      assert.deepEqual(
+        stubs.map((stub) => stub.calls),
+        [1, 2],
+        'the send to each, then the look-up',
+      )
+    })
+
+    it("`already known` on a resend with no receipt yet: EIP-7966's timeout, code 4 with the hash", async () => {
+      const { pool } = setup(['reset', nodeWith(known, false)])
+      await assert.rejects(send(pool), (err: unknown) => {
+        assert.ok(err instanceof ReceiptNotReadyError, String(err))
+        assert.equal(err.code, 4)
+        assert.equal(err.httpStatus, 200)
+        assert.deepEqual(err.wireFields, { data: hash })
+        return true
+      })
+    })
+
+    it('`nonce too low` on a resend: the receipt if the node mined it, else its error', async () => {
+      const mined = setup(['reset', nodeWith(nonceTooLow, true)])
+      assert.deepEqual(await send(mined.pool), { jsonrpc: '2.0', id: 1, result: receipt })
+      const taken = setup(['reset', nodeWith(nonceTooLow, false)])
+      assert.deepEqual((await send(taken.pool)).error, nonceTooLow)
+    })
+
+    it('each attempt is given the wait beyond attemptTimeoutMs: a member still waiting is not left for another', async () => {
+      const waiting = setup(['held', 'answer'], { fakeTimers: true, attemptTimeoutMs: 50, timeoutMs: 1_000 })
+      const sync = waiting.pool.send(body, { rawTransaction, deadline: waiting.timers.now() + 1_300 })
+      for (let ms = 0; ms < 340; ms++) {
+        await waiting.timers.advance(1)
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+      assert.deepEqual(
+        waiting.stubs.map((stub) => stub.calls),
+        [1, 0],
+        'still waiting on the first member at 340 ms',
+      )
+      ;(waiting.stubs[0] as StubUpstream).release()
+      assert.equal(JSON.parse((await sync).toString()).result, 'a')
+
+      // a plain send is left after attemptTimeoutMs, and resent
+      const plain = setup(['hang', 'answer'], { fakeTimers: true, attemptTimeoutMs: 50, timeoutMs: 1_000 })
+      const sent = plain.pool.send(body, { rawTransaction: { bytes: raw, receiptWaitMs: undefined } })
+      const { ms } = await onFakeClock(plain.timers, sent)
+      assert.equal(ms, 50)
+    })
+
+    it('a member that has not answered within attemptTimeoutMs and the wait is left for the next', async () => {
+      const { pool, stubs, timers } = setup(['hang', nodeWith(known, true)], {
+        fakeTimers: true,
+        attemptTimeoutMs: 50,
+        timeoutMs: 1_000,
+      })
+      const { ms, outcome } = await onFakeClock(timers, send(pool))
+      assert.deepEqual(outcome, { jsonrpc: '2.0', id: 1, result: receipt })
+      // left at 350 ms; the resend and its look-up answer a tick later
+      assert.ok(ms >= 350 && ms <= 352, `${ms} ms`)
+      assert.equal((stubs[0] as StubUpstream).aborts, 1)
     })
   })
 
@@ -1087,7 +1187,8 @@ describe('createUpstreamPool', () => {
     it('none for calls that are not idempotent, a transaction, one member, no attempts left, or when off', async () => {
       const cases: [Behaviour[], Parameters<UpstreamPool['send']>[1], Partial<UpstreamPoolOptions>][] = [
         [['held', 'answer'], {}, {}],
-        [['held', 'answer'], { retry: true, rawTransaction: '0x01' }, {}],
+        [['held', 'answer'], { rawTransaction: { bytes: '0x01', receiptWaitMs: undefined } }, {}],
+        [['held', 'answer'], { rawTransaction: { bytes: '0x01', receiptWaitMs: 100 } }, {}],
         [['held'], { retry: true }, {}],
         [['held', 'answer'], { retry: true }, { maxAttempts: 1 }],
         [['held', 'answer'], { retry: true }, { hedge: undefined }],

@@ -95,9 +95,19 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     onHistory: (member) => historyListener?.(member),
   }
 
+  /**
+   * The context a call runs in: the pool's, but for a call whose node waits for a receipt
+   * (eth_sendRawTransactionSync), whose attempts are each given that wait beyond attemptTimeoutMs:
+   * a node still waiting is not a slow one, and a resend elsewhere would not answer sooner.
+   */
+  const contextOf = (sendOptions: SendOptions): PoolCallContext => {
+    const waitMs = sendOptions.rawTransaction?.receiptWaitMs
+    return waitMs ? { ...context, attemptTimeoutMs: context.attemptTimeoutMs + waitMs } : context
+  }
+
   return {
     members,
-    send: (body, sendOptions = {}) => new PoolCall(context, body, sendOptions).run(),
+    send: (body, sendOptions = {}) => new PoolCall(contextOf(sendOptions), body, sendOptions).run(),
     head: ranking.head,
     watchHistory(listener) {
       historyListener = listener

@@ -34,6 +34,12 @@ export type FakeBehaviour =
   | { kind: 'deliverThenDrop'; target: string }
   /** Calls of `methods` get `behaviour`; every other call (head polls included) is forwarded to `otherwise`. */
   | { kind: 'forMethods'; methods: string[]; behaviour: FakeBehaviour; otherwise: string }
+  /**
+   * eth_sendRawTransactionSync as geth answers it (EIP-7966), over `target`'s eth_sendRawTransaction
+   * and receipts: anvil 1.7 refuses the timeout argument and answers only its own fixed 30 s wait
+   * (syncSend); every other call is forwarded to `target`.
+   */
+  | { kind: 'syncSends'; target: string; defaultTimeoutMs: number }
 
 export type FakeUpstream = {
   url: string
@@ -106,6 +112,15 @@ export async function startFakeUpstream(initial: FakeBehaviour = { kind: 'hang' 
         await forward(now.target, body)
         req.socket.destroy()
         return
+      case 'syncSends': {
+        if (body.method !== 'eth_sendRawTransactionSync') {
+          return serve({ kind: 'proxy', target: now.target }, body, req, res)
+        }
+        const answer = await syncSend(now.target, now.defaultTimeoutMs, body.params)
+        res.writeHead(200, { 'content-type': 'application/json' })
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, ...answer }))
+        return
+      }
       case 'forMethods':
         return serve(
           now.methods.includes(body.method) ? now.behaviour : { kind: 'proxy', target: now.otherwise },
@@ -127,6 +142,40 @@ export async function startFakeUpstream(initial: FakeBehaviour = { kind: 'hang' 
         res.end(answer.text)
         return
       }
+    }
+  }
+
+  /** One call to `target`: its result or error. */
+  async function ask(target: string, method: string, params: unknown[]) {
+    const answer = await forward(target, { jsonrpc: '2.0', id: 1, method, params } as unknown as Request)
+    return JSON.parse(answer.text) as { result?: unknown; error?: unknown }
+  }
+
+  /**
+   * What geth answers an eth_sendRawTransactionSync: a timeout that is not a JSON number refused as
+   * invalid params; the send's own error at once; else the receipt as soon as there is one, or after
+   * the timeout given (the default for none or 0) the EIP's code 4, the hash as `data`. geth waits on
+   * new blocks; this asks for the receipt every 20 ms.
+   */
+  async function syncSend(target: string, defaultTimeoutMs: number, params: unknown[]) {
+    const [raw, timeout] = params
+    if (timeout !== undefined && timeout !== null && typeof timeout !== 'number') {
+      const message = 'invalid argument 1: json: cannot unmarshal string into Go value of type uint64'
+      return { error: { code: -32602, message } }
+    }
+    const sent = await ask(target, 'eth_sendRawTransaction', [raw])
+    if (sent.error) return { error: sent.error }
+    const timeoutMs = typeof timeout === 'number' && timeout > 0 ? timeout : defaultTimeoutMs
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      const { result } = await ask(target, 'eth_getTransactionReceipt', [sent.result])
+      if (result) return { result }
+      const leftMs = deadline - Date.now()
+      if (leftMs <= 0) {
+        const message = `The transaction was added to the transaction pool but wasn't processed in ${timeoutMs}ms`
+        return { error: { code: 4, message, data: sent.result } }
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.min(20, leftMs)))
     }
   }
 
