@@ -31,7 +31,7 @@ import type { UsageStore } from '../metering/usageStore.ts'
 import { createMetrics } from '../metrics/createMetrics.ts'
 import { handleMetrics } from '../metrics/handleMetrics.ts'
 import { createNetworkRegistry, type NetworkRegistry } from '../networks/createNetworkRegistry.ts'
-import { handleHttpRpc } from '../pipeline/handleHttpRpc.ts'
+import { handleRpc } from '../pipeline/handleRpc.ts'
 import { handleSocketUpgrade } from '../pipeline/handleSocketUpgrade.ts'
 import { assertPortFree } from '../server/assertPortFree.ts'
 import { attachWebSockets, type WebSockets } from '../server/attachWebSockets.ts'
@@ -292,7 +292,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     )
     const server: HttpServer = createHttpServer(
       {
-        rpc: (request) => handleHttpRpc(settings.current().rpc, request),
+        rpc: (request) => handleRpc(settings.current().rpc, request),
         ready: createReadiness({
           networks,
           databaseUp,

@@ -68,7 +68,7 @@ const unlimitedBodyMs = 60_000
 
 /**
  * How long a request that looked a network up just before a reload may still be sending its body
- * (it is counted on the network from then: handleHttpRpc): server.requestTimeoutMs, as Node checks it.
+ * (it is counted on the network from then: handleRpc): server.requestTimeoutMs, as Node checks it.
  */
 function bodyWaitMs(config: Config): number {
   return (config.server.requestTimeoutMs || unlimitedBodyMs) + requestTimeoutCheckMs

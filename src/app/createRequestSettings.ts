@@ -2,28 +2,28 @@ import { createAuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
 import { createJwtVerifier } from '../auth/createJwtVerifier.ts'
 import type { Config } from '../config/configSchema.ts'
 import type { GasDeps } from '../gas/handleGasRequest.ts'
-import type { HttpRpcDeps } from '../pipeline/handleHttpRpc.ts'
+import type { RpcDeps } from '../pipeline/handleRpc.ts'
 import type { SocketUpgradeDeps } from '../pipeline/handleSocketUpgrade.ts'
 
 /** What the request path reads, the config's live keys included: one set, replaced whole by a reload. */
 export type RequestSettings = {
-  readonly rpc: HttpRpcDeps
-  readonly gas: HttpRpcDeps & GasDeps
+  readonly rpc: RpcDeps
+  readonly gas: RpcDeps & GasDeps
   readonly upgrade: SocketUpgradeDeps
   /** The bearer token a scrape of /metrics must send, if any. */
   readonly metricsToken: string | undefined
 }
 
 /** The authentication limiter and JWT verifier, made from the config's `auth`. */
-type AuthDeps = Pick<HttpRpcDeps, 'authFailures' | 'verifyJwt'>
+type AuthDeps = Pick<RpcDeps, 'authFailures' | 'verifyJwt'>
 
 /** What the settings are built around: the parts no config key changes, and the clock. */
 export type RequestSettingsParts = {
-  rpc: Omit<HttpRpcDeps, 'maxBatchSize' | 'maxJsonDepth' | keyof AuthDeps>
+  rpc: Omit<RpcDeps, 'maxBatchSize' | 'maxJsonDepth' | keyof AuthDeps>
   gas: Pick<GasDeps, 'indexers'>
   upgrade: Omit<
     SocketUpgradeDeps,
-    keyof HttpRpcDeps | 'maxSubscriptions' | 'maxBufferedBytes' | 'maxInFlight' | 'now'
+    keyof RpcDeps | 'maxSubscriptions' | 'maxBufferedBytes' | 'maxInFlight' | 'now'
   >
   /** The clock failed authentications and JWT expiries are read on. */
   now(): number
@@ -68,7 +68,7 @@ function toAuthDeps(config: Config, now: () => number): AuthDeps {
 }
 
 function toRequestSettings(parts: RequestSettingsParts, config: Config, auth: AuthDeps): RequestSettings {
-  const rpc: HttpRpcDeps = {
+  const rpc: RpcDeps = {
     ...parts.rpc,
     ...auth,
     maxBatchSize: config.server.maxBatchSize,

@@ -1,14 +1,9 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
+import { PartnerAnswer, type SentAnswer } from '../jsonrpc/PartnerAnswer.ts'
 import type { RpcPayload } from '../jsonrpc/types.ts'
-import {
-  createRpcCache,
-  type FetchedAnswer,
-  type LoadedAnswer,
-  resultAnswer,
-  splitAnswer,
-} from './createRpcCache.ts'
+import { createRpcCache, type LoadedAnswer, resultAnswer, splitAnswer } from './createRpcCache.ts'
 
 /** An upstream answer as nodes write it: the usual member order, id 1. */
 const answerOf = (resultText: string) => Buffer.from(`{"jsonrpc":"2.0","id":1,"result":${resultText}}`)
@@ -17,8 +12,9 @@ const big = { cache: { maxBytes: 1 << 20, maxEntryBytes: 1 << 20 } }
 
 /** A loader of what `fetch` brings back, answered by a node (not a partner). */
 const fromNode =
-  (fetch: () => Promise<Buffer>): (() => Promise<FetchedAnswer>) =>
-  async () => ({ body: await fetch(), partner: false })
+  (fetch: () => Promise<Buffer>): (() => Promise<SentAnswer>) =>
+  async () =>
+    await fetch()
 
 /** A loader that resolves or rejects when told, counting its calls. */
 function deferredLoader() {
@@ -427,10 +423,10 @@ describe('createRpcCache', () => {
 
     it("a partner's answer reaches every caller of its load, marked, and is never kept", async () => {
       const cache = createRpcCache(big.cache)
-      let resolve: (answer: FetchedAnswer) => void = () => {}
-      const load = () => new Promise<FetchedAnswer>((res) => (resolve = res))
+      let resolve: (answer: SentAnswer) => void = () => {}
+      const load = () => new Promise<SentAnswer>((res) => (resolve = res))
       const calls = [1, 2].map(() => cache.load('k', 'immutable', load, 'failover'))
-      resolve({ body: answerOf('"0xfeed"'), partner: true })
+      resolve(new PartnerAnswer(answerOf('"0xfeed"')))
       for (const call of calls) assert.deepEqual(await call, { result: '"0xfeed"', partner: true })
       assert.equal(cache.get('k', 'immutable', 1), undefined)
       assert.equal(cache.stats.entries, 0)

@@ -1,10 +1,8 @@
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import { hashesIn } from '../jsonrpc/hashes.ts'
+import { PartnerAnswer, type SentAnswer } from '../jsonrpc/PartnerAnswer.ts'
 import type { RpcId, RpcPayload } from '../jsonrpc/types.ts'
 import type { SharedStore } from './sharedStore.ts'
-
-/** What a load fetched: the upstream's answer, and whether a partner provider gave it (docs/compatibility.md §7). */
-export type FetchedAnswer = { body: Buffer; partner: boolean }
 
 /**
  * What an upstream answered to a cacheable call: its result's JSON text, or the whole answer when it
@@ -45,7 +43,7 @@ export type RpcCache = {
   load(
     key: string,
     scope: 'immutable' | 'head',
-    load: () => Promise<FetchedAnswer>,
+    load: () => Promise<SentAnswer>,
     group?: string,
   ): Promise<LoadedAnswer>
   /** A new head (or a reorg): every head-scoped entry is dropped. */
@@ -264,9 +262,10 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
       }
       const startedAt = scope === 'immutable' ? immutableGeneration : generation
       const fetch = async (): Promise<LoadedAnswer> => {
-        const { body, partner } = await load()
-        const loaded = splitAnswer(body)
-        if (partner) return { ...loaded, partner }
+        const sent = await load()
+        // a partner's answer reaches the callers of its load, marked, and is never kept
+        if (sent instanceof PartnerAnswer) return { ...splitAnswer(sent.payload), partner: true }
+        const loaded = splitAnswer(sent)
         const current = scope === 'immutable' ? immutableGeneration : generation
         if (
           'result' in loaded &&

@@ -7,7 +7,8 @@ import {
   type TestPrefix,
 } from '../../test/helpers/testRedis.ts'
 import { until } from '../../test/helpers/until.ts'
-import { createRpcCache, type FetchedAnswer } from './createRpcCache.ts'
+import { PartnerAnswer, type SentAnswer } from '../jsonrpc/PartnerAnswer.ts'
+import { createRpcCache } from './createRpcCache.ts'
 import { createSharedCache, type SharedCache } from './createSharedCache.ts'
 import { raiseHeadScript } from './sharedCacheScripts.ts'
 
@@ -15,9 +16,9 @@ const answerOf = (resultText: string) => Buffer.from(`{"jsonrpc":"2.0","id":1,"r
 const fromNode = (text: string, partner = false) => {
   let calls = 0
   return {
-    load: async (): Promise<FetchedAnswer> => {
+    load: async (): Promise<SentAnswer> => {
       calls++
-      return { body: answerOf(text), partner }
+      return partner ? new PartnerAnswer(answerOf(text)) : answerOf(text)
     },
     get calls() {
       return calls
@@ -178,10 +179,9 @@ describe('createSharedCache on a real Redis', () => {
     await first.load('balance', 'head', fromNode('"0x1"').load)
     await first.load('missing', 'immutable', fromNode('null').load)
     await first.load('partner', 'immutable', fromNode('"0x2"', true).load)
-    await first.load('failed', 'immutable', async () => ({
-      body: Buffer.from('{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"busy"}}'),
-      partner: false,
-    }))
+    await first.load('failed', 'immutable', async () =>
+      Buffer.from('{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"busy"}}'),
+    )
     await first.load('after', 'immutable', fromNode('"0x3"').load)
     await until(async () => (await prefix.redis.zcard(books(10, 'index'))) === 2, 'the last kept')
     assert.equal(

@@ -10,10 +10,11 @@ import {
 } from '../errors/gasErrors.ts'
 import { TollgateError } from '../errors/TollgateError.ts'
 import { toWireError } from '../errors/toWireError.ts'
-import type { Meter } from '../metering/meterTypes.ts'
+import type { Meter, Settlement } from '../metering/meterTypes.ts'
 import { priceOf } from '../methods/priceOf.ts'
 import { authorizeKeyRequest, type KeyRequest, type KeyRequestDeps } from '../pipeline/authorizeKeyRequest.ts'
 import { chargeRefusal } from '../pipeline/chargeRefusal.ts'
+import { creditHeaders } from '../pipeline/creditHeaders.ts'
 import { baseFeeHistory, baseFeePercentile, suggestedGasFees } from './computeGasFees.ts'
 import type { FeeIndexer, FeeWindow } from './createFeeIndexer.ts'
 import { formatGwei } from './formatGwei.ts'
@@ -30,7 +31,12 @@ export type GasRequest = {
   userAgent: string | undefined
 }
 
-export type GasResponse = { status: number; body: unknown; headers: Record<string, string> | undefined }
+export type GasResponse = {
+  status: number
+  body: unknown
+  /** Names and values, one after the other (`[name, value, name, value...]`, as Node writes them). */
+  headers: string[]
+}
 
 export type GasDeps = KeyRequestDeps & {
   meter: Meter
@@ -96,14 +102,14 @@ export async function handleGasRequest(deps: GasDeps, request: GasRequest): Prom
     const settlement = deps.meter.settle(admission, [
       { method: `gas:${request.endpoint}`, network: network.name, credits: costCredits },
     ])
-    return { status: 200, body, headers: headers(deps, key, settlement.chargedCredits) }
+    return { status: 200, body, headers: creditHeaders(deps.meter, key.subject, settlement) }
   } catch (err) {
     // refused input costs 5 credits; 402/429 and our own failures cost nothing (chargeRefusal)
     const { error, settlement } = await chargeRefusal(deps.meter, key.subject, network.name, err)
     if (!(err instanceof TollgateError) || err.httpStatus >= 500) {
       deps.log.warn({ err }, 'gas API request failed')
     }
-    return refused(deps, key, error, settlement?.chargedCredits ?? 0)
+    return refused(deps, key, error, settlement)
   }
 }
 
@@ -124,20 +130,19 @@ function keyRequest(key: string, request: GasRequest): KeyRequest {
 }
 
 /** A refusal for a known key: the credit headers, and a 402's or 429's Retry-After. */
-function refused(deps: GasDeps, key: KeyEntry, err: unknown, charged: number): GasResponse {
+function refused(
+  deps: GasDeps,
+  key: KeyEntry,
+  err: unknown,
+  settlement: Settlement | undefined,
+): GasResponse {
   const failed = fail(err)
-  return { ...failed, headers: { ...headers(deps, key, charged), ...failed.headers } }
+  return { ...failed, headers: [...creditHeaders(deps.meter, key.subject, settlement), ...failed.headers] }
 }
 
 function fail(err: unknown): GasResponse {
   const { httpStatus, body, headers } = toWireError(err, 'gas')
-  return { status: httpStatus, body, headers }
-}
-
-function headers(deps: GasDeps, key: KeyEntry, charged: number): Record<string, string> {
-  return {
-    'x-credits-charged': String(charged),
-    'x-credits-remaining': String(deps.meter.remainingCredits(key.subject)),
-    'x-ratelimit-reset': String(deps.meter.secondsToReset()),
-  }
+  const list: string[] = []
+  for (const name in headers) list.push(name, headers[name] as string)
+  return { status: httpStatus, body, headers: list }
 }

@@ -89,21 +89,12 @@ export async function createMeter({
     return err
   }
 
-  function admitNow(subject: MeterSubject, costCredits: number): Admission | undefined {
+  async function admit(subject: MeterSubject, costCredits: number): Promise<Admission> {
     const nowMs = ledger.now()
     const refusal = ledger.refusalOf(subject, costCredits, nowMs)
     if (refusal === undefined) return ledger.hold(subject, costCredits, nowMs)
     if (client === undefined) throw counted(refusal.error)
-    return undefined
-  }
-
-  async function admit(subject: MeterSubject, costCredits: number): Promise<Admission> {
-    return admitNow(subject, costCredits) ?? (await askBank(subject, costCredits))
-  }
-
-  /** A call this process cannot decide: the bank's word (with no bank, admitNow decides every call). */
-  async function askBank(subject: MeterSubject, costCredits: number): Promise<Admission> {
-    if (client === undefined) throw new Error('no bank to ask')
+    // this process cannot cover it: the bank's word
     try {
       return await client.admit(subject, costCredits)
     } catch (err) {
@@ -183,8 +174,6 @@ export async function createMeter({
 
   return {
     admit,
-    admitNow,
-    askBank,
     settle,
     chargeNotification,
     remainingCredits: (subject) => ledger.remaining(subject, ledger.now()),

@@ -31,17 +31,10 @@ export type Meter = {
   /**
    * Holds `costCredits` (the most the request can cost) against the daily balances and takes them
    * from the per-second buckets, or rejects with the 402/429 that refuses the request. Never
-   * overdraws. In-process it settles at once; a shared balance may have to ask the bank first.
+   * overdraws. Decided from what this process holds (nearly every call); a shared balance that cannot
+   * cover it waits for one exchange with the bank.
    */
   admit(subject: MeterSubject, costCredits: number): Promise<Admission>
-  /**
-   * admit from what this process holds, without waiting: the admission, or the refusal thrown, or
-   * undefined when only the bank can say (then askBank). Nearly every call is decided here: the
-   * request path asks it first, which spares each call an await (callgrind: ~1,600 instructions).
-   */
-  admitNow(subject: MeterSubject, costCredits: number): Admission | undefined
-  /** The bank's word on a call admitNow left undecided: admit's second half. */
-  askBank(subject: MeterSubject, costCredits: number): Promise<Admission>
   /** Charges what the request really cost (the sum of `usage`), releases the rest, records usage. */
   settle(admission: Admission, usage: UsageRecord[]): Settlement
   /**

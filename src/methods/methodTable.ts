@@ -1,6 +1,5 @@
 import { blockOverrides } from './blockOverrides.ts'
 import { type Contracts, methodContracts } from './methodContracts.ts'
-import { type MethodDuties, methodDuties, type PathStep } from './methodDuties.ts'
 import { paramLimits } from './paramLimits.ts'
 import {
   address,
@@ -102,40 +101,6 @@ export type MethodSpec = {
    * hash): another upstream is asked, and null is the answer only when every one says so.
    */
   nullWhenNoBlock: boolean
-  /** Derived from the fields above (methodDuties, fieldSteps): the steps of handleRpc its calls need. */
-  duties: MethodDuties
-}
-
-/**
- * Which steps of the request path read each field of a spec. Every field is named (the type requires
- * it, and methodDuties refuses a field it does not find here), so a new flag is given its steps, and
- * a method that sets it then has the duty of each (MethodSpec.duties).
- * @internal exported for its tests
- */
-export const fieldSteps: Readonly<Record<Exclude<keyof MethodSpec, 'duties'>, readonly PathStep[]>> = {
-  name: ['validate'],
-  offered: ['validate'],
-  params: ['validate'],
-  contracts: ['validate'],
-  costCredits: ['price'],
-  localResult: ['answerHere'],
-  subscriptionOnly: ['validate', 'answerHere'],
-  filterRole: ['beforeSend', 'afterAnswer'],
-  capsGas: ['beforeSend', 'route'],
-  boundsBlockRange: ['beforeSend'],
-  // read only for a range boundsBlockRange bounded: the answer's logs counted, a refused range split
-  countsLogs: ['forward'],
-  cacheClass: ['cache'],
-  pinnedIsImmutable: ['cache'],
-  failoverEligible: ['route'],
-  idempotent: ['route'],
-  nodeState: ['route'],
-  sendsTransaction: ['route'],
-  waitsForReceipt: ['route'],
-  pinnedNeeds: ['route'],
-  nullWhenNoBlock: ['route'],
-  monotonicHead: ['afterAnswer'],
-  nullWhenNotFound: ['afterAnswer'],
 }
 
 /** The default row: what every method that the table does not name gets. */
@@ -162,7 +127,6 @@ const defaultMethodSpec: MethodSpec = {
   waitsForReceipt: false,
   pinnedNeeds: undefined,
   nullWhenNoBlock: false,
-  duties: { answerHere: false, beforeSend: false, afterAnswer: false },
 }
 
 const required = (parse: ParamParser): ParamSpec => ({ parse })
@@ -174,7 +138,7 @@ const proofKeys = arrayOf(storageKey, 'storage keys', paramLimits.proofKeys)
 /** A block argument geth lets callers leave out: it means `latest`, and is sent on as such. */
 const latestIfOmitted: ParamSpec = { parse: blockRef, optional: true, defaultValue: 'latest' }
 
-type Row = Partial<Omit<MethodSpec, 'name' | 'params' | 'contracts' | 'filterRole' | 'duties'>>
+type Row = Partial<Omit<MethodSpec, 'name' | 'params' | 'contracts' | 'filterRole'>>
 /** Calls on the state at a block; on a block; on a whole block, whose null says the node lacks it. */
 const onState: Row = { pinnedNeeds: 'state' }
 const onBlock: Row = { pinnedNeeds: 'block' }
@@ -341,8 +305,7 @@ export function getMethodSpec(method: string): MethodSpec {
 }
 
 /**
- * A spec with every field written in one literal, in one order, and its duties derived from them:
- * every spec has one shape, so the request path's code, which reads them on every call, sees one
+ * A spec with every field written in one literal, in one order: every spec has one shape, so the request path's code, which reads them on every call, sees one
  * kind of object whatever the method (spread rows gave calls of different methods objects of
  * different shapes).
  */
@@ -353,7 +316,7 @@ function methodSpec(
   row: Row | undefined,
 ): MethodSpec {
   const spec = row === undefined ? defaultMethodSpec : { ...defaultMethodSpec, ...row }
-  const built: MethodSpec = {
+  return {
     name,
     offered,
     params: params.map(paramSpec),
@@ -376,11 +339,7 @@ function methodSpec(
     waitsForReceipt: spec.waitsForReceipt,
     pinnedNeeds: spec.pinnedNeeds,
     nullWhenNoBlock: spec.nullWhenNoBlock,
-    duties: defaultMethodSpec.duties,
   }
-  // written into the literal's own field, so that the shape stays the literal's
-  built.duties = methodDuties(built, defaultMethodSpec, fieldSteps)
-  return built
 }
 
 /** A param's spec with all its fields, for the same reason: parseParams reads them for every param. */

@@ -1,318 +1,309 @@
-import type { FilterOwner } from '../auth/createFilterIds.ts'
-import { type CacheScope, cacheScope } from '../cache/cacheScope.ts'
-import { type FetchedAnswer, type RpcCache, resultAnswer } from '../cache/createRpcCache.ts'
-import { FilterNotFoundError } from '../errors/rpcErrors.ts'
+import { isUtf8 } from 'node:buffer'
+import type { Logger } from 'pino'
+import type { FilterIds } from '../auth/createFilterIds.ts'
+import { keyRef } from '../auth/keyRef.ts'
+import { TollgateError } from '../errors/TollgateError.ts'
 import type { Cancellation } from '../failsafe/Cancellation.ts'
-import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
-import { asWrittenBody } from '../jsonrpc/parseRpcRequest.ts'
-import { serializeResult } from '../jsonrpc/serialize.ts'
-import type { RpcCall, RpcId, RpcPayload } from '../jsonrpc/types.ts'
-import { withId } from '../jsonrpc/withId.ts'
-import type { FilterRole, MethodSpec } from '../methods/methodTable.ts'
-import type { Network } from '../networks/createNetwork.ts'
-import type { CallTrail } from '../upstreams/CallTrail.ts'
-import { readNodeError } from '../upstreams/nodeErrors.ts'
-import type { SendOptions } from '../upstreams/SendOptions.ts'
-import { sendWithPartners } from '../upstreams/sendWithPartners.ts'
-import { type BoundedLogs, boundLogs } from './boundLogs.ts'
-import { capGas } from './capGas.ts'
-import { isNotFoundError } from './isNotFoundError.ts'
-import { notBelowShownHead } from './notBelowShownHead.ts'
-import type { PreparedCall } from './prepareCall.ts'
-import { type Route, routeOf } from './routeOf.ts'
-import type { RpcContext } from './rpcContext.ts'
-import { rangeRefusalOf, splitLogsRange, splitsAtOnce } from './splitLogsRange.ts'
+import { parseRpcRequest } from '../jsonrpc/parseRpcRequest.ts'
+import { serializeBatch } from '../jsonrpc/serialize.ts'
+import type { RpcPayload, RpcRequest } from '../jsonrpc/types.ts'
+import { withRawIds } from '../jsonrpc/withRawIds.ts'
+import type { Admission, Meter, Settlement, UsageRecord } from '../metering/meterTypes.ts'
+import { priceOf } from '../methods/priceOf.ts'
+import type { AnswerBudget } from '../upstreams/AnswerBudget.ts'
+import {
+  authorizeKeyRequest,
+  type KeyRequest,
+  type KeyRequestAccess,
+  type KeyRequestDeps,
+} from './authorizeKeyRequest.ts'
+import { type CallOutcome, callOutcome } from './callOutcome.ts'
+import { chargeRefusal } from './chargeRefusal.ts'
+import { creditHeaders } from './creditHeaders.ts'
+import { errorAnswer } from './errorAnswer.ts'
+import { type PreparedCall, prepareCall } from './prepareCall.ts'
+import type { RequestTrace, RequestTracing } from './RequestTrace.ts'
+import { recordingTrails, routeHeaders, wantsRouteHeaders } from './routeHeaders.ts'
+import type { RpcContext, SubscriptionHandler } from './rpcContext.ts'
 
-/** An answer a partner provider gave (docs/compatibility.md §7 failover). */
-export class PartnerAnswer {
-  constructor(readonly payload: RpcPayload) {}
+export type RpcDeps = KeyRequestDeps & {
+  meter: Meter
+  filterIds: FilterIds
+  maxBatchSize: number
+  maxJsonDepth: number
+  log: Logger
+  /** Starts each request's trace; undefined when tracing is off (docs/observability.md#traces). */
+  tracing: RequestTracing | undefined
 }
 
-/** A call's answer: its payload, or a partner's answer (which the client is told of). */
-export type CallAnswer = RpcPayload | PartnerAnswer
+/** A JSON-RPC request as a transport hands it over: an HTTP POST, or one WebSocket message. */
+export type RpcArrival = {
+  transport: 'http' | 'ws'
+  /** Who sends it and where it goes. */
+  keyRequest: KeyRequest
+  /**
+   * A WebSocket's own access: the key as it stands now, for the network the socket was opened on
+   * (createSocketAccess). Undefined for an HTTP request, which is authorized here.
+   */
+  access?: (() => Promise<KeyRequestAccess>) | undefined
+  /**
+   * The body: a WebSocket message's text, or (HTTP) what reads it: its bytes, or rejects with the
+   * transport-level refusal (a TollgateError: 413, 415, a busy server) that kept it from being read,
+   * or the stream's own error. Read only once the request is known to be someone's to run.
+   */
+  body: string | (() => Promise<Buffer>)
+  cancellation: Cancellation
+  /** What the request's answers may hold; the transport releases it once the answer is sent. */
+  answerBudget: AnswerBudget
+  /** A WebSocket's: eth_subscribe and eth_unsubscribe are answered by it. */
+  subscriptions?: SubscriptionHandler | undefined
+}
 
-type ReadyCall = PreparedCall & { ok: true }
+/** The request's answer: its HTTP status, body (empty when every call was a notification) and headers. */
+export type RpcAnswer = {
+  status: number
+  body: RpcPayload
+  /** Names and values, one after the other (`[name, value, name, value...]`, as Node writes them). */
+  headers: string[]
+}
+
+/** The label usage is recorded under for a batch's envelope charge. */
+const batchEnvelopeLabel = '(batch)'
 
 /**
- * Runs one prepared call, step by step: answered here (a local result, a subscription); made ready to
- * send (a named filter's node id, the gas cap, the logs range bound); routed; answered from the cache
- * or forwarded (the upstreams, then the partners); then the docs/compatibility.md §7 duties on the
- * answer (a new filter's id sealed, "not found" as null, the shown head). Which of the steps around
- * the send a method needs is worked out once, in the method table (MethodSpec.duties). Upstream
- * answers are returned as the bytes the node sent, parsed only when a duty must look inside. Rejects
- * with TollgateErrors; the caller turns them into wire errors. `trail`, when given, records the
- * cache's part and every upstream attempt (the route header, a trace).
+ * The request path, for HTTP requests and WebSocket messages alike, step by step: authenticate and
+ * authorize (the key, what the request proves, where it goes; a request that has not proved what its
+ * key requires is answered from its headers alone: its body is never read, it costs nothing and
+ * carries no credit headers); parse (a body refused whole costs 5 credits); validate each call and
+ * hold the most the request can cost (a 402/429 refuses it whole, for nothing); answer each call
+ * (callOutcome: here, from the cache, the upstreams or a split range); settle, each call charged the
+ * price of its outcome (priceOf, docs/compatibility.md §2); record (the credit headers, the trace,
+ * the route headers). Rejects only with the body stream's own error (the client went away
+ * mid-body).
  */
-export async function handleRpc(
-  ctx: RpcContext,
-  prepared: ReadyCall,
-  trail: CallTrail | undefined,
-): Promise<CallAnswer> {
-  const { call, spec } = prepared
-  const { network } = ctx
-  if (spec.duties.answerHere) {
-    const answer = answerHere(ctx, prepared)
-    if (answer !== undefined) return answer
+export async function handleRpc(deps: RpcDeps, arrival: RpcArrival): Promise<RpcAnswer> {
+  const trace = deps.tracing && startTrace(deps.tracing, arrival)
+  const authenticated = trace?.step('authenticate')
+  const access = await (arrival.access?.() ?? authorizeKeyRequest(deps, arrival.keyRequest))
+  authenticated?.({ 'tollgate.authorized': access.ok })
+  if (!access.ok) {
+    // the body is not read, so the call's id is not known
+    const { payload, httpStatus, headers } = errorAnswer(deps.log, null, access.error)
+    return finished(trace, arrival, { status: httpStatus, body: payload, headers: toHeaderList(headers) })
   }
-  // an answer asked for before a lower of the shown head is not shown (see notBelowShownHead)
-  const lowers = network.headLowers
-  let { params } = prepared
-  let bounded: BoundedLogs | undefined
-  if (spec.duties.beforeSend) {
-    const nodeFilter = openFilter(ctx, spec.filterRole, params)
-    if (nodeFilter === 'unknown') return unknownFilter(call.id, spec)
-    // the gas cap needs the head: asked for first when none is known yet
-    if (spec.capsGas && !network.heads.latest()) await network.heads.poll()
-    params = cappedGas(network, spec, nodeFilter ?? params)
-    bounded = spec.boundsBlockRange ? await boundLogs(network, params[0]) : undefined
+  const { key, network, guard, failover } = access
+  // counted from here to the answer: a network a reload replaced stops once its calls are done
+  network.calls.enter()
+  try {
+    let request: RpcRequest
+    try {
+      request = parse(deps, typeof arrival.body === 'string' ? arrival.body : await arrival.body())
+    } catch (refusal) {
+      // the body stream's own error (the client went away mid-body) is no refusal to answer
+      if (!(refusal instanceof TollgateError)) {
+        trace?.finish({ 'tollgate.client_gone': true }, false)
+        throw refusal
+      }
+      const charged = await chargeRefusal(deps.meter, key.subject, network.name, refusal)
+      const { payload, httpStatus, headers } = errorAnswer(deps.log, null, charged.error)
+      return settled(deps, trace, arrival, access, {
+        status: httpStatus,
+        body: payload,
+        settlement: charged.settlement,
+        errorHeaders: headers,
+      })
+    }
+    const routed = arrival.transport === 'http' && wantsRouteHeaders(key, arrival.keyRequest)
+    const ctx: RpcContext = {
+      network,
+      key,
+      guard,
+      failover,
+      meter: deps.meter,
+      filterIds: deps.filterIds,
+      cancellation: arrival.cancellation,
+      answerBudget: arrival.answerBudget,
+      log: deps.log,
+      trails: trace ?? (routed ? recordingTrails : undefined),
+      trace,
+      subscriptions: arrival.subscriptions,
+    }
+
+    // validate each call (method, params, allowlists), then hold the most the request can cost
+    const calls = request.isBatch
+      ? request.entries.map((entry) => prepareCall(ctx, entry))
+      : [prepareCall(ctx, request.entry)]
+    const metered = trace?.step('meter')
+    const heldCredits = mostCostOf(calls, request.isBatch)
+    let admission: Admission
+    try {
+      admission = await deps.meter.admit(key.subject, heldCredits)
+    } catch (limit) {
+      // refused whole by the balance or the rate: it costs nothing
+      const { payload, httpStatus, headers } = errorAnswer(
+        deps.log,
+        request.isBatch ? null : idOf(calls[0]),
+        limit,
+      )
+      metered?.({ 'tollgate.refused': httpStatus })
+      return settled(deps, trace, arrival, access, {
+        status: httpStatus,
+        body: payload,
+        settlement: undefined,
+        errorHeaders: headers,
+      })
+    }
+    metered?.({ 'tollgate.credits_held': heldCredits })
+
+    const outcomes = request.isBatch
+      ? await Promise.all(calls.map((call) => callOutcome(ctx, call)))
+      : [await callOutcome(ctx, calls[0] as PreparedCall)]
+
+    const usage = outcomes.map((outcome) => usageOf(outcome, network.name))
+    if (request.isBatch) usage.push(envelopeUsage(calls, usage, network.name))
+    const settlement = deps.meter.settle(admission, usage)
+
+    const answer = request.isBatch
+      ? batchAnswer(outcomes, settlement)
+      : singleAnswer(outcomes[0] as CallOutcome, settlement)
+    const { rawIds } = request
+    // the rare request with ids JSON would alter: their text goes back in place of their stand-ins
+    if (rawIds !== undefined) answer.body = withRawIds(answer.body, rawIds)
+    return settled(deps, trace, arrival, access, answer, routed ? outcomes : undefined)
+  } finally {
+    network.calls.leave()
   }
-  const scope = cacheScope(spec, params, network.heads.finalized())
-  const route = routeOf(ctx, prepared, params, scope, bounded)
-  const answer =
-    network.cache && scope !== 'never'
-      ? await cachedAnswer(ctx, network.cache, prepared, params, scope, route, trail)
-      : toCallAnswer(
-          await forward(ctx, spec, bodyOf(prepared, params), call.id, route, ctx.cancellation, trail),
-        )
-  if (!spec.duties.afterAnswer) return answer
-  const done = afterAnswer(ctx, call.id, spec, answer)
-  return spec.monotonicHead ? await shownHead(network, call.id, done, lowers) : done
 }
 
-/** A local result, or a subscription's id or end (WebSocket only); undefined for any other call. */
-function answerHere(ctx: RpcContext, { call, spec, params }: ReadyCall): CallAnswer | undefined {
-  if (spec.localResult) return local(call.id, spec.localResult())
-  if (!spec.subscriptionOnly || !ctx.subscriptions) return undefined
-  const result =
-    spec.name === 'eth_subscribe'
-      ? ctx.subscriptions.subscribe(params)
-      : ctx.subscriptions.unsubscribe(params[0])
-  return local(call.id, result)
+/** What the request path makes of a request of a proven key before it is recorded. */
+type Settled = {
+  status: number
+  body: RpcPayload
+  /** What the request was charged, and what is left; undefined when refused before any charge. */
+  settlement: Settlement | undefined
+  /** The refusal's or a single call's failure's own headers (a Retry-After), from the one error mapping. */
+  errorHeaders: Record<string, string> | undefined
+  /** A partner provider answered at least one of its calls (docs/compatibility.md §7 failover). */
+  partner?: boolean
 }
 
-/**
- * The params of a call that names a filter, with the node's id for the client's; `unknown` when the
- * key did not make the filter; undefined for the other calls.
- */
-function openFilter(
-  ctx: RpcContext,
-  role: FilterRole | undefined,
-  params: unknown[],
-): unknown[] | 'unknown' | undefined {
-  if (role !== 'reads' && role !== 'removes') return undefined
-  const nodeId = typeof params[0] === 'string' ? ctx.filterIds.open(params[0], filterOwner(ctx)) : undefined
-  return nodeId === undefined ? 'unknown' : [nodeId]
+/** The most a request can cost: each call served (no outcome of a call costs more), a batch's envelope. */
+function mostCostOf(calls: PreparedCall[], isBatch: boolean): number {
+  let credits = isBatch ? priceOf({ kind: 'batchEnvelope', callsRan: true, callsCharged: true }) : 0
+  for (const call of calls)
+    credits += priceOf(call.ok ? { kind: 'served', spec: call.spec } : { kind: 'refusedCall' })
+  return credits
 }
 
-/** A filter this key did not make is unknown to it: answered as the node answers one, not forwarded. */
-function unknownFilter(id: RpcId, spec: MethodSpec): CallAnswer {
-  if (spec.filterRole === 'removes') return local(id, false)
-  throw new FilterNotFoundError()
+function usageOf(outcome: CallOutcome, network: string): UsageRecord {
+  const usage: UsageRecord = { method: outcome.method, network, credits: outcome.credits }
+  if (outcome.partner) usage.failover = true
+  return usage
 }
 
-/** The params with `gas` lowered to the cap, for a method that caps gas, when the head is known. */
-function cappedGas(network: Network, spec: MethodSpec, params: unknown[]): unknown[] {
-  const head = spec.capsGas ? network.heads.latest() : undefined
-  return head ? capGas(params, head, network) : params
+/** A batch's envelope: paid by a batch some of whose calls ran and cost credits (priceOf). */
+function envelopeUsage(calls: PreparedCall[], usage: UsageRecord[], network: string): UsageRecord {
+  const credits = priceOf({
+    kind: 'batchEnvelope',
+    callsRan: calls.some((call) => call.ok),
+    callsCharged: usage.some((record) => record.credits > 0),
+  })
+  return { method: batchEnvelopeLabel, network, credits }
 }
 
-/**
- * A cached call: the kept answer, or one upstream call for every identical call in flight (it must
- * not end when one client leaves). Calls that may fail over share loads only with each other: a key
- * that may not must never get a partner's answer, and one that may must not be held to a load that
- * will not ask the partners.
- */
-async function cachedAnswer(
-  ctx: RpcContext,
-  cache: RpcCache,
-  { call, spec }: ReadyCall,
-  params: unknown[],
-  scope: Exclude<CacheScope, 'never'>,
-  route: Route,
-  trail: CallTrail | undefined,
-): Promise<CallAnswer> {
-  // the params are serialised once: for the cache key and the upstream body alike
-  const paramsJson = JSON.stringify(params)
-  const key = `${spec.name}${paramsJson}`
-  const hit = cache.get(key, scope, call.id)
-  if (hit !== undefined) {
-    trail?.usedCache('hit')
-    holdKept(ctx, hit)
-    return hit
-  }
-  const body = `{"jsonrpc":"2.0","id":1,"method":${JSON.stringify(call.method)},"params":${paramsJson}}`
-  // a call that joins another's load (or finds its answer kept by then) makes no attempt of its own
-  let loading = false
-  const loaded = await cache.load(
-    key,
-    scope,
-    () => {
-      loading = true
-      trail?.usedCache('miss')
-      return load(ctx, spec, body, route, trail)
-    },
-    route.partners ? 'failover' : undefined,
-  )
-  if (!loading) trail?.usedCache('joined')
-  const payload = 'result' in loaded ? resultAnswer(call.id, loaded.result) : withId(loaded.answer, call.id)
-  holdKept(ctx, payload)
-  return loaded.partner === true ? new PartnerAnswer(payload) : payload
-}
-
-/**
- * The body sent for a call with `params` (its prepared params, or the gas cap's): the client's own
- * text when nothing in it changed (the id kept as written); else written anew.
- */
-function bodyOf(prepared: ReadyCall, params: unknown[]): string | Buffer {
-  const { call } = prepared
-  const unchanged = params === prepared.params && prepared.paramsAsSent
-  return (unchanged ? asWrittenBody(call) : undefined) ?? writtenBody(call, params)
-}
-
-function writtenBody(call: RpcCall, params: unknown[]): string {
-  return JSON.stringify({ jsonrpc: '2.0', id: call.id, method: call.method, params })
-}
-
-function toCallAnswer(fetched: FetchedAnswer): CallAnswer {
-  return fetched.partner ? new PartnerAnswer(fetched.body) : fetched.body
-}
-
-/**
- * Sends a call to the network's upstreams, and, when it may fail over, to its partners if they fail
- * (sendWithPartners); for an eth_getLogs range every upstream refuses, the merged answer of the
- * range split (splitLogsRange), for `id`; an eth_getLogs answer's logs then counted.
- */
-async function forward(
-  ctx: RpcContext,
-  spec: MethodSpec,
-  body: string | Buffer,
-  id: RpcId,
-  route: Route,
-  cancellation: Cancellation | undefined,
-  trail: CallTrail | undefined,
-): Promise<FetchedAnswer> {
-  const { network } = ctx
-  const { checkLogs, logs } = route
-  const options = sendOptions(ctx, route, cancellation, trail)
-  const atOnce = logs !== undefined && splitsAtOnce(network, logs)
-  let fetched: FetchedAnswer
-  if (atOnce) fetched = { body: await splitLogsRange(network, logs, undefined, id, options), partner: false }
-  else if (!route.partners) fetched = { body: await network.pool.send(body, options), partner: false }
-  else {
-    fetched = await sendWithPartners(body, options, {
-      pool: network.pool,
-      partners: route.partners,
-      partnerReserveMs: network.partnerReserveMs,
-      onFailover: ({ logDetails }) =>
-        ctx.log.debug({ network: network.name, method: spec.name, logDetails }, 'partner failover'),
-    })
-  }
-  if (logs && !atOnce && !fetched.partner && rangeRefusalOf(fetched.body)) {
-    fetched = { body: await splitLogsRange(network, logs, fetched.body, id, options), partner: false }
-  }
-  checkLogs?.(fetched.body)
-  return fetched
-}
-
-/**
- * A cache load: shared by every identical call in flight and not ended when its first client
- * leaves, so it holds what it takes in on a budget of its own until it ends (each caller then takes
- * the answer it is given on its own budget).
- */
-function load(
-  ctx: RpcContext,
-  spec: MethodSpec,
-  body: string,
-  route: Route,
-  trail: CallTrail | undefined,
-): Promise<FetchedAnswer> {
-  const answerBudget = ctx.answerBudget.forShared()
-  return forward({ ...ctx, answerBudget }, spec, body, 1, route, undefined, trail).finally(() =>
-    answerBudget.release(),
-  )
-}
-
-/** How the network's pool sends a call: its deadline starts now (a node's wait for a receipt beyond it). */
-function sendOptions(
-  ctx: RpcContext,
-  { retry, headSensitive, block, fromBlock, needsState, nullIsMissing, rawTransaction, capsGas, logs }: Route,
-  cancellation: Cancellation | undefined,
-  trail: CallTrail | undefined,
-): SendOptions & { deadline: number } {
+/** One call (nearly every request): answered without a batch's envelope, with its own status. */
+function singleAnswer(outcome: CallOutcome, settlement: Settlement): Settled {
   return {
-    deadline: performance.now() + ctx.network.timeoutMs + (rawTransaction?.receiptWaitMs ?? 0),
-    retry,
-    headSensitive,
-    block,
-    fromBlock,
-    needsState,
-    nullIsMissing,
-    rawTransaction,
-    capsGas,
-    cancellation,
-    answerBudget: ctx.answerBudget,
-    // eth_getLogs by range: whether every upstream refused it, for the limit splitLogsRange keeps
-    answeredBy: logs ? { members: 0 } : undefined,
-    trail,
+    status: outcome.httpStatus,
+    body: outcome.isNotification ? '' : outcome.payload,
+    settlement,
+    errorHeaders: outcome.errorHeaders,
+    partner: outcome.partner,
   }
 }
 
-/** An answer kept in memory (the cache's) is held by the request's budget too: a batch of them adds up. */
-function holdKept(ctx: RpcContext, payload: RpcPayload): void {
-  const bytes = payload instanceof AnswerParts ? payload.byteLength : payload.length
-  const refusal = ctx.answerBudget.take(bytes)
-  if (refusal) throw refusal
+function batchAnswer(outcomes: CallOutcome[], settlement: Settlement): Settled {
+  const payloads = outcomes.filter((outcome) => !outcome.isNotification).map((outcome) => outcome.payload)
+  return {
+    status: 200,
+    body: payloads.length === 0 ? '' : serializeBatch(payloads),
+    settlement,
+    errorHeaders: undefined,
+    partner: outcomes.some((outcome) => outcome.partner),
+  }
 }
 
 /**
- * The duties on an answer (a partner's too, which stays one): a new filter's id sealed to its
- * owner, a node's "not found" as null. eth_blockNumber's (shownHead) may wait: its own step.
+ * Records the answer to a proven key: the credit headers (what was charged, what is left and when
+ * the balance resets: written once, here), a refusal's Retry-After, X-Served-By: partner when a
+ * partner provider answered (never which one), the route headers when the key asks for them
+ * (`outcomes`); the trace's last notes.
  */
-function afterAnswer(ctx: RpcContext, id: RpcId, spec: MethodSpec, answer: CallAnswer): CallAnswer {
-  const partner = answer instanceof PartnerAnswer
-  const payload = answer instanceof PartnerAnswer ? answer.payload : answer
-  if (spec.filterRole === 'makes') return sealedFilter(ctx, id, payload, partner)
-  if (spec.nullWhenNotFound && saysNotFound(payload)) return local(id, null, partner)
+function settled(
+  deps: RpcDeps,
+  trace: RequestTrace | undefined,
+  arrival: RpcArrival,
+  { key, network }: KeyRequestAccess & { ok: true },
+  answer: Settled,
+  outcomes?: CallOutcome[],
+): RpcAnswer {
+  const charged = answer.settlement?.chargedCredits ?? 0
+  if (deps.log.isLevelEnabled('debug')) {
+    const ref = keyRef(key.apiKey.key)
+    deps.log.debug({ key: ref, network: network.name, status: answer.status, charged }, 'rpc request')
+  }
+  trace?.note({
+    'tollgate.key': keyRef(key.apiKey.key),
+    'tollgate.network': network.name,
+    'tollgate.credits': charged,
+  })
+  const headers = creditHeaders(deps.meter, key.subject, answer.settlement)
+  if (answer.errorHeaders)
+    for (const name in answer.errorHeaders) headers.push(name, answer.errorHeaders[name] as string)
+  if (answer.partner) headers.push('x-served-by', 'partner')
+  if (outcomes) headers.push(...routeHeaders(outcomes.map((outcome) => outcome.trail)))
+  return finished(trace, arrival, { status: answer.status, body: answer.body, headers })
+}
+
+/** The request's trace ends with its answer (a client gone first is no failure). */
+function finished(trace: RequestTrace | undefined, arrival: RpcArrival, answer: RpcAnswer): RpcAnswer {
+  if (!trace) return answer
+  if (arrival.transport === 'ws') {
+    trace.finish({}, answer.status >= 500)
+    return answer
+  }
+  const gone = arrival.cancellation.cancelled
+  const status = { 'http.response.status_code': answer.status }
+  trace.finish(gone ? { ...status, 'tollgate.client_gone': true } : status, !gone && answer.status >= 500)
   return answer
 }
 
-/** eth_blockNumber's answer never below the shown head (notBelowShownHead); a partner's stays one. */
-async function shownHead(
-  network: Network,
-  id: RpcId,
-  answer: CallAnswer,
-  lowers: number,
-): Promise<CallAnswer> {
-  if (!(answer instanceof PartnerAnswer)) return await notBelowShownHead(network, id, answer, lowers)
-  return new PartnerAnswer(await notBelowShownHead(network, id, answer.payload, lowers))
+/** A request's trace: an HTTP request continues the caller's W3C trace context when it sends one. */
+function startTrace(tracing: RequestTracing, arrival: RpcArrival): RequestTrace {
+  if (arrival.transport === 'ws') return tracing.startRequest('ws', undefined, undefined)
+  const headers = arrival.keyRequest.headers
+  return tracing.startRequest('http', oneOf(headers?.traceparent), oneOf(headers?.tracestate))
 }
 
-/** A node's "not found" error, which methods with `nullWhenNotFound` answer as null (docs/compatibility.md §7). */
-function saysNotFound(payload: RpcPayload): boolean {
-  // a kept result in parts is a result, never an error
-  if (payload instanceof AnswerParts) return false
-  const error = readNodeError(payload)
-  return error !== undefined && isNotFoundError(error)
+/** A header's value; the first when it came more than once. */
+function oneOf(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value
 }
 
-/** Who the filters of this call's key, network and contract allowlists belong to. */
-function filterOwner(ctx: RpcContext): FilterOwner {
-  return { keyId: ctx.key.subject.keyId, network: ctx.network.name, guard: ctx.guard }
+function toHeaderList(headers: Record<string, string>): string[] {
+  const list: string[] = []
+  for (const name in headers) list.push(name, headers[name] as string)
+  return list
 }
 
-/** A new filter's answer with the id sealed to its owner; an error (or anything else) as it came. */
-function sealedFilter(ctx: RpcContext, id: RpcId, payload: RpcPayload, partner: boolean): CallAnswer {
-  let result: unknown
-  try {
-    result = (JSON.parse(payload.toString()) as { result?: unknown }).result
-  } catch {
-    return partner ? new PartnerAnswer(payload) : payload
-  }
-  if (typeof result !== 'string') return partner ? new PartnerAnswer(payload) : payload
-  return local(id, ctx.filterIds.seal(result, filterOwner(ctx)), partner)
+/** The body's calls, or throws the parser's refusal of the body whole. */
+function parse(deps: RpcDeps, body: Buffer | string): RpcRequest {
+  if (typeof body === 'string') return parseRpcRequest(body, deps)
+  // a call forwarded as written goes as these bytes when they are the text they decode to
+  return parseRpcRequest(body.toString(), deps, isUtf8(body) ? body : undefined)
 }
 
-function local(id: RpcId, result: unknown, partner = false): CallAnswer {
-  const payload = serializeResult(id, result)
-  return partner ? new PartnerAnswer(payload) : payload
+function idOf(call: PreparedCall | undefined) {
+  if (!call) return null
+  return call.ok ? call.call.id : call.id
 }

@@ -1,22 +1,22 @@
 import { authorizeCall, type CallGuard } from '../auth/authorize.ts'
-import { keyRef } from '../auth/keyRef.ts'
 import { InFlightLimitError, ServerBusyError } from '../errors/limitErrors.ts'
 import { NotificationUnpaidError, SlowReaderError } from '../errors/socketErrors.ts'
 import { toCloseFrame } from '../errors/toWireError.ts'
 import type { ByteBulkhead } from '../failsafe/ByteBulkhead.ts'
+import type { Cancellation } from '../failsafe/Cancellation.ts'
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import { parseRpcRequest } from '../jsonrpc/parseRpcRequest.ts'
 import { serializeBatch } from '../jsonrpc/serialize.ts'
 import type { RpcPayload, RpcRequest } from '../jsonrpc/types.ts'
 import { getMethodSpec } from '../methods/methodTable.ts'
+import type { Network } from '../networks/createNetwork.ts'
 import { createClientSubscriptions } from '../subscriptions/createClientSubscriptions.ts'
 import type { SubscriptionHub } from '../subscriptions/createSubscriptionHub.ts'
 import type { AnswerBudget, AnswerMemory } from '../upstreams/AnswerBudget.ts'
-import { chargeRefusal } from './chargeRefusal.ts'
+import type { KeyRequest, KeyRequestAccess } from './authorizeKeyRequest.ts'
 import type { SocketAccess, SocketAccessResult, SocketGrant } from './createSocketAccess.ts'
-import type { RequestTracing } from './RequestTrace.ts'
-import type { RpcContext } from './rpcContext.ts'
-import { errorOutcome, runRpcRequest } from './runRpcRequest.ts'
+import { errorAnswer } from './errorAnswer.ts'
+import { handleRpc, type RpcDeps } from './handleRpc.ts'
 
 /** What the session needs of a WebSocket: the server adapter provides it. */
 export type SocketPort = {
@@ -41,8 +41,15 @@ export type RpcSocketOptions = {
   answers: AnswerMemory
   /** The process's bound on request bodies and messages in flight, shared with HTTP. */
   bodies: ByteBulkhead
-  /** Each message is a trace of its own when tracing is on (a message carries no trace context). */
-  tracing: RequestTracing | undefined
+}
+
+/** The connection's upgrade: what it proved, for which network, and what it was granted. */
+export type SocketOpening = {
+  keyRequest: KeyRequest
+  network: Network
+  grant: SocketGrant
+  /** Set when the connection ends: its calls' upstream work stops. */
+  cancellation: Cancellation
 }
 
 export type RpcSocketSession = {
@@ -59,23 +66,27 @@ export type RpcSocketSession = {
 }
 
 /**
- * One client WebSocket: the same JSON-RPC as HTTP (runRpcRequest, same credits and errors), plus
+ * One client WebSocket: the same JSON-RPC as HTTP (handleRpc, same credits and errors), plus
  * eth_subscribe / eth_unsubscribe served from the network's shared hub, each notification charged.
  * Each message runs with the key as it stands then; at most `maxInFlight` run at once. A client
  * whose key is revoked or now refuses it, whose balance runs out, or who reads too slowly, is closed
  * with 1008 and a reason. One told to leave answers the messages under way, then closes (1001).
  */
 export function openRpcSocket(
-  base: Omit<RpcContext, 'subscriptions' | 'answerBudget'>,
+  deps: RpcDeps,
+  opening: SocketOpening,
   port: SocketPort,
   options: RpcSocketOptions,
 ): RpcSocketSession {
   let closed = false
+  /** Why the connection ended (shut), once it has. */
+  let endedBy: unknown
   let inFlight = 0
   /** Why the connection is ending (leave), once it is. */
   let leaving: unknown
-  const { calls } = base.network
-  let grant: SocketGrant = { key: base.key, guard: base.guard, failover: base.failover }
+  const { network, keyRequest, cancellation } = opening
+  const { calls } = network
+  let grant = opening.grant
 
   /** Sends `payload` unless the client has not read enough of what came before to take it. */
   function send(payload: RpcPayload, budget?: AnswerBudget): void {
@@ -92,6 +103,7 @@ export function openRpcSocket(
   function shut(err: unknown): void {
     if (closed) return
     closed = true
+    endedBy = err
     subscriptions.stopAll()
     const { code, reason } = toCloseFrame(err)
     port.close(code, reason)
@@ -103,9 +115,9 @@ export function openRpcSocket(
     send,
     // notifications are charged to the key as it stands now; a balance that cannot pay ends the socket
     charge({ method, credits }) {
-      const paid = base.meter.chargeNotification(grant.key.subject, {
+      const paid = deps.meter.chargeNotification(grant.key.subject, {
         method,
-        network: base.network.name,
+        network: network.name,
         credits,
       })
       if (!paid) shut(new NotificationUnpaidError())
@@ -113,54 +125,46 @@ export function openRpcSocket(
     },
   })
 
-  let ctx: Omit<RpcContext, 'answerBudget'> = { ...base, subscriptions }
-
-  /** Takes the key's current access: closes the socket on a refusal; false then. */
-  function apply(access: SocketAccessResult): boolean {
-    if (closed) return false
+  /** Takes the key's current access: the refusal that closed the socket, or undefined. */
+  function apply(access: SocketAccessResult): unknown {
+    if (closed) return endedBy
     if (!access.ok) {
       shut(access.refusal)
-      return false
+      return access.refusal
     }
-    if (access.grant === grant) return true
+    if (access.grant === grant) return undefined
     grant = access.grant
-    ctx = { ...ctx, ...grant }
     // live subscriptions are ongoing use: they end with the socket when one is no longer allowed (the
     // method, or a logs subscription's contracts)
     const refusal = subscriptions.size > 0 ? subscribeRefusal(grant.guard, subscriptions.params()) : undefined
-    if (refusal === undefined) return true
-    shut(refusal)
-    return false
+    if (refusal !== undefined) shut(refusal)
+    return refusal
+  }
+
+  /** What each message runs with: the key as it stands now, on the socket's network. */
+  async function access(): Promise<KeyRequestAccess> {
+    const refusal = apply(await options.access.current())
+    if (refusal !== undefined) return { ok: false, error: refusal }
+    const { key, guard, failover } = grant
+    return { ok: true, key, network, guard, failover, tokenExpiresMs: undefined }
   }
 
   async function run(text: string): Promise<void> {
-    if (!apply(await options.access.current())) return
-    const current = ctx
-    let request: RpcRequest
-    try {
-      request = parseRpcRequest(text, options)
-    } catch (err) {
-      const { error } = await chargeRefusal(current.meter, current.key.subject, current.network.name, err)
-      send(errorOutcome(current, null, error).payload)
-      return
-    }
     // held until the answer is written out (send's callback), or dropped
     const answerBudget = options.answers.forRequest(options.maxBufferedBytes)
     let body: RpcPayload
-    const trace = options.tracing?.startRequest('ws', undefined, undefined)
     try {
-      const outcome = await runRpcRequest({ ...current, answerBudget, trails: trace, trace }, request)
-      trace?.finish(
-        {
-          'tollgate.key': keyRef(current.key.apiKey.key),
-          'tollgate.network': current.network.name,
-          'tollgate.credits': outcome.settlement?.chargedCredits ?? 0,
-        },
-        outcome.status >= 500,
-      )
-      body = outcome.body
+      const arrival = {
+        transport: 'ws',
+        keyRequest,
+        access,
+        body: text,
+        cancellation,
+        answerBudget,
+        subscriptions,
+      } as const
+      body = (await handleRpc(deps, arrival)).body
     } catch (err) {
-      trace?.finish({}, true)
       answerBudget.release()
       throw err
     }
@@ -177,14 +181,14 @@ export function openRpcSocket(
     try {
       request = parseRpcRequest(text, options)
     } catch {
-      send(errorOutcome(base, null, limit).payload)
+      send(errorAnswer(deps.log, null, limit).payload)
       return
     }
     const entries = request.isBatch ? request.entries : [request.entry]
     const answers: RpcPayload[] = []
     for (const entry of entries) {
-      if (!('call' in entry)) answers.push(errorOutcome(base, entry.id, limit).payload)
-      else if (!entry.call.isNotification) answers.push(errorOutcome(base, entry.call.id, limit).payload)
+      if (!('call' in entry)) answers.push(errorAnswer(deps.log, entry.id, limit).payload)
+      else if (!entry.call.isNotification) answers.push(errorAnswer(deps.log, entry.call.id, limit).payload)
     }
     if (answers.length === 0) return
     send(request.isBatch ? serializeBatch(answers) : (answers[0] as RpcPayload))
@@ -208,12 +212,13 @@ export function openRpcSocket(
         return
       }
       inFlight++
+      // counted from its arrival (its network is the socket's), as handleRpc counts it again
       calls.enter()
       try {
         await run(text)
       } catch (err) {
         // a failure no step answered: the client still gets an answer (-32603), never silence
-        send(errorOutcome(ctx, null, err).payload)
+        send(errorAnswer(deps.log, null, err).payload)
       } finally {
         inFlight--
         calls.leave()

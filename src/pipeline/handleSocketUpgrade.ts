@@ -9,16 +9,16 @@ import type { SubscriptionHub } from '../subscriptions/createSubscriptionHub.ts'
 import type { AnswerMemory } from '../upstreams/AnswerBudget.ts'
 import { authorizeKeyRequest, type KeyRequest } from './authorizeKeyRequest.ts'
 import { createSocketAccess } from './createSocketAccess.ts'
-import type { HttpRpcDeps } from './handleHttpRpc.ts'
+import { errorAnswer } from './errorAnswer.ts'
+import type { RpcDeps } from './handleRpc.ts'
 import { openRpcSocket, type RpcSocketSession, type SocketPort } from './handleRpcSocket.ts'
-import { errorOutcome } from './runRpcRequest.ts'
 
 export type SocketUpgradeRequest = KeyRequest
 
 /** A replaced network's stages: new calls go elsewhere (`leaving`), then it is closed (`stopped`). */
 export type RetiredStage = 'leaving' | 'stopped'
 
-export type SocketUpgradeDeps = HttpRpcDeps & {
+export type SocketUpgradeDeps = RpcDeps & {
   hubs: ReadonlyMap<string, SubscriptionHub>
   answers: AnswerMemory
   bodies: ByteBulkhead
@@ -71,18 +71,8 @@ export async function handleSocketUpgrade(
         { expiresMs: tokenExpiresMs, now: deps.now },
       )
       const session = openRpcSocket(
-        {
-          network,
-          key,
-          guard,
-          failover,
-          meter: deps.meter,
-          filterIds: deps.filterIds,
-          cancellation,
-          log: deps.log,
-          trails: undefined,
-          trace: undefined,
-        },
+        deps,
+        { keyRequest: request, network, grant: { key, guard, failover }, cancellation },
         port,
         {
           hub,
@@ -94,7 +84,6 @@ export async function handleSocketUpgrade(
           access: keyAccess,
           answers: deps.answers,
           bodies: deps.bodies,
-          tracing: deps.tracing,
         },
       )
       const stopWatching = deps.keys.onChange(({ changed, removed }) => {
@@ -129,6 +118,6 @@ export async function handleSocketUpgrade(
 }
 
 function refused(deps: SocketUpgradeDeps, err: unknown): SocketUpgrade {
-  const { payload, httpStatus, headers } = errorOutcome(deps, null, err)
+  const { payload, httpStatus, headers } = errorAnswer(deps.log, null, err)
   return { ok: false, status: httpStatus, body: payload.toString(), headers }
 }

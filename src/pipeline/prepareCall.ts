@@ -4,7 +4,6 @@ import type { TollgateError } from '../errors/TollgateError.ts'
 import type { RpcCall, RpcEntry, RpcId } from '../jsonrpc/types.ts'
 import { getMethodSpec, type MethodSpec } from '../methods/methodTable.ts'
 import { parseParams } from '../methods/params.ts'
-import { priceOf } from '../methods/priceOf.ts'
 import type { RpcContext } from './rpcContext.ts'
 
 /** How usage is recorded for calls whose method is not one of ours (keeps the history's labels bounded). */
@@ -16,8 +15,6 @@ export type PreparedCall =
       call: RpcCall
       spec: MethodSpec
       params: unknown[]
-      /** What the call costs answered (priceOf): what admission holds for it. */
-      costCredits: number
       /** Normalising the params changed nothing (no default added, no value rewritten). */
       paramsAsSent: boolean
     }
@@ -27,13 +24,11 @@ export type PreparedCall =
       isNotification: boolean
       method: string
       error: TollgateError
-      /** What refused input costs (priceOf). */
-      costCredits: number
     }
 
 /**
  * Everything about a call that needs no I/O: method offered, params valid and normalised, method
- * and contract allowlists. A refused call costs what refused input costs (priceOf) and carries its error.
+ * and contract allowlists. A refused call carries its error (it costs what refused input costs).
  */
 export function prepareCall(ctx: RpcContext, entry: RpcEntry): PreparedCall {
   if ('error' in entry) return refused(entry.id, false, invalidMethodLabel, entry.error)
@@ -46,14 +41,14 @@ export function prepareCall(ctx: RpcContext, entry: RpcEntry): PreparedCall {
     const params = parseParams(spec.params, call.params)
     if (ctx.guard) authorizeCall(ctx.guard, spec.name, spec.contracts, params)
     const paramsAsSent = isUnchanged(params, call.params)
-    return { ok: true, call, spec, params, costCredits: priceOf({ kind: 'served', spec }), paramsAsSent }
+    return { ok: true, call, spec, params, paramsAsSent }
   } catch (err) {
     return refused(call.id, call.isNotification, label, err as TollgateError)
   }
 }
 
 function refused(id: RpcId, isNotification: boolean, method: string, error: TollgateError): PreparedCall {
-  return { ok: false, id, isNotification, method, error, costCredits: priceOf({ kind: 'refusedCall' }) }
+  return { ok: false, id, isNotification, method, error }
 }
 
 /** Whether normalising the params changed nothing (no default added, no value rewritten). */

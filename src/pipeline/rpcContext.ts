@@ -32,7 +32,7 @@ export type RpcContext = {
   /** The request's trace, when it is traced (its steps' spans). */
   trace: RequestTrace | undefined
   /** Present on WebSocket connections: eth_subscribe and eth_unsubscribe are theirs. */
-  subscriptions?: SubscriptionHandler
+  subscriptions: SubscriptionHandler | undefined
 }
 
 export type SubscriptionHandler = {

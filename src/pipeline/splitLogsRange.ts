@@ -253,10 +253,9 @@ class Split {
       const hit = cache.get(key, 'immutable', 1)
       if (hit !== undefined) answer = hit instanceof AnswerParts ? hit.toBuffer() : Buffer.from(hit)
       else {
-        const loaded = await cache.load(key, 'immutable', async () => ({
-          body: await this.network.pool.send(bodyOf(1, filter), options),
-          partner: false,
-        }))
+        const loaded = await cache.load(key, 'immutable', () =>
+          this.network.pool.send(bodyOf(1, filter), options),
+        )
         if ('answer' in loaded) return loaded.answer
         return partsOf(loaded.result)
       }

@@ -15,7 +15,7 @@ import type { GasRequest, GasResponse } from '../gas/handleGasRequest.ts'
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import type { RpcAnswerCounts } from '../metrics/createMetrics.ts'
 import type { MetricsRequest, MetricsResponse } from '../metrics/handleMetrics.ts'
-import type { HttpRpcRequest, HttpRpcResponse } from '../pipeline/handleHttpRpc.ts'
+import type { RpcAnswer, RpcArrival } from '../pipeline/handleRpc.ts'
 import { type AnswerMemory, smallMessageBytes } from '../upstreams/AnswerBudget.ts'
 import { type CompressionOptions, chooseEncoding, createCompressor } from './compression.ts'
 import { type CorsOptions, corsHeaders, preflightHeaders } from './corsHeaders.ts'
@@ -29,7 +29,7 @@ import { parseRoute, type Route } from './parseRoute.ts'
 import { readBody, readBodyText } from './readBody.ts'
 
 export type HttpHandlers = {
-  rpc(request: HttpRpcRequest): Promise<HttpRpcResponse>
+  rpc(request: RpcArrival): Promise<RpcAnswer>
   ready(): Promise<{ ok: boolean; body: unknown }>
   /** Undefined when metrics are off: /metrics is then not found. */
   metrics: ((request: MetricsRequest) => Promise<MetricsResponse>) | undefined
@@ -242,7 +242,7 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
             body,
           )
         })
-      handlers.rpc({ keyRequest, readBody: readBodyOf, cancellation, answerBudget }).then(
+      handlers.rpc({ transport: 'http', keyRequest, body: readBodyOf, cancellation, answerBudget }).then(
         (answer) => {
           try {
             if (rpcAnswers) {

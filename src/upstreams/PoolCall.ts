@@ -11,7 +11,7 @@ import { attemptUpstream } from './attemptUpstream.ts'
 import type { BlockPin, MemberRanking } from './createMemberRanking.ts'
 import { type AttemptFailure, mayRetry, NodeErrorAnswer, type Verdict } from './judgeAttempt.ts'
 import type { PoolMember } from './PoolMember.ts'
-import type { SendOptions } from './SendOptions.ts'
+import type { RawTransaction, SendOptions } from './SendOptions.ts'
 import { toGasCappedBody } from './toGasCappedBody.ts'
 
 /**
@@ -128,96 +128,77 @@ export class PoolCall implements BlockPin {
     this.hedgePolicy = this.retry && this.rawTransaction === undefined ? this.pool.hedge : undefined
   }
 
-  /** The first try, then its answer. Where it answers (nearly always), no retry machinery is made. */
+  /**
+   * The call's answer: its first try and, while they may help, its retries; then what the last step
+   * says. An answer is the node's as it came, unless the node named a gas cap the call may go once
+   * more under (underGasCap), or it answers a transaction a node may have seen already (resentAnswer).
+   */
   async run(): Promise<Buffer> {
     const first = this.deadline - this.pool.now() > 0 ? this.pickNext() : undefined
-    const step = first && (await this.tryOn(first))
-    if (step && !this.retryable(step)) return this.plainAnswer(step) ?? (await this.answerOf(step))
-    return await this.retried(step)
+    let step = first && (await this.tryOn(first))
+    for (;;) {
+      if (step && this.retryable(step)) step = await this.retried(step)
+      if (!step) return this.failure()
+      const { verdict, member } = step
+      if (!('answer' in verdict)) {
+        if (verdict.clientGone) throw new ClientGoneError()
+        if (verdict.refusal) throw verdict.refusal
+        return this.failure()
+      }
+      if (verdict.gasCap !== undefined && this.underGasCap(verdict.gasCap)) {
+        step = await this.tryOn(member)
+        continue
+      }
+      if (this.rawTransaction !== undefined && this.seen)
+        return await this.resentAnswer(verdict.answer, member)
+      return verdict.answer
+    }
   }
 
-  /** Retries after a first step that may be retried (or none could be tried): the call's answer. */
-  async retried(first: Step | undefined): Promise<Buffer> {
-    const step =
-      first &&
-      (await retryAfter(first, () => this.tryNext(), {
-        retryable: (each) => this.retryable(each),
-        // the same member again (it is the only one left): a pause first
-        pauseMs: () => {
-          this.next = this.pickNext()
-          return this.next && this.tried?.includes(this.next)
-            ? getBackoffMs(this.started, sameMemberBackoff, this.pool.random)
-            : 0
-        },
-        deadline: this.deadline,
-        now: this.pool.now,
-        timers: this.pool.timers,
-      }))
-    return step ? this.answerOf(step) : this.failure()
+  /** Retries after a step that may be retried, within the deadline: the last step. */
+  retried(first: Step): Promise<Step> {
+    return retryAfter(first, () => this.tryNext(), {
+      retryable: (each) => this.retryable(each),
+      // the same member again (it is the only one left): a pause first
+      pauseMs: () => {
+        this.next = this.pickNext()
+        return this.next && this.tried?.includes(this.next)
+          ? getBackoffMs(this.started, sameMemberBackoff, this.pool.random)
+          : 0
+      },
+      deadline: this.deadline,
+      now: this.pool.now,
+      timers: this.pool.timers,
+    })
   }
 
   /**
-   * The node's answer as it came, when nothing is left to do with it (no gas cap to send under, no
-   * resent transaction to look up): nearly every call, spared answerOf's await (~1,600 instructions).
-   * answerOf asks it first: what else an answer may need is decided here.
+   * Whether the call goes once more, its gas at the cap a node named: once, for a call that caps gas,
+   * when the gas it refused was not the client's (the node's own default, or tollgate's lowered
+   * figure); when it was the client's own, the refusal is the answer (the cap told). A cap not below
+   * the gas the call carried is not one this call met: neither told nor used.
    */
-  plainAnswer({ verdict }: Step): Buffer | undefined {
-    if (!('answer' in verdict) || this.mayResendUnderCap(verdict) || this.wasResent()) return undefined
-    return verdict.answer
+  underGasCap(cap: bigint): boolean {
+    if (this.capsGas === undefined || this.gasCapped) return false
+    this.gasCapped = true
+    const capped = toGasCappedBody(this.body, cap)
+    if (!capped) return false
+    this.pool.onGasCap?.(cap, capped.filled)
+    if (this.capsGas === 'client') return false
+    this.body = capped.body
+    return true
   }
 
-  /** What the call resolves with once its last step is in: the answer, or the failure's error. */
-  async answerOf(last: Step): Promise<Buffer> {
-    const plain = this.plainAnswer(last)
-    if (plain) return plain
-    const { verdict } = last
-    if (!('answer' in verdict)) {
-      if (verdict.clientGone) throw new ClientGoneError()
-      if (verdict.refusal) throw verdict.refusal
-      return this.failure()
-    }
-    if (this.mayResendUnderCap(verdict)) {
-      const capped = this.underGasCap(verdict.gasCap, last.member)
-      if (capped) return capped
-    }
-    const { rawTransaction } = this
-    if (rawTransaction === undefined || !this.wasResent()) return verdict.answer
-    return answerResentTransaction(verdict.answer, rawTransaction, async (lookUp) => {
+  /** A transaction's answer after a node may have seen it already: looked up (answerResentTransaction). */
+  resentAnswer(answer: Buffer, member: PoolMember): Promise<Buffer> {
+    return answerResentTransaction(answer, this.rawTransaction as RawTransaction, async (lookUp) => {
       const timeoutMs = Math.max(1, this.deadline - this.pool.now())
-      const found = await attemptUpstream(last.member.upstream, lookUp, timeoutMs, {
+      const found = await attemptUpstream(member.upstream, lookUp, timeoutMs, {
         cancellation: this.cancellation,
         timers: this.pool.timers,
       })
       return 'answer' in found ? found.answer : undefined
     })
-  }
-
-  /** A node named a gas cap this call may be sent once more under (underGasCap decides whether it is). */
-  mayResendUnderCap(verdict: { gasCap?: bigint }): verdict is { gasCap: bigint } {
-    return verdict.gasCap !== undefined && this.capsGas !== undefined && !this.gasCapped
-  }
-
-  /** A transaction a node may have seen already: its answer is looked up (answerResentTransaction). */
-  wasResent(): boolean {
-    return this.rawTransaction !== undefined && this.seen
-  }
-
-  /**
-   * The call once more on `member`, its gas at the cap the node named, when the gas it refused was
-   * not the client's (the node's own default, or tollgate's lowered figure); undefined when it was
-   * the client's own (the refusal is the answer, the cap told). A cap not below the gas the call
-   * carried is not one this call met: neither told nor used.
-   */
-  underGasCap(cap: bigint, member: PoolMember): Promise<Buffer> | undefined {
-    this.gasCapped = true
-    const capped = toGasCappedBody(this.body, cap)
-    if (!capped) return undefined
-    this.pool.onGasCap?.(cap, capped.filled)
-    if (this.capsGas === 'client') return undefined
-    this.body = capped.body
-    return this.tryOn(member).then((step) =>
-      this.retryable(step) ? this.retried(step) : this.answerOf(step),
-    )
   }
 
   failure(): Buffer {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { InvalidParamsError } from '../errors/rpcErrors.ts'
 import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/upstreamErrors.ts'
+import { PartnerAnswer } from '../jsonrpc/PartnerAnswer.ts'
 import type { UpstreamPool } from './createUpstreamPool.ts'
 import { NodeErrorAnswer } from './judgeAttempt.ts'
 import { ClientGoneError } from './PoolCall.ts'
@@ -32,7 +33,8 @@ async function sent(pool: Pick<UpstreamPool, 'send'>, partners: Pick<UpstreamPoo
     partnerReserveMs: 1_000,
     onFailover: (cause) => causes.push(cause.logDetails),
   })
-  return { body: answer.body.toString(), partner: answer.partner, causes }
+  const partner = answer instanceof PartnerAnswer
+  return { body: (partner ? answer.payload : answer).toString(), partner, causes }
 }
 
 describe('sendWithPartners', () => {

@@ -1,3 +1,4 @@
+import { PartnerAnswer, type SentAnswer } from '../jsonrpc/PartnerAnswer.ts'
 import type { UpstreamPool } from './createUpstreamPool.ts'
 import { mayFailOver, NodeErrorAnswer } from './judgeAttempt.ts'
 import { ClientGoneError } from './PoolCall.ts'
@@ -13,9 +14,6 @@ export type PartnerFailover = {
   /** Told why the upstreams failed when the call goes on to the partners. */
   onFailover?: ((cause: { logDetails: string | undefined }) => void) | undefined
 }
-
-/** An answer's bytes, and whether a partner gave it (the client is told: X-Served-By). */
-export type SentAnswer = { body: Buffer; partner: boolean }
 
 /**
  * Sends a call that may fail over to the network's upstreams and, when they fail in a way that may
@@ -34,7 +32,7 @@ export async function sendWithPartners(
   let failure: unknown
   try {
     const primary = { ...options, deadline: options.deadline - partnerReserveMs, fallback: true }
-    return { body: await pool.send(body, primary), partner: false }
+    return await pool.send(body, primary)
   } catch (err) {
     if (!mayFailOver(err)) throw err
     onFailover?.({ logDetails: err.logDetails })
@@ -44,10 +42,10 @@ export async function sendWithPartners(
   if (options.trail) options.trail.partners = true
   try {
     const partnerOptions = { ...options, headSensitive: false, answeredBy: undefined }
-    return { body: await partners.send(body, partnerOptions), partner: true }
+    return new PartnerAnswer(await partners.send(body, partnerOptions))
   } catch (partnerErr) {
     if (failure instanceof NodeErrorAnswer && !(partnerErr instanceof ClientGoneError)) {
-      return { body: failure.answer, partner: false }
+      return failure.answer
     }
     throw partnerErr
   }

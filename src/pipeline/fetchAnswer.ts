@@ -1,0 +1,210 @@
+import type { CacheScope } from '../cache/cacheScope.ts'
+import { type RpcCache, resultAnswer } from '../cache/createRpcCache.ts'
+import type { Cancellation } from '../failsafe/Cancellation.ts'
+import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
+import { PartnerAnswer, type SentAnswer } from '../jsonrpc/PartnerAnswer.ts'
+import { asWrittenBody } from '../jsonrpc/parseRpcRequest.ts'
+import type { RpcCall, RpcId, RpcPayload } from '../jsonrpc/types.ts'
+import { withId } from '../jsonrpc/withId.ts'
+import type { MethodSpec } from '../methods/methodTable.ts'
+import type { CallTrail } from '../upstreams/CallTrail.ts'
+import type { SendOptions } from '../upstreams/SendOptions.ts'
+import { sendWithPartners } from '../upstreams/sendWithPartners.ts'
+import type { PreparedCall } from './prepareCall.ts'
+import type { Route } from './routeOf.ts'
+import type { RpcContext } from './rpcContext.ts'
+import { rangeRefusalOf, splitLogsRange, splitsAtOnce } from './splitLogsRange.ts'
+
+/** A call's answer: its payload, or a partner's answer (which the client is told of). */
+export type CallAnswer = RpcPayload | PartnerAnswer
+
+type ReadyCall = PreparedCall & { ok: true }
+
+/**
+ * A call's answer from outside the gateway: kept by the cache (`scope` is not `never` and the network
+ * has one), else forwarded, with `params` (its prepared params, or as made ready to send). Upstream
+ * answers are the bytes the node sent.
+ */
+export function fetchAnswer(
+  ctx: RpcContext,
+  prepared: ReadyCall,
+  params: unknown[],
+  scope: CacheScope,
+  route: Route,
+  trail: CallTrail | undefined,
+): Promise<CallAnswer> {
+  const { cache } = ctx.network
+  if (cache && scope !== 'never') return cachedAnswer(ctx, cache, prepared, params, scope, route, trail)
+  const { call, spec } = prepared
+  return forward(ctx, spec, bodyOf(prepared, params), call.id, route, ctx.cancellation, trail)
+}
+
+/**
+ * A cached call: the kept answer, or one upstream call for every identical call in flight (it must
+ * not end when one client leaves). Calls that may fail over share loads only with each other: a key
+ * that may not must never get a partner's answer, and one that may must not be held to a load that
+ * will not ask the partners.
+ */
+async function cachedAnswer(
+  ctx: RpcContext,
+  cache: RpcCache,
+  { call, spec }: ReadyCall,
+  params: unknown[],
+  scope: Exclude<CacheScope, 'never'>,
+  route: Route,
+  trail: CallTrail | undefined,
+): Promise<CallAnswer> {
+  // the params are serialised once: for the cache key and the upstream body alike
+  const paramsJson = JSON.stringify(params)
+  const key = `${spec.name}${paramsJson}`
+  const hit = cache.get(key, scope, call.id)
+  if (hit !== undefined) {
+    trail?.usedCache('hit')
+    holdKept(ctx, hit)
+    return hit
+  }
+  const body = `{"jsonrpc":"2.0","id":1,"method":${JSON.stringify(call.method)},"params":${paramsJson}}`
+  // a call that joins another's load (or finds its answer kept by then) makes no attempt of its own
+  let loading = false
+  const loaded = await cache.load(
+    key,
+    scope,
+    () => {
+      loading = true
+      trail?.usedCache('miss')
+      return load(ctx, spec, body, route, trail)
+    },
+    route.partners ? 'failover' : undefined,
+  )
+  if (!loading) trail?.usedCache('joined')
+  const payload = 'result' in loaded ? resultAnswer(call.id, loaded.result) : withId(loaded.answer, call.id)
+  holdKept(ctx, payload)
+  return loaded.partner === true ? new PartnerAnswer(payload) : payload
+}
+
+/**
+ * A cache load: shared by every identical call in flight and not ended when its first client
+ * leaves, so it holds what it takes in on a budget of its own until it ends (each caller then takes
+ * the answer it is given on its own budget).
+ */
+function load(
+  ctx: RpcContext,
+  spec: MethodSpec,
+  body: string,
+  route: Route,
+  trail: CallTrail | undefined,
+): Promise<SentAnswer> {
+  const answerBudget = ctx.answerBudget.forShared()
+  const shared = { ...ctx, answerBudget }
+  return forward(shared, spec, body, 1, route, undefined, trail).finally(() => answerBudget.release())
+}
+
+/**
+ * Sends a call to the network's upstreams and, when it may fail over, to its partners if they fail
+ * (sendWithPartners); an eth_getLogs call goes through forwardLogs.
+ */
+function forward(
+  ctx: RpcContext,
+  spec: MethodSpec,
+  body: string | Buffer,
+  id: RpcId,
+  route: Route,
+  cancellation: Cancellation | undefined,
+  trail: CallTrail | undefined,
+): Promise<SentAnswer> {
+  const options = sendOptions(ctx, route, cancellation, trail)
+  if (route.checkLogs) return forwardLogs(ctx, spec, body, id, route, options)
+  return send(ctx, spec, body, route, options)
+}
+
+/**
+ * An eth_getLogs call: for a range every upstream refuses, the merged answer of the range split
+ * (splitLogsRange: at once when the range is known to be too wide), for `id`; its logs then counted.
+ */
+async function forwardLogs(
+  ctx: RpcContext,
+  spec: MethodSpec,
+  body: string | Buffer,
+  id: RpcId,
+  route: Route,
+  options: SendOptions & { deadline: number },
+): Promise<SentAnswer> {
+  const { network } = ctx
+  const { logs } = route
+  let answer: SentAnswer
+  if (logs && splitsAtOnce(network, logs))
+    answer = await splitLogsRange(network, logs, undefined, id, options)
+  else {
+    answer = await send(ctx, spec, body, route, options)
+    if (logs && !(answer instanceof PartnerAnswer) && rangeRefusalOf(answer)) {
+      answer = await splitLogsRange(network, logs, answer, id, options)
+    }
+  }
+  route.checkLogs?.(answer instanceof PartnerAnswer ? answer.payload : answer)
+  return answer
+}
+
+/** To the network's upstreams; for a call that may fail over, to its partners when they fail. */
+function send(
+  ctx: RpcContext,
+  spec: MethodSpec,
+  body: string | Buffer,
+  { partners }: Route,
+  options: SendOptions & { deadline: number },
+): Promise<SentAnswer> {
+  const { network } = ctx
+  if (!partners) return network.pool.send(body, options)
+  return sendWithPartners(body, options, {
+    pool: network.pool,
+    partners,
+    partnerReserveMs: network.partnerReserveMs,
+    onFailover: ({ logDetails }) =>
+      ctx.log.debug({ network: network.name, method: spec.name, logDetails }, 'partner failover'),
+  })
+}
+
+/** How the network's pool sends a call: its deadline starts now (a node's wait for a receipt beyond it). */
+function sendOptions(
+  ctx: RpcContext,
+  { retry, headSensitive, block, fromBlock, needsState, nullIsMissing, rawTransaction, capsGas, logs }: Route,
+  cancellation: Cancellation | undefined,
+  trail: CallTrail | undefined,
+): SendOptions & { deadline: number } {
+  return {
+    deadline: performance.now() + ctx.network.timeoutMs + (rawTransaction?.receiptWaitMs ?? 0),
+    retry,
+    headSensitive,
+    block,
+    fromBlock,
+    needsState,
+    nullIsMissing,
+    rawTransaction,
+    capsGas,
+    cancellation,
+    answerBudget: ctx.answerBudget,
+    // eth_getLogs by range: whether every upstream refused it, for the limit splitLogsRange keeps
+    answeredBy: logs ? { members: 0 } : undefined,
+    trail,
+  }
+}
+
+/**
+ * The body sent for a call with `params` (its prepared params, or the gas cap's): the client's own
+ * text when nothing in it changed (the id kept as written); else written anew.
+ */
+function bodyOf(prepared: ReadyCall, params: unknown[]): string | Buffer {
+  const { call } = prepared
+  const unchanged = params === prepared.params && prepared.paramsAsSent
+  return (unchanged ? asWrittenBody(call) : undefined) ?? writtenBody(call, params)
+}
+
+function writtenBody(call: RpcCall, params: unknown[]): string {
+  return JSON.stringify({ jsonrpc: '2.0', id: call.id, method: call.method, params })
+}
+
+/** An answer kept in memory (the cache's) is held by the request's budget too: a batch of them adds up. */
+function holdKept(ctx: RpcContext, payload: RpcPayload): void {
+  const bytes = payload instanceof AnswerParts ? payload.byteLength : payload.length
+  const refusal = ctx.answerBudget.take(bytes)
+  if (refusal) throw refusal
+}
