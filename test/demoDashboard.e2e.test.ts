@@ -8,6 +8,7 @@ import { ensureDashboardBuilt } from './helpers/ensureDashboardBuilt.ts'
 import { exited, type GatewayProcess, startGatewayProcess } from './helpers/gatewayProcess.ts'
 import { launchChromium } from './helpers/launchChromium.ts'
 import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
+import { until } from './helpers/until.ts'
 
 // `tollgate start` as a user runs it, with no config (the embedded default: the devnet, SQLite in the
 // working folder): its banner's sign-in link followed by a real HTTP client keeping the cookie, and
@@ -152,6 +153,12 @@ describe('npm start (the embedded default) serves the dashboard, signed in by th
       (await withCookie(`${second.gateway.url}/dashboard/api/overview`, followed.cookie)).status,
       200,
     )
+    // the fee history the first start stored is another chain's (its devnet is gone): said as such
+    await until(
+      () => /the stored fee history is not the chain's/.test(second.gateway.output()),
+      'the fee history replaced',
+    )
+    assert.doesNotMatch(second.gateway.output(), /"msg":"reorg/)
     second.gateway.child.kill('SIGINT')
     assert.equal(await exited(second.gateway.child), 0)
   })
