@@ -16,8 +16,8 @@ import { until } from './helpers/until.ts'
 
 type Started = { gateway: GatewayProcess; banner: string; link: string; token: string }
 
-async function startEmbedded(cwd: string): Promise<Started> {
-  const gateway = await startGatewayProcess(['start', '--port', '0'], { cwd, ready: /Ctrl-C stops/ })
+async function startEmbedded(cwd: string, args: string[] = []): Promise<Started> {
+  const gateway = await startGatewayProcess(['start', '--port', '0', ...args], { cwd, ready: /Ctrl-C stops/ })
   const banner = gateway.output()
   const link = /^ {2}(http:\/\/127\.0\.0\.1:\d+\/dashboard\?token=\S+)$/m.exec(banner)?.[1]
   assert.ok(link, `a sign-in link in:\n${banner}`)
@@ -161,6 +161,36 @@ describe('npm start (the embedded default) serves the dashboard, signed in by th
     assert.doesNotMatch(second.gateway.output(), /"msg":"reorg/)
     second.gateway.child.kill('SIGINT')
     assert.equal(await exited(second.gateway.child), 0)
+  })
+})
+
+describe('npm start --workers 2: every worker takes the link and its session', () => {
+  const cwd = mkdtempSync(join(tmpdir(), 'tollgate-demo-dashboard-workers-'))
+  let started: Started
+
+  before(async () => {
+    ensureDashboardBuilt()
+    started = await startEmbedded(cwd, ['--workers', '2'])
+  })
+  after(() => {
+    started?.gateway.child.kill('SIGKILL')
+    rmSync(cwd, { recursive: true, force: true })
+  })
+
+  it('signed in by one worker, answered by both', async () => {
+    const { cookie } = await followLink(started.link)
+    const instances = new Set<string>()
+    // a connection each: the primary hands them to the workers in turn
+    for (let attempt = 0; attempt < 20 && instances.size < 2; attempt++) {
+      const answer = await fetch(`${started.gateway.url}/dashboard/api/overview`, {
+        headers: { cookie, connection: 'close' },
+      })
+      assert.equal(answer.status, 200)
+      instances.add(((await answer.json()) as { instance: string }).instance)
+    }
+    assert.equal(instances.size, 2, `both workers answered: ${[...instances].join(', ')}`)
+    started.gateway.child.kill('SIGINT')
+    assert.equal(await exited(started.gateway.child), 0)
   })
 })
 
