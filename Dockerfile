@@ -1,7 +1,8 @@
 # tollgate's container image (docs/deploy.md). The base is a build argument, so that a mirror or a locally
 # made Node 20 image can stand in for the official one:
 #   docker build -t tollgate .
-#   docker run -p 8545:8545 -v tollgate-data:/data tollgate                 # the embedded devnet
+#   docker build --build-arg DEVNET=true -t tollgate .                     # with anvil, for the devnet
+#   docker run -p 8545:8545 -v tollgate-data:/data tollgate                 # the embedded devnet (DEVNET=true)
 #   docker run -p 8545:8545 -v ./prod.yaml:/etc/tollgate/tollgate.yaml:ro \
 #     -e TOLLGATE_CONFIG=/etc/tollgate/tollgate.yaml -e TOLLGATE_POSTGRES_URL=... tollgate   # production
 ARG NODE_IMAGE=node:20-bookworm-slim
@@ -22,10 +23,15 @@ COPY scripts/buildDashboard.js scripts/
 COPY bin bin
 COPY src src
 COPY web web
+# the embedded devnet's node (anvil, a dev dependency and optional peer: 43 MB) only when asked for
+ARG DEVNET=false
 # then only runtime dependencies: typescript is an optional peer of viem, which prune keeps once
-# installed; better-sqlite3's sources and objects are not needed once its addon is built
+# installed; better-sqlite3's sources and objects are not needed once its addon is built. With
+# DEVNET=true, anvil and its platform's binary (as npm ci installed them) are put back after the prune
 RUN npm run build \
+  && if [ "$DEVNET" = true ]; then mkdir /tmp/devnet && cp -a node_modules/@foundry-rs/anvil node_modules/@foundry-rs/anvil-* /tmp/devnet/; fi \
   && npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
+  && if [ "$DEVNET" = true ]; then mkdir -p node_modules/@foundry-rs && mv /tmp/devnet/* node_modules/@foundry-rs/; fi \
   && rm -rf node_modules/typescript node_modules/@typescript \
   && cd node_modules/better-sqlite3 \
   && rm -rf deps src build/Release/obj build/Release/obj.target build/Release/test_extension.node build/deps

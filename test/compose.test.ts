@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { describe, it } from 'node:test'
 import { parse } from 'yaml'
 import { loadConfig } from '../src/config/loadConfig.ts'
@@ -15,8 +18,28 @@ type Service = {
 const compose = parse(readFileSync('compose.yaml', 'utf8')) as { services: Record<string, Service> }
 const instances = Object.entries(compose.services).filter(([name]) => name.startsWith('tollgate-'))
 
+/** A server answering every request with `status`, recording the paths it was asked. */
+async function readyzServer(status: number): Promise<{ server: Server; port: number; paths: string[] }> {
+  const paths: string[] = []
+  const server = createServer((req, res) => {
+    paths.push(req.url ?? '')
+    res.writeHead(status).end()
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return { server, port: (server.address() as AddressInfo).port, paths }
+}
+
+/** The health check's command run as the container runs it, with TOLLGATE_PORT set: its exit code. */
+function healthCheck(command: string[], port: number): Promise<number | null> {
+  const [, ...args] = command
+  return new Promise((resolve) => {
+    const child = execFile(process.execPath, args, { env: { ...process.env, TOLLGATE_PORT: String(port) } })
+    child.once('exit', (code) => resolve(code))
+  })
+}
+
 describe('compose.yaml', () => {
-  it('runs three instances of the Dockerfile, each checked on /readyz', () => {
+  it("runs three instances of the Dockerfile, each checked by the image's health check", () => {
     assert.deepEqual(
       instances.map(([name]) => name),
       ['tollgate-1', 'tollgate-2', 'tollgate-3'],
@@ -24,9 +47,27 @@ describe('compose.yaml', () => {
     for (const [, service] of instances) {
       assert.deepEqual(service.build, { context: '.', dockerfile: 'Dockerfile' })
       assert.ok(existsSync(service.build.dockerfile))
-      assert.match(service.healthcheck?.test.join(' ') ?? '', /http:\/\/127\.0\.0\.1:8545\/readyz/)
+      // none of its own, which would name a port of its own: the image's follows TOLLGATE_PORT
+      assert.equal(service.healthcheck, undefined)
+      assert.match(service.environment?.TOLLGATE_PORT ?? '', /^\d+$/)
     }
-    assert.match(readFileSync('Dockerfile', 'utf8'), /^HEALTHCHECK [\s\S]*?\/readyz/m)
+  })
+
+  it("the image's health check asks /readyz on the port TOLLGATE_PORT names", async () => {
+    const command = JSON.parse(
+      /^HEALTHCHECK [^\n]*\\\n\s*CMD (\[.*\])$/m.exec(readFileSync('Dockerfile', 'utf8'))?.[1] ?? '[]',
+    )
+    assert.equal(command[0], 'node')
+    const ready = await readyzServer(200)
+    const draining = await readyzServer(503)
+    try {
+      assert.equal(await healthCheck(command, ready.port), 0)
+      assert.equal(await healthCheck(command, draining.port), 1)
+      assert.deepEqual(ready.paths, ['/readyz'])
+    } finally {
+      ready.server.close()
+      draining.server.close()
+    }
   })
 
   it('mounts files that exist, and the instances share PostgreSQL and Redis', () => {
@@ -41,12 +82,14 @@ describe('compose.yaml', () => {
     for (const name of ['postgres', 'redis', 'nginx']) assert.ok(compose.services[name], name)
   })
 
-  it("its instances' file is a valid config, and nginx sends to every instance", () => {
-    const env = { TOLLGATE_HOST: '0.0.0.0' }
-    const config = loadConfig('deploy/compose/tollgate.yaml', env)
-    assert.equal(config.server.port, 8545)
-    assert.deepEqual(config.server.trustedProxies, ['172.28.0.10'])
-    const nginx = readFileSync('deploy/nginx/compose.conf', 'utf8')
-    for (const [name] of instances) assert.match(nginx, new RegExp(`server ${name}:8545`))
+  it("its instances' file is a valid config, and nginx sends to every instance on its port", () => {
+    for (const [name, service] of instances) {
+      const env = { TOLLGATE_HOST: '0.0.0.0', TOLLGATE_PORT: service.environment?.TOLLGATE_PORT ?? '' }
+      const config = loadConfig('deploy/compose/tollgate.yaml', env)
+      assert.equal(config.server.port, Number(env.TOLLGATE_PORT))
+      assert.deepEqual(config.server.trustedProxies, ['172.28.0.10'])
+      const nginx = readFileSync('deploy/nginx/compose.conf', 'utf8')
+      assert.match(nginx, new RegExp(`server ${name}:${config.server.port} `))
+    }
   })
 })

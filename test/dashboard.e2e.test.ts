@@ -232,6 +232,10 @@ describe('dashboard: sessions, CSRF, assets (HTTP)', () => {
     const limited = await call('POST', '/dashboard/api/session', { body: { token } })
     assert.equal(limited.status, 429)
     assert.ok(Number(limited.headers.get('retry-after')) >= 1)
+    // a sign-in link is the same sign-in: refused too, and sets no cookie
+    const link = await call('GET', `/dashboard?token=${token}`)
+    assert.equal(link.status, 429)
+    assert.equal(link.headers.get('set-cookie'), null)
     offsetMs = 60_000
     try {
       assert.equal((await call('POST', '/dashboard/api/session', { body: { token } })).status, 200)

@@ -34,6 +34,7 @@ const root = resolve(import.meta.dirname, '..')
 const readJson = (file: string) => JSON.parse(readFileSync(file, 'utf8'))
 const manifest = readJson(join(root, 'package.json')) as {
   version: string
+  scripts: Record<string, string>
   dependencies: Record<string, string>
   devDependencies: Record<string, string>
 }
@@ -119,6 +120,8 @@ describe('the release: npm pack, then npm install --omit=dev of the tarball', ()
   const env = cleanEnv()
   const tollgate = (args: string[]) =>
     run(join(app, 'node_modules', '.bin', 'tollgate'), args, { cwd: app, env, timeout: 60_000 })
+  /** What `npm install` of the tarball printed. */
+  let installOutput = ''
 
   before(
     async () => {
@@ -131,14 +134,28 @@ describe('the release: npm pack, then npm install --omit=dev of the tarball', ()
       await run('npm', ['pack', '--pack-destination', dir], { cwd: source, env, timeout: 5 * 60_000 })
       const tarball = join(dir, `tollgate-${manifest.version}.tgz`)
       mkdirSync(app)
-      await run('npm', ['install', '--omit=dev', '--no-audit', '--no-fund', '--prefer-offline', tarball], {
-        cwd: app,
-        env: {
-          ...env,
-          npm_config_better_sqlite3_local_prebuilds: await localPrebuilds(join(dir, 'prebuilds')),
+      // the project's word on install scripts, as docs/deploy.md gives it: better-sqlite3's may run
+      // (it fetches or builds its native addon); anvil's (a fallback download) may not, once asked for
+      writeFileSync(
+        join(app, 'package.json'),
+        JSON.stringify({
+          private: true,
+          allowScripts: { 'better-sqlite3': true, '@foundry-rs/anvil': false },
+        }),
+      )
+      const installed = await run(
+        'npm',
+        ['install', '--omit=dev', '--no-audit', '--no-fund', '--prefer-offline', tarball],
+        {
+          cwd: app,
+          env: {
+            ...env,
+            npm_config_better_sqlite3_local_prebuilds: await localPrebuilds(join(dir, 'prebuilds')),
+          },
+          timeout: 5 * 60_000,
         },
-        timeout: 5 * 60_000,
-      })
+      )
+      installOutput = installed.stdout + installed.stderr
       writeFileSync(
         configFile,
         stringify({
@@ -190,10 +207,15 @@ describe('the release: npm pack, then npm install --omit=dev of the tarball', ()
     assert.deepEqual(pointing, [])
   })
 
-  it('installs only runtime dependencies, and dist/ imports nothing else', () => {
+  it("installs only runtime dependencies (not the devnet's anvil), and dist/ imports nothing else", () => {
     const devOnly = Object.keys(manifest.devDependencies)
     const present = installedPackages(app).filter((name) => devOnly.includes(name))
     assert.deepEqual(present, [], 'no devDependency installed')
+    assert.deepEqual(
+      installedPackages(app).filter((name) => name.startsWith('@foundry-rs/')),
+      [],
+      'no anvil',
+    )
     const runtime = new Set(Object.keys(manifest.dependencies))
     const imports = filesUnder(join(installed, 'dist'))
       .filter((file) => file.endsWith('.js') && !file.includes('/dashboard/'))
@@ -206,6 +228,19 @@ describe('the release: npm pack, then npm install --omit=dev of the tarball', ()
       imports.filter((each) => !runtime.has(each.split(': ')[1] as string)),
       [],
       'every package dist/ imports is a runtime dependency',
+    )
+  })
+
+  it('ends its install without a notice about install scripts: the release ships no `prepare`', () => {
+    assert.doesNotMatch(installOutput, /install-scripts|allowScripts/, installOutput)
+    assert.match(installOutput, /added \d+ packages/)
+    const shipped = readJson(join(installed, 'package.json')) as { scripts: Record<string, string> }
+    assert.equal(shipped.scripts.prepare, undefined)
+    assert.equal(shipped.scripts.build, manifest.scripts.build, 'the rest as the checkout has it')
+    assert.equal(
+      readJson(join(root, 'package.json')).scripts.prepare,
+      'node scripts/prepare.js',
+      "the checkout's kept",
     )
   })
 
@@ -239,7 +274,30 @@ describe('the release: npm pack, then npm install --omit=dev of the tarball', ()
     assert.deepEqual(checked.storage, { sqlite: join(app, 'data', 'tollgate.db') })
   })
 
-  it('tollgate start: the embedded devnet (anvil from its npm package) answers; SIGTERM stops it with exit code 0', async () => {
+  it('tollgate start of the embedded devnet without anvil: one line saying what to install, exit code 1', async () => {
+    const failed = await tollgate(['start', '--config', configFile]).then(
+      () => assert.fail('the devnet started without anvil'),
+      (err: { code: number; stdout: string; stderr: string }) => err,
+    )
+    assert.equal(failed.code, 1)
+    assert.equal(
+      failed.stderr,
+      'tollgate could not start: the embedded devnet needs anvil, which this install left out: npm install @foundry-rs/anvil (beside tollgate; -g for a global install), or start with a config that names your nodes (--config FILE)\n',
+    )
+    assert.doesNotMatch(failed.stdout, /listening/)
+  })
+
+  it('tollgate start: the embedded devnet (anvil from its npm package, asked for) answers; SIGTERM stops it with exit code 0', async () => {
+    const added = await run(
+      'npm',
+      ['install', '--no-audit', '--no-fund', '--prefer-offline', '@foundry-rs/anvil'],
+      {
+        cwd: app,
+        env,
+        timeout: 5 * 60_000,
+      },
+    )
+    assert.doesNotMatch(added.stdout + added.stderr, /install-scripts/)
     const { key } = JSON.parse(
       (await tollgate(['keys', 'create', '--json', '--config', configFile])).stdout,
     ) as { key: string }

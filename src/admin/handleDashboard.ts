@@ -1,5 +1,10 @@
 import type { AuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
-import { AdminRequestError, AdminTokenRequiredError, DashboardNotBuiltError } from '../errors/adminErrors.ts'
+import {
+  AdminRequestError,
+  AdminTokenRequiredError,
+  DashboardNotBuiltError,
+  SignInLinkError,
+} from '../errors/adminErrors.ts'
 import { HttpMethodNotAllowedError, RouteNotFoundError } from '../errors/httpErrors.ts'
 import { AuthRateLimitError } from '../errors/limitErrors.ts'
 import { toWireError } from '../errors/toWireError.ts'
@@ -57,6 +62,8 @@ const securityHeaders = {
  * /dashboard: the pages (one HTML page and its hashed assets) and their JSON under /dashboard/api.
  * Sign-in with the admin token gives an HttpOnly, SameSite=Strict session cookie; every request
  * that changes state must also come from this origin (Origin) and carry the session's CSRF token.
+ * A sign-in link, `/dashboard?token=<admin token>` (the embedded devnet's banner prints one), signs
+ * the browser in the same way and sends it on to `/dashboard`, without the token in its address.
  * Key and usage requests are the admin API's own (/dashboard/api/admin/... is /admin/...), so the
  * dashboard has the CLI's validation and messages and shows only what the admin API shows.
  */
@@ -79,6 +86,8 @@ async function route(deps: DashboardDeps, request: DashboardRequest): Promise<Da
 
   if (path === '/dashboard') {
     if (method !== 'GET' && method !== 'HEAD') throw new HttpMethodNotAllowedError('GET')
+    const linkToken = url.searchParams.get('token')
+    if (linkToken !== null) return signInByLink(deps, request, linkToken)
     if (!deps.assets) throw new DashboardNotBuiltError()
     return {
       status: 200,
@@ -137,25 +146,53 @@ async function route(deps: DashboardDeps, request: DashboardRequest): Promise<Da
 }
 
 function signIn(deps: DashboardDeps, request: DashboardRequest): DashboardResponse {
-  const waitMs = deps.signInFailures.retryAfterMs(adminTokenKeyId, request.clientAddress)
-  if (waitMs > 0) throw new AuthRateLimitError(waitMs)
+  refuseLimited(deps, request)
   let token: unknown
   try {
     token = (JSON.parse(request.body) as { token?: unknown }).token
   } catch {
     throw new AdminRequestError('the body is not JSON')
   }
-  const signedIn = typeof token === 'string' ? deps.sessions.signIn(token) : undefined
-  if (!signedIn) {
-    deps.signInFailures.recordFailure(adminTokenKeyId, request.clientAddress)
-    throw new AdminTokenRequiredError()
-  }
-  const { cookie, session } = signedIn
+  const { cookie, session } = startSession(deps, request, token, new AdminTokenRequiredError())
   return json(
     200,
     { signedIn: true, csrfToken: session.csrfToken, expiresAt: session.expiresAtMs },
     { 'set-cookie': sessionCookie(request, cookie, Math.floor(deps.sessions.ttlMs / 1000)) },
   )
+}
+
+/**
+ * `GET /dashboard?token=...`: the sign-in a link does, with the same limiter, then a redirect to the
+ * page (303: the address bar and the history keep `/dashboard`, without the token).
+ */
+function signInByLink(deps: DashboardDeps, request: DashboardRequest, token: string): DashboardResponse {
+  refuseLimited(deps, request)
+  const { cookie } = startSession(deps, request, token, new SignInLinkError())
+  return {
+    status: 303,
+    contentType: 'text/plain; charset=utf-8',
+    body: '',
+    headers: {
+      ...securityHeaders,
+      'cache-control': 'no-store',
+      location: '/dashboard',
+      'set-cookie': sessionCookie(request, cookie, Math.floor(deps.sessions.ttlMs / 1000)),
+    },
+  }
+}
+
+/** An address that sent too many wrong admin tokens is refused before its token is looked at. */
+function refuseLimited(deps: DashboardDeps, request: DashboardRequest): void {
+  const waitMs = deps.signInFailures.retryAfterMs(adminTokenKeyId, request.clientAddress)
+  if (waitMs > 0) throw new AuthRateLimitError(waitMs)
+}
+
+/** A new session for the admin token; another token is counted against the address and refused. */
+function startSession(deps: DashboardDeps, request: DashboardRequest, token: unknown, refusal: Error) {
+  const signedIn = typeof token === 'string' ? deps.sessions.signIn(token) : undefined
+  if (signedIn) return signedIn
+  deps.signInFailures.recordFailure(adminTokenKeyId, request.clientAddress)
+  throw refusal
 }
 
 /** HttpOnly (no script reads it), SameSite=Strict (no other site sends it), Secure over TLS. */

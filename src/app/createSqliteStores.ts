@@ -7,7 +7,7 @@ import { openSqlite } from '../store/openSqlite.ts'
 import type { CreateStoresOptions, Stores } from './stores.ts'
 
 /** One gateway per file: it leads everything. */
-const soleLeadership: Leadership = { held: () => true, onChange: () => () => {} }
+const soleLeadership: Leadership = { held: () => true, onChange: () => () => {}, sole: true }
 
 /** The stores on one SQLite file (`:memory:` for a throwaway database). */
 export function createSqliteStores(file: string, options: CreateStoresOptions): Stores {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import type { Command } from 'commander'
 import type { StartedGateway } from '../app/startGateway.ts'
 import type { Config } from '../config/configSchema.ts'
@@ -50,45 +51,51 @@ export function addStartCommand(program: Command): void {
       const config = workerSpec?.config ?? withOptions(await loadConfigOrExit(options.config))
       const file = options.config ?? process.env.TOLLGATE_CONFIG
       const readConfig = file === undefined ? undefined : () => withOptions(loadConfig(file))
+      const signInToken = workerSpec || file !== undefined ? undefined : withDemoAdminToken(config)
       const started = await startGateway(config, pino({ level: config.log.level }), readConfig, workerSpec)
-      if (started) process.stdout.write(bannerText(started, config))
+      if (started)
+        process.stdout.write(
+          bannerText(started, config, { on: config.admin.token !== undefined, signInToken }),
+        )
     })
 }
 
-function bannerText(app: StartedGateway, config: Config): string {
+/**
+ * The embedded default (no config file) without an admin token: one made for this start, so that
+ * the dashboard (and /admin) are on and the banner can print a link that signs a browser in. It is
+ * never written anywhere but the banner; the workers of --workers get it with the config.
+ */
+function withDemoAdminToken(config: Config): string | undefined {
+  if (config.admin.token !== undefined) return undefined
+  config.admin.token = randomBytes(24).toString('base64url')
+  return config.admin.token
+}
+
+type BannerDashboard = { on: boolean; signInToken: string | undefined }
+
+function bannerText(app: StartedGateway, config: Config, dashboard: BannerDashboard): string {
   const lines = [`tollgate is listening on ${app.url}${app.workers > 1 ? ` (${app.workers} workers)` : ''}`]
   lines.push(...app.networks, ...networkUrlLines(app, config))
   const devnet = app.devnet
+  if (devnet?.fixtures) {
+    lines.push(
+      `  devnet seeded: Demo contract ${devnet.fixtures.demo}, blocks to ${devnet.fixtures.loadBlocks.to}`,
+    )
+  }
   if (devnet) {
-    const endpoint = `${app.url}/v3/${devnet.demoKey.key}`
-    if (devnet.fixtures) {
-      lines.push(
-        `  devnet seeded: Demo contract ${devnet.fixtures.demo}, blocks to ${devnet.fixtures.loadBlocks.to}`,
-      )
-    }
     // the node itself: for what the gateway never forwards (anvil_* cheat codes, eth_sendTransaction)
     lines.push(
       `  devnet node: ${devnet.node.url} (anvil, chain id ${devnet.node.chainId}), without the gateway: no key, anvil_* methods too`,
     )
+  }
+  if (dashboard.signInToken === undefined) {
     lines.push(
-      '',
-      `Demo API key: ${devnet.demoKey.key}`,
-      '',
-      'curl:',
-      `  curl ${endpoint} -H 'content-type: application/json' \\`,
-      `    -d '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}'`,
-      '',
-      'viem:',
-      `  import { createPublicClient, http } from 'viem'`,
-      `  const client = createPublicClient({ transport: http('${endpoint}') })`,
-      '  console.log(await client.getBlockNumber())',
-      '',
-      'WebSocket (the same JSON-RPC, plus eth_subscribe):',
-      `  ${app.url.replace(/^http/, 'ws')}/ws/v3/${devnet.demoKey.key}`,
-      '',
-      'Ctrl-C stops the gateway and the devnet.',
+      dashboard.on
+        ? `  dashboard: ${app.url}/dashboard (sign in with the admin token)`
+        : '  dashboard: off (admin.token or TOLLGATE_ADMIN_TOKEN turns it and /admin on)',
     )
   }
+  if (devnet) lines.push('', ...devnetSnippets(app.url, devnet.demoKey.key, dashboard.signInToken))
   return `${lines.join('\n')}\n\n`
 }
 
@@ -120,5 +127,34 @@ function networkUrlLines(app: StartedGateway, config: Config): string[] {
       ? '  URLs (none un-prefixed: defaultNetwork is false):'
       : `  URLs (the un-prefixed ones serve network ${served}):`,
     ...rows.map((each) => `    ${each.http.padEnd(httpWidth)}  ${each.ws.padEnd(wsWidth)}  -> ${each.name}`),
+  ]
+}
+
+/** The demo key, the dashboard's sign-in link, and snippets to paste. */
+function devnetSnippets(url: string, demoKey: string, signInToken: string | undefined): string[] {
+  const endpoint = `${url}/v3/${demoKey}`
+  return [
+    `Demo API key: ${demoKey}`,
+    '',
+    ...(signInToken === undefined
+      ? []
+      : [
+          'Dashboard (the link signs your browser in; a new link at each start):',
+          `  ${url}/dashboard?token=${signInToken}`,
+          '',
+        ]),
+    'curl:',
+    `  curl ${endpoint} -H 'content-type: application/json' \\`,
+    `    -d '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}'`,
+    '',
+    'viem:',
+    `  import { createPublicClient, http } from 'viem'`,
+    `  const client = createPublicClient({ transport: http('${endpoint}') })`,
+    '  console.log(await client.getBlockNumber())',
+    '',
+    'WebSocket (the same JSON-RPC, plus eth_subscribe):',
+    `  ${url.replace(/^http/, 'ws')}/ws/v3/${demoKey}`,
+    '',
+    'Ctrl-C stops the gateway and the devnet.',
   ]
 }

@@ -29,13 +29,34 @@ const platformPackages: Record<string, string> = {
   'win32-x64': '@foundry-rs/anvil-win32-amd64',
 }
 
-/** The anvil binary shipped in @foundry-rs/anvil's platform package, resolved from node_modules. */
+/** The embedded devnet's node is an optional peer: a production install leaves it out. */
+const anvilPackage = '@foundry-rs/anvil'
+
+/**
+ * The anvil binary shipped in @foundry-rs/anvil's platform package, resolved from where
+ * @foundry-rs/anvil is installed (beside tollgate, or under it); a plain message when it is not.
+ */
 function resolveAnvilBinary(): string {
   const platform = `${process.platform}-${process.arch}`
   const name = platformPackages[platform]
   if (!name) throw new Error(`no anvil build for ${platform}`)
-  const require = createRequire(import.meta.url)
-  const packageJson = require.resolve(`${name}/package.json`)
+  let anvil: string
+  try {
+    anvil = createRequire(import.meta.url).resolve(`${anvilPackage}/package.json`)
+  } catch {
+    throw new Error(
+      `the embedded devnet needs anvil, which this install left out: npm install ${anvilPackage} (beside tollgate; -g for a global install), or start with a config that names your nodes (--config FILE)`,
+    )
+  }
+  let packageJson: string
+  try {
+    packageJson = createRequire(anvil).resolve(`${name}/package.json`)
+  } catch {
+    // npm skips optional dependencies under --omit=optional, and on a platform they do not name
+    throw new Error(
+      `${anvilPackage} is installed without its binary for ${platform} (${name}): install it again`,
+    )
+  }
   return join(dirname(packageJson), 'bin', process.platform === 'win32' ? 'anvil.exe' : 'anvil')
 }
 

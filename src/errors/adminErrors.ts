@@ -9,6 +9,21 @@ export class AdminTokenRequiredError extends TollgateError {
   }
 }
 
+/**
+ * A dashboard sign-in link (`/dashboard?token=...`) whose token is not the admin token: a link from
+ * an earlier start of the embedded devnet (it makes a new token at each start), or a mistyped one.
+ */
+export class SignInLinkError extends TollgateError {
+  override name = 'SignInLinkError'
+  constructor() {
+    super(
+      unauthorizedCode,
+      401,
+      "this sign-in link's token is not the admin token (the embedded devnet makes a new one at each start: open the link its last start printed)",
+    )
+  }
+}
+
 /** An admin request whose body is not JSON, or not the JSON the operation takes. */
 export class AdminRequestError extends TollgateError {
   override name = 'AdminRequestError'

@@ -75,6 +75,7 @@ const samples: Record<string, unknown[][]> = {
   NoBaseFeeError: [[61]],
   FeeHistoryLoadingError: [[1]],
   AdminTokenRequiredError: [[]],
+  SignInLinkError: [[]],
   AdminRequestError: [['the body is not JSON']],
   UnknownAllowlistKindError: [['x', 'contracts, user-agents, origins, methods']],
   KeyAdminError: [['a key can require a secret or a JWT, not both']],

@@ -97,7 +97,11 @@ export function createFeeIndexer(options: FeeIndexerOptions): FeeIndexer {
         break
       }
     }
-    log.info({ chainId, forkAt, head: headNumber }, 'reorg: replacing fee history above the fork')
+    // at a start this is most often a devnet restarted since the history was stored, not a reorg
+    log.info(
+      { chainId, forkAt, head: headNumber },
+      "the stored fee history is not the chain's above the fork (a reorg, or a devnet restarted since): replacing it",
+    )
     await store.deleteFrom(chainId, forkAt + 1)
     return true
   }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
-import { pino } from 'pino'
+import { type Logger, pino } from 'pino'
 import { until } from '../../test/helpers/until.ts'
 import { createStores } from '../app/createStores.ts'
 import type { HeadEvent, Header } from '../networks/createHeadChain.ts'
@@ -19,7 +19,7 @@ const header = (number: number): Header => ({
   parentHash: hash(number - 1),
   baseFeePerGas: `0x${(1_000 + number).toString(16)}`,
 })
-const log = pino({ level: 'silent' })
+const silent = pino({ level: 'silent' })
 
 /** One process's view of a chain whose node answers eth_feeHistory; the test drives its head tracker. */
 function fakeNetwork() {
@@ -81,9 +81,15 @@ function fakeLeadership(initially: boolean) {
   return { leadership, set }
 }
 
-function instance(store: FeeHistoryStore, leads: boolean) {
+function instance(
+  store: FeeHistoryStore,
+  leads: boolean,
+  options: { sole?: true | undefined; logger?: Logger } = {},
+) {
   const chain = fakeNetwork()
   const lease = fakeLeadership(leads)
+  if (options.sole) lease.leadership.sole = true
+  const log = options.logger ?? silent
   const indexer = createSharedFeeIndexer({
     network: chain.network,
     createIndexer: () =>
@@ -157,5 +163,21 @@ describe('createSharedFeeIndexer', async () => {
     await until(() => follower.indexer.window()?.head === 20, 'the follower at head 20 without another head')
     await follower.indexer.stop()
     await leader.indexer.stop()
+  })
+
+  it('says it took the lead at info where instances compete for it, at debug alone on its database (SQLite)', async () => {
+    for (const sole of [undefined, true] as const) {
+      const lines: { level: number; msg: string }[] = []
+      const logger = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line)) })
+      const { indexer } = instance(stores.feeHistory, true, { sole, logger })
+      indexer.start()
+      await until(() => indexer.window() !== undefined, 'the first pass')
+      await indexer.stop()
+      const leads = lines.filter((line) => line.msg === 'this instance indexes the fee history of the chain')
+      assert.deepEqual(
+        leads.map((line) => line.level),
+        [sole ? 20 : 30],
+      )
+    }
   })
 })

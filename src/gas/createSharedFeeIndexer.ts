@@ -130,7 +130,10 @@ export function createSharedFeeIndexer(options: SharedFeeIndexerOptions): FeeInd
     stopHeads?.()
     stopHeads = undefined
     clearTimeout(retryTimer)
-    log.info({ chainId, network: network.name }, 'this instance indexes the fee history of the chain')
+    // news where instances compete for the lead (PostgreSQL); alone on SQLite, a process always leads,
+    // and the line would only stand above the start banner
+    const level = leadership.sole ? 'debug' : 'info'
+    log[level]({ chainId, network: network.name }, 'this instance indexes the fee history of the chain')
     leading = options.createIndexer()
     leading.start()
   }

@@ -26,9 +26,9 @@ export type ChainAnchors = {
   /**
    * The chain left blocks: finalized goes back below the fork (dev chains rewrite "finalized" blocks),
    * the mark starts again with a fork past finality, and a fork at block 0 or deeper than the chain
-   * remembers is checked for a new chain.
+   * remembers is checked for a new chain: the check, settled once it has answered (undefined: none).
    */
-  noteFork(event: HeadEvent & { kind: 'fork' }): void
+  noteFork(event: HeadEvent & { kind: 'fork' }): Promise<void> | undefined
 }
 
 export type ChainAnchorsOptions = {
@@ -137,7 +137,7 @@ export function createChainAnchors(pool: UpstreamPool, options: ChainAnchorsOpti
       }
       // what was kept as unchanging is dropped with a fork past finality: the mark starts again
       if (event.pastFinality) finalizedMark = finalized
-      if (event.from === 0n || event.deeper) void askGenesis(true)
+      return event.from === 0n || event.deeper ? askGenesis(true) : undefined
     },
   }
 }

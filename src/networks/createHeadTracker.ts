@@ -125,7 +125,10 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     now,
     onNewChain(genesis, before) {
       stats.newChains++
-      log.warn({ genesis, before }, 'a new chain under the same chain id: everything cached is dropped')
+      log.warn(
+        { genesis, before },
+        'a new chain under the same chain id (its genesis block changed: a restarted devnet, a reset node): everything cached is dropped',
+      )
       announce({ kind: 'newChain', genesis })
     },
   })
@@ -165,22 +168,31 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     }
   }
 
-  /** The chain left blocks: counted and logged; finalized and genesis follow (ChainAnchors.noteFork). */
+  /**
+   * The chain left blocks: counted and logged; finalized and genesis follow (ChainAnchors.noteFork). A
+   * fork that may be a new chain (a restarted devnet) is logged once its genesis says it is not one
+   * (a new genesis is a new chain: onNewChain says so).
+   */
   function noteFork(event: HeadEvent & { kind: 'fork' }): void {
     stats.forks++
+    if (event.pastFinality) stats.pastFinality++
     const to = chain.tip()
-    log.info(
-      { from: event.from, head: to === undefined ? undefined : Number(to.number), deeper: event.deeper },
-      'the chain left blocks it had (a reorg or a rewind): answers from them are dropped',
-    )
-    if (event.pastFinality) {
-      stats.pastFinality++
-      log.warn(
-        { from: event.from, finalized: anchors.finalizedMark() },
-        'blocks at or below the finalized one changed: cached answers pinned to blocks are dropped',
+    const [finalized, genesis] = [anchors.finalizedMark(), anchors.genesis()]
+    const logFork = () => {
+      log.info(
+        { from: event.from, head: to === undefined ? undefined : Number(to.number), deeper: event.deeper },
+        'the chain left blocks it had (a reorg or a rewind): answers from them are dropped',
       )
+      if (event.pastFinality)
+        log.warn(
+          { from: event.from, finalized },
+          'blocks at or below the finalized one changed: cached answers pinned to blocks are dropped',
+        )
     }
-    anchors.noteFork(event)
+    const checked = anchors.noteFork(event)
+    if (checked)
+      void checked.then(() => (genesis === anchors.genesis() || genesis === undefined) && logFork())
+    else logFork()
   }
 
   const followers: Follower[] = pool.members.map((member, index) => {
