@@ -55,18 +55,18 @@ export async function handleRpc(
     if (answer !== undefined) return answer
   }
   // an answer asked for before a lower of the shown head is not shown (see notBelowShownHead)
-  const lowers = network.headLowers
+  const lowers = network.head.lowers
   let { params } = prepared
   let bounded: BoundedLogs | undefined
   if (spec.duties.beforeSend) {
     const nodeFilter = openFilter(ctx, spec.filterRole, params)
     if (nodeFilter === 'unknown') return unknownFilter(call.id, spec)
     // the gas cap needs the head: asked for first when none is known yet
-    if (spec.capsGas && !network.heads.latest()) await network.heads.poll()
+    if (spec.capsGas && !network.head.latest()) await network.heads.poll()
     params = cappedGas(network, spec, nodeFilter ?? params)
     bounded = spec.boundsBlockRange ? await boundLogs(network, params[0]) : undefined
   }
-  const scope = cacheScope(spec, params, network.heads.finalized())
+  const scope = cacheScope(spec, params, network.head.finalized())
   const route = routeOf(ctx, prepared, params, scope, bounded)
   const answer =
     network.cache && scope !== 'never'
@@ -112,7 +112,7 @@ function unknownFilter(id: RpcId, spec: MethodSpec): CallAnswer {
 
 /** The params with `gas` lowered to the cap, for a method that caps gas, when the head is known. */
 function cappedGas(network: Network, spec: MethodSpec, params: unknown[]): unknown[] {
-  const head = spec.capsGas ? network.heads.latest() : undefined
+  const head = spec.capsGas ? network.head.latest() : undefined
   return head ? capGas(params, head, network) : params
 }
 
