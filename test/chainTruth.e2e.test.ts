@@ -299,16 +299,16 @@ describe('chain truth: what the gateway answers after reorgs, rewinds and revert
       async () => Number((await viaGateway('eth_blockNumber', [])).result) === (await headNumber()),
       'the gateway at the head',
     )
-    const heads = gateway.app.networks.all[0]?.heads
-    assert.ok(heads)
+    const network = gateway.app.networks.all[0]
+    assert.ok(network)
     // the gateway knows them final too: it keeps their answers as immutable
     await until(
-      () => (heads.finalized() ?? 0n) >= BigInt(start + 5),
+      () => (network.head.finalized() ?? 0n) >= BigInt(start + 5),
       'the gateway to know the new finalized block',
     )
     const calls = callsAround(start + 1, start + 5, [], [])
     await warm(calls)
-    const { stats } = heads
+    const { stats } = network.heads
     const violations = stats.pastFinality
 
     await rpc('evm_revert', [snapshot])

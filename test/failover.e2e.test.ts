@@ -518,7 +518,7 @@ describe('eth_blockNumber from the cache never goes below a head already shown',
       ((await postJson(node.url, rpcBody('eth_blockNumber'))).json as { result: string }).result,
     )
     // another upstream, ahead of this one, has already told a client of head + 10
-    await network.showHead(head + 10n)
+    await network.head.show(head + 10n)
     const hitsBefore = network.cache.stats.hits
     for (let index = 0; index < 3; index++) {
       const { json } = await postJson(gateway.endpoint, rpcBody('eth_blockNumber', [], index))

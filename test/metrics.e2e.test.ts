@@ -82,7 +82,7 @@ describe('/metrics', () => {
         upstreams: { headPollMs: 600_000 },
       },
     })
-    await until(() => gateway.app.networks.all[0]?.heads.finalized() !== undefined, 'the first head poll')
+    await until(() => gateway.app.networks.all[0]?.head.finalized() !== undefined, 'the first head poll')
   })
   after(async () => {
     await gateway?.close()

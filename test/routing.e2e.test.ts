@@ -349,7 +349,7 @@ describe('routing by what each upstream has, on real anvils', () => {
       })
       const network = gateway.app.networks.all[0]
       await until(
-        () => network?.heads.finalized() === BigInt(finalized.number),
+        () => network?.head.finalized() === BigInt(finalized.number),
         "the network's finalized block",
       )
     })

@@ -9,7 +9,7 @@ import { startTestGateway, type TestGateway } from './helpers/startTestGateway.t
 import { createTestPrefix, type TestPrefix } from './helpers/testRedis.ts'
 import { until } from './helpers/until.ts'
 
-// The head model (each gateway's head tracker) calls identify, forget and lowerShownHead when it
+// The head model (each gateway's head tracker) calls identify, forget and the head view's lower when it
 // sees a new chain, blocks at or below finalized that changed, or a rewind: these tests wait for it.
 // What one instance's call does to the others through Redis alone (no head model of theirs seeing
 // the change) is src/cache/createSharedCache.test.ts's, on a real Redis.
@@ -67,7 +67,7 @@ async function keepsBlock20(prefix: TestPrefix, genesis: string): Promise<boolea
 }
 
 const untilFinalized = (gateway: TestGateway) =>
-  until(() => (networkOf(gateway).heads.finalized() ?? 0n) >= 20n, 'block 20 to be finalized')
+  until(() => (networkOf(gateway).head.finalized() ?? 0n) >= 20n, 'block 20 to be finalized')
 
 /**
  * Block 20 asked through the first gateway, then through the second (which gets it from Redis):
@@ -217,13 +217,13 @@ describe('a rewind lowers the shown head on every instance', () => {
   it('both answer the lower eth_blockNumber; a raise of the number from before it does not bring it back', async () => {
     const [first, second] = gateways
     for (const gateway of gateways) assert.equal(await result(gateway.endpoint, 'eth_blockNumber'), '0xbf')
-    await until(() => networkOf(second).shownHead === 191n, 'both to show 191')
+    await until(() => networkOf(second).head.shown === 191n, 'both to show 191')
 
     assert.equal(await result(anvil.url, 'evm_revert', [snapshot]), true)
     assert.equal(await result(anvil.url, 'eth_blockNumber'), '0x2e')
     // the head models see the rewind (the in-sync upstreams agree on 46) and lower the shown head
     for (const gateway of gateways) {
-      await until(() => networkOf(gateway).shownHead <= 46n, 'the shown head to be lowered')
+      await until(() => networkOf(gateway).head.shown <= 46n, 'the shown head to be lowered')
     }
     const generation = await prefix.redis.get(`${prefix.keyPrefix}head:31337:gen`)
     assert.ok(generation && generation !== '0', 'a new generation in Redis')
@@ -244,7 +244,7 @@ describe('a rewind lowers the shown head on every instance', () => {
     )) as unknown[]
     assert.equal(raised[0], 0, 'refused')
     for (const gateway of gateways) assert.equal(await result(gateway.endpoint, 'eth_blockNumber'), '0x2e')
-    assert.equal(networkOf(first).shownHead, 46n)
+    assert.equal(networkOf(first).head.shown, 46n)
 
     // the chain goes on from there: a new block is shown by both
     await result(anvil.url, 'anvil_mine', ['0x1'])
@@ -252,7 +252,7 @@ describe('a rewind lowers the shown head on every instance', () => {
       async () => (await result(first.endpoint, 'eth_blockNumber')) === '0x2f',
       'the first to answer 47',
     )
-    await until(() => networkOf(second).shownHead === 47n, 'the second to show 47')
+    await until(() => networkOf(second).head.shown === 47n, 'the second to show 47')
     assert.equal(await result(second.endpoint, 'eth_blockNumber'), '0x2f')
   })
 })
@@ -278,7 +278,7 @@ describe('a rewind lowers the shown head of a single instance (no Redis)', () =>
     assert.equal(await result(gateway.endpoint, 'eth_blockNumber'), '0xbf')
     assert.equal(await result(anvil.url, 'evm_revert', [snapshot]), true)
     // the head model sees the rewind
-    await until(() => networkOf(gateway).headLowers >= 1, 'the shown head to be lowered')
+    await until(() => networkOf(gateway).head.lowers >= 1, 'the shown head to be lowered')
     assert.equal(await result(gateway.endpoint, 'eth_blockNumber'), '0x2e')
   })
 })
@@ -326,11 +326,11 @@ describe('an eth_blockNumber answer asked for before a lower is not shown after 
     held = undefined
     assert.equal(await result(anvil.url, 'evm_revert', [snapshot]), true)
     // the head model sees the rewind
-    await until(() => networkOf(gateway).headLowers >= 1, 'the shown head to be lowered')
+    await until(() => networkOf(gateway).head.lowers >= 1, 'the shown head to be lowered')
     // the node's answer from before the rewind comes after the lower
     release('0xbf')
     assert.equal(await inFlight, '0xbf', 'its caller asked before the rewind')
-    assert.ok(networkOf(gateway).shownHead <= 46n, String(networkOf(gateway).shownHead))
+    assert.ok(networkOf(gateway).head.shown <= 46n, String(networkOf(gateway).head.shown))
     assert.equal(await result(gateway.endpoint, 'eth_blockNumber'), '0x2e')
   })
 })

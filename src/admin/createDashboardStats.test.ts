@@ -38,9 +38,9 @@ describe('createDashboardStats', () => {
     const network = {
       name: 'mainnet',
       chainId: 1,
-      pool: { head: () => 10n, members: [] },
+      pool: { members: [] },
       partners: undefined,
-      heads: { finalized: () => 8n },
+      head: { latest: () => ({ number: 10n, gasLimit: 30_000_000n }), finalized: () => 8n },
       cache: undefined,
     } as unknown as Network
     const [mainnet] = (await stats.snapshot([network])).networks
@@ -71,9 +71,9 @@ describe('createDashboardStats', () => {
       ({
         name: 'mainnet',
         chainId: 1,
-        pool: { head: () => 10n, members },
+        pool: { members },
         partners: undefined,
-        heads: { finalized: () => 8n },
+        head: { latest: () => ({ number: 10n, gasLimit: 30_000_000n }), finalized: () => 8n },
         cache: { stats: { ...cacheStats, entries: 1 } },
       }) as unknown as Network
     const shown = async (network: Network) => {
@@ -114,9 +114,9 @@ describe('createDashboardStats', () => {
       ({
         name: 'mainnet',
         chainId: 1,
-        pool: { head: () => 10n, members: [] },
+        pool: { members: [] },
         partners: undefined,
-        heads: { finalized: () => undefined },
+        head: { latest: () => ({ number: 10n, gasLimit: 30_000_000n }), finalized: () => undefined },
         cache: { stats: { ...stats, entries: 3 } },
       }) as unknown as Network
     const sharedStats = async (keyPrefix = prefix.keyPrefix, flushMs = 3_600_000) =>

@@ -210,7 +210,7 @@ export function createDashboardStats(options: DashboardStatsOptions) {
         minutes: series.map((minute) => minute * minuteMs),
         statuses: toObject(statuses),
         networks: networks.map((network) => {
-          const head = network.pool.head()
+          const head = network.head.latest()?.number
           const stats = network.cache?.stats
           // shared: the last hour's lookups of every instance; alone: this process's since it started
           const [ownHits = 0, ownMisses = 0] = stats && !shared ? cacheCounts(network.name, stats) : []
@@ -222,7 +222,7 @@ export function createDashboardStats(options: DashboardStatsOptions) {
             name: network.name,
             chainId: network.chainId,
             head: head === undefined ? null : Number(head),
-            finalized: toNumber(network.heads.finalized()),
+            finalized: toNumber(network.head.finalized()),
             callsPerSecond: series.map(
               (minute) => (hour.get(minute)?.calls.get(network.name) ?? 0) / seconds(minute),
             ),

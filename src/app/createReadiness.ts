@@ -32,7 +32,7 @@ export function createReadiness(deps: ReadinessDeps): () => Promise<Readiness> {
     if (deps.draining?.()) reasons.push('draining')
     const status = deps.networks.all.map((network) => {
       const reachable = network.pool.isReachable()
-      const head = network.pool.head()
+      const head = network.head.latest()
       if (!reachable) reasons.push(`network ${network.name}: no upstream healthy`)
       else if (head === undefined) reasons.push(`network ${network.name}: head unknown`)
       return {

@@ -77,8 +77,7 @@ function setup(
       chainId: config.chainId,
       timeoutMs,
       calls: new CallCount(),
-      shownHead: 0n,
-      showHead: () => undefined,
+      head: { shown: 0n, show: () => undefined },
     } as unknown as Network
     return {
       network,

@@ -188,7 +188,7 @@ export function createReloader(initial: Config, targets: ReloaderTargets): Reloa
     // a client is never shown a lower block number than before: the rebuilt network starts from it
     for (const live of built.values()) {
       const before = running.get(live.network.name)?.network
-      if (before && before.chainId === live.network.chainId) void live.network.showHead(before.shownHead)
+      if (before && before.chainId === live.network.chainId) void live.network.head.show(before.head.shown)
     }
     const next = wanted.map(
       (network) => built.get(network.name) ?? (running.get(network.name) as LiveNetwork),

@@ -216,12 +216,12 @@ export function createMetrics(options: MetricsOptions): Metrics {
 
   gauge(
     'tollgate_network_head',
-    "The network's head: the highest block number among upstreams in use.",
+    "The network's head: the newest block of the chain its head tracker follows.",
     networkLabel,
-    () => options.networks().map((network) => [{ network: network.name }, network.pool.head()]),
+    () => options.networks().map((network) => [{ network: network.name }, network.head.latest()?.number]),
   )
   gauge('tollgate_network_finalized', "The network's finalized block number.", networkLabel, () =>
-    options.networks().map((network) => [{ network: network.name }, network.heads.finalized()]),
+    options.networks().map((network) => [{ network: network.name }, network.head.finalized()]),
   )
   total(
     'tollgate_chain_forks_total',

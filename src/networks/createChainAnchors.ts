@@ -78,7 +78,7 @@ export function createChainAnchors(pool: UpstreamPool, options: ChainAnchorsOpti
 
   function askGenesis(again: boolean): Promise<void> {
     if (genesisAsked || (genesis !== undefined && !again)) return genesisAsked ?? Promise.resolve()
-    const member = memberAtHead(pool.head())
+    const member = memberAtHead(pool.membersHead())
     if (!member) return Promise.resolve()
     genesisAsked = fetchBlock(member.upstream, genesisBlockBody, options.timeoutMs)
       .then(
@@ -102,7 +102,7 @@ export function createChainAnchors(pool: UpstreamPool, options: ChainAnchorsOpti
     finalizedMark: () => finalizedMark,
     genesis: () => genesis,
     askFinalized(force) {
-      const top = pool.head()
+      const top = pool.membersHead()
       if (finalizing || top === undefined) return finalizing ?? Promise.resolve()
       if (
         !force &&

@@ -12,9 +12,9 @@ import { createHeadChain, type HeadEvent, type Header } from './createHeadChain.
 export type Head = { number: bigint; gasLimit: bigint }
 
 export type HeadTracker = {
-  /** The network's head: its chain's newest block (number and gas limit), or undefined before the first one. */
+  /** The chain's newest block (number and gas limit), or undefined before the first one (read through NetworkHead). */
   latest(): Head | undefined
-  /** The network's finalized block number, or undefined while unknown (it goes back when the chain does). */
+  /** The chain's finalized block number, or undefined while unknown (it goes back when the chain does). */
   finalized(): bigint | undefined
   /** The newest block of the network's chain of heads (undefined before the first one). */
   header(): Header | undefined
@@ -243,7 +243,7 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
    * moments; else the one with the highest head.
    */
   function leader(): Follower | undefined {
-    const top = pool.head()
+    const top = pool.membersHead()
     let highest: Follower | undefined
     for (const follower of followers) {
       const { member, header } = follower
@@ -277,7 +277,7 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
       const number = BigInt(header.number)
       const lastNumber = BigInt(last.number)
       if (number < lastNumber) {
-        const top = pool.head()
+        const top = pool.membersHead()
         // a poll's answer, no member in use higher, and one that had been at the tip now at or below it
         goesBack =
           leading.polled &&

@@ -13,6 +13,7 @@ import { createHistoryProber, type HistoryProber } from '../upstreams/createHist
 import { createUpstream } from '../upstreams/createUpstream.ts'
 import { createUpstreamPool, type UpstreamPool } from '../upstreams/createUpstreamPool.ts'
 import { createHeadTracker, type HeadTracker } from './createHeadTracker.ts'
+import { createNetworkHead, type NetworkHead } from './createNetworkHead.ts'
 
 export type Network = {
   name: string
@@ -23,7 +24,13 @@ export type Network = {
   partners: UpstreamPool | undefined
   /** Methods that may fail over to the partners. */
   failoverMethods: ReadonlySet<string>
-  heads: HeadTracker
+  /**
+   * The chain of heads as it moves (the head tracker: its events, polls, newest header, genesis, stats),
+   * for what follows the chain block by block; its head's numbers are read from `head`, the one view of them.
+   */
+  heads: Omit<HeadTracker, 'latest' | 'finalized'>
+  /** The network's head: latest, finalized and what clients have been shown. Every reader of a head number reads it here. */
+  head: NetworkHead
   /** What history each upstream keeps (earliest state and block), for routing calls pinned to a block. */
   history: HistoryProber
   /** Undefined when the cache is off. */
@@ -37,21 +44,6 @@ export type Network = {
   calls: CallCount
   /** What a call keeps for the partners when it may fail over: the primaries get the rest of its time. */
   partnerReserveMs: number
-  /** The highest block number a client may be told: eth_blockNumber never answers less. */
-  readonly shownHead: bigint
-  /**
-   * A number found for a client: when higher than `shownHead`, it becomes the shown head, at once or
-   * (shared by many instances) once the promise settles; only then may it be told.
-   */
-  showHead(number: bigint): Promise<void> | undefined
-  /**
-   * A rewind of the chain itself that the in-sync upstreams agree on: `number` becomes the shown
-   * head (lower than before), with Redis on every instance, and a number found before it is never
-   * shown again (see SharedHead.lower); head-scoped answers are dropped. Settles when Redis took it.
-   */
-  lowerShownHead(number: bigint): Promise<void>
-  /** How many times the shown head was lowered (here, or by another instance): a number asked for before one is not shown. */
-  readonly headLowers: number
   /** eth_getLogs limits (docs/compatibility.md §7): the widest block range, the most logs in an answer. */
   maxLogsBlockRange: number
   maxLogsResults: number
@@ -122,9 +114,6 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
     intervalMs: settings.historyProbeMs,
     timeoutMs: Math.min(settings.timeoutMs, 5_000),
   })
-  const sharedHead = options.shared?.head
-  let shownHead = 0n
-  let headLowers = 0
   const cache = options.cache.enabled
     ? createRpcCache({
         maxBytes: options.cache.maxBytes,
@@ -133,39 +122,13 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
         chainTip: () => heads.latest()?.number,
       })
     : undefined
-  function lowerShownHead(number: bigint): Promise<void> {
-    if (sharedHead) return sharedHead.lower(number)
-    shownHead = number
-    headLowers++
-    cache?.newHead()
-    return Promise.resolve()
-  }
-  // a kept eth_blockNumber of before a lower (here or by another instance) would raise it again
-  const stopHearingLowers = sharedHead?.onLower(() => cache?.newHead())
-  heads.subscribe((event) => {
-    switch (event.kind) {
-      case 'head':
-        cache?.newHead()
-        return
-      case 'fork': {
-        // the chain went back (a rewind, a shorter branch): a client may be told its lower head now
-        const shown = sharedHead ? sharedHead.shown : shownHead
-        if (event.to < event.before && shown > event.to) void lowerShownHead(event.to)
-        cache?.newHead()
-        // with Redis, on every instance (the tracker logs it)
-        if (event.pastFinality) void cache?.forget('blocks at or below finalized changed')
-        return
-      }
-      case 'dropped':
-        cache?.dropBlock(event.header.hash)
-        return
-      case 'newChain':
-        // with Redis, its answers are kept and read under the new genesis from now on
-        cache?.dropImmutable()
-        void cache?.identify(event.genesis)
-        return
-    }
+  // made first: the shown head is lowered before the cache and the others hear of a fork
+  const head = createNetworkHead(heads, {
+    shared: options.shared?.head,
+    // a kept eth_blockNumber of before a lower (here or by another instance) would raise it again
+    onLower: () => cache?.newHead(),
   })
+  if (cache) followChain(cache, heads)
   const network: Network = {
     name: config.name,
     chainId: config.chainId,
@@ -174,38 +137,47 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
     partners,
     failoverMethods: options.failoverMethods,
     heads,
+    head,
     history,
     cache,
     timeoutMs: settings.timeoutMs,
     calls: new CallCount(),
     partnerReserveMs: Math.min(settings.attemptTimeoutMs, settings.timeoutMs / 2),
-    get shownHead() {
-      return sharedHead ? sharedHead.shown : shownHead
-    },
-    showHead(number) {
-      // a client is told a block the chain has not heard of yet: the tracker looks now, so that the
-      // chain knows it (and a rewind below it lowers what clients are told)
-      const tip = heads.latest()?.number
-      if (tip !== undefined && number > tip) heads.look()
-      if (sharedHead) return sharedHead.show(number)
-      if (number > shownHead) shownHead = number
-      return undefined
-    },
-    lowerShownHead,
-    get headLowers() {
-      return sharedHead ? sharedHead.lowers : headLowers
-    },
     maxLogsBlockRange: config.maxLogsBlockRange ?? logsLimitDefaults.maxLogsBlockRange,
     maxLogsResults: config.maxLogsResults ?? logsLimitDefaults.maxLogsResults,
     maxTransactionGas: config.maxTransactionGas === undefined ? undefined : BigInt(config.maxTransactionGas),
     fillsTransactionGas: false,
     async close() {
+      head.close()
       heads.close()
       history.close()
-      stopHearingLowers?.()
       cache?.close()
       await Promise.all([pool.close(), partners?.close()])
     },
   }
   return network
+}
+
+/** The cache follows the chain: head-scoped answers dropped on every head, blocks a reorg left, a new chain's answers. */
+function followChain(cache: RpcCache, heads: HeadTracker): void {
+  heads.subscribe((event) => {
+    switch (event.kind) {
+      case 'head':
+        cache.newHead()
+        return
+      case 'fork':
+        cache.newHead()
+        // with Redis, on every instance (the tracker logs it)
+        if (event.pastFinality) void cache.forget('blocks at or below finalized changed')
+        return
+      case 'dropped':
+        cache.dropBlock(event.header.hash)
+        return
+      case 'newChain':
+        // with Redis, its answers are kept and read under the new genesis from now on
+        cache.dropImmutable()
+        void cache.identify(event.genesis)
+        return
+    }
+  })
 }

@@ -38,7 +38,7 @@ export async function answerCall(
   if (spec.localResult) return local(call.id, spec.localResult())
   if (spec.subscriptionOnly) return subscription(ctx, prepared)
   // an answer asked for before a lower of the shown head is not shown (see notBelowShownHead)
-  const lowers = network.headLowers
+  const lowers = network.head.lowers
 
   let { params } = prepared
   if (spec.filterRole === 'reads' || spec.filterRole === 'removes') {
@@ -48,13 +48,13 @@ export async function answerCall(
   }
   if (spec.capsGas) {
     // the gas cap needs the head: asked for first when none is known yet
-    if (!network.heads.latest()) await network.heads.poll()
-    const head = network.heads.latest()
+    if (!network.head.latest()) await network.heads.poll()
+    const head = network.head.latest()
     if (head) params = capGas(params, head, network)
   }
   const bounded = spec.boundsBlockRange ? await boundLogs(network, params[0]) : undefined
 
-  const scope = cacheScope(spec, params, network.heads.finalized())
+  const scope = cacheScope(spec, params, network.head.finalized())
   const route = routeOf(ctx, prepared, params, scope, bounded)
   const answer = await fetchAnswer(ctx, prepared, params, scope, route, trail)
 

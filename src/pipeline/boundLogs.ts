@@ -71,13 +71,13 @@ function exactBlockOf(network: Network, ref: unknown): bigint | undefined {
   if (typeof tag !== 'string') return undefined
   if (tag.startsWith('0x')) return BigInt(tag)
   if (tag === 'earliest') return 0n
-  if (tag === 'latest' || tag === 'pending') return network.heads.latest()?.number
-  if (tag === 'finalized') return network.heads.finalized()
+  if (tag === 'latest' || tag === 'pending') return network.head.latest()?.number
+  if (tag === 'finalized') return network.head.finalized()
   return undefined
 }
 
 /**
- * A filter's block as a number: tags from the head tracker. Where the tracker only bounds a tag
+ * A filter's block as a number: tags from the network's head. Where it only bounds a tag
  * (safe lies between finalized and latest), the bound that makes the range shorter is taken, so a
  * range is never refused for being counted long; undefined when nothing is known yet.
  */
@@ -90,9 +90,9 @@ async function blockNumberOf(
   if (tag === 'earliest') return 0n
   if (typeof tag !== 'string') return undefined
   if (tag.startsWith('0x')) return BigInt(tag)
-  if (!network.heads.latest()) await network.heads.poll()
-  const head = network.heads.latest()?.number
-  const finalized = network.heads.finalized()
+  if (!network.head.latest()) await network.heads.poll()
+  const head = network.head.latest()?.number
+  const finalized = network.head.finalized()
   if (tag === 'latest' || tag === 'pending') return head
   if (tag === 'finalized') return finalized ?? (end === 'from' ? head : undefined)
   // safe

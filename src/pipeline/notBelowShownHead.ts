@@ -8,7 +8,7 @@ import type { Network } from '../networks/createNetwork.ts'
  * eth_blockNumber: never less than what a client was already told (upstreams, and instances, may lag
  * each other), and a higher number only once it may be shown (shared, it waits until every instance
  * has heard of it). A number asked for before the shown head was lowered since (`lowers`:
- * network.headLowers then) is of the chain before the rewind: never shown.
+ * network.head.lowers then) is of the chain before the rewind: never shown.
  */
 export async function notBelowShownHead(
   network: Network,
@@ -20,10 +20,10 @@ export async function notBelowShownHead(
   const number =
     readHexResult(payload instanceof AnswerParts ? payload.toBuffer() : payload) ?? parsedHexResult(payload)
   if (number === undefined) return payload
-  const showing =
-    number > network.shownHead && lowers === network.headLowers ? network.showHead(number) : undefined
+  const { head } = network
+  const showing = number > head.shown && lowers === head.lowers ? head.show(number) : undefined
   if (showing) await showing
-  return number >= network.shownHead ? payload : serializeResult(id, `0x${network.shownHead.toString(16)}`)
+  return number >= head.shown ? payload : serializeResult(id, `0x${head.shown.toString(16)}`)
 }
 
 /** The result of an answer readHexResult could not read (a long id, say), if it is a hex quantity. */

@@ -51,7 +51,7 @@ export function routeOf(
 ): Route {
   const { network } = ctx
   const { spec } = prepared
-  const pinned = spec.pinnedNeeds && pinnedBlock(spec, params, network.heads.finalized())
+  const pinned = spec.pinnedNeeds && pinnedBlock(spec, params, network.head.finalized())
   const block = typeof pinned === 'bigint' ? pinned : undefined
   const range = typeof pinned === 'object' ? pinned : undefined
   const counted = spec.countsLogs ? bounded : undefined
@@ -88,9 +88,14 @@ function rawTransactionOf(spec: MethodSpec, params: unknown[]): RawTransaction {
   return { bytes: params[0] as string, receiptWaitMs: receiptWait }
 }
 
-/** A block by hash, or by a number at or below the network's head: an upstream's null is not the last word. */
+/**
+ * A block by hash, or by a number at or below the network's head or the head a client was shown
+ * (an upstream told it, or another instance did): an upstream's null is not the last word.
+ */
 function isBelowHead(network: Network, pinned: PinnedBlock): boolean {
   if (pinned === 'hash') return true
-  const head = network.pool.head()
-  return typeof pinned === 'bigint' && head !== undefined && pinned <= head
+  if (typeof pinned !== 'bigint') return false
+  const { head } = network
+  const latest = head.latest()
+  return pinned <= head.shown || (latest !== undefined && pinned <= latest.number)
 }

@@ -66,7 +66,7 @@ function fakeNetwork(
   const network = {
     pool,
     cache: options.cache ? createRpcCache({ maxBytes: 1_000_000, maxEntryBytes: 100_000 }) : undefined,
-    heads: { finalized: () => options.finalized },
+    head: { finalized: () => options.finalized },
     maxLogsResults: options.maxLogsResults ?? 10_000,
   } as unknown as Network
   return { network, asked, mostInFlight: () => mostInFlight }

@@ -243,9 +243,9 @@ class Split {
     answeredBy: { members: number },
   ): Promise<{ parts: Buffer[] } | Buffer | MalformedUpstreamAnswerError> {
     const filter = { ...this.filter, fromBlock: hex(from), toBlock: hex(to) }
-    const { cache, heads } = this.network
+    const { cache, head } = this.network
     const options = { ...this.options, answeredBy }
-    const finalized = heads.finalized()
+    const finalized = head.finalized()
     let answer: Buffer
     if (cache && finalized !== undefined && to <= finalized) {
       // the same key as a client's own call for this chunk

@@ -627,17 +627,17 @@ describe('createUpstreamPool', () => {
   })
 
   describe('heads', () => {
-    it('head() is the highest head among members in use', () => {
+    it('membersHead() is the highest head among members in use', () => {
       const { pool, member } = setup(['answer', 'answer', 'answer'])
-      assert.equal(pool.head(), undefined)
+      assert.equal(pool.membersHead(), undefined)
       member(0).noteProbedHead(100n)
       member(1).noteProbedHead(105n)
       member(2).noteProbedHead(103n)
-      assert.equal(pool.head(), 105n)
+      assert.equal(pool.membersHead(), 105n)
       member(1).noteProbeFailure('down')
-      assert.equal(pool.head(), 103n)
+      assert.equal(pool.membersHead(), 103n)
       member(1).noteProbedHead(106n)
-      assert.equal(pool.head(), 106n)
+      assert.equal(pool.membersHead(), 106n)
     })
 
     it('head-sensitive calls skip lagging members and prefer those at the head', async () => {

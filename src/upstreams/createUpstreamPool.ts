@@ -20,8 +20,11 @@ export type UpstreamPool = {
    * budget's refusal when the answer would not fit it.
    */
   send(body: string | Buffer, options?: SendOptions): Promise<Buffer>
-  /** The highest head among members in use (undefined before any is known). */
-  head(): bigint | undefined
+  /**
+   * The highest head among members in use (undefined before any is known): what the head tracker
+   * weighs its members by. Every other reader takes the network's head (Network.head).
+   */
+  membersHead(): bigint | undefined
   /**
    * `listener` hears of each member whose refusal (pruned state, a missing block at or below its
    * head) raised what the pool knows of its history: createHistoryProber probes it again then.
@@ -108,7 +111,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
   return {
     members,
     send: (body, sendOptions = {}) => new PoolCall(contextOf(sendOptions), body, sendOptions).run(),
-    head: ranking.head,
+    membersHead: ranking.head,
     watchHistory(listener) {
       historyListener = listener
     },
