@@ -1,6 +1,6 @@
+import { ClientGoneError, NodeErrorAnswer } from '../errors/callEndings.ts'
 import type { UpstreamPool } from './createUpstreamPool.ts'
-import { mayFailOver, NodeErrorAnswer } from './judgeAttempt.ts'
-import { ClientGoneError } from './PoolCall.ts'
+import { mayFailOver } from './judgeAttempt.ts'
 import type { SendOptions } from './SendOptions.ts'
 
 /** Where a call goes: the network's upstreams, and the partners it may fail over to. */
