@@ -41,7 +41,7 @@ export async function sendWithPartners(
     failure = err
   }
   // only the JSON-RPC body goes to the partner: no client headers, addresses or keys
-  if (options.trail) options.trail.partners = true
+  options.trail?.toPartners()
   try {
     const partnerOptions = { ...options, headSensitive: false, answeredBy: undefined }
     return { body: await partners.send(body, partnerOptions), partner: true }
