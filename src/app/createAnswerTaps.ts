@@ -2,8 +2,8 @@ import type { DashboardStats } from '../admin/createDashboardStats.ts'
 import { createNetworkNamer } from '../admin/createNetworkNamer.ts'
 import type { RequestDurations } from '../metrics/RequestDurations.ts'
 import type { NetworkRegistry } from '../networks/createNetworkRegistry.ts'
-import type { WebSocketOptions } from '../server/attachWebSockets.ts'
 import type { HttpServerOptions } from '../server/createHttpServer.ts'
+import type { WebSocketOptions } from '../server/createWebSockets.ts'
 
 export type AnswerTaps = Pick<HttpServerOptions, 'onRpcAnswer'> & Pick<WebSocketOptions, 'onRpcMessage'>
 

@@ -3,7 +3,7 @@ import type { FeeIndexer } from '../gas/createFeeIndexer.ts'
 import type { UsageTotals } from '../metering/createUsageTotals.ts'
 import type { Meter } from '../metering/meterTypes.ts'
 import type { GatewayReaders } from '../metrics/GatewayReaders.ts'
-import type { WebSockets } from '../server/attachWebSockets.ts'
+import type { WebSockets } from '../server/createWebSockets.ts'
 import type { SubscriptionHub } from '../subscriptions/createSubscriptionHub.ts'
 
 export type GatewayReadersDeps = {
@@ -11,8 +11,7 @@ export type GatewayReadersDeps = {
   keys: KeyRegistry
   usage: UsageTotals
   hubs: ReadonlyMap<string, SubscriptionHub>
-  /** Attached after the server is made: none before. */
-  webSockets(): WebSockets | undefined
+  webSockets: Pick<WebSockets, 'connections'>
   indexers: ReadonlyMap<number, FeeIndexer>
   /** Whether the credit bank's Redis connection is up; undefined without Redis. */
   redisUp: (() => boolean) | undefined
@@ -30,7 +29,7 @@ export function toGatewayReaders(deps: GatewayReadersDeps): GatewayReaders {
     *keysUsedShares() {
       for (const subject of keys.activeSubjects()) yield meter.usedShare(subject)
     },
-    webSocketConnections: () => deps.webSockets()?.connections() ?? 0,
+    webSocketConnections: () => deps.webSockets.connections(),
     *subscriptions() {
       for (const [network, hub] of deps.hubs) yield [network, hub.counts()]
     },

@@ -82,7 +82,7 @@ export class LocalLedger {
       found = this.bank ? new RateSlice(ratePerSecond, 1_000) : new TokenBucket(ratePerSecond, nowMs)
       this.#allowances.set(subjectId, found)
     }
-    found.ratePerSecond = ratePerSecond
+    found.changeRate(ratePerSecond)
     return found
   }
 
@@ -166,6 +166,15 @@ export class LocalLedger {
     this.balance(subject.accountCounter).hold(costCredits, nowMs)
     this.balance(subject.keyCounter).hold(costCredits, nowMs)
     return { subject, day: this.#day, reservedCredits: costCredits }
+  }
+
+  /**
+   * Holds a notification's charge (settled at once) from both daily balances: no per-second
+   * allowance (the client did not ask for it), no mark of the lease's use.
+   */
+  holdNotification(subject: MeterSubject, credits: number): void {
+    this.balance(subject.accountCounter).holdNotification(credits)
+    this.balance(subject.keyCounter).holdNotification(credits)
   }
 
   /** A call settled for `chargedCredits`: its balances charged, what it held beyond released. */

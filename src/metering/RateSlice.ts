@@ -14,10 +14,24 @@ export class RateSlice {
   /** Until when the shared bucket is in debt for a grant this slice took (as far as this instance knows). */
   #debtUntilMs = 0
 
+  #ratePerSecond: number
+
   constructor(
-    public ratePerSecond: number,
+    ratePerSecond: number,
     private readonly lifeMs: number,
-  ) {}
+  ) {
+    this.#ratePerSecond = ratePerSecond
+  }
+
+  /** The shared budget's credits per second (a second's worth is what the slice keeps). */
+  get ratePerSecond(): number {
+    return this.#ratePerSecond
+  }
+
+  /** The limit as the subject's plan or key now sets it (an edit or a reload may move it). */
+  changeRate(ratePerSecond: number): void {
+    this.#ratePerSecond = ratePerSecond
+  }
 
   /** What the slice holds now. */
   tokens(nowMs: number): number {
@@ -34,8 +48,8 @@ export class RateSlice {
    * what the call still needs, up to a full bucket.
    */
   msUntilCanTake(costCredits: number, nowMs: number): number {
-    const missing = Math.min(costCredits, this.ratePerSecond) - this.tokens(nowMs)
-    return missing <= 0 ? 0 : (missing * 1000) / this.ratePerSecond
+    const missing = Math.min(costCredits, this.#ratePerSecond) - this.tokens(nowMs)
+    return missing <= 0 ? 0 : (missing * 1000) / this.#ratePerSecond
   }
 
   take(costCredits: number, nowMs: number): void {
@@ -49,8 +63,8 @@ export class RateSlice {
   add(credits: number, nowMs: number): void {
     this.#tokens = this.tokens(nowMs) + credits
     this.#expiresAtMs = nowMs + this.lifeMs
-    if (credits > this.ratePerSecond) {
-      this.#debtUntilMs = nowMs + ((credits - this.ratePerSecond) * 1000) / this.ratePerSecond
+    if (credits > this.#ratePerSecond) {
+      this.#debtUntilMs = nowMs + ((credits - this.#ratePerSecond) * 1000) / this.#ratePerSecond
     }
   }
 
@@ -60,7 +74,7 @@ export class RateSlice {
    */
   giveBack(credits: number, nowMs: number): void {
     const keeps = nowMs < this.#expiresAtMs && nowMs >= this.#debtUntilMs
-    const room = keeps ? Math.max(0, this.ratePerSecond - this.tokens(nowMs)) : 0
+    const room = keeps ? Math.max(0, this.#ratePerSecond - this.tokens(nowMs)) : 0
     const kept = Math.min(credits, room)
     this.#tokens += kept
     this.#returning += credits - kept
@@ -71,7 +85,7 @@ export class RateSlice {
    * was refused on another limit) go back to the shared bucket; true when there were some.
    */
   returnUnspentDebt(nowMs: number): boolean {
-    const extra = this.tokens(nowMs) - this.ratePerSecond
+    const extra = this.tokens(nowMs) - this.#ratePerSecond
     if (extra <= 0 || nowMs >= this.#debtUntilMs) return false
     this.#tokens -= extra
     this.#returning += extra

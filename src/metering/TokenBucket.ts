@@ -7,20 +7,29 @@
  * the larger of one second's worth and the dearest call admitted in it.
  */
 export class TokenBucket {
+  #ratePerSecond: number
   #tokens: number
   #updatedAtMs: number
 
-  constructor(
-    public ratePerSecond: number,
-    nowMs: number,
-  ) {
+  constructor(ratePerSecond: number, nowMs: number) {
+    this.#ratePerSecond = ratePerSecond
     this.#tokens = ratePerSecond
     this.#updatedAtMs = nowMs
   }
 
+  /** Credits per second it refills at (one second's worth is also its size). */
+  get ratePerSecond(): number {
+    return this.#ratePerSecond
+  }
+
+  /** The limit as the subject's plan or key now sets it (an edit or a reload may move it). */
+  changeRate(ratePerSecond: number): void {
+    this.#ratePerSecond = ratePerSecond
+  }
+
   canTake(costCredits: number, nowMs: number): boolean {
     this.#refill(nowMs)
-    return this.#tokens >= costCredits || this.#tokens >= this.ratePerSecond
+    return this.#tokens >= costCredits || this.#tokens >= this.#ratePerSecond
   }
 
   /**
@@ -29,8 +38,8 @@ export class TokenBucket {
    */
   msUntilCanTake(costCredits: number, nowMs: number): number {
     this.#refill(nowMs)
-    const missing = Math.min(costCredits, this.ratePerSecond) - this.#tokens
-    return missing <= 0 ? 0 : (missing * 1000) / this.ratePerSecond
+    const missing = Math.min(costCredits, this.#ratePerSecond) - this.#tokens
+    return missing <= 0 ? 0 : (missing * 1000) / this.#ratePerSecond
   }
 
   /** Takes `costCredits` (call canTake first); what the bucket cannot cover becomes a debt. */
@@ -42,13 +51,13 @@ export class TokenBucket {
   /** Returns credits that were taken for work that turned out free or cheaper; pays debt first, capped at full. */
   giveBack(credits: number, nowMs: number): void {
     this.#refill(nowMs)
-    this.#tokens = Math.min(this.ratePerSecond, this.#tokens + credits)
+    this.#tokens = Math.min(this.#ratePerSecond, this.#tokens + credits)
   }
 
   #refill(nowMs: number): void {
     const elapsedMs = nowMs - this.#updatedAtMs
     if (elapsedMs <= 0) return
-    this.#tokens = Math.min(this.ratePerSecond, this.#tokens + (elapsedMs * this.ratePerSecond) / 1000)
+    this.#tokens = Math.min(this.#ratePerSecond, this.#tokens + (elapsedMs * this.#ratePerSecond) / 1000)
     this.#updatedAtMs = nowMs
   }
 }

@@ -216,15 +216,7 @@ export function createBankClient(ledger: LocalLedger, options: BankClientOptions
       const entry = entries[index] as BankRequestEntry
       const request = requests[index] as BankSubjectRequest
       const found = entry.balance
-      // held credits the bank no longer counts (it lost them, and they no longer fit) are dropped
-      const dropped = Math.min(request.heldCredits - answer.heldCredits, found.free())
-      if (dropped > 0 && request.dailyLimit >= 0) found.leased -= dropped
-      found.leased += answer.leasedCredits
-      found.granted = answer.grantedCredits
-      found.unsent -= entry.sentUnsent
-      found.reportedUsed = request.usedCredits
-      found.reportedFree = Math.min(request.freeCredits, answer.heldCredits) + answer.leasedCredits
-      found.refresh = request.returning
+      found.recordExchange(request, answer, entry.sentUnsent)
       entry.slice?.returned(request.rateReturnedCredits)
       entry.slice?.add(answer.rateGrantedCredits, answeredMs)
       answers.set(entry.subject, {

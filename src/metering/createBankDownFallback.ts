@@ -46,7 +46,7 @@ export function createBankDownFallback(ledger: LocalLedger, onBankDown: 'open' |
       bucket = new TokenBucket(perSecond, nowMs)
       buckets.set(subjectId, bucket)
     }
-    bucket.ratePerSecond = perSecond
+    bucket.changeRate(perSecond)
     return { subjectId, perSecond, bucket }
   }
 

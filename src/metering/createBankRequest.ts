@@ -66,7 +66,7 @@ export function createBankRequest(
     const waiting = isAccount ? calls : calls.filter((each) => each.subject.keyCounter === subjectId)
     const dailyLimit = isAccount ? subject.accountDailyCredits : (subject.keyDailyCredits ?? -1)
     const perSecond = isAccount ? subject.accountCreditsPerSecond : (subject.keyCreditsPerSecond ?? 0)
-    if (closing || returning.has(subjectId) || (waiting.length === 0 && nowMs - found.lastUseMs > idleMs)) {
+    if (closing || returning.has(subjectId) || (waiting.length === 0 && found.isIdle(nowMs, idleMs))) {
       found.giveBackLease() // idle, recalled, or closing
     }
     const free = dailyLimit < 0 ? 0 : ledger.available(found, dailyLimit, nowMs)
@@ -83,7 +83,7 @@ export function createBankRequest(
       day: found.day,
       dailyLimit,
       usedCredits: found.used,
-      heldCredits: found.leased - found.used,
+      heldCredits: found.unspentLease(),
       freeCredits: dailyLimit < 0 ? 0 : Math.max(0, found.free()),
       returning: returning.has(subjectId),
       flushedCredits: flushedCredits(subjectId, found.day),

@@ -119,8 +119,7 @@ export async function createMeter({
       if (!mayBorrow || !found.borrow(limit, missing)) return false
       borrowed = true
     }
-    for (const [found] of balances) found.reserved += credits
-    if (balances.length === 1) ledger.balance(subject.keyCounter).reserved += credits
+    ledger.holdNotification(subject, credits)
     settle({ subject, day: ledger.day(), reservedCredits: credits }, [usage])
     if (borrowed) client?.report(subject)
     return true

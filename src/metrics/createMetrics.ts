@@ -5,7 +5,7 @@ import { createCountedHistogram } from './createCountedHistogram.ts'
 import { createScrapedMetrics, type Sample } from './createScrapedMetrics.ts'
 import type { GatewayReaders } from './GatewayReaders.ts'
 import { getProcessRegistry } from './getProcessRegistry.ts'
-import { RequestDurations, requestBucketsMs } from './RequestDurations.ts'
+import { type RequestDurations, requestBucketsMs } from './RequestDurations.ts'
 import { toUpstreamSeries, type UpstreamSeries } from './toUpstreamSeries.ts'
 
 /**
@@ -21,8 +21,6 @@ export type Metrics = {
   render(): Promise<string>
   /** Given to the HTTP adapter to count answers in. */
   rpcAnswers: RpcAnswerCounts
-  /** Given to the HTTP and WebSocket adapters to count how long requests took, by network. */
-  requestDurations: RequestDurations
 }
 
 export type MetricsOptions = {
@@ -36,6 +34,11 @@ export type MetricsOptions = {
   inFlight: { answerBytes(): number; bodyBytes(): number }
   /** What the rest of the gateway counts (metering, WebSockets, the gas indexer, storage), read at scrape time. */
   gateway: GatewayReaders
+  /**
+   * How long requests took, by network, as the HTTP and WebSocket adapters count them: made before
+   * them (and so before the metrics, which read the WebSocket adapter's connections).
+   */
+  requestDurations: RequestDurations
 }
 
 /** The shares of their daily credits at which keys are counted (tollgate_keys_daily_credits_used). */
@@ -55,7 +58,7 @@ const latencyQuantiles = [0.5, 0.9, 0.99]
 export function createMetrics(options: MetricsOptions): Metrics {
   const registry = new Registry()
   const rpcAnswers: RpcAnswerCounts = { '2xx': 0, '4xx': 0, '5xx': 0 }
-  const requestDurations = new RequestDurations()
+  const { requestDurations } = options
   // labelled once per set of networks (a reload makes a new one)
   let seriesOf: readonly Network[] | undefined
   let series: { upstreams: UpstreamSeries[]; cached: CachedSeries[] } = { upstreams: [], cached: [] }
@@ -367,7 +370,6 @@ export function createMetrics(options: MetricsOptions): Metrics {
     contentType: merged.contentType,
     render: () => merged.metrics(),
     rpcAnswers,
-    requestDurations,
   }
 }
 

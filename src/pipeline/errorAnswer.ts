@@ -1,8 +1,8 @@
 import type { Logger } from 'pino'
+import { ClientGoneError } from '../errors/callEndings.ts'
 import { TollgateError } from '../errors/TollgateError.ts'
 import { toWireError } from '../errors/toWireError.ts'
 import type { RpcId, RpcPayload } from '../jsonrpc/types.ts'
-import { ClientGoneError } from '../upstreams/PoolCall.ts'
 
 export type ErrorAnswer = {
   payload: RpcPayload

@@ -36,7 +36,7 @@ describe('routeHeaders', () => {
 
   it('names partners only as partner', () => {
     const trail = new CallTrail(undefined)
-    trail.partners = true
+    trail.toPartners()
     const { attempt } = trail.begin(member('acme-rpc', 0), false)
     trail.end(attempt, { answer: Buffer.from('{}') })
     assert.equal(headersOf([trail])['x-tollgate-upstream'], 'partner')

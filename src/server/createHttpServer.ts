@@ -1,4 +1,5 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { Duplex } from 'node:stream'
 import type { AdminRequest, AdminResponse } from '../admin/handleAdmin.ts'
 import type { DashboardRequest, DashboardResponse } from '../admin/handleDashboard.ts'
 import {
@@ -37,6 +38,8 @@ export type HttpHandlers = {
   admin(request: AdminRequest): Promise<AdminResponse>
   /** Undefined when the dashboard is off: /dashboard is then not found. */
   dashboard?: ((request: DashboardRequest) => Promise<DashboardResponse>) | undefined
+  /** The server's `upgrade` event: the WebSocket adapter's (createWebSockets). */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void
 }
 
 export type HttpServerOptions = {
@@ -75,7 +78,6 @@ export type HttpServerOptions = {
 }
 
 export type HttpServer = {
-  server: Server
   listen(port: number, host: string): Promise<{ port: number; host: string }>
   /** Stops accepting, lets in-flight requests finish for up to `graceMs`, then closes every connection. */
   close(graceMs: number): Promise<void>
@@ -116,6 +118,7 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
   }
   const clientAddressOf = createClientAddressOf(options.trustedProxies)
   limitConnectionsPerAddress(server, options.maxConnectionsPerAddress, options.maxConnectionsPerAddressExempt)
+  server.on('upgrade', handlers.upgrade)
 
   /** The answer's bytes: compressed and streamed when the client accepts it and it is large enough. */
   function send(
@@ -354,7 +357,6 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
   }
 
   return {
-    server,
     listen(port, host) {
       return new Promise((resolve, reject) => {
         server.once('error', reject)

@@ -96,6 +96,7 @@ export function startTracing(
  * comes before authentication, from anyone): a trace continued from a caller is sampled at our own
  * ratio, drawn at random (a caller picks its trace id, so a trace-id ratio would be theirs to game),
  * unless `tracing.trustCallerSampling` is true.
+ * @internal exported for its tests
  */
 export function samplerOf(config: TracingConfig, env: NodeJS.ProcessEnv): Sampler {
   const parentBased = (root: Sampler, ratio: number) => {

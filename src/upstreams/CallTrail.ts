@@ -46,12 +46,21 @@ export type TrailSpans = {
  */
 export class CallTrail {
   readonly attempts: Attempt[] = []
-  /** Undefined when the call did not go through the cache (not cacheable, or no cache). */
-  cache: CacheUse | undefined
-  /** Attempts from now on are the partners' (sendWithPartners). */
-  partners = false
+  #cache: CacheUse | undefined
+  /** Attempts from now on are the partners'. */
+  #partners = false
 
   constructor(readonly spans: TrailSpans | undefined) {}
+
+  /** Undefined when the call did not go through the cache (not cacheable, or no cache). */
+  get cache(): CacheUse | undefined {
+    return this.#cache
+  }
+
+  /** The network's upstreams failed the call: the attempts from now on are its partners' (sendWithPartners). */
+  toPartners(): void {
+    this.#partners = true
+  }
 
   /**
    * An attempt begins on `member`: the trace context to send with it when traced (never to a
@@ -61,14 +70,14 @@ export class CallTrail {
     const { name } = member.upstream
     const attempt: Attempt = {
       upstream: name ?? `#${member.priority + 1}`,
-      partner: this.partners,
+      partner: this.#partners,
       hedge,
       outcome: undefined,
       span: undefined,
     }
     this.attempts.push(attempt)
     const traceHeaders = this.spans?.started(attempt)
-    return { attempt, traceHeaders: this.partners ? undefined : traceHeaders }
+    return { attempt, traceHeaders: this.#partners ? undefined : traceHeaders }
   }
 
   end(attempt: Attempt, verdict: Verdict): void {
@@ -77,7 +86,7 @@ export class CallTrail {
   }
 
   usedCache(use: CacheUse): void {
-    this.cache = use
+    this.#cache = use
     this.spans?.cached(use)
   }
 

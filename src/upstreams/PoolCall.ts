@@ -1,3 +1,4 @@
+import { ClientGoneError, NodeErrorAnswer } from '../errors/callEndings.ts'
 import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/upstreamErrors.ts'
 import type { Cancellation } from '../failsafe/Cancellation.ts'
 import { type BackoffPolicy, getBackoffMs } from '../failsafe/getBackoffMs.ts'
@@ -9,7 +10,7 @@ import type { AttemptOutcome } from './AttemptDurations.ts'
 import { answerResentTransaction } from './answerResentTransaction.ts'
 import { attemptUpstream } from './attemptUpstream.ts'
 import type { BlockPin, MemberRanking } from './createMemberRanking.ts'
-import { type AttemptFailure, mayRetry, NodeErrorAnswer, type Verdict } from './judgeAttempt.ts'
+import { type AttemptFailure, mayRetry, type Verdict } from './judgeAttempt.ts'
 import type { PoolMember } from './PoolMember.ts'
 import type { RawTransaction, SendOptions } from './SendOptions.ts'
 import { toGasCappedBody } from './toGasCappedBody.ts'
@@ -28,14 +29,6 @@ export type HedgePolicy = {
   maxDelayMs: number
   /** How many of each member's last successful calls the quantile is taken over. */
   samples: number
-}
-
-/** The client went away: its call stops, and it is not an upstream's failure. */
-export class ClientGoneError extends Error {
-  override name = 'ClientGoneError'
-  constructor() {
-    super('the client went away')
-  }
 }
 
 /** What a pool's calls share: its settings, clock and ranking (createUpstreamPool). */

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { keccak256 } from 'viem'
 import { createFakeTimers, type FakeTimers } from '../../test/helpers/createFakeTimers.ts'
+import { ClientGoneError, NodeErrorAnswer } from '../errors/callEndings.ts'
 import {
   ReceiptNotReadyError,
   UpstreamTimeoutError,
@@ -12,8 +13,6 @@ import type { AttemptOutcome } from './AttemptDurations.ts'
 import { CallTrail } from './CallTrail.ts'
 import type { PostOptions, Upstream, UpstreamResponse } from './createUpstream.ts'
 import { createUpstreamPool, type UpstreamPool, type UpstreamPoolOptions } from './createUpstreamPool.ts'
-import { NodeErrorAnswer } from './judgeAttempt.ts'
-import { ClientGoneError } from './PoolCall.ts'
 import type { PoolMember } from './PoolMember.ts'
 
 /**

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import { ClientGoneError, NodeErrorAnswer } from '../errors/callEndings.ts'
 import { InvalidParamsError } from '../errors/rpcErrors.ts'
 import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/upstreamErrors.ts'
-import { type AttemptFailure, judgeAttempt, mayFailOver, mayRetry, NodeErrorAnswer } from './judgeAttempt.ts'
-import { ClientGoneError } from './PoolCall.ts'
+import { type AttemptFailure, judgeAttempt, mayFailOver, mayRetry } from './judgeAttempt.ts'
 
 const answered = (body: string, status = 200) =>
   judgeAttempt({ response: { status, body: Buffer.from(body) } })

@@ -1,3 +1,4 @@
+import { NodeErrorAnswer } from '../errors/callEndings.ts'
 import { TollgateError } from '../errors/TollgateError.ts'
 import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/upstreamErrors.ts'
 import type { UpstreamResponse } from './createUpstream.ts'
@@ -123,20 +124,6 @@ function isJsonObjectOrArray(body: Buffer): boolean {
     return byte === 0x7b || byte === 0x5b
   }
   return false
-}
-
-/**
- * Every member answered an error saying it cannot answer this now (docs/compatibility.md §7), and
- * partners follow (`fallback`): `answer` is the last one, for the client if the partners fail too.
- */
-export class NodeErrorAnswer extends Error {
-  override name = 'NodeErrorAnswer'
-  constructor(
-    readonly answer: Buffer,
-    readonly logDetails: string,
-  ) {
-    super('every upstream answered an error it may not have for another node')
-  }
 }
 
 /**

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import { ClientGoneError, NodeErrorAnswer } from '../errors/callEndings.ts'
 import { InvalidParamsError } from '../errors/rpcErrors.ts'
 import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/upstreamErrors.ts'
 import { PartnerAnswer } from '../jsonrpc/PartnerAnswer.ts'
 import type { UpstreamPool } from './createUpstreamPool.ts'
-import { NodeErrorAnswer } from './judgeAttempt.ts'
-import { ClientGoneError } from './PoolCall.ts'
 import type { SendOptions } from './SendOptions.ts'
 import { sendWithPartners } from './sendWithPartners.ts'
 

@@ -1,7 +1,7 @@
+import { ClientGoneError, NodeErrorAnswer } from '../errors/callEndings.ts'
 import { PartnerAnswer, type SentAnswer } from '../jsonrpc/PartnerAnswer.ts'
 import type { UpstreamPool } from './createUpstreamPool.ts'
-import { mayFailOver, NodeErrorAnswer } from './judgeAttempt.ts'
-import { ClientGoneError } from './PoolCall.ts'
+import { mayFailOver } from './judgeAttempt.ts'
 import type { SendOptions } from './SendOptions.ts'
 
 /** Where a call goes: the network's upstreams, and the partners it may fail over to. */
@@ -39,7 +39,7 @@ export async function sendWithPartners(
     failure = err
   }
   // only the JSON-RPC body goes to the partner: no client headers, addresses or keys
-  if (options.trail) options.trail.partners = true
+  options.trail?.toPartners()
   try {
     const partnerOptions = { ...options, headSensitive: false, answeredBy: undefined }
     return new PartnerAnswer(await partners.send(body, partnerOptions))

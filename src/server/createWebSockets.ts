@@ -1,4 +1,4 @@
-import type { IncomingMessage, Server } from 'node:http'
+import type { IncomingMessage } from 'node:http'
 import { STATUS_CODES } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { type WebSocket, WebSocketServer } from 'ws'
@@ -28,6 +28,8 @@ export type WebSocketOptions = {
 }
 
 export type WebSockets = {
+  /** An HTTP server's `upgrade` event: the request is upgraded, or refused with a JSON body. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void
   /** WebSocket connections open now. */
   connections(): number
   /**
@@ -41,13 +43,10 @@ export type WebSockets = {
 /**
  * The WebSocket adapter: upgrades on /ws/v3/{KEY} (and /{network}/ws/v3/{KEY}), frames in and out,
  * a ping every `pingMs` (a client that has not answered the last one is dropped), frames larger than
- * `maxFrameBytes` closed with 1009. Refused upgrades get a JSON body with their HTTP status.
+ * `maxFrameBytes` closed with 1009. Refused upgrades get a JSON body with their HTTP status. Made
+ * before the HTTP server, which hands it its upgrades (`handleUpgrade`, createHttpServer's `upgrade`).
  */
-export function attachWebSockets(
-  server: Server,
-  upgrade: UpgradeHandler,
-  options: WebSocketOptions,
-): WebSockets {
+export function createWebSockets(upgrade: UpgradeHandler, options: WebSocketOptions): WebSockets {
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload: options.maxFrameBytes,
@@ -63,7 +62,7 @@ export function attachWebSockets(
     if (stopping?.waiting.delete(ws) && stopping.waiting.size === 0) stopping.done()
   }
 
-  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+  function handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     socket.on('error', () => socket.destroy())
     if (stopping) {
       refuse(socket, toWireError(new ShuttingDownError(), 'jsonrpc'))
@@ -117,7 +116,7 @@ export function attachWebSockets(
       },
       (err: unknown) => refuse(socket, toWireError(err, 'jsonrpc')),
     )
-  })
+  }
 
   const timer = setInterval(() => {
     for (const ws of wss.clients) {
@@ -132,6 +131,7 @@ export function attachWebSockets(
   timer.unref()
 
   return {
+    handleUpgrade,
     connections: () => wss.clients.size,
     async close(graceMs) {
       clearInterval(timer)

@@ -1,0 +1,115 @@
+import type { Logger } from 'pino'
+import { createAdminTokenFailures } from '../admin/createAdminTokenFailures.ts'
+import { createDashboard } from '../admin/createDashboard.ts'
+import type { DashboardStats } from '../admin/createDashboardStats.ts'
+import type { AdminRequest, AdminResponse } from '../admin/handleAdmin.ts'
+import { handleAdmin } from '../admin/handleAdmin.ts'
+import type { DashboardRequest, DashboardResponse } from '../admin/handleDashboard.ts'
+import { createFilterIds } from '../auth/createFilterIds.ts'
+import type { KeyRegistry } from '../auth/createKeyRegistry.ts'
+import { createSecretVerifier } from '../auth/createSecretVerifier.ts'
+import { getSecretHashKey } from '../auth/hashSecret.ts'
+import type { KeyAdmin } from '../auth/keyAdmin.ts'
+import type { Config } from '../config/configSchema.ts'
+import { ByteBulkhead } from '../failsafe/ByteBulkhead.ts'
+import type { Clock } from '../metering/clock.ts'
+import type { Meter } from '../metering/meterTypes.ts'
+import type { NetworkRegistry } from '../networks/createNetworkRegistry.ts'
+import type { RequestTracing } from '../pipeline/RequestTrace.ts'
+import { type AnswerMemory, createAnswerMemory, smallMessageBytes } from '../upstreams/AnswerBudget.ts'
+import type { NetworkServices } from './createNetworkServices.ts'
+import { createRequestSettings, type LiveRequestSettings } from './createRequestSettings.ts'
+import type { Stores } from './stores.ts'
+
+/** What answers requests, before any server takes one: it starts nothing, so it has nothing to stop. */
+export type RequestHandling = {
+  /** The request path's settings: a reload swaps them whole (createReloader). */
+  settings: LiveRequestSettings
+  admin(request: AdminRequest): Promise<AdminResponse>
+  /** Undefined when the dashboard is off (no admin token). */
+  dashboard: ((request: DashboardRequest) => Promise<DashboardResponse>) | undefined
+  /** The bound on answers in flight for the process, over HTTP and WebSocket alike. */
+  answers: AnswerMemory
+  /** The bound on request bodies and WebSocket messages held at once. */
+  bodies: ByteBulkhead
+}
+
+export type RequestHandlingDeps = {
+  stores: Pick<Stores, 'keys' | 'usage'>
+  keys: KeyRegistry
+  keyAdmin: KeyAdmin
+  meter: Meter
+  networks: NetworkRegistry
+  services: Pick<NetworkServices, 'hubs' | 'indexers' | 'onRetired'>
+  dashboardStats: DashboardStats
+  tracing: RequestTracing | undefined
+  clock: Clock
+  log: Logger
+}
+
+/**
+ * The JSON-RPC, Gas API and WebSocket upgrade handlers' parts and settings (createRequestSettings),
+ * the admin API and the dashboard, and the process's bounds on bytes in flight.
+ */
+export async function createRequestHandling(
+  config: Config,
+  deps: RequestHandlingDeps,
+): Promise<RequestHandling> {
+  const { stores, networks, meter, services, clock, log } = deps
+  const now = () => clock.now()
+  const secretHashKey = await getSecretHashKey(stores.keys)
+  // wrong admin tokens, per client address: /admin and the dashboard's sign-in count together
+  const tokenFailures = createAdminTokenFailures(now)
+  const adminDeps = {
+    token: config.admin.token,
+    tokenFailures,
+    admin: deps.keyAdmin,
+    usage: stores.usage,
+    get networks() {
+      return networks.all.map((network) => network.name)
+    },
+    flushUsage: () => meter.flush(),
+    now,
+  }
+  const admin = (request: AdminRequest) => handleAdmin(adminDeps, request)
+  const dashboard =
+    config.admin.token === undefined
+      ? undefined
+      : createDashboard({
+          token: config.admin.token,
+          admin,
+          stats: deps.dashboardStats,
+          networks: () => networks.all,
+          indexers: services.indexers,
+          now,
+          tokenFailures,
+        })
+  const answers = createAnswerMemory({
+    maxRequestBytes: config.server.maxAnswerBytes,
+    maxBytes: config.server.maxAnswerBytesInFlight,
+  })
+  const bodies = new ByteBulkhead(config.server.maxBodyBytesInFlight, smallMessageBytes)
+  // what the live keys set, read through one reference: a reload swaps in new settings whole
+  const settings = createRequestSettings(
+    {
+      rpc: {
+        keys: deps.keys,
+        networks,
+        meter,
+        filterIds: createFilterIds(secretHashKey),
+        log,
+        tracing: deps.tracing,
+        verifySecret: createSecretVerifier({
+          hashKey: secretHashKey,
+          store: stores.keys,
+          onError: (err) => log.error({ err }, 'storing a secret hash in place of its scrypt hash failed'),
+        }),
+      },
+      gas: { indexers: services.indexers },
+      upgrade: { hubs: services.hubs, answers, bodies, onNetworkRetired: services.onRetired },
+      now,
+    },
+    config,
+  )
+  return { settings, admin, dashboard, answers, bodies }
+}
