@@ -6,7 +6,6 @@ import { PartnerAnswer } from '../jsonrpc/PartnerAnswer.ts'
 import { serializeResult } from '../jsonrpc/serialize.ts'
 import type { RpcId, RpcPayload } from '../jsonrpc/types.ts'
 import type { MethodSpec } from '../methods/methodTable.ts'
-import type { Network } from '../networks/createNetwork.ts'
 import type { CallTrail } from '../upstreams/CallTrail.ts'
 import { readNodeError } from '../upstreams/nodeErrors.ts'
 import { boundLogs } from './boundLogs.ts'
@@ -61,7 +60,7 @@ export async function answerCall(
   if (spec.filterRole === 'makes') return sealedFilter(ctx, call.id, answer)
   if (spec.nullWhenNotFound && saysNotFound(answer))
     return local(call.id, null, answer instanceof PartnerAnswer)
-  if (spec.monotonicHead) return await shownHead(network, call.id, answer, lowers)
+  if (spec.monotonicHead) return await notBelowShownHead(network, call.id, answer, lowers)
   return answer
 }
 
@@ -83,17 +82,6 @@ function openFilter(ctx: RpcContext, params: unknown[]): unknown[] | undefined {
 function unknownFilter(id: RpcId, spec: MethodSpec): CallAnswer {
   if (spec.filterRole === 'removes') return local(id, false)
   throw new FilterNotFoundError()
-}
-
-/** eth_blockNumber's answer never below the shown head (notBelowShownHead); a partner's stays one. */
-async function shownHead(
-  network: Network,
-  id: RpcId,
-  answer: CallAnswer,
-  lowers: number,
-): Promise<CallAnswer> {
-  if (!(answer instanceof PartnerAnswer)) return await notBelowShownHead(network, id, answer, lowers)
-  return new PartnerAnswer(await notBelowShownHead(network, id, answer.payload, lowers))
 }
 
 /** A node's "not found" error, which methods with `nullWhenNotFound` answer as null (docs/compatibility.md §7). */

@@ -1,29 +1,35 @@
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
+import { PartnerAnswer } from '../jsonrpc/PartnerAnswer.ts'
 import { readHexResult } from '../jsonrpc/readHexResult.ts'
 import { serializeResult } from '../jsonrpc/serialize.ts'
 import type { RpcId, RpcPayload } from '../jsonrpc/types.ts'
 import type { Network } from '../networks/createNetwork.ts'
+import type { CallAnswer } from './fetchAnswer.ts'
 
 /**
  * eth_blockNumber: never less than what a client was already told (upstreams, and instances, may lag
  * each other), and a higher number only once it may be shown (shared, it waits until every instance
  * has heard of it). A number asked for before the shown head was lowered since (`lowers`:
- * network.head.lowers then) is of the chain before the rewind: never shown.
+ * network.head.lowers then) is of the chain before the rewind: never shown. A partner's answer
+ * stays one.
  */
 export async function notBelowShownHead(
   network: Network,
   id: RpcId,
-  payload: RpcPayload,
+  answer: CallAnswer,
   lowers: number,
-): Promise<RpcPayload> {
+): Promise<CallAnswer> {
+  const payload = answer instanceof PartnerAnswer ? answer.payload : answer
   // the result is a short hex string: read from the answer's first bytes, without parsing it
   const number =
     readHexResult(payload instanceof AnswerParts ? payload.toBuffer() : payload) ?? parsedHexResult(payload)
-  if (number === undefined) return payload
+  if (number === undefined) return answer
   const { head } = network
   const showing = number > head.shown && lowers === head.lowers ? head.show(number) : undefined
   if (showing) await showing
-  return number >= head.shown ? payload : serializeResult(id, `0x${head.shown.toString(16)}`)
+  if (number >= head.shown) return answer
+  const shown = serializeResult(id, `0x${head.shown.toString(16)}`)
+  return answer instanceof PartnerAnswer ? new PartnerAnswer(shown) : shown
 }
 
 /** The result of an answer readHexResult could not read (a long id, say), if it is a hex quantity. */
