@@ -125,7 +125,7 @@ try {
   }
   // what the base ran without is part of its figures
   if (baseGate && baseGate.droppedKeys.length > 0)
-    lines.push('', `base ran without ${baseGate.droppedKeys.join(', ')} (its config schema lacks them)`)
+    lines.push('', `base ran without ${baseGate.droppedKeys.join(', ')}: keys its config schema lacks`)
   process.stdout.write(`\n${lines.join('\n')}\n`)
 } finally {
   // waited for: a process still writing (a callgrind dump, its database) would race the directory's removal

@@ -104,7 +104,7 @@ try {
   // what the base ran without is part of its figures
   if (baseGate && baseGate.droppedKeys.length > 0)
     process.stdout.write(
-      `\nbase ran without ${baseGate.droppedKeys.join(', ')} (its config schema lacks them)\n`,
+      `\nbase ran without ${baseGate.droppedKeys.join(', ')}: keys its config schema lacks\n`,
     )
 } finally {
   await stopChildren()
