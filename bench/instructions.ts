@@ -1,27 +1,32 @@
 // npm run bench:instructions: CPU instructions per forwarded cheap call, counted by valgrind's
-// callgrind, for the minimal pass-through (bench/lib/passThroughProxy.ts) and tollgate with its cache off
-// (and, with BENCH_BASE set to another checkout with dist/ built, that build too), in front of one
-// anvil. Counts are of the process's own code (JavaScript, V8, Node, libc; not the kernel): they do
-// not depend on what else the machine runs, where req/s and CPU seconds on two shared cores move
-// 10-30%. What still moves them is the process's own periodic work (a full garbage collection,
-// timers) landing in a count: a few percent, up to 30% on a bad count. The figure to compare builds
-// with, and to see what a change costs per call, next to (not instead of) the req/s benches. Each process runs under callgrind (about 50x slower), is warmed up with
-// 6,000 calls, then counts BENCH_CALLS (default 5,000) calls at BENCH_CONNECTIONS (default 16), twice,
-// of each cheap call (or of those BENCH_METHODS names, e.g. `eth_call;eth_blockNumber`),
-// keeping the lower count. With BENCH_L2_BYTES (the CPU's L2 per core, e.g. 524288) callgrind also
-// simulates the caches, with that as the last level, and each row adds the L2 misses per call (code,
-// and data read and written): what a call's code and data cost beyond the instructions, under load,
-// where L2 misses go to a shared L3 (the run takes about twice as long).
+// callgrind, for the minimal pass-through (bench/lib/passThroughProxy.ts) and tollgate with its cache
+// off (and, with BENCH_BASE set to another checkout with dist/ built, that build too), in front of one
+// anvil. Counts are of the process's own code (JavaScript, V8, Node, libc; not the kernel): they do not
+// depend on what else the machine runs, where req/s and CPU seconds on two shared cores move 10-30%.
+// What still moves them is the process's own periodic work (a full garbage collection, timers) landing
+// in a count: a few percent, up to 30% on a bad count. The figure to compare builds with, and to see
+// what a change costs per call, next to (not instead of) the req/s benches. Each process runs under
+// callgrind (about 50x slower), is warmed up with 6,000 calls, then counts BENCH_CALLS (default 5,000)
+// calls at BENCH_CONNECTIONS (default 16), twice, of each cheap call (or of those BENCH_METHODS names,
+// e.g. `eth_call;eth_blockNumber`), keeping the lower count. With BENCH_L2_BYTES (the CPU's L2 per core,
+// e.g. 524288) callgrind also simulates the caches, with that as the last level, and each row adds the
+// L2 misses per call (code, and data read and written): what a call's code and data cost beyond the
+// instructions, under load, where L2 misses go to a shared L3 (the run takes about twice as long). An
+// older build whose config schema lacks some of the keys written here (such as upstreams.historyProbeMs)
+// runs without them: the keys it names as unknown are dropped for it alone
+// (bench/lib/startBaseTollgate.ts), logged, and listed under the table; this build's config is always
+// the whole one.
 // Needs valgrind (Debian: apt-get install valgrind).
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import autocannon from 'autocannon'
 import { seedDevnet } from '../src/devnet/seedDevnet.ts'
 import { startAnvil } from '../src/devnet/startAnvil.ts'
 import { cheapCalls } from './lib/cheapCalls.ts'
 import { startPassThrough, startTollgate, stopChildren } from './lib/processes.ts'
+import { startBaseTollgate } from './lib/startBaseTollgate.ts'
 
 const calls = Number(process.env.BENCH_CALLS ?? 5_000)
 const onlyMethods = process.env.BENCH_METHODS?.split(';')
@@ -57,16 +62,23 @@ try {
     upstreams: { headPollMs: 600_000, historyProbeMs: 600_000 },
     metering: { flushMs: 600_000 },
   }
-  const gates = [{ name: 'tollgate', bin: 'bin/tollgate.js' }]
-  if (base) gates.push({ name: 'base', bin: resolve(base, 'bin/tollgate.js') })
-  const targets: Target[] = []
-  let key = ''
-  for (const { name, bin } of gates) {
-    const gate = await startTollgate(dir, name, { url: anvil.url }, off, bin, callgrind(name))
-    key = gate.key
-    targets.push({ name, url: gate.url, pid: gate.pid as number, dumps: join(dir, `${name}.${gate.pid}`) })
+  const toTarget = (name: string, gate: { url: string; pid: number | undefined }): Target => {
+    const pid = gate.pid as number
+    return { name, url: gate.url, pid, dumps: join(dir, `${name}.${pid}`) }
   }
-  const proxy = await startPassThrough(anvil.url, key, callgrind('pass-through'))
+  const gate = await startTollgate(
+    dir,
+    'tollgate',
+    { url: anvil.url },
+    off,
+    'bin/tollgate.js',
+    callgrind('tollgate'),
+  )
+  const targets = [toTarget('tollgate', gate)]
+  const baseGate =
+    base && (await startBaseTollgate(dir, 'base', { url: anvil.url }, off, base, callgrind('base')))
+  if (baseGate) targets.push(toTarget('base', baseGate))
+  const proxy = await startPassThrough(anvil.url, gate.key, callgrind('pass-through'))
   const pid = proxy.pid as number
   targets.unshift({ name: 'pass-through', url: proxy.url, pid, dumps: join(dir, `pass-through.${pid}`) })
 
@@ -111,6 +123,9 @@ try {
     lines.push(line)
     process.stdout.write(`${line}\n`)
   }
+  // what the base ran without is part of its figures
+  if (baseGate && baseGate.droppedKeys.length > 0)
+    lines.push('', `base ran without ${baseGate.droppedKeys.join(', ')}: keys its config schema lacks`)
   process.stdout.write(`\n${lines.join('\n')}\n`)
 } finally {
   // waited for: a process still writing (a callgrind dump, its database) would race the directory's removal

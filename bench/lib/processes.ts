@@ -62,9 +62,15 @@ export async function startPassThrough(
   return { url: `http://127.0.0.1:${match}/v3/${key}`, pid: child.pid }
 }
 
-/** Runs the tollgate CLI (this checkout's, or the one at `bin`) and returns its stdout. */
+/**
+ * Runs the tollgate CLI (this checkout's, or the one at `bin`) and returns its stdout. What it writes
+ * to stderr is kept, not shown: a failure throws with it (as the error's message and `stderr`).
+ */
 function tollgateCli(args: string[], bin = 'bin/tollgate.js'): string {
-  return execFileSync(process.execPath, [bin, ...args], { encoding: 'utf8' })
+  return execFileSync(process.execPath, [bin, ...args], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
 }
 
 const unlimitedKeyArgs = [
@@ -149,7 +155,7 @@ export async function startTollgate(
   name: string,
   upstream: { url: string; ws?: string },
   config: Record<string, unknown> = {},
-  /** Another checkout's bin/tollgate.js, to measure two builds side by side. */
+  /** The tollgate to run: this checkout's build, or src/main.ts (its sources; another build: startBaseTollgate). */
   bin = 'bin/tollgate.js',
   /** A command to run tollgate behind (spawnAndWait). */
   wrapper: string[] = [],
