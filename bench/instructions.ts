@@ -3,12 +3,14 @@
 // off (and, with BENCH_BASE set to another checkout with dist/ built, that build too), in front of one
 // anvil. Counts are of the process's own code (JavaScript, V8, Node, libc; not the kernel): they do not
 // depend on what else the machine runs, where req/s and CPU seconds on two shared cores move 10-30%.
-// What still moves them is the process's own periodic work (a full garbage collection, timers) landing
-// in a count: a few percent, up to 30% on a bad count. The figure to compare builds with, and to see
-// what a change costs per call, next to (not instead of) the req/s benches. Each process runs under
-// callgrind (about 50x slower), is warmed up with 6,000 calls, then counts BENCH_CALLS (default 5,000)
-// calls at BENCH_CONNECTIONS (default 16), twice, of each cheap call (or of those BENCH_METHODS names,
-// e.g. `eth_call;eth_blockNumber`), keeping the lower count. With BENCH_L2_BYTES (the CPU's L2 per core,
+// What still moves them is the process's own occasional work landing in a count: a full garbage
+// collection, and V8 compiling functions that became hot late (seen: consecutive counts of one process
+// at 290k, 200k, 190k, 554k, 236k and 186k instructions a call). The figure to compare builds with, and
+// to see what a change costs per call, next to (not instead of) the req/s benches. Each process runs
+// under callgrind (about 50x slower), is warmed up with BENCH_WARMUP calls (default 12,000), then counts
+// BENCH_CALLS (default 5,000) calls at BENCH_CONNECTIONS (default 16), BENCH_COUNTS times (default 5),
+// of each cheap call (or of those BENCH_METHODS names, e.g. `eth_call;eth_blockNumber`), keeping the
+// lowest count (each count's figure is printed to stderr). With BENCH_L2_BYTES (the CPU's L2 per core,
 // e.g. 524288) callgrind also simulates the caches, with that as the last level, and each row adds the
 // L2 misses per call (code, and data read and written): what a call's code and data cost beyond the
 // instructions, under load, where L2 misses go to a shared L3 (the run takes about twice as long). An
@@ -30,6 +32,8 @@ import { startBaseTollgate } from './lib/startBaseTollgate.ts'
 
 const calls = Number(process.env.BENCH_CALLS ?? 5_000)
 const onlyMethods = process.env.BENCH_METHODS?.split(';')
+const warmupCalls = Number(process.env.BENCH_WARMUP ?? 12_000)
+const countsKept = Number(process.env.BENCH_COUNTS ?? 5)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16)
 const base = process.env.BENCH_BASE
 const l2Bytes = process.env.BENCH_L2_BYTES ? Number(process.env.BENCH_L2_BYTES) : undefined
@@ -97,21 +101,21 @@ try {
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: call.method, params: call.params })
     const counts: Count[] = []
     for (const target of targets) {
-      await load(target, body, 3_000)
-      await load(target, body, 3_000)
-      // counted twice, the lower kept: a full garbage collection (tens of millions of instructions)
-      // that falls in one count is the heap's, not this call's
-      const twice: Count[] = []
-      for (let count = 0; count < 2; count++) {
+      await load(target, body, warmupCalls)
+      // counted several times, the lowest kept: a full garbage collection (tens of millions of
+      // instructions) or a late compilation that falls in one count is the process's, not this call's
+      const each: Count[] = []
+      for (let count = 0; count < countsKept; count++) {
         execFileSync('callgrind_control', ['--zero', String(target.pid)], { stdio: 'ignore' })
         await load(target, body, calls)
         execFileSync('callgrind_control', ['--dump', String(target.pid)], { stdio: 'ignore' })
         const dump = (dumpsTaken.get(target.name) ?? 0) + 1
         dumpsTaken.set(target.name, dump)
-        twice.push(countIn(`${target.dumps}.${dump}`, calls))
+        each.push(countIn(`${target.dumps}.${dump}`, calls))
       }
-      const [first, second] = twice as [Count, Count]
-      counts.push(second.instructions < first.instructions ? second : first)
+      const figures = each.map((count) => Math.round(count.instructions).toLocaleString('en-US'))
+      process.stderr.write(`${call.name} ${target.name}: ${figures.join(', ')}\n`)
+      counts.push(each.reduce((low, count) => (count.instructions < low.instructions ? count : low)))
     }
     const passThrough = counts[0]?.instructions ?? 1
     const cells = [

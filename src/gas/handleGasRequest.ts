@@ -9,6 +9,7 @@ import {
   UnsupportedChainIdError,
 } from '../errors/gasErrors.ts'
 import { TollgateError } from '../errors/TollgateError.ts'
+import { toHeaderList } from '../errors/toHeaderList.ts'
 import { toWireError } from '../errors/toWireError.ts'
 import type { Meter, Settlement } from '../metering/meterTypes.ts'
 import { priceOf } from '../methods/priceOf.ts'
@@ -142,7 +143,5 @@ function refused(
 
 function fail(err: unknown): GasResponse {
   const { httpStatus, body, headers } = toWireError(err, 'gas')
-  const list: string[] = []
-  for (const name in headers) list.push(name, headers[name] as string)
-  return { status: httpStatus, body, headers: list }
+  return { status: httpStatus, body, headers: toHeaderList(headers) }
 }

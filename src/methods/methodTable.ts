@@ -305,9 +305,9 @@ export function getMethodSpec(method: string): MethodSpec {
 }
 
 /**
- * A spec with every field written in one literal, in one order: every spec has one shape, so the request path's code, which reads them on every call, sees one
- * kind of object whatever the method (spread rows gave calls of different methods objects of
- * different shapes).
+ * A spec with every field written in one literal, in one order: every spec has one shape, so the
+ * request path's code, which reads them on every call, sees one kind of object whatever the method
+ * (spread rows gave calls of different methods objects of different shapes).
  */
 function methodSpec(
   name: string,

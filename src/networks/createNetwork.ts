@@ -127,6 +127,7 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
     shared: options.shared?.head,
     // a kept eth_blockNumber of before a lower (here or by another instance) would raise it again
     onLower: () => cache?.newHead(),
+    reached: () => pool.membersHead(),
   })
   if (cache) followChain(cache, heads)
   const network: Network = {

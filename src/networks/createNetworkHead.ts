@@ -10,6 +10,13 @@ export type NetworkHead = {
   latest(): Head | undefined
   /** The network's finalized block number, or undefined while unknown (it goes back when the chain does). */
   finalized(): bigint | undefined
+  /**
+   * The highest block an upstream in use has reached: at or above `latest` (whose chain follows the
+   * upstreams that keep up, up to maxLagBlocks behind the first); undefined before any is known.
+   */
+  reached(): bigint | undefined
+  /** Asks every upstream for its head now; resolves when done. */
+  poll(): Promise<void>
   /** The highest block number a client may be told: eth_blockNumber never answers less. */
   readonly shown: bigint
   /**
@@ -33,6 +40,8 @@ export type NetworkHeadOptions = {
   shared?: SharedHead | undefined
   /** The shown head was lowered, here or by another instance (the network drops its head-scoped answers). */
   onLower?: () => void
+  /** The highest head among the upstreams in use (the pool's members' head). */
+  reached?: () => bigint | undefined
 }
 
 /**
@@ -51,6 +60,8 @@ export function createNetworkHead(tracker: HeadTracker, options: NetworkHeadOpti
   return {
     latest: tracker.latest,
     finalized: tracker.finalized,
+    reached: options.reached ?? (() => tracker.latest()?.number),
+    poll: () => tracker.poll(),
     get shown() {
       return shown.shown
     },

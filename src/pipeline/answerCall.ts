@@ -2,7 +2,7 @@ import type { FilterOwner } from '../auth/createFilterIds.ts'
 import { cacheScope } from '../cache/cacheScope.ts'
 import { FilterNotFoundError } from '../errors/rpcErrors.ts'
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
-import { PartnerAnswer } from '../jsonrpc/PartnerAnswer.ts'
+import { answerLike, type CallAnswer, payloadOf } from '../jsonrpc/PartnerAnswer.ts'
 import { serializeResult } from '../jsonrpc/serialize.ts'
 import type { RpcId, RpcPayload } from '../jsonrpc/types.ts'
 import type { MethodSpec } from '../methods/methodTable.ts'
@@ -10,7 +10,7 @@ import type { CallTrail } from '../upstreams/CallTrail.ts'
 import { readNodeError } from '../upstreams/nodeErrors.ts'
 import { boundLogs } from './boundLogs.ts'
 import { capGas } from './capGas.ts'
-import { type CallAnswer, fetchAnswer } from './fetchAnswer.ts'
+import { fetchAnswer } from './fetchAnswer.ts'
 import { isNotFoundError } from './isNotFoundError.ts'
 import { notBelowShownHead } from './notBelowShownHead.ts'
 import type { PreparedCall } from './prepareCall.ts'
@@ -47,7 +47,7 @@ export async function answerCall(
   }
   if (spec.capsGas) {
     // the gas cap needs the head: asked for first when none is known yet
-    if (!network.head.latest()) await network.heads.poll()
+    if (!network.head.latest()) await network.head.poll()
     const head = network.head.latest()
     if (head) params = capGas(params, head, network)
   }
@@ -58,8 +58,7 @@ export async function answerCall(
   const answer = await fetchAnswer(ctx, prepared, params, scope, route, trail)
 
   if (spec.filterRole === 'makes') return sealedFilter(ctx, call.id, answer)
-  if (spec.nullWhenNotFound && saysNotFound(answer))
-    return local(call.id, null, answer instanceof PartnerAnswer)
+  if (spec.nullWhenNotFound && saysNotFound(answer)) return answerLike(answer, local(call.id, null))
   if (spec.monotonicHead) return await notBelowShownHead(network, call.id, answer, lowers)
   return answer
 }
@@ -72,7 +71,10 @@ function subscription(ctx: RpcContext, { call, spec, params }: ReadyCall): CallA
   return local(call.id, result)
 }
 
-/** The params of a call that names a filter, with the node's id for the client's; undefined when the key did not make it. */
+/**
+ * The params of a call that names a filter, with the node's id for the client's; undefined when the
+ * key did not make it.
+ */
 function openFilter(ctx: RpcContext, params: unknown[]): unknown[] | undefined {
   const nodeId = typeof params[0] === 'string' ? ctx.filterIds.open(params[0], filterOwner(ctx)) : undefined
   return nodeId === undefined ? undefined : [nodeId]
@@ -84,9 +86,9 @@ function unknownFilter(id: RpcId, spec: MethodSpec): CallAnswer {
   throw new FilterNotFoundError()
 }
 
-/** A node's "not found" error, which methods with `nullWhenNotFound` answer as null (docs/compatibility.md §7). */
+/** A node's "not found" error: methods with `nullWhenNotFound` answer it as null (docs/compatibility.md §7). */
 function saysNotFound(answer: CallAnswer): boolean {
-  const payload = answer instanceof PartnerAnswer ? answer.payload : answer
+  const payload = payloadOf(answer)
   // a kept result in parts is a result, never an error
   if (payload instanceof AnswerParts) return false
   const error = readNodeError(payload)
@@ -100,19 +102,17 @@ function filterOwner(ctx: RpcContext): FilterOwner {
 
 /** A new filter's answer with the id sealed to its owner; an error (or anything else) as it came. */
 function sealedFilter(ctx: RpcContext, id: RpcId, answer: CallAnswer): CallAnswer {
-  const partner = answer instanceof PartnerAnswer
-  const payload = partner ? answer.payload : answer
   let result: unknown
   try {
-    result = (JSON.parse(payload.toString()) as { result?: unknown }).result
+    result = (JSON.parse(payloadOf(answer).toString()) as { result?: unknown }).result
   } catch {
     return answer
   }
   if (typeof result !== 'string') return answer
-  return local(id, ctx.filterIds.seal(result, filterOwner(ctx)), partner)
+  return answerLike(answer, serializeResult(id, ctx.filterIds.seal(result, filterOwner(ctx))))
 }
 
-function local(id: RpcId, result: unknown, partner = false): CallAnswer {
-  const payload: RpcPayload = serializeResult(id, result)
-  return partner ? new PartnerAnswer(payload) : payload
+/** An answer of the gateway's own. */
+function local(id: RpcId, result: unknown): RpcPayload {
+  return serializeResult(id, result)
 }

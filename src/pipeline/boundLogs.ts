@@ -90,7 +90,7 @@ async function blockNumberOf(
   if (tag === 'earliest') return 0n
   if (typeof tag !== 'string') return undefined
   if (tag.startsWith('0x')) return BigInt(tag)
-  if (!network.head.latest()) await network.heads.poll()
+  if (!network.head.latest()) await network.head.poll()
   const head = network.head.latest()?.number
   const finalized = network.head.finalized()
   if (tag === 'latest' || tag === 'pending') return head

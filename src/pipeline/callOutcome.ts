@@ -1,11 +1,14 @@
 import { ClientGoneError } from '../errors/callEndings.ts'
-import { PartnerAnswer } from '../jsonrpc/PartnerAnswer.ts'
+import { type CallAnswer, PartnerAnswer, payloadOf } from '../jsonrpc/PartnerAnswer.ts'
 import type { RpcPayload } from '../jsonrpc/types.ts'
 import { priceOf } from '../methods/priceOf.ts'
 import type { CallTrail } from '../upstreams/CallTrail.ts'
 import { answerCall } from './answerCall.ts'
 import { errorAnswer } from './errorAnswer.ts'
 import type { PreparedCall } from './prepareCall.ts'
+
+type ReadyCall = PreparedCall & { ok: true }
+
 import type { RpcContext } from './rpcContext.ts'
 
 /** How one call of a request ended: its answer, and what it costs (priceOf's question). */
@@ -20,7 +23,7 @@ export type CallOutcome = {
   /** A partner provider answered it (docs/compatibility.md §7 failover). */
   partner: boolean
   /** A failure's own headers (a busy server's Retry-After): a single call's answer carries them. */
-  errorHeaders: Record<string, string> | undefined
+  errorHeaders: string[] | undefined
   /** What it did on its way (upstream attempts, the cache), when the request keeps trails. */
   trail: CallTrail | undefined
 }
@@ -30,60 +33,75 @@ export type CallOutcome = {
  * ended when the request keeps trails (the route header, a trace).
  */
 export async function callOutcome(ctx: RpcContext, prepared: PreparedCall): Promise<CallOutcome> {
-  if (!prepared.ok) {
-    const { payload, httpStatus } = errorAnswer(ctx.log, prepared.id, prepared.error)
-    const { method, isNotification } = prepared
-    const credits = priceOf({ kind: 'refusedCall' })
-    return {
-      payload,
-      httpStatus,
-      credits,
-      method,
-      isNotification,
-      partner: false,
-      errorHeaders: undefined,
-      trail: undefined,
-    }
-  }
-  const { call, spec } = prepared
-  const trail = ctx.trails?.start(spec.name, ctx.network.name)
-  let outcome: CallOutcome
-  let failure: { error: unknown } | undefined
+  if (!prepared.ok) return refused(ctx, prepared)
+  const trail = ctx.trails?.start(prepared.spec.name, ctx.network.name)
   try {
-    const answer = await answerCall(ctx, prepared, trail)
-    const partner = answer instanceof PartnerAnswer
-    outcome = {
-      payload: partner ? answer.payload : answer,
-      httpStatus: 200,
-      credits: priceOf({ kind: 'served', spec }),
-      method: spec.name,
-      isNotification: call.isNotification,
-      partner,
-      errorHeaders: undefined,
-      trail,
-    }
+    return answered(ctx, prepared, await answerCall(ctx, prepared, trail), trail)
   } catch (err) {
-    const { payload, httpStatus, headers } = errorAnswer(ctx.log, call.id, err)
-    const clientGone = err instanceof ClientGoneError
-    failure = { error: err }
-    outcome = {
-      payload,
-      httpStatus,
-      credits: priceOf({ kind: 'failed', spec, error: err, httpStatus, clientGone }),
-      method: spec.name,
-      isNotification: call.isNotification,
-      partner: false,
-      errorHeaders: headers,
-      trail,
-    }
+    return failed(ctx, prepared, err, trail)
   }
+}
+
+/** A call refused before it ran: what refused input costs, and its error. */
+function refused(ctx: RpcContext, prepared: PreparedCall & { ok: false }): CallOutcome {
+  const { payload, httpStatus } = errorAnswer(ctx.log, prepared.id, prepared.error)
+  return {
+    payload,
+    httpStatus,
+    credits: priceOf({ kind: 'refusedCall' }),
+    method: prepared.method,
+    isNotification: prepared.isNotification,
+    partner: false,
+    errorHeaders: undefined,
+    trail: undefined,
+  }
+}
+
+/** A call answered (a node's error answer, a revert among them): the method's price. */
+function answered(
+  ctx: RpcContext,
+  { call, spec }: ReadyCall,
+  answer: CallAnswer,
+  trail: CallTrail | undefined,
+): CallOutcome {
+  const partner = answer instanceof PartnerAnswer
+  const credits = priceOf({ kind: 'served', spec })
+  const status = 200
+  if (trail) ctx.trails?.end(trail, { status, credits, partner, error: undefined, clientGone: false })
+  return {
+    payload: payloadOf(answer),
+    httpStatus: status,
+    credits,
+    method: spec.name,
+    isNotification: call.isNotification,
+    partner,
+    errorHeaders: undefined,
+    trail,
+  }
+}
+
+/** A call that ran and failed without a node's answer: priced by its failure; a client gone is no error. */
+function failed(
+  ctx: RpcContext,
+  { call, spec }: ReadyCall,
+  err: unknown,
+  trail: CallTrail | undefined,
+): CallOutcome {
+  const { payload, httpStatus, headers } = errorAnswer(ctx.log, call.id, err)
+  const clientGone = err instanceof ClientGoneError
+  const credits = priceOf({ kind: 'failed', spec, error: err, httpStatus, clientGone })
   if (trail) {
-    // the trail's reader (a trace's call span) hears how the call ended
-    const err = failure?.error
-    const clientGone = err instanceof ClientGoneError
-    const error = failure && !clientGone ? (err instanceof Error ? err.name : 'Error') : undefined
-    const { httpStatus: status, credits, partner } = outcome
-    ctx.trails?.end(trail, { status, credits, partner, error, clientGone })
+    const error = clientGone ? undefined : err instanceof Error ? err.name : 'Error'
+    ctx.trails?.end(trail, { status: httpStatus, credits, partner: false, error, clientGone })
   }
-  return outcome
+  return {
+    payload,
+    httpStatus,
+    credits,
+    method: spec.name,
+    isNotification: call.isNotification,
+    partner: false,
+    errorHeaders: headers,
+    trail,
+  }
 }

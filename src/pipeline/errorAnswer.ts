@@ -1,14 +1,15 @@
 import type { Logger } from 'pino'
 import { ClientGoneError } from '../errors/callEndings.ts'
 import { TollgateError } from '../errors/TollgateError.ts'
+import { toHeaderList } from '../errors/toHeaderList.ts'
 import { toWireError } from '../errors/toWireError.ts'
 import type { RpcId, RpcPayload } from '../jsonrpc/types.ts'
 
 export type ErrorAnswer = {
   payload: RpcPayload
   httpStatus: number
-  /** The error's own headers (a 402's or 429's Retry-After), if it has any. */
-  headers: Record<string, string>
+  /** The error's own headers (a 402's or 429's Retry-After), as names and values one after the other. */
+  headers: string[]
 }
 
 /**
@@ -25,5 +26,5 @@ export function errorAnswer(log: Logger, id: RpcId, err: unknown): ErrorAnswer {
       error.message,
     )
   }
-  return { payload: JSON.stringify(body), httpStatus, headers }
+  return { payload: JSON.stringify(body), httpStatus, headers: toHeaderList(headers) }
 }

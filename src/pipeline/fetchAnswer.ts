@@ -2,11 +2,12 @@ import type { CacheScope } from '../cache/cacheScope.ts'
 import { type RpcCache, resultAnswer } from '../cache/createRpcCache.ts'
 import type { Cancellation } from '../failsafe/Cancellation.ts'
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
-import { PartnerAnswer, type SentAnswer } from '../jsonrpc/PartnerAnswer.ts'
+import { type CallAnswer, PartnerAnswer, payloadOf, type SentAnswer } from '../jsonrpc/PartnerAnswer.ts'
 import { asWrittenBody } from '../jsonrpc/parseRpcRequest.ts'
 import type { RpcCall, RpcId, RpcPayload } from '../jsonrpc/types.ts'
 import { withId } from '../jsonrpc/withId.ts'
 import type { MethodSpec } from '../methods/methodTable.ts'
+import type { AnswerBudget } from '../upstreams/AnswerBudget.ts'
 import type { CallTrail } from '../upstreams/CallTrail.ts'
 import type { SendOptions } from '../upstreams/SendOptions.ts'
 import { sendWithPartners } from '../upstreams/sendWithPartners.ts'
@@ -14,9 +15,6 @@ import type { PreparedCall } from './prepareCall.ts'
 import type { Route } from './routeOf.ts'
 import type { RpcContext } from './rpcContext.ts'
 import { rangeRefusalOf, splitLogsRange, splitsAtOnce } from './splitLogsRange.ts'
-
-/** A call's answer: its payload, or a partner's answer (which the client is told of). */
-export type CallAnswer = RpcPayload | PartnerAnswer
 
 type ReadyCall = PreparedCall & { ok: true }
 
@@ -36,7 +34,8 @@ export function fetchAnswer(
   const { cache } = ctx.network
   if (cache && scope !== 'never') return cachedAnswer(ctx, cache, prepared, params, scope, route, trail)
   const { call, spec } = prepared
-  return forward(ctx, spec, bodyOf(prepared, params), call.id, route, ctx.cancellation, trail)
+  const options = sendOptions(ctx, route, ctx.cancellation, ctx.answerBudget, trail)
+  return forward(ctx, spec, bodyOf(prepared, params), call.id, route, options)
 }
 
 /**
@@ -95,8 +94,8 @@ function load(
   trail: CallTrail | undefined,
 ): Promise<SentAnswer> {
   const answerBudget = ctx.answerBudget.forShared()
-  const shared = { ...ctx, answerBudget }
-  return forward(shared, spec, body, 1, route, undefined, trail).finally(() => answerBudget.release())
+  const options = sendOptions(ctx, route, undefined, answerBudget, trail)
+  return forward(ctx, spec, body, 1, route, options).finally(() => answerBudget.release())
 }
 
 /**
@@ -109,10 +108,8 @@ function forward(
   body: string | Buffer,
   id: RpcId,
   route: Route,
-  cancellation: Cancellation | undefined,
-  trail: CallTrail | undefined,
+  options: SendOptions & { deadline: number },
 ): Promise<SentAnswer> {
-  const options = sendOptions(ctx, route, cancellation, trail)
   if (route.checkLogs) return forwardLogs(ctx, spec, body, id, route, options)
   return send(ctx, spec, body, route, options)
 }
@@ -140,7 +137,7 @@ async function forwardLogs(
       answer = await splitLogsRange(network, logs, answer, id, options)
     }
   }
-  route.checkLogs?.(answer instanceof PartnerAnswer ? answer.payload : answer)
+  route.checkLogs?.(payloadOf(answer) as Buffer)
   return answer
 }
 
@@ -163,11 +160,15 @@ function send(
   })
 }
 
-/** How the network's pool sends a call: its deadline starts now (a node's wait for a receipt beyond it). */
+/**
+ * How the network's pool sends a call: its deadline starts now (a node's wait for a receipt beyond
+ * it); what it takes in is held on `answerBudget` (the request's, or a shared load's own).
+ */
 function sendOptions(
   ctx: RpcContext,
   { retry, headSensitive, block, fromBlock, needsState, nullIsMissing, rawTransaction, capsGas, logs }: Route,
   cancellation: Cancellation | undefined,
+  answerBudget: AnswerBudget,
   trail: CallTrail | undefined,
 ): SendOptions & { deadline: number } {
   return {
@@ -181,7 +182,7 @@ function sendOptions(
     rawTransaction,
     capsGas,
     cancellation,
-    answerBudget: ctx.answerBudget,
+    answerBudget,
     // eth_getLogs by range: whether every upstream refused it, for the limit splitLogsRange keeps
     answeredBy: logs ? { members: 0 } : undefined,
     trail,

@@ -6,7 +6,7 @@ import { TollgateError } from '../errors/TollgateError.ts'
 import type { Cancellation } from '../failsafe/Cancellation.ts'
 import { parseRpcRequest } from '../jsonrpc/parseRpcRequest.ts'
 import { serializeBatch } from '../jsonrpc/serialize.ts'
-import type { RpcPayload, RpcRequest } from '../jsonrpc/types.ts'
+import type { RpcId, RpcPayload, RpcRequest } from '../jsonrpc/types.ts'
 import { withRawIds } from '../jsonrpc/withRawIds.ts'
 import type { Admission, Meter, Settlement, UsageRecord } from '../metering/meterTypes.ts'
 import { priceOf } from '../methods/priceOf.ts'
@@ -74,117 +74,126 @@ const batchEnvelopeLabel = '(batch)'
  * The request path, for HTTP requests and WebSocket messages alike, step by step: authenticate and
  * authorize (the key, what the request proves, where it goes; a request that has not proved what its
  * key requires is answered from its headers alone: its body is never read, it costs nothing and
- * carries no credit headers); parse (a body refused whole costs 5 credits); validate each call and
- * hold the most the request can cost (a 402/429 refuses it whole, for nothing); answer each call
- * (callOutcome: here, from the cache, the upstreams or a split range); settle, each call charged the
- * price of its outcome (priceOf, docs/compatibility.md §2); record (the credit headers, the trace,
- * the route headers). Rejects only with the body stream's own error (the client went away
+ * carries no credit headers); parse (a body refused whole costs 5 credits); validate each call;
+ * price and admit (the most the request can cost is held; a 402/429 refuses it whole, for nothing);
+ * answer each call (callOutcome: here, from the cache, the upstreams or a split range); settle (each
+ * call charged the price of its outcome, decided once); record (the credit headers, the route
+ * headers, the trace). Rejects only with the body stream's own error (the client went away
  * mid-body).
  */
 export async function handleRpc(deps: RpcDeps, arrival: RpcArrival): Promise<RpcAnswer> {
   const trace = deps.tracing && startTrace(deps.tracing, arrival)
-  const authenticated = trace?.step('authenticate')
-  const access = await (arrival.access?.() ?? authorizeKeyRequest(deps, arrival.keyRequest))
-  authenticated?.({ 'tollgate.authorized': access.ok })
-  if (!access.ok) {
-    // the body is not read, so the call's id is not known
-    const { payload, httpStatus, headers } = errorAnswer(deps.log, null, access.error)
-    return finished(trace, arrival, { status: httpStatus, body: payload, headers: toHeaderList(headers) })
-  }
-  const { key, network, guard, failover } = access
-  // counted from here to the answer: a network a reload replaced stops once its calls are done
-  network.calls.enter()
   try {
-    let request: RpcRequest
+    const access = await authorized(deps, arrival, trace)
+    if (!access.ok) return finished(trace, arrival, refusedAnswer(deps, null, access.error))
+    const { key, network } = access
+    // counted from here to the answer: a network a reload replaced stops once its calls are done
+    network.calls.enter()
     try {
-      request = parse(deps, typeof arrival.body === 'string' ? arrival.body : await arrival.body())
-    } catch (refusal) {
-      // the body stream's own error (the client went away mid-body) is no refusal to answer
-      if (!(refusal instanceof TollgateError)) {
-        trace?.finish({ 'tollgate.client_gone': true }, false)
-        throw refusal
+      const request = await readRequest(deps, arrival)
+      if (!('isBatch' in request)) {
+        const charged = await chargeRefusal(deps.meter, key.subject, network.name, request)
+        const refused = { ...refusedAnswer(deps, null, charged.error), settlement: charged.settlement }
+        return recorded(deps, trace, arrival, access, refused)
       }
-      const charged = await chargeRefusal(deps.meter, key.subject, network.name, refusal)
-      const { payload, httpStatus, headers } = errorAnswer(deps.log, null, charged.error)
-      return settled(deps, trace, arrival, access, {
-        status: httpStatus,
-        body: payload,
-        settlement: charged.settlement,
-        errorHeaders: headers,
-      })
-    }
-    const routed = arrival.transport === 'http' && wantsRouteHeaders(key, arrival.keyRequest)
-    const ctx: RpcContext = {
-      network,
-      key,
-      guard,
-      failover,
-      meter: deps.meter,
-      filterIds: deps.filterIds,
-      cancellation: arrival.cancellation,
-      answerBudget: arrival.answerBudget,
-      log: deps.log,
-      trails: trace ?? (routed ? recordingTrails : undefined),
-      trace,
-      subscriptions: arrival.subscriptions,
-    }
+      const routed = arrival.transport === 'http' && wantsRouteHeaders(key, arrival.keyRequest)
+      const ctx = contextOf(deps, arrival, access, trace, routed)
+      const calls = request.isBatch
+        ? request.entries.map((entry) => prepareCall(ctx, entry))
+        : [prepareCall(ctx, request.entry)]
 
-    // validate each call (method, params, allowlists), then hold the most the request can cost
-    const calls = request.isBatch
-      ? request.entries.map((entry) => prepareCall(ctx, entry))
-      : [prepareCall(ctx, request.entry)]
-    const metered = trace?.step('meter')
-    const heldCredits = mostCostOf(calls, request.isBatch)
-    let admission: Admission
-    try {
-      admission = await deps.meter.admit(key.subject, heldCredits)
-    } catch (limit) {
-      // refused whole by the balance or the rate: it costs nothing
-      const { payload, httpStatus, headers } = errorAnswer(
-        deps.log,
-        request.isBatch ? null : idOf(calls[0]),
-        limit,
+      const metered = trace?.step('meter')
+      const heldCredits = mostCostOf(calls, request.isBatch)
+      let admission: Admission
+      try {
+        admission = await deps.meter.admit(key.subject, heldCredits)
+      } catch (limit) {
+        const refused = refusedAnswer(deps, request.isBatch ? null : idOf(calls[0]), limit)
+        metered?.({ 'tollgate.refused': refused.status })
+        return recorded(deps, trace, arrival, access, { ...refused, rawIds: request.rawIds })
+      }
+      metered?.({ 'tollgate.credits_held': heldCredits })
+
+      const outcomes = await Promise.all(calls.map((call) => callOutcome(ctx, call)))
+
+      const settlement = deps.meter.settle(admission, usageOf(calls, outcomes, request.isBatch, network.name))
+
+      const result = request.isBatch ? batchResult(outcomes) : singleResult(outcomes[0] as CallOutcome)
+      return recorded(
+        deps,
+        trace,
+        arrival,
+        access,
+        { ...result, settlement, rawIds: request.rawIds },
+        routed ? outcomes : undefined,
       )
-      metered?.({ 'tollgate.refused': httpStatus })
-      return settled(deps, trace, arrival, access, {
-        status: httpStatus,
-        body: payload,
-        settlement: undefined,
-        errorHeaders: headers,
-      })
+    } finally {
+      network.calls.leave()
     }
-    metered?.({ 'tollgate.credits_held': heldCredits })
-
-    const outcomes = request.isBatch
-      ? await Promise.all(calls.map((call) => callOutcome(ctx, call)))
-      : [await callOutcome(ctx, calls[0] as PreparedCall)]
-
-    const usage = outcomes.map((outcome) => usageOf(outcome, network.name))
-    if (request.isBatch) usage.push(envelopeUsage(calls, usage, network.name))
-    const settlement = deps.meter.settle(admission, usage)
-
-    const answer = request.isBatch
-      ? batchAnswer(outcomes, settlement)
-      : singleAnswer(outcomes[0] as CallOutcome, settlement)
-    const { rawIds } = request
-    // the rare request with ids JSON would alter: their text goes back in place of their stand-ins
-    if (rawIds !== undefined) answer.body = withRawIds(answer.body, rawIds)
-    return settled(deps, trace, arrival, access, answer, routed ? outcomes : undefined)
-  } finally {
-    network.calls.leave()
+  } catch (err) {
+    // an HTTP request's only rejection is its body stream's: the client went away, which is no failure
+    if (arrival.transport === 'http') trace?.finish({ 'tollgate.client_gone': true }, false)
+    else trace?.finish({}, true)
+    throw err
   }
 }
 
-/** What the request path makes of a request of a proven key before it is recorded. */
-type Settled = {
-  status: number
-  body: RpcPayload
-  /** What the request was charged, and what is left; undefined when refused before any charge. */
-  settlement: Settlement | undefined
-  /** The refusal's or a single call's failure's own headers (a Retry-After), from the one error mapping. */
-  errorHeaders: Record<string, string> | undefined
-  /** A partner provider answered at least one of its calls (docs/compatibility.md §7 failover). */
-  partner?: boolean
+/**
+ * Who sends the request and where it goes: an HTTP request's key, credentials and network
+ * (authorizeKeyRequest), a WebSocket message's the socket's own access (its `authenticate` step was
+ * the upgrade's).
+ */
+function authorized(
+  deps: RpcDeps,
+  arrival: RpcArrival,
+  trace: RequestTrace | undefined,
+): Promise<KeyRequestAccess> {
+  if (arrival.access) return arrival.access()
+  const authenticated = trace?.step('authenticate')
+  const access = authorizeKeyRequest(deps, arrival.keyRequest)
+  if (!authenticated) return access
+  return access.then((decided) => {
+    authenticated({ 'tollgate.authorized': decided.ok })
+    return decided
+  })
+}
+
+/** The body's calls; or the transport's or the parser's refusal of the body whole (a TollgateError). */
+async function readRequest(deps: RpcDeps, arrival: RpcArrival): Promise<RpcRequest | TollgateError> {
+  try {
+    const body = typeof arrival.body === 'string' ? arrival.body : await arrival.body()
+    if (typeof body === 'string') return parseRpcRequest(body, deps)
+    // a call forwarded as written goes as these bytes when they are the text they decode to
+    return parseRpcRequest(body.toString(), deps, isUtf8(body) ? body : undefined)
+  } catch (refusal) {
+    // the body stream's own error (the client went away mid-body) is no refusal to answer
+    if (refusal instanceof TollgateError) return refusal
+    throw refusal
+  }
+}
+
+function contextOf(
+  deps: RpcDeps,
+  arrival: RpcArrival,
+  { key, network, guard, failover }: KeyRequestAccess & { ok: true },
+  trace: RequestTrace | undefined,
+  routed: boolean,
+): RpcContext {
+  return {
+    network,
+    key,
+    guard,
+    failover,
+    meter: deps.meter,
+    filterIds: deps.filterIds,
+    cancellation: arrival.cancellation,
+    answerBudget: arrival.answerBudget,
+    log: deps.log,
+    // each call's trail, when something reads them (the trace, the route headers)
+    trails: trace ?? (routed ? recordingTrails : undefined),
+    trace,
+    subscriptions: arrival.subscriptions,
+  }
 }
 
 /** The most a request can cost: each call served (no outcome of a call costs more), a batch's envelope. */
@@ -195,74 +204,103 @@ function mostCostOf(calls: PreparedCall[], isBatch: boolean): number {
   return credits
 }
 
-function usageOf(outcome: CallOutcome, network: string): UsageRecord {
-  const usage: UsageRecord = { method: outcome.method, network, credits: outcome.credits }
-  if (outcome.partner) usage.failover = true
-  return usage
-}
-
-/** A batch's envelope: paid by a batch some of whose calls ran and cost credits (priceOf). */
-function envelopeUsage(calls: PreparedCall[], usage: UsageRecord[], network: string): UsageRecord {
-  const credits = priceOf({
+/**
+ * What the request is charged: each call's outcome as priced, and a batch's envelope (paid by a
+ * batch some of whose calls ran and cost credits: priceOf).
+ */
+function usageOf(
+  calls: PreparedCall[],
+  outcomes: CallOutcome[],
+  isBatch: boolean,
+  network: string,
+): UsageRecord[] {
+  const usage = outcomes.map((outcome): UsageRecord => {
+    const record: UsageRecord = { method: outcome.method, network, credits: outcome.credits }
+    if (outcome.partner) record.failover = true
+    return record
+  })
+  if (!isBatch) return usage
+  const envelopeCredits = priceOf({
     kind: 'batchEnvelope',
     callsRan: calls.some((call) => call.ok),
     callsCharged: usage.some((record) => record.credits > 0),
   })
-  return { method: batchEnvelopeLabel, network, credits }
+  if (envelopeCredits > 0) usage.push({ method: batchEnvelopeLabel, network, credits: envelopeCredits })
+  return usage
+}
+
+/** What a request of a proven key comes to, before it is recorded. */
+type RequestResult = {
+  status: number
+  body: RpcPayload
+  /** What the request was charged, and what is left; undefined when refused before any charge. */
+  settlement?: Settlement | undefined
+  /** The refusal's or a single call's failure's own headers (a Retry-After), from the one error mapping. */
+  errorHeaders: string[] | undefined
+  /** A partner provider answered at least one of its calls (docs/compatibility.md §7 failover). */
+  partner?: boolean
+  /** The client's text of ids JSON would alter (parseRpcRequest), by index. */
+  rawIds?: string[] | undefined
 }
 
 /** One call (nearly every request): answered without a batch's envelope, with its own status. */
-function singleAnswer(outcome: CallOutcome, settlement: Settlement): Settled {
+function singleResult(outcome: CallOutcome): RequestResult {
   return {
     status: outcome.httpStatus,
     body: outcome.isNotification ? '' : outcome.payload,
-    settlement,
     errorHeaders: outcome.errorHeaders,
     partner: outcome.partner,
   }
 }
 
-function batchAnswer(outcomes: CallOutcome[], settlement: Settlement): Settled {
+function batchResult(outcomes: CallOutcome[]): RequestResult {
   const payloads = outcomes.filter((outcome) => !outcome.isNotification).map((outcome) => outcome.payload)
   return {
     status: 200,
     body: payloads.length === 0 ? '' : serializeBatch(payloads),
-    settlement,
     errorHeaders: undefined,
     partner: outcomes.some((outcome) => outcome.partner),
   }
 }
 
+/** A request or call refused with `err` (toWireError's status, body and headers). */
+function refusedAnswer(deps: RpcDeps, id: RpcId, err: unknown): RpcAnswer & RequestResult {
+  const { payload, httpStatus, headers } = errorAnswer(deps.log, id, err)
+  return { status: httpStatus, body: payload, headers, errorHeaders: headers }
+}
+
 /**
- * Records the answer to a proven key: the credit headers (what was charged, what is left and when
- * the balance resets: written once, here), a refusal's Retry-After, X-Served-By: partner when a
- * partner provider answered (never which one), the route headers when the key asks for them
- * (`outcomes`); the trace's last notes.
+ * Records the answer to a proven key: the ids the client wrote back in place (`rawIds`), the credit
+ * headers (what was charged, what is left and when the balance resets: written once, here), a
+ * refusal's Retry-After, X-Served-By: partner when a partner provider answered (never which one),
+ * the route headers when the key asks for them (`outcomes`); the trace's last notes.
  */
-function settled(
+function recorded(
   deps: RpcDeps,
   trace: RequestTrace | undefined,
   arrival: RpcArrival,
   { key, network }: KeyRequestAccess & { ok: true },
-  answer: Settled,
+  result: RequestResult,
   outcomes?: CallOutcome[],
 ): RpcAnswer {
-  const charged = answer.settlement?.chargedCredits ?? 0
+  const charged = result.settlement?.chargedCredits ?? 0
   if (deps.log.isLevelEnabled('debug')) {
     const ref = keyRef(key.apiKey.key)
-    deps.log.debug({ key: ref, network: network.name, status: answer.status, charged }, 'rpc request')
+    deps.log.debug({ key: ref, network: network.name, status: result.status, charged }, 'rpc request')
   }
   trace?.note({
     'tollgate.key': keyRef(key.apiKey.key),
     'tollgate.network': network.name,
     'tollgate.credits': charged,
   })
-  const headers = creditHeaders(deps.meter, key.subject, answer.settlement)
-  if (answer.errorHeaders)
-    for (const name in answer.errorHeaders) headers.push(name, answer.errorHeaders[name] as string)
-  if (answer.partner) headers.push('x-served-by', 'partner')
+  const headers = creditHeaders(deps.meter, key.subject, result.settlement)
+  if (result.errorHeaders)
+    for (const name in result.errorHeaders) headers.push(name, result.errorHeaders[name] as string)
+  if (result.partner) headers.push('x-served-by', 'partner')
   if (outcomes) headers.push(...routeHeaders(outcomes.map((outcome) => outcome.trail)))
-  return finished(trace, arrival, { status: answer.status, body: answer.body, headers })
+  // the rare request with ids JSON would alter: their text goes back in place of their stand-ins
+  const body = result.rawIds === undefined ? result.body : withRawIds(result.body, result.rawIds)
+  return finished(trace, arrival, { status: result.status, body, headers })
 }
 
 /** The request's trace ends with its answer (a client gone first is no failure). */
@@ -290,20 +328,7 @@ function oneOf(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value
 }
 
-function toHeaderList(headers: Record<string, string>): string[] {
-  const list: string[] = []
-  for (const name in headers) list.push(name, headers[name] as string)
-  return list
-}
-
-/** The body's calls, or throws the parser's refusal of the body whole. */
-function parse(deps: RpcDeps, body: Buffer | string): RpcRequest {
-  if (typeof body === 'string') return parseRpcRequest(body, deps)
-  // a call forwarded as written goes as these bytes when they are the text they decode to
-  return parseRpcRequest(body.toString(), deps, isUtf8(body) ? body : undefined)
-}
-
-function idOf(call: PreparedCall | undefined) {
+function idOf(call: PreparedCall | undefined): RpcId {
   if (!call) return null
   return call.ok ? call.call.id : call.id
 }

@@ -1,4 +1,5 @@
 import { authorizeCall, type CallGuard } from '../auth/authorize.ts'
+import { ClientGoneError } from '../errors/callEndings.ts'
 import { InFlightLimitError, ServerBusyError } from '../errors/limitErrors.ts'
 import { NotificationUnpaidError, SlowReaderError } from '../errors/socketErrors.ts'
 import { toCloseFrame } from '../errors/toWireError.ts'
@@ -127,7 +128,8 @@ export function openRpcSocket(
 
   /** Takes the key's current access: the refusal that closed the socket, or undefined. */
   function apply(access: SocketAccessResult): unknown {
-    if (closed) return endedBy
+    // a connection the client closed has no one to answer
+    if (closed) return endedBy ?? new ClientGoneError()
     if (!access.ok) {
       shut(access.refusal)
       return access.refusal

@@ -41,7 +41,8 @@ export type SocketSession = Pick<RpcSocketSession, 'message' | 'leave' | 'close'
 
 export type SocketUpgrade =
   | { ok: true; open(port: SocketPort): SocketSession }
-  | { ok: false; status: number; body: string; headers: Record<string, string> }
+  /** `headers` as names and values one after the other. */
+  | { ok: false; status: number; body: string; headers: string[] }
 
 /**
  * A WebSocket upgrade on /ws/v3/{KEY}: the same key, secret, JWT, network and origin/user-agent

@@ -1,10 +1,9 @@
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
-import { PartnerAnswer } from '../jsonrpc/PartnerAnswer.ts'
+import { answerLike, type CallAnswer, payloadOf } from '../jsonrpc/PartnerAnswer.ts'
 import { readHexResult } from '../jsonrpc/readHexResult.ts'
 import { serializeResult } from '../jsonrpc/serialize.ts'
 import type { RpcId, RpcPayload } from '../jsonrpc/types.ts'
 import type { Network } from '../networks/createNetwork.ts'
-import type { CallAnswer } from './fetchAnswer.ts'
 
 /**
  * eth_blockNumber: never less than what a client was already told (upstreams, and instances, may lag
@@ -19,7 +18,7 @@ export async function notBelowShownHead(
   answer: CallAnswer,
   lowers: number,
 ): Promise<CallAnswer> {
-  const payload = answer instanceof PartnerAnswer ? answer.payload : answer
+  const payload = payloadOf(answer)
   // the result is a short hex string: read from the answer's first bytes, without parsing it
   const number =
     readHexResult(payload instanceof AnswerParts ? payload.toBuffer() : payload) ?? parsedHexResult(payload)
@@ -28,8 +27,7 @@ export async function notBelowShownHead(
   const showing = number > head.shown && lowers === head.lowers ? head.show(number) : undefined
   if (showing) await showing
   if (number >= head.shown) return answer
-  const shown = serializeResult(id, `0x${head.shown.toString(16)}`)
-  return answer instanceof PartnerAnswer ? new PartnerAnswer(shown) : shown
+  return answerLike(answer, serializeResult(id, `0x${head.shown.toString(16)}`))
 }
 
 /** The result of an answer readHexResult could not read (a long id, say), if it is a hex quantity. */

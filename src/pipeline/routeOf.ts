@@ -89,13 +89,13 @@ function rawTransactionOf(spec: MethodSpec, params: unknown[]): RawTransaction {
 }
 
 /**
- * A block by hash, or by a number at or below the network's head or the head a client was shown
- * (an upstream told it, or another instance did): an upstream's null is not the last word.
+ * A block by hash, or by a number an upstream in use has reached or a client was shown (an upstream
+ * told it, or another instance did): an upstream's null is not the last word.
  */
 function isBelowHead(network: Network, pinned: PinnedBlock): boolean {
   if (pinned === 'hash') return true
   if (typeof pinned !== 'bigint') return false
   const { head } = network
-  const latest = head.latest()
-  return pinned <= head.shown || (latest !== undefined && pinned <= latest.number)
+  const reached = head.reached()
+  return pinned <= head.shown || (reached !== undefined && pinned <= reached)
 }

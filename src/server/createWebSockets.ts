@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream'
 import { type WebSocket, WebSocketServer } from 'ws'
 import { RouteNotFoundError } from '../errors/httpErrors.ts'
 import { ShuttingDownError } from '../errors/socketErrors.ts'
+import { toHeaderList } from '../errors/toHeaderList.ts'
 import { toCloseFrame, toWireError, type WireErrorAnswer } from '../errors/toWireError.ts'
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import type { SocketSession, SocketUpgrade, SocketUpgradeRequest } from '../pipeline/handleSocketUpgrade.ts'
@@ -95,13 +96,9 @@ export function createWebSockets(upgrade: UpgradeHandler, options: WebSocketOpti
           })
           sessions.set(ws, session)
           ws.on('message', (data) => {
-            if (!onRpcMessage) {
-              void session.message(data.toString())
-              return
-            }
             const receivedMs = performance.now()
             void session.message(data.toString()).then(() => {
-              onRpcMessage(route.networkName, req.headers.host, performance.now() - receivedMs)
+              onRpcMessage?.(route.networkName, req.headers.host, performance.now() - receivedMs)
             })
           })
           ws.on('close', () => {
@@ -153,12 +150,14 @@ export function createWebSockets(upgrade: UpgradeHandler, options: WebSocketOpti
 
 /** A refusal of the adapter's own (no route, a failed upgrade handler): the wire error of src/errors. */
 function refuse(socket: Duplex, { httpStatus, body, headers }: WireErrorAnswer): void {
-  reject(socket, httpStatus, JSON.stringify(body), headers)
+  reject(socket, httpStatus, JSON.stringify(body), toHeaderList(headers))
 }
 
-function reject(socket: Duplex, status: number, body: string, headers: Record<string, string>): void {
+/** An upgrade answered with an HTTP error; `headers` as names and values one after the other. */
+function reject(socket: Duplex, status: number, body: string, headers: readonly string[]): void {
   if (socket.destroyed) return
   let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\ncontent-type: application/json\r\n`
-  for (const name in headers) head += `${name}: ${headers[name]}\r\n`
+  for (let index = 0; index + 1 < headers.length; index += 2)
+    head += `${headers[index]}: ${headers[index + 1]}\r\n`
   socket.end(`${head}content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`)
 }

@@ -123,8 +123,8 @@ export class PoolCall implements BlockPin {
 
   /**
    * The call's answer: its first try and, while they may help, its retries; then what the last step
-   * says. An answer is the node's as it came, unless the node named a gas cap the call may go once
-   * more under (underGasCap), or it answers a transaction a node may have seen already (resentAnswer).
+   * says. An answer is the node's as it came, unless the node named a gas cap the call goes once more
+   * under (capGas), or it answers a transaction a node may have seen already (resentAnswer).
    */
   async run(): Promise<Buffer> {
     const first = this.deadline - this.pool.now() > 0 ? this.pickNext() : undefined
@@ -138,12 +138,12 @@ export class PoolCall implements BlockPin {
         if (verdict.refusal) throw verdict.refusal
         return this.failure()
       }
-      if (verdict.gasCap !== undefined && this.underGasCap(verdict.gasCap)) {
+      if (verdict.gasCap !== undefined && this.capGas(verdict.gasCap)) {
         step = await this.tryOn(member)
         continue
       }
-      if (this.rawTransaction !== undefined && this.seen)
-        return await this.resentAnswer(verdict.answer, member)
+      const { rawTransaction } = this
+      if (rawTransaction && this.seen) return await this.resentAnswer(verdict.answer, rawTransaction, member)
       return verdict.answer
     }
   }
@@ -166,12 +166,12 @@ export class PoolCall implements BlockPin {
   }
 
   /**
-   * Whether the call goes once more, its gas at the cap a node named: once, for a call that caps gas,
-   * when the gas it refused was not the client's (the node's own default, or tollgate's lowered
-   * figure); when it was the client's own, the refusal is the answer (the cap told). A cap not below
-   * the gas the call carried is not one this call met: neither told nor used.
+   * The call's gas put at the cap a node named, and whether it goes once more so: once, for a call
+   * that caps gas, when the gas it refused was not the client's (the node's own default, or
+   * tollgate's lowered figure); when it was the client's own, the refusal is the answer (the cap
+   * told). A cap not below the gas the call carried is not one this call met: neither told nor used.
    */
-  underGasCap(cap: bigint): boolean {
+  capGas(cap: bigint): boolean {
     if (this.capsGas === undefined || this.gasCapped) return false
     this.gasCapped = true
     const capped = toGasCappedBody(this.body, cap)
@@ -183,8 +183,8 @@ export class PoolCall implements BlockPin {
   }
 
   /** A transaction's answer after a node may have seen it already: looked up (answerResentTransaction). */
-  resentAnswer(answer: Buffer, member: PoolMember): Promise<Buffer> {
-    return answerResentTransaction(answer, this.rawTransaction as RawTransaction, async (lookUp) => {
+  resentAnswer(answer: Buffer, transaction: RawTransaction, member: PoolMember): Promise<Buffer> {
+    return answerResentTransaction(answer, transaction, async (lookUp) => {
       const timeoutMs = Math.max(1, this.deadline - this.pool.now())
       const found = await attemptUpstream(member.upstream, lookUp, timeoutMs, {
         cancellation: this.cancellation,
