@@ -85,6 +85,22 @@ describe('ids echoed as written', () => {
     assert.equal(shape(plain.text), `{"jsonrpc":"2.0","id":"${big}","result":"R"}`)
   })
 
+  it('HTTP, a call the balance refuses (402/429): the id as written, never the stand-in', async () => {
+    const { key } = await gateway.app.keyAdmin.create({
+      plan: 'custom',
+      name: 'spent',
+      dailyCredits: 10,
+      creditsPerSecond: 1_000,
+    })
+    await gateway.app.keys.refresh()
+    const refused = await post(
+      `{"jsonrpc":"2.0","id":${big},"method":"eth_blockNumber","params":[]}`,
+      `/v3/${key.key}`,
+    )
+    assert.ok(refused.status === 402 || refused.status === 429, `refused: ${refused.status}`)
+    assert.match(refused.text, new RegExp(`^\\{"jsonrpc":"2.0","id":${big},"error":\\{"code":(402|429),`))
+  })
+
   it('HTTP, a batch: each id as written, beside ids that need nothing', async () => {
     const answer = await post(
       `[{"jsonrpc":"2.0","id":${big},"method":"eth_blockNumber","params":[]},` +

@@ -294,8 +294,7 @@ function recorded(
     'tollgate.credits': charged,
   })
   const headers = creditHeaders(deps.meter, key.subject, result.settlement)
-  if (result.errorHeaders)
-    for (const name in result.errorHeaders) headers.push(name, result.errorHeaders[name] as string)
+  if (result.errorHeaders) headers.push(...result.errorHeaders)
   if (result.partner) headers.push('x-served-by', 'partner')
   if (outcomes) headers.push(...routeHeaders(outcomes.map((outcome) => outcome.trail)))
   // the rare request with ids JSON would alter: their text goes back in place of their stand-ins
