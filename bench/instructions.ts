@@ -4,8 +4,8 @@
 // anvil. Counts are of the process's own code (JavaScript, V8, Node, libc; not the kernel): they do not
 // depend on what else the machine runs, where req/s and CPU seconds on two shared cores move 10-30%.
 // What still moves them is the process's own occasional work landing in a count: a full garbage
-// collection, and V8 compiling functions that became hot late (seen: consecutive counts of one process
-// at 290k, 200k, 190k, 554k, 236k and 186k instructions a call). The figure to compare builds with, and
+// collection; V8's compiler, whose thread callgrind starves, so it runs on the main thread here
+// (see `callgrind` below). The figure to compare builds with, and
 // to see what a change costs per call, next to (not instead of) the req/s benches. Each process runs
 // under callgrind (about 50x slower), is warmed up with BENCH_WARMUP calls (default 12,000), then counts
 // BENCH_CALLS (default 5,000) calls at BENCH_CONNECTIONS (default 16), BENCH_COUNTS times (default 5),
@@ -52,6 +52,14 @@ const callgrind = (name: string) => [
   '--smc-check=all-non-file',
   `--callgrind-out-file=${join(dir, `${name}.%p`)}`,
   `--log-file=${join(dir, `${name}.%p.log`)}`,
+  // V8 optimises hot functions on a thread of its own, which under callgrind gets the CPU only in
+  // turns and finishes its queue long after the warm-up (counts of one process seen at 186,000 to
+  // 554,000 a call, the difference V8's compiler): done on the main thread instead, each function is
+  // compiled once it is hot, in the warm-up, as a process that is not slowed 50x does in its first
+  // seconds (measured: a plain tollgate compiles 304 functions in its first 20,000 calls, 3 more in
+  // the next 60,000)
+  process.execPath,
+  '--no-concurrent-recompilation',
 ]
 try {
   const fixtures = await seedDevnet(anvil.url, { loadBlocks: 5 })

@@ -19,15 +19,17 @@ export async function stopChildren(): Promise<void> {
 }
 
 /**
- * Starts `node args...` (behind `wrapper`, a command such as valgrind, if given) and resolves with
- * the first capture of `ready` in its stdout.
+ * Starts `node args...` (behind `wrapper`, a command such as valgrind, if given; a wrapper that ends
+ * with node itself and its flags is the whole command before `args`) and resolves with the first
+ * capture of `ready` in its stdout.
  */
 function spawnAndWait(
   args: string[],
   ready: RegExp,
   wrapper: string[] = [],
 ): Promise<{ child: ChildProcess; match: string }> {
-  const [command = process.execPath, ...wrapperArgs] = [...wrapper, process.execPath]
+  const withNode = wrapper.includes(process.execPath) ? wrapper : [...wrapper, process.execPath]
+  const [command = process.execPath, ...wrapperArgs] = withNode
   const child = spawn(command, [...wrapperArgs, ...args], { stdio: ['ignore', 'pipe', 'inherit'] })
   children.push(child)
   return new Promise((resolve, reject) => {

@@ -84,24 +84,32 @@ const batchEnvelopeLabel = '(batch)'
 export async function handleRpc(deps: RpcDeps, arrival: RpcArrival): Promise<RpcAnswer> {
   const trace = deps.tracing && startTrace(deps.tracing, arrival)
   try {
+    // authenticate and authorize
     const access = await authorized(deps, arrival, trace)
     if (!access.ok) return finished(trace, arrival, refusedAnswer(deps, null, access.error))
     const { key, network } = access
     // counted from here to the answer: a network a reload replaced stops once its calls are done
     network.calls.enter()
     try {
-      const request = await readRequest(deps, arrival)
-      if (!('isBatch' in request)) {
-        const charged = await chargeRefusal(deps.meter, key.subject, network.name, request)
-        const refused = { ...refusedAnswer(deps, null, charged.error), settlement: charged.settlement }
-        return recorded(deps, trace, arrival, access, refused)
+      // parse
+      let request: RpcRequest
+      try {
+        request = parse(deps, typeof arrival.body === 'string' ? arrival.body : await arrival.body())
+      } catch (refusal) {
+        // the body stream's own error (the client went away mid-body) is no refusal to answer
+        if (!(refusal instanceof TollgateError)) throw refusal
+        const charged = await chargeRefusal(deps.meter, key.subject, network.name, refusal)
+        const refused = refusedAnswer(deps, null, charged.error)
+        return recorded(deps, trace, arrival, access, refused, charged.settlement)
       }
+      // validate each call: method, params, allowlists
       const routed = arrival.transport === 'http' && wantsRouteHeaders(key, arrival.keyRequest)
       const ctx = contextOf(deps, arrival, access, trace, routed)
       const calls = request.isBatch
         ? request.entries.map((entry) => prepareCall(ctx, entry))
         : [prepareCall(ctx, request.entry)]
 
+      // price and admit: the most the request can cost is held
       const metered = trace?.step('meter')
       const heldCredits = mostCostOf(calls, request.isBatch)
       let admission: Admission
@@ -110,23 +118,20 @@ export async function handleRpc(deps: RpcDeps, arrival: RpcArrival): Promise<Rpc
       } catch (limit) {
         const refused = refusedAnswer(deps, request.isBatch ? null : idOf(calls[0]), limit)
         metered?.({ 'tollgate.refused': refused.status })
-        return recorded(deps, trace, arrival, access, { ...refused, rawIds: request.rawIds })
+        return recorded(deps, trace, arrival, access, refused, undefined, request.rawIds)
       }
       metered?.({ 'tollgate.credits_held': heldCredits })
 
+      // answer each call
       const outcomes = await Promise.all(calls.map((call) => callOutcome(ctx, call)))
 
+      // settle: each call charged the price of its outcome
       const settlement = deps.meter.settle(admission, usageOf(calls, outcomes, request.isBatch, network.name))
 
+      // record
       const result = request.isBatch ? batchResult(outcomes) : singleResult(outcomes[0] as CallOutcome)
-      return recorded(
-        deps,
-        trace,
-        arrival,
-        access,
-        { ...result, settlement, rawIds: request.rawIds },
-        routed ? outcomes : undefined,
-      )
+      if (routed) result.routes = routeHeaders(outcomes.map((outcome) => outcome.trail))
+      return recorded(deps, trace, arrival, access, result, settlement, request.rawIds)
     } finally {
       network.calls.leave()
     }
@@ -158,18 +163,11 @@ function authorized(
   })
 }
 
-/** The body's calls; or the transport's or the parser's refusal of the body whole (a TollgateError). */
-async function readRequest(deps: RpcDeps, arrival: RpcArrival): Promise<RpcRequest | TollgateError> {
-  try {
-    const body = typeof arrival.body === 'string' ? arrival.body : await arrival.body()
-    if (typeof body === 'string') return parseRpcRequest(body, deps)
-    // a call forwarded as written goes as these bytes when they are the text they decode to
-    return parseRpcRequest(body.toString(), deps, isUtf8(body) ? body : undefined)
-  } catch (refusal) {
-    // the body stream's own error (the client went away mid-body) is no refusal to answer
-    if (refusal instanceof TollgateError) return refusal
-    throw refusal
-  }
+/** The body's calls, or throws the parser's refusal of the body whole. */
+function parse(deps: RpcDeps, body: Buffer | string): RpcRequest {
+  if (typeof body === 'string') return parseRpcRequest(body, deps)
+  // a call forwarded as written goes as these bytes when they are the text they decode to
+  return parseRpcRequest(body.toString(), deps, isUtf8(body) ? body : undefined)
 }
 
 function contextOf(
@@ -233,14 +231,12 @@ function usageOf(
 type RequestResult = {
   status: number
   body: RpcPayload
-  /** What the request was charged, and what is left; undefined when refused before any charge. */
-  settlement?: Settlement | undefined
   /** The refusal's or a single call's failure's own headers (a Retry-After), from the one error mapping. */
   errorHeaders: string[] | undefined
   /** A partner provider answered at least one of its calls (docs/compatibility.md §7 failover). */
-  partner?: boolean
-  /** The client's text of ids JSON would alter (parseRpcRequest), by index. */
-  rawIds?: string[] | undefined
+  partner: boolean
+  /** The route headers, when the key asks for them (routeHeaders). */
+  routes: string[] | undefined
 }
 
 /** One call (nearly every request): answered without a batch's envelope, with its own status. */
@@ -250,6 +246,7 @@ function singleResult(outcome: CallOutcome): RequestResult {
     body: outcome.isNotification ? '' : outcome.payload,
     errorHeaders: outcome.errorHeaders,
     partner: outcome.partner,
+    routes: undefined,
   }
 }
 
@@ -260,20 +257,28 @@ function batchResult(outcomes: CallOutcome[]): RequestResult {
     body: payloads.length === 0 ? '' : serializeBatch(payloads),
     errorHeaders: undefined,
     partner: outcomes.some((outcome) => outcome.partner),
+    routes: undefined,
   }
 }
 
 /** A request or call refused with `err` (toWireError's status, body and headers). */
 function refusedAnswer(deps: RpcDeps, id: RpcId, err: unknown): RpcAnswer & RequestResult {
   const { payload, httpStatus, headers } = errorAnswer(deps.log, id, err)
-  return { status: httpStatus, body: payload, headers, errorHeaders: headers }
+  return {
+    status: httpStatus,
+    body: payload,
+    headers,
+    errorHeaders: headers,
+    partner: false,
+    routes: undefined,
+  }
 }
 
 /**
  * Records the answer to a proven key: the ids the client wrote back in place (`rawIds`), the credit
- * headers (what was charged, what is left and when the balance resets: written once, here), a
- * refusal's Retry-After, X-Served-By: partner when a partner provider answered (never which one),
- * the route headers when the key asks for them (`outcomes`); the trace's last notes.
+ * headers (what was charged, what is left and when the balance resets, from `settlement`: written
+ * once, here), a refusal's Retry-After, X-Served-By: partner when a partner provider answered (never
+ * which one), the route headers; the trace's last notes.
  */
 function recorded(
   deps: RpcDeps,
@@ -281,9 +286,10 @@ function recorded(
   arrival: RpcArrival,
   { key, network }: KeyRequestAccess & { ok: true },
   result: RequestResult,
-  outcomes?: CallOutcome[],
+  settlement: Settlement | undefined,
+  rawIds?: string[],
 ): RpcAnswer {
-  const charged = result.settlement?.chargedCredits ?? 0
+  const charged = settlement?.chargedCredits ?? 0
   if (deps.log.isLevelEnabled('debug')) {
     const ref = keyRef(key.apiKey.key)
     deps.log.debug({ key: ref, network: network.name, status: result.status, charged }, 'rpc request')
@@ -293,12 +299,12 @@ function recorded(
     'tollgate.network': network.name,
     'tollgate.credits': charged,
   })
-  const headers = creditHeaders(deps.meter, key.subject, result.settlement)
+  const headers = creditHeaders(deps.meter, key.subject, settlement)
   if (result.errorHeaders) headers.push(...result.errorHeaders)
   if (result.partner) headers.push('x-served-by', 'partner')
-  if (outcomes) headers.push(...routeHeaders(outcomes.map((outcome) => outcome.trail)))
+  if (result.routes) headers.push(...result.routes)
   // the rare request with ids JSON would alter: their text goes back in place of their stand-ins
-  const body = result.rawIds === undefined ? result.body : withRawIds(result.body, result.rawIds)
+  const body = rawIds === undefined ? result.body : withRawIds(result.body, rawIds)
   return finished(trace, arrival, { status: result.status, body, headers })
 }
 
