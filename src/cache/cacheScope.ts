@@ -1,6 +1,7 @@
 import { hashLength } from '../jsonrpc/hashes.ts'
+import { logFilter } from '../methods/logFilter.ts'
 import type { MethodSpec } from '../methods/methodTable.ts'
-import { blockRef, blockTag, logFilter, receiptsBlockRef } from '../methods/params.ts'
+import { blockRef, blockTag, receiptsBlockRef } from '../methods/params.ts'
 
 /**
  * How long a call's answer stays true: `immutable` (by block hash, by a number at or below the

@@ -2,6 +2,7 @@ import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import { hashesIn } from '../jsonrpc/hashes.ts'
 import { PartnerAnswer, type SentAnswer } from '../jsonrpc/PartnerAnswer.ts'
 import type { RpcId, RpcPayload } from '../jsonrpc/types.ts'
+import { type CachedValue, createMemoryCache } from './createMemoryCache.ts'
 import type { SharedStore } from './sharedStore.ts'
 
 /**
@@ -9,9 +10,6 @@ import type { SharedStore } from './sharedStore.ts'
  * had none; `partner` when a partner provider answered (only calls that may fail over join such a load).
  */
 export type LoadedAnswer = ({ result: CachedValue } | { answer: Buffer }) & { partner?: true }
-
-/** Small results are kept as strings (cheaper to splice into an answer), large ones as bytes. */
-type CachedValue = string | Buffer
 
 export type CacheStats = {
   hits: number
@@ -91,29 +89,18 @@ export type RpcCacheOptions = {
   chainTip?: () => bigint | undefined
 }
 
-/** `pins`: the block (or transaction) hashes its key names, for dropBlock. */
-type Entry = { value: CachedValue; size: number; pins: string[] | undefined }
-
 /** Results up to this size are kept as strings. */
 const stringBytes = 4096
-/** Map entry, key and bookkeeping overhead counted against the memory bound. */
-const entryOverhead = 96
 
 /**
- * A network's finality-aware answer cache, bounded in bytes: immutable entries are kept until
- * evicted (least recently used first), head entries until the next head. The upstream is always
- * asked with id 1, so that one answer serves every caller whatever its id.
+ * A network's finality-aware answer cache, bounded in bytes (createMemoryCache): immutable entries
+ * are kept until evicted (least recently used first), head entries until the next head. The
+ * upstream is always asked with id 1, so that one answer serves every caller whatever its id.
  */
 export function createRpcCache(options: RpcCacheOptions): RpcCache {
-  const immutable = new Map<string, Entry>()
-  let head = new Map<string, Entry>()
-  let immutableBytes = 0
-  let headBytes = 0
   let generation = 0
   /** Bumped when immutable entries are dropped: loads begun before are not kept. */
   let immutableGeneration = 0
-  /** Immutable entries' keys by the hashes they name. */
-  const pinned = new Map<string, Set<string>>()
   let inFlightImmutable = new Map<string, Promise<LoadedAnswer>>()
   let genesis: string | undefined
   let inFlightHead = new Map<string, Promise<LoadedAnswer>>()
@@ -128,67 +115,7 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
     sharedHits: 0,
     forgets: 0,
   }
-
-  function unpin(key: string, entry: Entry): void {
-    for (const hash of entry.pins ?? []) {
-      const keys = pinned.get(hash)
-      keys?.delete(key)
-      if (keys?.size === 0) pinned.delete(hash)
-    }
-  }
-
-  function dropImmutableEntry(key: string, entry: Entry): void {
-    immutable.delete(key)
-    immutableBytes -= entry.size
-    unpin(key, entry)
-  }
-
-  function updateTotals(): void {
-    stats.entries = immutable.size + head.size
-    stats.bytes = immutableBytes + headBytes
-  }
-
-  function store(key: string, scope: 'immutable' | 'head', value: CachedValue): void {
-    const size =
-      (typeof value === 'string' ? value.length : value.byteLength) + key.length * 2 + entryOverhead
-    if (size > options.maxEntryBytes) return
-    // the same key again (a load that did not join one in flight across a head): replace it
-    const previous = (scope === 'immutable' ? immutable : head).get(key)
-    if (previous) {
-      if (scope === 'immutable') dropImmutableEntry(key, previous)
-      else {
-        head.delete(key)
-        headBytes -= previous.size
-      }
-    }
-    // head entries are not evicted: when they leave no room, evicting immutable ones would not make it
-    if (headBytes + size <= options.maxBytes) {
-      while (immutableBytes + headBytes + size > options.maxBytes && immutable.size > 0) {
-        const [oldestKey, oldest] = immutable.entries().next().value as [string, Entry]
-        dropImmutableEntry(oldestKey, oldest)
-        stats.evictions++
-      }
-    }
-    if (immutableBytes + headBytes + size > options.maxBytes) {
-      updateTotals()
-      return
-    }
-    if (scope === 'immutable') {
-      const hashes = hashesIn(key)
-      const pins = hashes.length > 0 ? hashes : undefined
-      immutable.set(key, { value, size, pins })
-      immutableBytes += size
-      for (const hash of pins ?? []) {
-        const keys = pinned.get(hash)
-        if (keys) keys.add(key)
-        else pinned.set(hash, new Set([key]))
-      }
-    } else {
-      head.set(key, { value, size, pins: undefined })
-      headBytes += size
-    }
-    updateTotals()
-  }
+  const memory = createMemoryCache(options, stats)
 
   /** A result the shared cache kept is kept in memory too; a miss there (or a failure) asks the upstream. */
   async function fromShared(
@@ -201,7 +128,7 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
     if (kept === undefined) return fetch()
     const result = kept.length <= stringBytes ? kept.toString() : detached(kept)
     stats.sharedHits++
-    if (startedAt === immutableGeneration) store(key, 'immutable', result)
+    if (startedAt === immutableGeneration) memory.set(key, 'immutable', result)
     return { result }
   }
 
@@ -221,10 +148,7 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
 
   function dropImmutable(): void {
     startOver()
-    immutable.clear()
-    pinned.clear()
-    immutableBytes = 0
-    updateTotals()
+    memory.clearImmutable()
   }
   /** The chain changed under every immutable answer (a forget here or by another instance, a new chain). */
   function forgetAll(): void {
@@ -236,21 +160,13 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
   return {
     stats,
     get(key, scope, id) {
-      let entry: Entry | undefined
-      if (scope === 'immutable') {
-        entry = immutable.get(key)
-        if (entry) {
-          // most recently used last
-          immutable.delete(key)
-          immutable.set(key, entry)
-        }
-      } else entry = head.get(key)
-      if (!entry) {
+      const value = memory.get(key, scope)
+      if (value === undefined) {
         stats.misses++
         return undefined
       }
       stats.hits++
-      return resultAnswer(id, entry.value)
+      return resultAnswer(id, value)
     },
     load(key, scope, load, group) {
       const inFlight = scope === 'immutable' ? inFlightImmutable : inFlightHead
@@ -273,7 +189,7 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
           startedAt === current &&
           (scope === 'head' || seenByChain(key, loaded.result))
         ) {
-          store(key, scope, loaded.result)
+          memory.set(key, scope, loaded.result)
           if (scope === 'immutable') shared?.put(key, loaded.result)
         }
         return loaded
@@ -290,13 +206,7 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
     dropBlock(hash) {
       shared?.dropBlock(hash)
       startOver()
-      const keys = pinned.get(hash.toLowerCase())
-      if (!keys) return
-      for (const key of keys) {
-        const entry = immutable.get(key)
-        if (entry) dropImmutableEntry(key, entry)
-      }
-      updateTotals()
+      memory.dropPinned(hash)
     },
     dropImmutable,
     identify(genesisHash) {
@@ -324,10 +234,7 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
       generation++
       // head-scoped calls in flight across the head are not joined by calls made after it
       inFlightHead = new Map()
-      if (head.size === 0) return
-      head = new Map()
-      headBytes = 0
-      updateTotals()
+      memory.clearHead()
     },
   }
 }

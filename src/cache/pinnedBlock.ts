@@ -1,6 +1,7 @@
 import { hashLength } from '../jsonrpc/hashes.ts'
+import { logFilter } from '../methods/logFilter.ts'
 import type { MethodSpec } from '../methods/methodTable.ts'
-import { blockCount, blockRef, blockTag, hash, logFilter, receiptsBlockRef } from '../methods/params.ts'
+import { blockCount, blockRef, blockTag, hash, receiptsBlockRef } from '../methods/params.ts'
 
 /**
  * The block a call is pinned to, for routing by what each upstream has (createMemberRanking's

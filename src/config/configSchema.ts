@@ -1,132 +1,21 @@
 import { z } from 'zod'
-import { isAddressOrRange } from '../formats/isAddressOrRange.ts'
-import { parseOrigin } from '../formats/parseOrigin.ts'
 import { devnetSchema } from './devnetSchema.ts'
 import { networkSchema } from './networkSchema.ts'
 import { plansSchema } from './plansSchema.ts'
+import { serverSchema } from './serverSchema.ts'
 import { tracingSchema } from './tracingSchema.ts'
 import type { upstreamSchema } from './upstreamSchema.ts'
 
 /**
- * The one config schema. Every default lives here or in the sub-schemas beside it (networkSchema,
- * upstreamSchema, devnetSchema, plansSchema); types are inferred from it.
+ * The one config schema. Every default lives here or in the sub-schemas beside it (serverSchema,
+ * networkSchema, upstreamSchema, devnetSchema, plansSchema, tracingSchema); types are inferred from it.
  */
 
 /** The eth_getLogs limits of a network that sets none (docs/compatibility.md §7, as the hosted service). */
 export const logsLimitDefaults = { maxLogsBlockRange: 10_000, maxLogsResults: 10_000 } as const
 
 export const configSchema = z.strictObject({
-  server: z
-    .strictObject({
-      host: z.string().min(1).default('127.0.0.1'),
-      port: z.int().min(0).max(65535).default(8545),
-      /**
-       * Processes serving the one port (node:cluster); credits stay exact across them (docs/operations.md).
-       * 1: this process serves alone.
-       */
-      workers: z.int().min(1).max(64).default(1),
-      maxBodyBytes: z
-        .int()
-        .positive()
-        .default(5 * 1024 * 1024),
-      /** Bytes of JSON-RPC request bodies held at once by the whole process (being read or run); past it, 503. */
-      maxBodyBytesInFlight: z
-        .int()
-        .positive()
-        .default(32 * 1024 * 1024),
-      /**
-       * Bytes of answers one request may hold, a batch's added up (over WebSocket at most
-       * websocket.maxBufferedBytes); past it, -32003 `response too large`.
-       */
-      maxAnswerBytes: z
-        .int()
-        .positive()
-        .default(32 * 1024 * 1024),
-      /**
-       * Bytes of large answers the whole process holds at once, from the upstream until sent (each
-       * request's first 64 KiB never count); past it, 503 `server busy`.
-       */
-      maxAnswerBytesInFlight: z
-        .int()
-        .positive()
-        .default(64 * 1024 * 1024),
-      /** An answer of 64 KiB or more that the client has not taken within this is dropped with its connection. */
-      sendTimeoutMs: z.int().positive().default(30_000),
-      maxBatchSize: z.int().positive().default(1000),
-      /**
-       * Arrays and objects nested inside one another in a body, the envelope's own two included;
-       * deeper bodies are refused before parsing. Capped: serialising much deeper values overflows the stack.
-       */
-      maxJsonDepth: z.int().min(2).max(1000).default(64),
-      keepAliveTimeoutMs: z.int().positive().default(65_000),
-      /** A client must send a request's headers within this (else 408 and the connection closes): slowloris. */
-      headersTimeoutMs: z.int().positive().default(10_000),
-      /**
-       * A client must send a whole request, body included, within this (else 408). It ends when the
-       * request is in: the answer may take as long as upstreams.timeoutMs needs. 0: no limit.
-       */
-      requestTimeoutMs: z.int().min(0).default(60_000),
-      /** Open connections (HTTP and WebSocket) per process; more are closed at once. */
-      maxConnections: z.int().positive().default(10_000),
-      /** Open connections from one client address; more are closed at once. */
-      maxConnectionsPerAddress: z.int().positive().default(256),
-      /** Addresses maxConnectionsPerAddress does not apply to: this machine (a local reverse proxy, benches). */
-      maxConnectionsPerAddressExempt: z.array(z.string().min(1)).default(['127.0.0.1', '::1']),
-      /**
-       * Load balancers or reverse proxies in front of tollgate (addresses or CIDR ranges): a request
-       * from one of them is counted as from the client its X-Forwarded-For names (failed
-       * authentications per address). Empty: X-Forwarded-For is ignored.
-       */
-      trustedProxies: z
-        .array(z.string().refine(isAddressOrRange, 'expected an IP address or a CIDR range (10.0.0.0/8)'))
-        .default([]),
-      /** How long a shutdown waits for in-flight requests before closing their connections. */
-      shutdownGraceMs: z.int().min(0).default(10_000),
-      /** Browsers may call the JSON-RPC and Gas API routes from any page (the key's origins allowlist still decides). */
-      cors: z
-        .strictObject({
-          enabled: z.boolean().default(true),
-          /** Pages allowed to call at all (`https://app.example`, `*.example.com`); empty: any page. */
-          origins: z
-            .array(
-              // the same origin syntax as a key's origins allowlist, and the same stored form
-              z.string().transform((origin, ctx) => {
-                try {
-                  return parseOrigin(origin)
-                } catch (err) {
-                  ctx.addIssue({ code: 'custom', message: (err as Error).message })
-                  return z.NEVER
-                }
-              }),
-            )
-            .default([]),
-          /** How long a browser may reuse a preflight answer. */
-          maxAgeSeconds: z.int().min(0).default(7_200),
-        })
-        .prefault({}),
-      /** Answers at least `minBytes` long are compressed (br, else gzip) when the client accepts it. */
-      compression: z
-        .strictObject({
-          enabled: z.boolean().default(true),
-          minBytes: z.int().min(0).default(1_024),
-        })
-        .prefault({}),
-    })
-    // Node refuses a headers timeout longer than the whole-request timeout
-    .refine((server) => server.requestTimeoutMs === 0 || server.headersTimeoutMs <= server.requestTimeoutMs, {
-      message: 'expected at most server.requestTimeoutMs',
-      path: ['headersTimeoutMs'],
-    })
-    // a bound below one request's own would refuse that request whatever else runs
-    .refine((server) => server.maxBodyBytesInFlight >= server.maxBodyBytes, {
-      message: 'expected at least server.maxBodyBytes',
-      path: ['maxBodyBytesInFlight'],
-    })
-    .refine((server) => server.maxAnswerBytesInFlight >= server.maxAnswerBytes, {
-      message: 'expected at least server.maxAnswerBytes',
-      path: ['maxAnswerBytesInFlight'],
-    })
-    .prefault({}),
+  server: serverSchema,
   /** Where keys, accounts, usage and fee history live: one SQLite file, or PostgreSQL for many instances. */
   storage: z
     .union(

@@ -1,4 +1,6 @@
 import { blockOverrides } from './blockOverrides.ts'
+import { callObject } from './callObject.ts'
+import { logFilter } from './logFilter.ts'
 import { type Contracts, methodContracts } from './methodContracts.ts'
 import { paramLimits } from './paramLimits.ts'
 import {
@@ -10,10 +12,8 @@ import {
   blockTag,
   boolean,
   bytes,
-  callObject,
   hash,
   hexId,
-  logFilter,
   type ParamParser,
   type ParamSpec,
   quantity,

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { InvalidParamsError } from '../errors/rpcErrors.ts'
+import { callObject } from './callObject.ts'
+import { logFilter } from './logFilter.ts'
 import { getFailoverMethods, getMethodSpec, getOfferedMethods } from './methodTable.ts'
 import {
   address,
   blockCount,
   blockRef,
   blockTag,
-  callObject,
-  logFilter,
   parseParams,
   quantity,
   receiptsBlockRef,

@@ -1,7 +1,5 @@
 import { InvalidParamsError, ParamLimitError } from '../errors/rpcErrors.ts'
-import { toGethFieldName } from './gethFieldName.ts'
 import { paramLimits } from './paramLimits.ts'
-import { type FieldNames, toExactFieldNames } from './toExactFieldNames.ts'
 
 /**
  * Parameter validators. Each takes an untrusted value and returns it (or its normal form), or
@@ -208,58 +206,6 @@ function quantityOfBits(bits: number): ParamParser {
 export const uint64 = quantityOfBits(64)
 export const uint256 = quantityOfBits(256)
 
-const accessList: ParamParser = (value, index) => {
-  if (!Array.isArray(value)) throw invalidArgument(index, 'expected an array')
-  for (const entry of value) {
-    const item = object(entry, index) as Record<string, unknown>
-    address(item.address, index)
-    arrayOf(storageSlot, 'storage keys')(item.storageKeys ?? [], index)
-  }
-  return value
-}
-
-/** The call object's fields that are checked, and how; others pass through. */
-const callFields = new Map<string, ParamParser>([
-  ['from', address],
-  ['to', address],
-  ['gas', uint64],
-  ['gasPrice', uint256],
-  ['maxFeePerGas', uint256],
-  ['maxPriorityFeePerGas', uint256],
-  ['maxFeePerBlobGas', uint256],
-  ['value', uint256],
-  ['nonce', uint64],
-  ['chainId', uint64],
-  ['type', uint64],
-  ['data', bytes],
-  ['input', bytes],
-  ['accessList', accessList],
-])
-
-/** callFields by the name geth matches them under, for names not written exactly. */
-const foldedCallFields = new Map([...callFields.keys()].map((name) => [toGethFieldName(name), name]))
-
-/**
- * Transaction call object (eth_call, eth_estimateGas, eth_createAccessList). Unknown fields pass
- * through. The fields the call has are walked (two or three, usually), not every field checked; a
- * name written exactly is looked up as it is, any other as geth reads it (`Data` is `data`).
- */
-export const callObject: ParamParser = (value, index) => {
-  const call = object(value, index) as Record<string, unknown>
-  for (const written in call) {
-    let name: string | undefined = written
-    let parse = callFields.get(name)
-    if (parse === undefined) {
-      name = foldedCallFields.get(toGethFieldName(written))
-      if (name === undefined) continue
-      parse = callFields.get(name) as ParamParser
-    }
-    const fieldValue = call[written]
-    if (fieldValue !== undefined && fieldValue !== null) field(parse, fieldValue, index, name)
-  }
-  return value
-}
-
 /** Checks one named field of an object argument: a refusal names the field. */
 export function field(parse: ParamParser, value: unknown, index: number, name: string): void {
   try {
@@ -268,74 +214,6 @@ export function field(parse: ParamParser, value: unknown, index: number, name: s
     if (err instanceof ParamLimitError) throw err
     throw invalidArgument(index, `invalid field ${name}`)
   }
-}
-
-/** One topic position: null (any), a topic, or up to 1000 alternatives (null among them is any). */
-function parseTopicPosition(value: unknown, index: number, position: number): void {
-  if (value === null) return
-  if (!Array.isArray(value)) {
-    field(hash, value, index, 'topics')
-    return
-  }
-  if (value.length > paramLimits.topicAlternatives) {
-    throw tooMany(index, `alternatives in topic position ${position}`, paramLimits.topicAlternatives)
-  }
-  for (const item of value) if (item !== null) field(hash, item, index, 'topics')
-}
-
-/** An address list of a log filter: one, or up to 1000. */
-function parseAddresses(addresses: unknown, index: number): void {
-  if (!Array.isArray(addresses)) {
-    field(address, addresses, index, 'address')
-    return
-  }
-  if (addresses.length > paramLimits.filterAddresses) {
-    throw tooMany(index, 'addresses', paramLimits.filterAddresses)
-  }
-  for (const item of addresses) field(address, item, index, 'address')
-}
-
-function parseTopics(topics: unknown, index: number): void {
-  if (!Array.isArray(topics)) throw invalidArgument(index, 'invalid field topics')
-  if (topics.length > paramLimits.topicPositions) {
-    throw tooMany(index, 'topic positions', paramLimits.topicPositions)
-  }
-  for (let position = 0; position < topics.length; position++) {
-    parseTopicPosition(topics[position], index, position)
-  }
-}
-
-/** A log filter's block fields, sent on under their exact names (the block-range limit reads them). */
-const filterBlockFields: FieldNames = new Map(
-  ['fromBlock', 'toBlock', 'blockHash'].map((name) => [toGethFieldName(name), name]),
-)
-
-/**
- * Log filter (eth_getLogs, eth_newFilter, eth_subscribe logs): blockHash, or fromBlock/toBlock;
- * address one or up to 1000; topics in up to 4 positions. The limits are geth's. Names are read as
- * geth reads them: the block fields are sent on as geth reads them, under their exact names, and
- * every key geth could read as `address` or `topics` is checked as one.
- */
-export const logFilter: ParamParser = (value, index) => {
-  const filter = toExactFieldNames(object(value, index) as Record<string, unknown>, filterBlockFields)
-  if (filter.fromBlock !== undefined && filter.fromBlock !== null)
-    field(blockTag, filter.fromBlock, index, 'fromBlock')
-  if (filter.toBlock !== undefined && filter.toBlock !== null)
-    field(blockTag, filter.toBlock, index, 'toBlock')
-  if (filter.blockHash !== undefined && filter.blockHash !== null) {
-    field(hash, filter.blockHash, index, 'blockHash')
-    if (filter.fromBlock != null || filter.toBlock != null) {
-      throw invalidArgument(index, 'cannot specify both blockHash and fromBlock/toBlock')
-    }
-  }
-  for (const name in filter) {
-    const fieldValue = filter[name]
-    if (fieldValue === undefined || fieldValue === null) continue
-    const folded = toGethFieldName(name)
-    if (folded === 'address') parseAddresses(fieldValue, index)
-    else if (folded === 'topics') parseTopics(fieldValue, index)
-  }
-  return filter
 }
 
 /**

@@ -1,7 +1,8 @@
 import { blockOverrides } from './blockOverrides.ts'
+import { callObject } from './callObject.ts'
 import { toGethFieldName } from './gethFieldName.ts'
 import { paramLimits } from './paramLimits.ts'
-import { boolean, callObject, field, invalidArgument, object, type ParamParser, tooMany } from './params.ts'
+import { boolean, field, invalidArgument, object, type ParamParser, tooMany } from './params.ts'
 import { stateOverrides } from './stateOverrides.ts'
 
 /** The payload's flags, by the name geth matches them under. */

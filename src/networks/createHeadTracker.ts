@@ -5,9 +5,10 @@ import { createHealthProber } from '../upstreams/createHealthProber.ts'
 import type { UpstreamPool } from '../upstreams/createUpstreamPool.ts'
 import { createUpstreamSocket, type UpstreamSocket } from '../upstreams/createUpstreamSocket.ts'
 import { type BlockSummary, isBlock, isQuantity } from '../upstreams/fetchBlock.ts'
-import type { PoolMember } from '../upstreams/PoolMember.ts'
 import { createChainAnchors } from './createChainAnchors.ts'
 import { createHeadChain, type HeadEvent, type Header } from './createHeadChain.ts'
+import { getLeader, type HeadFollower, isGoingBack } from './HeadFollower.ts'
+import { isHeader, toHeader } from './toHeader.ts'
 
 export type Head = { number: bigint; gasLimit: bigint }
 
@@ -63,28 +64,6 @@ export type HeadTrackerOptions = {
   openSocket?: (url: string) => UpstreamSocket
 }
 
-/** What the tracker knows of one member's head and how it hears of it. */
-type Follower = {
-  member: PoolMember
-  /** Its newHeads subscription; undefined when it has no WebSocket (then it is polled). */
-  socket: UpstreamSocket | undefined
-  /** The newest head it gave (a notification, or a poll's answer). */
-  header: Header | undefined
-  /** When its last notification came. */
-  heardAt: number | undefined
-  /**
-   * The highest block number it gave: a lower head of its own is the chain going back only when it
-   * had been at the chain's tip (a member that never got there is lagging, not rewound).
-   */
-  peak: bigint | undefined
-  /**
-   * Its header is a poll's answer (not a notification): only a poll says the chain went back, since
-   * notifications of a reorg's new branch come lower than the head at first, and late ones can trail
-   * a poll that already saw the branch's head.
-   */
-  polled: boolean
-}
-
 /**
  * The one loop per network that asks upstreams for their head. It follows every member: over its
  * WebSocket's newHeads where it has one, and by a poll of its latest block every pollMs (a poll is
@@ -94,8 +73,9 @@ type Follower = {
  * block (the chain's identity) through createChainAnchors, and the network's one chain of heads
  * (createHeadChain), led by the best member, which moves back as well as forward: its tip is the
  * network's head (eth_blockNumber's floor, the gas cap's gas limit), its events (HeadEvent) drive
- * subscriptions, the cache and the fee indexer. A lower head from the leader is a rewind when no member in use is higher and the leader
- * had been at the tip; otherwise it is the leader lagging, and waited out.
+ * subscriptions, the cache and the fee indexer. A lower head from the leader is a rewind when no
+ * member in use is higher and the leader had been at the tip (isGoingBack); otherwise it is the
+ * leader lagging, and waited out.
  */
 export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOptions): HeadTracker {
   const { pollMs } = options
@@ -195,9 +175,9 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     else logFork()
   }
 
-  const followers: Follower[] = pool.members.map((member, index) => {
+  const followers: HeadFollower[] = pool.members.map((member, index) => {
     const url = options.wsUrls[index]
-    const follower: Follower = {
+    const follower: HeadFollower = {
       member,
       socket: undefined,
       header: undefined,
@@ -217,7 +197,7 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     return follower
   })
 
-  function hearNotification(follower: Follower, result: unknown): void {
+  function hearNotification(follower: HeadFollower, result: unknown): void {
     if (!isBlock(result) || !isHeader(result)) return
     follower.heardAt = now()
     headerFields = Object.keys(result)
@@ -228,7 +208,7 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
   }
 
   /** A head from a member: its own (the chain's when it leads, fed by the caller). */
-  function observe(follower: Follower, block: BlockSummary, polled: boolean): void {
+  function observe(follower: HeadFollower, block: BlockSummary, polled: boolean): void {
     if (isQuantity(block.gasLimit)) gasLimit = BigInt(block.gasLimit)
     if (!isHeader(block)) return
     const number = BigInt(block.number)
@@ -237,34 +217,14 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     follower.polled = polled
   }
 
-  /**
-   * The member the chain follows: the first in config order that is in use and within maxLagBlocks
-   * of the network's head, so the chain does not flap between members that see blocks at different
-   * moments; else the one with the highest head.
-   */
-  function leader(): Follower | undefined {
-    const top = pool.membersHead()
-    let highest: Follower | undefined
-    for (const follower of followers) {
-      const { member, header } = follower
-      if (!header) continue
-      if (
-        member.isInUse() &&
-        member.head !== undefined &&
-        (top === undefined || member.head + maxLagBlocks >= top)
-      ) {
-        return follower
-      }
-      if (!highest?.header || BigInt(header.number) > BigInt(highest.header.number)) highest = follower
-    }
-    return highest
+  /** The member the chain follows (getLeader). */
+  function leader(): HeadFollower | undefined {
+    return getLeader(followers, pool.membersHead(), maxLagBlocks)
   }
 
   /**
    * The leader's head goes to the chain: a higher one or one at the same height; a lower one only as
-   * the chain going back: a poll's answer, no member in use higher, and a member that had been at the
-   * tip now polled at or below it (a member that never got there is lagging, even when the members
-   * ahead of it are out of use). The chain then asks the node whether its tip is gone.
+   * the chain going back (isGoingBack), when the chain then asks the node whether its tip is gone.
    */
   function feedChain(): void {
     const leading = leader()
@@ -277,19 +237,7 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
       const number = BigInt(header.number)
       const lastNumber = BigInt(last.number)
       if (number < lastNumber) {
-        const top = pool.membersHead()
-        // a poll's answer, no member in use higher, and one that had been at the tip now at or below it
-        goesBack =
-          leading.polled &&
-          (top === undefined || number >= top) &&
-          followers.some(
-            (each) =>
-              each.member.isInUse() &&
-              (each.peak ?? 0n) >= lastNumber &&
-              each.polled &&
-              each.header !== undefined &&
-              BigInt(each.header.number) <= number,
-          )
+        goesBack = isGoingBack(followers, leading, number, lastNumber, pool.membersHead())
         if (!goesBack) return
       }
     }
@@ -298,7 +246,7 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
   }
 
   /** One poll: the member's health check (createHealthProber), whose block is its head here too. */
-  async function pollMember(follower: Follower): Promise<void> {
+  async function pollMember(follower: HeadFollower): Promise<void> {
     const checked = await prober.check(follower.member)
     if (!checked || closed) return
     // a notification that came while this answer was on its way is newer than it, whatever its number
@@ -313,11 +261,11 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
    * A member to poll this round: each one once per pollMs, a subscribed one too (a poll is its health
    * check, and a rewind sends no notification); its newHeads come in between.
    */
-  function needsPoll(follower: Follower): boolean {
+  function needsPoll(follower: HeadFollower): boolean {
     return prober.isDue(follower.member)
   }
 
-  function pollEach(due: Follower[], force: boolean): Promise<void> {
+  function pollEach(due: HeadFollower[], force: boolean): Promise<void> {
     polling ??= Promise.all(due.map(pollMember))
       .then(feedChain)
       .then(() => Promise.all([anchors.askFinalized(force), anchors.askGenesis(false)]))
@@ -379,22 +327,4 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
       for (const follower of followers) follower.socket?.close()
     },
   }
-}
-
-/** A block the chain of heads can take: it names its hash (and, as every node's do, its parent's). */
-function isHeader(block: BlockSummary): block is Header {
-  return typeof block.hash === 'string'
-}
-
-/**
- * A fetched block (eth_getBlockBy*, transaction hashes only) shaped like the node's own newHeads objects:
- * the fields they carry, in their order (geth's carry no `transactions`, `uncles` or `size`; anvil's
- * carry every field of the block). With no upstream subscription to learn from (polling, or before
- * the first notification) the block goes out as the node returned it.
- */
-function toHeader(block: Header, fields: readonly string[] | undefined): Header {
-  if (!fields) return block
-  const header: Record<string, unknown> = {}
-  for (const field of fields) if (field in block) header[field] = block[field]
-  return header as Header
 }

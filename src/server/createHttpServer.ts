@@ -13,21 +13,21 @@ import { toWireError } from '../errors/toWireError.ts'
 import type { ByteBulkhead, ByteHolder } from '../failsafe/ByteBulkhead.ts'
 import { Cancellation } from '../failsafe/Cancellation.ts'
 import type { GasRequest, GasResponse } from '../gas/handleGasRequest.ts'
-import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import type { RpcAnswerCounts } from '../metrics/createMetrics.ts'
 import type { MetricsRequest, MetricsResponse } from '../metrics/handleMetrics.ts'
 import type { RpcAnswer, RpcArrival } from '../pipeline/handleRpc.ts'
-import { type AnswerMemory, smallMessageBytes } from '../upstreams/AnswerBudget.ts'
-import { type CompressionOptions, chooseEncoding, createCompressor } from './compression.ts'
-import { type CorsOptions, corsHeaders, preflightHeaders } from './corsHeaders.ts'
+import type { AnswerMemory } from '../upstreams/AnswerBudget.ts'
+import type { CompressionOptions } from './compression.ts'
+import type { CorsOptions } from './corsHeaders.ts'
 import { createClientAddressOf } from './createClientAddressOf.ts'
-import { dropIfNotTaken } from './dropIfNotTaken.ts'
+import { handleCors } from './handleCors.ts'
 import { isJsonContentType } from './isJsonContentType.ts'
 import { isSmallBody } from './isSmallBody.ts'
 import { keyRequestOf } from './keyRequestOf.ts'
 import { limitConnectionsPerAddress } from './limitConnectionsPerAddress.ts'
 import { parseRoute, type Route } from './parseRoute.ts'
 import { readBody, readBodyText } from './readBody.ts'
+import { sendAnswer } from './sendAnswer.ts'
 
 export type HttpHandlers = {
   rpc(request: RpcArrival): Promise<RpcAnswer>
@@ -87,7 +87,7 @@ const adminMaxBodyBytes = 1024 * 1024
 
 /** The HTTP adapter: bytes in, bytes out. Routing, limits and headers; everything else is the handlers'. */
 export function createHttpServer(handlers: HttpHandlers, options: HttpServerOptions): HttpServer {
-  const { rpcAnswers, onRpcAnswer, compression, answers, bodies } = options
+  const { rpcAnswers, onRpcAnswer, answers, bodies } = options
   let inFlight = 0
   let drained: (() => void) | undefined
 
@@ -120,57 +120,6 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
   limitConnectionsPerAddress(server, options.maxConnectionsPerAddress, options.maxConnectionsPerAddressExempt)
   server.on('upgrade', handlers.upgrade)
 
-  /** The answer's bytes: compressed and streamed when the client accepts it and it is large enough. */
-  function send(
-    req: IncomingMessage,
-    res: ServerResponse,
-    status: number,
-    body: string | Buffer | AnswerParts,
-    /** By name, or as names and values one after the other (a JSON-RPC answer's: no object built for them). */
-    headers?: Record<string, string> | string[],
-    contentType = 'application/json',
-  ): void {
-    if (res.destroyed) return
-    const parts = body instanceof AnswerParts ? body : undefined
-    const length = parts ? parts.byteLength : (body as string | Buffer).length
-    // a client that does not take a large answer does not hold it (and the memory) for long
-    if (length > smallMessageBytes) dropIfNotTaken(res, options.sendTimeoutMs)
-    const encoding = chooseEncoding(req.headers['accept-encoding'], length, compression)
-    // a flat [name, value, ...] list (CORS headers set earlier with setHeader are merged by Node)
-    const raw: string[] = ['content-type', contentType]
-    if (Array.isArray(headers)) for (const each of headers) raw.push(each)
-    else if (headers !== undefined) for (const name in headers) raw.push(name, headers[name] as string)
-    if (encoding === undefined) {
-      if (parts) {
-        // the parts as they are, headers and all in one write once uncorked; no joined copy
-        raw.push('content-length', String(length))
-        res.writeHead(status, raw)
-        res.cork()
-        for (const part of parts.parts) res.write(part)
-        res.end()
-        res.uncork()
-        return
-      }
-      // its length given, the body goes as it is, without chunked framing around it
-      const bytes = typeof body === 'string' ? Buffer.byteLength(body) : (body as Buffer).length
-      raw.push('content-length', String(bytes))
-      res.writeHead(status, raw)
-      res.end(body)
-      return
-    }
-    const vary = res.getHeader('vary') // CORS's `Origin`, when set
-    raw.push('content-encoding', encoding, 'vary', vary ? `${vary}, Accept-Encoding` : 'Accept-Encoding')
-    res.writeHead(status, raw)
-    const compressor = createCompressor(encoding)
-    compressor.on('error', () => res.destroy())
-    res.once('close', () => compressor.destroy())
-    compressor.pipe(res)
-    if (parts) {
-      for (const part of parts.parts) compressor.write(part)
-      compressor.end()
-    } else compressor.end(body)
-  }
-
   /**
    * An error thrown on any route, answered as a JSON-RPC error with id null: what the route handlers
    * did not answer themselves (no route, a wrong HTTP method, a body too large, /metrics' 401).
@@ -181,25 +130,7 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
       return
     }
     const { httpStatus, body, headers } = toWireError(err, 'jsonrpc')
-    send(res.req, res, httpStatus, JSON.stringify(body), headers)
-  }
-
-  /**
-   * CORS for the browser-callable routes (JSON-RPC and the Gas API): the headers go on whatever the
-   * answer turns out to be, errors included; a preflight is answered here. True when it was one.
-   */
-  function handleCors(req: IncomingMessage, res: ServerResponse): boolean {
-    const { origin } = req.headers
-    if (origin === undefined) return false
-    if (req.method === 'OPTIONS') {
-      const headers = preflightHeaders(origin, req.headers['access-control-request-headers'], options.cors)
-      res.writeHead(204, headers ?? {})
-      res.end()
-      return true
-    }
-    const headers = corsHeaders(origin, options.cors)
-    if (headers) for (const name in headers) res.setHeader(name, headers[name] as string)
-    return false
+    sendAnswer(res.req, res, httpStatus, JSON.stringify(body), options, headers)
   }
 
   /**
@@ -221,7 +152,7 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
       body?.release()
     })
     try {
-      if (handleCors(req, res)) return
+      if (handleCors(req, res, options.cors)) return
       if (req.method !== 'POST') {
         if (rpcAnswers) rpcAnswers['4xx']++
         throw new HttpMethodNotAllowedError('POST')
@@ -258,7 +189,7 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
             if (body === undefined && !req.complete && !isSmallBody(req)) {
               res.setHeader('connection', 'close')
             }
-            send(req, res, answer.status, answer.body, answer.headers)
+            sendAnswer(req, res, answer.status, answer.body, options, answer.headers)
             if (onRpcAnswer) {
               const tookMs = performance.now() - receivedMs
               onRpcAnswer(route.networkName, req.headers.host, answer.status, tookMs)
@@ -289,10 +220,10 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
     try {
       switch (route.kind) {
         case 'healthz':
-          return send(req, res, 200, JSON.stringify({ status: 'ok' }))
+          return sendAnswer(req, res, 200, JSON.stringify({ status: 'ok' }), options)
         case 'readyz': {
           const { ok, body } = await handlers.ready()
-          return send(req, res, ok ? 200 : 503, JSON.stringify(body))
+          return sendAnswer(req, res, ok ? 200 : 503, JSON.stringify(body), options)
         }
         case 'metrics': {
           if (!handlers.metrics) throw new RouteNotFoundError()
@@ -312,7 +243,7 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
             body,
             clientAddress: clientAddressOf(req),
           })
-          return send(req, res, answer.status, JSON.stringify(answer.body), answer.headers)
+          return sendAnswer(req, res, answer.status, JSON.stringify(answer.body), options, answer.headers)
         }
         case 'dashboard': {
           if (!handlers.dashboard) throw new RouteNotFoundError()
@@ -330,10 +261,10 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
             clientAddress: clientAddressOf(req),
             secure: 'encrypted' in req.socket,
           })
-          return send(req, res, status, answer, headers, contentType)
+          return sendAnswer(req, res, status, answer, options, headers, contentType)
         }
         case 'gas': {
-          if (handleCors(req, res)) return
+          if (handleCors(req, res, options.cors)) return
           if (req.method !== 'GET') throw new HttpMethodNotAllowedError('GET')
           const answer = await handlers.gas({
             pathKey: route.pathKey,
@@ -344,7 +275,7 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
             origin: req.headers.origin,
             userAgent: req.headers['user-agent'],
           })
-          return send(req, res, answer.status, JSON.stringify(answer.body), answer.headers)
+          return sendAnswer(req, res, answer.status, JSON.stringify(answer.body), options, answer.headers)
         }
         case 'ws':
           throw new UpgradeRequiredError()

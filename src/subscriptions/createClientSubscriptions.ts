@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { SubscriptionLimitError } from '../errors/limitErrors.ts'
 import { InvalidParamsError } from '../errors/rpcErrors.ts'
-import { logFilter } from '../methods/params.ts'
+import { logFilter } from '../methods/logFilter.ts'
 import { type NotificationKind, priceOf } from '../methods/priceOf.ts'
 import { createLogMatcher, type LogFilter } from './createLogMatcher.ts'
 import type { SubscriptionHub } from './createSubscriptionHub.ts'

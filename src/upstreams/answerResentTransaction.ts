@@ -1,8 +1,9 @@
 import { keccak_256 } from '@noble/hashes/sha3'
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils'
 import { ReceiptNotReadyError } from '../errors/upstreamErrors.ts'
-import { readNodeError, transactionErrorOf } from './nodeErrors.ts'
+import { readNodeError } from './nodeErrors.ts'
 import type { RawTransaction } from './SendOptions.ts'
+import { transactionErrorOf } from './transactionErrorOf.ts'
 
 /**
  * The answer to an eth_sendRawTransaction that tollgate sent again after an attempt a node may have

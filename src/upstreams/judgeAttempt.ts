@@ -2,7 +2,8 @@ import { NodeErrorAnswer } from '../errors/callEndings.ts'
 import { TollgateError } from '../errors/TollgateError.ts'
 import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/upstreamErrors.ts'
 import type { UpstreamResponse } from './createUpstream.ts'
-import { classifyNodeError, gasCapOf, missingBlockOf, type NodeError, readNodeError } from './nodeErrors.ts'
+import { gasCapOf } from './gasCapOf.ts'
+import { classifyNodeError, missingBlockOf, type NodeError, readNodeError } from './nodeErrors.ts'
 
 /** How one attempt on one upstream ended, before anyone judged it. */
 export type AttemptResult =

@@ -1,12 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import {
-  classifyNodeError,
-  missingBlockOf,
-  nodeErrorRules,
-  readNodeError,
-  transactionErrorOf,
-} from './nodeErrors.ts'
+import { classifyNodeError, missingBlockOf, nodeErrorRules, readNodeError } from './nodeErrors.ts'
 
 describe('nodeErrors', () => {
   it('the default: an error no rule names is an answer for the client', () => {
@@ -98,26 +92,6 @@ describe('nodeErrors', () => {
     for (const [message, block] of cases)
       assert.equal(missingBlockOf({ code: -32000, message }), block, message)
     assert.equal(missingBlockOf({ code: -32000 }), undefined)
-  })
-
-  it('reads the transaction spellings of every client', () => {
-    for (const message of [
-      'already known',
-      'Known transaction',
-      'AlreadyKnown',
-      'transaction already imported',
-      'INTERNAL_ERROR: existing tx with same hash',
-    ]) {
-      assert.equal(transactionErrorOf({ code: -32000, message }), 'known', message)
-    }
-    for (const message of ['nonce too low', 'Nonce too low', 'OldNonce', 'Transaction nonce is too low.']) {
-      assert.equal(transactionErrorOf({ code: -32000, message }), 'nonceTooLow', message)
-    }
-    assert.equal(
-      transactionErrorOf({ code: -32000, message: 'replacement transaction underpriced' }),
-      undefined,
-    )
-    assert.equal(transactionErrorOf({ code: -32000 }), undefined)
   })
 
   it('reads the error of short answers only; results are not parsed', () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { gasCapOf, minGasCap } from './nodeErrors.ts'
+import { gasCapOf, minGasCap } from './gasCapOf.ts'
 import { toGasCappedBody } from './toGasCappedBody.ts'
 
 const call = (first: object) =>
