@@ -312,7 +312,8 @@ function removeLeftovers() {
   }
 }
 
-function isAlive(pid) {
+/** Whether process `pid` is running (one of another user's too). */
+export function isAlive(pid) {
   try {
     process.kill(pid, 0)
     return true

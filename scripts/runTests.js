@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { ensureServices } from './ensureServices.js'
+import { ensureServices, isAlive } from './ensureServices.js'
 
 const root = resolve(import.meta.dirname, '..')
 const timesFile = join(root, '.tmp', 'testTimes.json')
@@ -64,15 +64,6 @@ function removeStaleEntries() {
     const runner = Number(name.replace('unit-tests-', ''))
     if (name.startsWith('unit-tests-') && !isAlive(runner))
       rmSync(join(tmp, name), { recursive: true, force: true })
-  }
-}
-
-function isAlive(pid) {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return err.code === 'EPERM'
   }
 }
 
