@@ -36,7 +36,7 @@ const mayImport: Record<string, readonly string[] | 'anything'> = {
   gas: ['pipeline', 'auth', 'metering', 'methods', 'networks', 'upstreams', 'store', 'errors'],
   subscriptions: ['methods', 'networks', 'upstreams', 'errors'],
   devnet: ['auth', 'config'],
-  metrics: ['networks', 'upstreams', 'errors'],
+  metrics: ['networks', 'upstreams', 'failsafe', 'errors'],
   // OpenTelemetry spans for the pipeline's trace and the upstreams' attempts (loaded only when on)
   tracing: ['pipeline', 'upstreams', 'config'],
   // a key's plan and usage come from metering/; authorize reads each method's contract
