@@ -59,7 +59,7 @@ export async function answerCall(
 
   if (spec.filterRole === 'makes') return sealedFilter(ctx, call.id, answer)
   if (spec.nullWhenNotFound && saysNotFound(answer)) return answerLike(answer, local(call.id, null))
-  if (spec.monotonicHead) return await notBelowShownHead(network, call.id, answer, lowers)
+  if (spec.monotonicHead) return notBelowShownHead(network, call.id, answer, lowers)
   return answer
 }
 

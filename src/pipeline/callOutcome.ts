@@ -6,10 +6,9 @@ import type { CallTrail } from '../upstreams/CallTrail.ts'
 import { answerCall } from './answerCall.ts'
 import { errorAnswer } from './errorAnswer.ts'
 import type { PreparedCall } from './prepareCall.ts'
+import type { RpcContext } from './rpcContext.ts'
 
 type ReadyCall = PreparedCall & { ok: true }
-
-import type { RpcContext } from './rpcContext.ts'
 
 /** How one call of a request ended: its answer, and what it costs (priceOf's question). */
 export type CallOutcome = {
@@ -29,17 +28,16 @@ export type CallOutcome = {
 }
 
 /**
- * One call's outcome: refused before it ran (its error), answered, or failed; its trail kept and
- * ended when the request keeps trails (the route header, a trace).
+ * One call's outcome: refused before it ran (its error, at once), answered, or failed; its trail kept
+ * and ended when the request keeps trails (the route header, a trace).
  */
-export async function callOutcome(ctx: RpcContext, prepared: PreparedCall): Promise<CallOutcome> {
+export function callOutcome(ctx: RpcContext, prepared: PreparedCall): CallOutcome | Promise<CallOutcome> {
   if (!prepared.ok) return refused(ctx, prepared)
   const trail = ctx.trails?.start(prepared.spec.name, ctx.network.name)
-  try {
-    return answered(ctx, prepared, await answerCall(ctx, prepared, trail), trail)
-  } catch (err) {
-    return failed(ctx, prepared, err, trail)
-  }
+  return answerCall(ctx, prepared, trail).then(
+    (answer) => answered(ctx, prepared, answer, trail),
+    (err: unknown) => failed(ctx, prepared, err, trail),
+  )
 }
 
 /** A call refused before it ran: what refused input costs, and its error. */

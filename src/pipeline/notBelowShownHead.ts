@@ -10,14 +10,14 @@ import type { Network } from '../networks/createNetwork.ts'
  * each other), and a higher number only once it may be shown (shared, it waits until every instance
  * has heard of it). A number asked for before the shown head was lowered since (`lowers`:
  * network.head.lowers then) is of the chain before the rewind: never shown. A partner's answer
- * stays one.
+ * stays one. Settles at once (no promise) unless a higher number must wait to be shown.
  */
-export async function notBelowShownHead(
+export function notBelowShownHead(
   network: Network,
   id: RpcId,
   answer: CallAnswer,
   lowers: number,
-): Promise<CallAnswer> {
+): CallAnswer | Promise<CallAnswer> {
   const payload = payloadOf(answer)
   // the result is a short hex string: read from the answer's first bytes, without parsing it
   const number =
@@ -25,9 +25,15 @@ export async function notBelowShownHead(
   if (number === undefined) return answer
   const { head } = network
   const showing = number > head.shown && lowers === head.lowers ? head.show(number) : undefined
-  if (showing) await showing
-  if (number >= head.shown) return answer
-  return answerLike(answer, serializeResult(id, `0x${head.shown.toString(16)}`))
+  if (showing) return showing.then(() => atLeastShown(network, id, answer, number))
+  return atLeastShown(network, id, answer, number)
+}
+
+/** The answer of `number`, or the shown head's when that is higher. */
+function atLeastShown(network: Network, id: RpcId, answer: CallAnswer, number: bigint): CallAnswer {
+  const { shown } = network.head
+  if (number >= shown) return answer
+  return answerLike(answer, serializeResult(id, `0x${shown.toString(16)}`))
 }
 
 /** The result of an answer readHexResult could not read (a long id, say), if it is a hex quantity. */
