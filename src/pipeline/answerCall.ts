@@ -19,11 +19,11 @@ type ReadyCall = PreparedCall & { ok: true }
 
 /**
  * One prepared call's answer, step by step: answered here (a local result, a subscription); made
- * ready to send (the gas cap, the logs range bound; a named filter's node id is prepareCall's); routed; from the cache
- * or the upstreams, the partners, a split range (fetchAnswer); then the docs/compatibility.md §7
- * duties on the answer (a new filter's id sealed, "not found" as null, the shown head). Rejects with
- * TollgateErrors; the caller turns them into wire errors. `trail`, when given, records the cache's
- * part and every upstream attempt (the route header, a trace).
+ * ready to send (the gas cap, the logs range bound; prepareCall put a named filter's node id in);
+ * routed; from the cache or the upstreams, the partners, a split range (fetchAnswer); then the
+ * docs/compatibility.md §7 duties on the answer (a new filter's id sealed, "not found" as null, the
+ * shown head). Rejects with TollgateErrors; the caller turns them into wire errors. `trail`, when
+ * given, records the cache's part and every upstream attempt (the route header, a trace).
  */
 export async function answerCall(
   ctx: RpcContext,
