@@ -116,13 +116,14 @@ describe('JWTs follow their key', () => {
     assert.equal((await post(gateway.url, key, token)).status, 401)
   })
 
-  it('JWTs now required: a socket opened without one is closed (1008 invalid JWT), one opened with one stays', async () => {
+  it('JWTs now required: a socket opened without one is closed (1008 invalid project id), one opened with one stays', async () => {
     const key = await jwtKey()
     const without = await openSocket(gateway.url, key, undefined)
     const withToken = await openSocket(gateway.url, key, await sign('k2'))
 
     await gateway.app.keyAdmin.setSecurity(key, { requireJwt: true })
-    assert.deepEqual(await without.closed, { code: 1008, reason: 'invalid JWT' })
+    // a request that proved nothing is answered as for a key that does not exist
+    assert.deepEqual(await without.closed, { code: 1008, reason: 'invalid project id' })
     assert.equal((await post(gateway.url, key, undefined)).status, 401)
     assert.equal(withToken.isClosed(), false)
     withToken.socket.close()

@@ -223,8 +223,12 @@ describe('key security: secrets, allowlists, JWT, networks', () => {
       200,
     )
 
+    // no JWT at all: answered as a key that does not exist (test/strangers.e2e.test.ts)
+    assertRefused(await post(key, rpcBody('eth_chainId')), 401, {
+      code: -32001,
+      message: 'invalid project id',
+    })
     for (const headers of [
-      {},
       await sign('RS256', 'rsa-1', stranger.privateKey),
       await sign('RS256', 'nope', rsa.privateKey),
       await sign('RS256', 'rsa-1', rsa.privateKey, {}, { aud: 'someone-else' }),

@@ -82,6 +82,43 @@ describe('filters belong to the key that made them, on every instance', () => {
     assert.equal(await nodeRpc(node, 'eth_uninstallFilter', [nodeId]), true)
   })
 
+  it('a filter id the key did not make is refused for nothing: no credits, single or in a batch', async () => {
+    const id = await newFilter(first, owner)
+    const post = (body: unknown) => postJson(`${first.url}/v3/${stranger}`, body)
+    /** The balance after an eth_chainId of 5 credits. */
+    const remaining = async () =>
+      Number((await post(rpcBody('eth_chainId'))).headers.get('x-credits-remaining'))
+    const before = await remaining()
+    for (const [method, answer] of [
+      ['eth_getFilterChanges', { error: notFound }],
+      ['eth_getFilterLogs', { error: notFound }],
+      ['eth_uninstallFilter', { result: false }],
+    ] as const) {
+      for (const named of [id, `0x${'ab'.repeat(32)}`]) {
+        const refused = await post(rpcBody(method, [named]))
+        assert.deepEqual(refused.json, { jsonrpc: '2.0', id: 1, ...answer }, `${method} ${named}`)
+        assert.equal(refused.headers.get('x-credits-charged'), '0', `${method} ${named}`)
+      }
+    }
+    // a batch of them alone: no envelope either; beside a call that is charged, that call and the envelope
+    const alone = await post([rpcBody('eth_getFilterLogs', [id], 1), rpcBody('eth_uninstallFilter', [id], 2)])
+    assert.deepEqual(alone.json, [
+      { jsonrpc: '2.0', id: 1, error: notFound },
+      { jsonrpc: '2.0', id: 2, result: false },
+    ])
+    assert.equal(alone.headers.get('x-credits-charged'), '0')
+    const beside = await post([rpcBody('eth_getFilterLogs', [id], 1), rpcBody('eth_chainId', [], 2)])
+    assert.equal(beside.headers.get('x-credits-charged'), String(5 + 80))
+    assert.equal(
+      before - (await remaining()),
+      5 + 80 + 5,
+      'only the charged call, its envelope and the second eth_chainId',
+    )
+    // the owner's own reads of it are charged as ever
+    const read = await postJson(`${first.url}/v3/${owner}`, rpcBody('eth_getFilterLogs', [id]))
+    assert.equal(read.headers.get('x-credits-charged'), '255')
+  })
+
   it('block and pending-transaction filters are sealed the same way', async () => {
     const id = (await call(first, owner, 'eth_newBlockFilter', [])).result as string
     assert.deepEqual((await call(first, stranger, 'eth_getFilterChanges', [id])).error, notFound)

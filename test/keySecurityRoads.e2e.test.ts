@@ -1,13 +1,22 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { exportSPKI, generateKeyPair, SignJWT } from 'jose'
-import { type Address, createWalletClient, encodeFunctionData, http, publicActions } from 'viem'
+import {
+  type Address,
+  createWalletClient,
+  encodeFunctionData,
+  type Hex,
+  http,
+  numberToHex,
+  publicActions,
+} from 'viem'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
 import WebSocket from 'ws'
 import { demoAbi, demoBytecode } from '../src/devnet/contracts.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
 import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
-import { devnetOver, startTestNode, type TestNode } from './helpers/startTestNode.ts'
+import { devnetOver, nodeRpc, startTestNode, type TestNode } from './helpers/startTestNode.ts'
 
 const settingsError = { code: -32002, message: 'rejected due to project ID settings' }
 const counter = encodeFunctionData({ abi: demoAbi, functionName: 'counter' })
@@ -135,6 +144,73 @@ describe('the contracts allowlist holds on every road', () => {
     const toA = await post(rpcBody('trace_call', [{ to: a, data: counter }, ['trace'], 'latest']))
     assert.equal(toA.status, 200)
     assert.equal((toA.json as Answer).error?.code, -32601)
+  })
+
+  it('EIP-7702: a call whose authorization delegates to B’s code is refused; to A’s it reaches the node', async () => {
+    // an account of the caller's own, E, listed beside A: a delegation makes its code any contract's
+    const owner = privateKeyToAccount(generatePrivateKey())
+    const e = owner.address
+    const listed = (await gateway.app.keyAdmin.create({ plan: 'team' })).key.key
+    await gateway.app.keyAdmin.addAllowlistEntries(listed, 'contracts', [a, e])
+    await gateway.app.keys.refresh()
+    const delegate = async (target: Address) => {
+      const signed = await owner.signAuthorization({ contractAddress: target, chainId: 31337, nonce: 0 })
+      return {
+        chainId: numberToHex(signed.chainId),
+        address: signed.address,
+        nonce: numberToHex(signed.nonce),
+        yParity: numberToHex(signed.yParity ?? 0),
+        r: signed.r,
+        s: signed.s,
+      }
+    }
+    const toB = [await delegate(b)]
+    const toA = [await delegate(a)]
+    const call = (authorizationList: unknown[] | undefined) => ({
+      to: e,
+      data: counter,
+      ...(authorizationList ? { authorizationList } : {}),
+    })
+    const send = async (method: string, params: unknown[]) => {
+      const answer = await postJson(`${gateway.url}/v3/${listed}`, rpcBody(method, params))
+      return {
+        status: answer.status,
+        body: answer.json as Answer,
+        charged: answer.headers.get('x-credits-charged'),
+      }
+    }
+
+    // E has no code: the call answers nothing. Delegated to B, the node runs B's code as E's
+    assert.equal((await send('eth_call', [call(undefined), 'latest'])).body.result, '0x')
+    const run = (await nodeRpc(node, 'eth_call', [call(toB), 'latest'])) as Hex
+    assert.equal(run.length, 66, 'the node runs the delegated code')
+    for (const [method, params] of [
+      ['eth_call', [call(toB), 'latest']],
+      ['eth_estimateGas', [call(toB), 'latest']],
+      ['eth_createAccessList', [call(toB), 'latest']],
+      ['debug_traceCall', [call(toB), 'latest', { tracer: 'callTracer' }]],
+      ['eth_simulateV1', [{ blockStateCalls: [{ calls: [call(toB)] }] }, 'latest']],
+      // an authorization whose target cannot be read, or a list that is not one
+      ['eth_call', [call([{ ...toA[0], address: undefined }]), 'latest']],
+      ['eth_call', [{ ...call(undefined), authorizationList: toA[0] }, 'latest']],
+      // every field geth reads as authorizationList
+      ['eth_call', [{ ...call(toA), AuthorizationList: toB }, 'latest']],
+    ] as const) {
+      const refused = await send(method, [...params])
+      assert.deepEqual(
+        refused,
+        { status: 403, body: { jsonrpc: '2.0', id: 1, error: settingsError }, charged: '5' },
+        `${method} ${JSON.stringify(params)}`,
+      )
+    }
+
+    // delegated to A, which the key may reach: the node runs A's code as E's (E's counter slot: 0)
+    const allowed = await send('eth_call', [call(toA), 'latest'])
+    assert.equal(allowed.body.result, `0x${'0'.repeat(64)}`)
+    const [simulated] = (
+      await send('eth_simulateV1', [{ blockStateCalls: [{ calls: [call(toA)] }] }, 'latest'])
+    ).body.result as { calls: { returnData: string }[] }[]
+    assert.equal(simulated?.calls[0]?.returnData, `0x${'0'.repeat(64)}`)
   })
 
   it('eth_simulateV1: every call and override must be allowed', async () => {

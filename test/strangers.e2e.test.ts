@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
 import { request as httpRequest } from 'node:http'
+import { connect } from 'node:net'
 import { after, before, describe, it } from 'node:test'
+import { exportSPKI, generateKeyPair, SignJWT } from 'jose'
 import { WebSocket } from 'ws'
 import { postJson, rpcBody } from './helpers/postJson.ts'
 import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
@@ -11,16 +14,41 @@ const unknownKey = 'f'.repeat(32)
 const stranger = '203.0.113.7'
 const owner = '198.51.100.1'
 
+type Signer = Awaited<ReturnType<typeof generateKeyPair>>['privateKey']
+
+/**
+ * The whole answer to one request sent as `head` (its request line and headers) and `body` on a
+ * connection of its own, as the bytes that came back, but the Date header's line (a second apart).
+ */
+async function exchange(url: string, head: string[], body = ''): Promise<string> {
+  const socket = connect(Number(new URL(url).port), '127.0.0.1')
+  const chunks: Buffer[] = []
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk))
+  socket.write(`${head.join('\r\n')}\r\n\r\n${body}`)
+  await new Promise<void>((resolve, reject) => {
+    socket.on('close', () => resolve())
+    socket.on('error', reject)
+  })
+  return Buffer.concat(chunks)
+    .toString('latin1')
+    .replace(/\r\ndate: [^\r]*/i, '')
+}
+
 /**
  * Nothing a stranger does costs a key's owner: requests that have not proved what the key requires
- * (its secret, its origin rules, a network it may use) take no credits and no per-second allowance,
- * show no balance, and a key that requires its secret answers them as a key that does not exist.
+ * (its secret, its JWT, its origin rules, a network it may use) take no credits and no per-second
+ * allowance, show no balance, and a key that requires its secret or a JWT answers them as a key that
+ * does not exist.
  */
 describe('strangers: refusals before the key is proved', () => {
   let node: TestNode
   let gateway: TestGateway
   let key: string
   let secret: string
+  /** A key with a secret that requires a JWT signed by `jwtSigner` under kid `k1`. */
+  let jwtKey: string
+  let jwtKeySecret: string
+  let jwtSigner: Signer
 
   before(async () => {
     node = await startTestNode({ loadBlocks: 1 })
@@ -35,6 +63,13 @@ describe('strangers: refusals before the key is proved', () => {
     secret = created.secret as string
     await gateway.app.keyAdmin.setSecurity(key, { requireSecret: true })
     await gateway.app.keyAdmin.addAllowlistEntries(key, 'origins', ['https://app.example'])
+    const withJwt = await gateway.app.keyAdmin.create({ plan: 'core', secret: true })
+    jwtKey = withJwt.key.key
+    jwtKeySecret = withJwt.secret as string
+    const pair = await generateKeyPair('ES256')
+    jwtSigner = pair.privateKey
+    await gateway.app.keyAdmin.addJwtKey(jwtKey, 'k1', await exportSPKI(pair.publicKey))
+    await gateway.app.keyAdmin.setSecurity(jwtKey, { requireJwt: true })
     await gateway.app.keys.refresh()
   })
   after(async () => {
@@ -87,6 +122,87 @@ describe('strangers: refusals before the key is proved', () => {
       code: -32001,
       message: 'invalid project id or project secret',
     })
+  })
+
+  it('a key that requires a JWT answers a stranger as a key that does not exist; its secret hears why', async () => {
+    const valid = await new SignJWT({})
+      .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+      .setExpirationTime('10m')
+      .sign(jwtSigner)
+    assert.equal((await post(`/v3/${jwtKey}`, { authorization: `Bearer ${valid}` }, owner)).status, 200)
+    const refused = await post(`/v3/${jwtKey}`, {}, owner)
+    assert.equal(refused.status, 401)
+    assert.deepEqual((refused.json as { error: unknown }).error, {
+      code: -32001,
+      message: 'invalid project id',
+    })
+    // the key's own secret proves the caller holds the key: it hears what is missing
+    const withSecret = await post(`/v3/${jwtKey}`, basic(jwtKeySecret), owner)
+    assert.equal(withSecret.status, 401)
+    assert.deepEqual((withSecret.json as { error: unknown }).error, { code: -32001, message: 'invalid JWT' })
+  })
+
+  it('byte for byte, over HTTP and on the WebSocket upgrade, whatever a stranger sends', async () => {
+    const foreign = await new SignJWT({})
+      .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+      .setExpirationTime('10m')
+      .sign((await generateKeyPair('ES256')).privateKey)
+    /** What a stranger may send to `asKey`: nothing, an empty or wrong secret, a user name, JWTs. */
+    const credentials = (asKey: string) => [
+      undefined,
+      basic('').authorization,
+      `Basic ${Buffer.from(`${asKey}:`).toString('base64')}`,
+      basic('wrong').authorization,
+      `Basic ${Buffer.from(`${asKey}:wrong`).toString('base64')}`,
+      `Basic ${Buffer.from('bob:').toString('base64')}`,
+      'Bearer eyJhbGciOiJFUzI1NiJ9.e30.c2ln',
+      `Bearer ${foreign}`,
+    ]
+    const body = JSON.stringify(rpcBody('eth_chainId'))
+    const asks = (path: string, authorization: string | undefined, from: string) => {
+      const common = ['host: 127.0.0.1', `x-forwarded-for: ${from}`]
+      if (authorization !== undefined) common.push(`authorization: ${authorization}`)
+      return {
+        http: [
+          `POST /v3/${path} HTTP/1.1`,
+          ...common,
+          'content-type: application/json',
+          `content-length: ${body.length}`,
+          'connection: close',
+        ],
+        upgrade: [
+          `GET /ws/v3/${path} HTTP/1.1`,
+          ...common,
+          'upgrade: websocket',
+          'connection: Upgrade',
+          'sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==',
+          'sec-websocket-version: 13',
+        ],
+      }
+    }
+    let client = 0
+    const statusLines = new Set<string>()
+    for (const known of [key, jwtKey]) {
+      for (const [index, authorization] of credentials(known).entries()) {
+        // each pair from an address of its own, to a new unknown key: the failure limiter sees both alike
+        const from = `192.0.2.${++client}`
+        const stranger = randomBytes(16).toString('hex')
+        const unknownAuthorization = credentials(stranger)[index]
+        const knownAsks = asks(known, authorization, from)
+        const unknownAsks = asks(stranger, unknownAuthorization, from)
+        for (const road of ['http', 'upgrade'] as const) {
+          const knownAnswer = await exchange(gateway.url, knownAsks[road], road === 'http' ? body : '')
+          const unknownAnswer = await exchange(gateway.url, unknownAsks[road], road === 'http' ? body : '')
+          assert.equal(
+            knownAnswer,
+            unknownAnswer,
+            `${road} ${known === key ? 'secret' : 'JWT'} ${authorization}`,
+          )
+          statusLines.add(knownAnswer.slice(0, knownAnswer.indexOf('\r\n')))
+        }
+      }
+    }
+    assert.deepEqual([...statusLines], ['HTTP/1.1 401 Unauthorized'])
   })
 
   it('refusals before the key is proved take nothing and show nothing; the owners are served', async () => {

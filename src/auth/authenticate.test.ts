@@ -102,3 +102,58 @@ describe('authenticate: failed authentications', () => {
     assert.equal((await authenticate(key, from(basic(secret)), d)).secretVerified, true)
   })
 })
+
+/** The error a request gets, by its class and wire message: what a stranger sees of it. */
+async function refusalOf(key: KeyEntry, authorization: string | undefined, d = deps(100)) {
+  try {
+    await authenticate(key, from(authorization), d)
+  } catch (err) {
+    assert.ok(err instanceof Error)
+    return `${err.name}: ${err.message}`
+  }
+  return 'admitted'
+}
+
+describe('authenticate: strangers', () => {
+  it('a key that requires a JWT answers a request without one as an unknown key; its own secret hears why', async () => {
+    const jwtKey = await entry(4, {
+      secretHash: hashSecret(secret, hashKey),
+      jwt: { required: true, publicKeys: [{ kid: 'a', alg: 'ES256', pem }] },
+    })
+    // an unknown key is authenticated as a key that requires its secret and has none (authorizeKeyRequest)
+    const unknown = await entry(5, { requireSecret: true })
+    const foreign = await new SignJWT({})
+      .setProtectedHeader({ alg: 'ES256', kid: 'a' })
+      .setExpirationTime('1h')
+      .sign((await generateKeyPair('ES256')).privateKey)
+    const strangers = (key: string) => [
+      undefined,
+      basic(''),
+      basic('', key),
+      basic('wrong'),
+      basic('wrong', key),
+      basic('', 'bob'),
+      'Bearer not.a.jwt',
+      `Bearer ${foreign}`,
+      'Digest whatever',
+    ]
+    const unknownAsks = strangers('key5')
+    for (const [index, authorization] of strangers('key4').entries()) {
+      assert.equal(
+        await refusalOf(jwtKey, authorization),
+        await refusalOf(unknown, unknownAsks[index]),
+        String(authorization),
+      )
+    }
+    assert.equal(await refusalOf(jwtKey, undefined), 'InvalidKeyError: invalid project id')
+    assert.equal(await refusalOf(jwtKey, basic(secret)), 'InvalidJwtError: invalid JWT')
+  })
+
+  it('a secret sent to a key without one is checked all the same, against a hash no secret has', async () => {
+    const d = deps(100)
+    for (const key of [await entry(6, {}), await entry(7, { requireSecret: true })]) {
+      await assert.rejects(authenticate(key, from(basic(secret)), d), InvalidSecretError)
+    }
+    assert.equal(d.secretChecks, 2, 'one HMAC each, as for a key with a secret')
+  })
+})

@@ -5,6 +5,7 @@ import type { AuthFailureLimiter } from './createAuthFailureLimiter.ts'
 import type { JwtClaims, JwtVerifier } from './createJwtVerifier.ts'
 import type { KeyEntry } from './createKeyRegistry.ts'
 import type { SecretVerifier } from './createSecretVerifier.ts'
+import { noSecretHash } from './hashSecret.ts'
 import { parseBasicAuth } from './parseBasicAuth.ts'
 
 export type Authentication = {
@@ -33,8 +34,10 @@ export type Credentials = {
 /**
  * Checks what the request proves beyond the key: a secret sent as HTTP Basic with an empty user name
  * (or the key as user name), or a JWT as `Authorization: Bearer`. Throws 401 for a wrong secret or
- * JWT, or a missing JWT the key requires. A key that requires its secret answers a request without
- * it as an unknown key does (401 `invalid project id`): a stranger learns nothing of the key.
+ * JWT. A key that requires its secret or a JWT answers a request that presents neither as an unknown
+ * key does (401 `invalid project id`), and a wrong one as an unknown key answers it (an unknown key is
+ * checked here as a key with no secret and no JWT keys): a stranger learns nothing of the key. Only a
+ * request that proved the key's secret hears that its key requires a JWT too.
  * A request that presents a secret or JWT from a client with too many failures is refused with 429
  * before anything is verified (createAuthFailureLimiter.ts); a wrong one counts as a failure.
  */
@@ -58,18 +61,15 @@ export async function authenticate(
     if (basic) {
       if (basic.user !== '' && basic.user !== entry.apiKey.key) throw new InvalidSecretError()
       if (basic.password !== '') {
-        const { secretHash } = access
-        if (
-          secretHash === undefined ||
-          !(await deps.verifySecret(basic.password, entry.apiKey.key, secretHash))
-        ) {
+        // a key without a secret (an unknown key is one) takes as long to refuse it as a key with one
+        const secretHash = access.secretHash ?? noSecretHash
+        if (!(await deps.verifySecret(basic.password, entry.apiKey.key, secretHash))) {
           throw new InvalidSecretError()
         }
         secretVerified = true
       }
     } else if (bearer) {
-      if (access.jwt.keys.size === 0)
-        throw new InvalidJwtError({ logDetails: 'the key has no JWT public keys' })
+      // a key without JWT keys (an unknown key is one) reads the token as one with: no kid matches
       claims = await deps.verifyJwt((authorization as string).slice(7).trim(), access.jwt, entry.apiKey.id)
     }
   } catch (err) {
@@ -79,6 +79,10 @@ export async function authenticate(
     throw err
   }
   if (access.requireSecret && !secretVerified) throw new InvalidKeyError({ logDetails: 'secret required' })
-  if (access.jwt.required && claims === undefined) throw new InvalidJwtError({ logDetails: 'JWT required' })
+  if (access.jwt.required && claims === undefined) {
+    // the key's own secret may hear what is missing; anyone else hears what an unknown key answers
+    if (secretVerified) throw new InvalidJwtError({ logDetails: 'JWT required' })
+    throw new InvalidKeyError({ logDetails: 'JWT required' })
+  }
   return { secretVerified, claims }
 }

@@ -37,6 +37,12 @@ export function hashSecret(secret: string, hashKey: Buffer): string {
   return `${scheme}${digest(secret, hashKey).toString('base64url')}`
 }
 
+/**
+ * A hash that no secret has (an HMAC of 256 zero bits), as long as any other: what a secret sent to
+ * a key without one is checked against, so that refusing it takes the time a key with a secret takes.
+ */
+export const noSecretHash = `${scheme}${Buffer.alloc(32).toString('base64url')}`
+
 export function isSecretHash(stored: string): boolean {
   return stored.startsWith(scheme)
 }

@@ -50,6 +50,69 @@ describe('methodContracts', () => {
     assert.deepEqual(contractsOf('eth_call', [{ data: '0x00' }]), [], 'no `to`: a creation')
   })
 
+  it('eth_call: each EIP-7702 authorization delegates to a contract the call runs: its target counts', () => {
+    const signed = { chainId: '0x1', nonce: '0x0', yParity: '0x0', r: '0x1', s: '0x1' }
+    const call = (authorizationList: unknown) => [{ to: a, authorizationList }, 'latest']
+    assert.deepEqual(contractsOf('eth_call', call([{ ...signed, address: b }])), [a, b])
+    assert.deepEqual(
+      contractsOf(
+        'eth_call',
+        call([
+          { ...signed, address: a },
+          { ...signed, address: b },
+        ]),
+      ),
+      [a, a, b],
+    )
+    assert.deepEqual(contractsOf('eth_call', call([])), [a])
+    assert.deepEqual(contractsOf('eth_call', call(null)), [a], 'geth reads null as none')
+    assert.deepEqual(
+      contractsOf('eth_call', [{ to: a, AUTHORIZATIONLIST: [{ ADDRESS: b }], authorizationList: [] }]),
+      [a, b],
+      'every field geth reads as authorizationList, and as address',
+    )
+    assert.deepEqual(contractsOf('eth_call', call([{ address: a, Address: b }])), [a, a, b])
+    for (const malformed of [
+      {},
+      [signed],
+      [{ ...signed, address: null }],
+      [{ ...signed, address: [b] }],
+      ['not an object'],
+      [null],
+      'not a list',
+    ]) {
+      assert.equal(contractsOf('eth_call', call(malformed)), 'unchecked', JSON.stringify(malformed))
+    }
+    // a state override of the call is read as before, beside its delegations
+    assert.deepEqual(
+      contractsOf('eth_estimateGas', [
+        { to: a, authorizationList: [{ address: b }] },
+        'latest',
+        { [a]: { balance: '0x1' } },
+      ]),
+      [a, b, a],
+    )
+    assert.equal(
+      contractsOf('eth_call', [
+        { to: a, authorizationList: [{ address: a }] },
+        'latest',
+        { [a]: { code: '0x' } },
+      ]),
+      'unchecked',
+    )
+    const simulate = (calls: unknown[]) => contractsOf('eth_simulateV1', [{ blockStateCalls: [{ calls }] }])
+    assert.deepEqual(simulate([{ to: a }, { to: a, authorizationList: [{ address: b }] }]), [a, a, b])
+    assert.equal(simulate([{ to: a, authorizationList: [{}] }]), 'unchecked')
+    const trace = (authorizationList: unknown) =>
+      contractsOf('debug_traceCall', [{ to: a, authorizationList }, 'latest', { tracer: 'callTracer' }])
+    assert.deepEqual(trace([{ address: b }]), [a, b])
+    assert.equal(trace([{ nonce: '0x0' }]), 'unchecked')
+    assert.deepEqual(contractsOf('trace_call', [{ to: a, authorizationList: [{ address: b }] }, ['trace']]), [
+      a,
+      b,
+    ])
+  })
+
   it('eth_getLogs: each `address` field must name addresses (geth reads the last; empty means all)', () => {
     assert.deepEqual(contractsOf('eth_getLogs', [{ address: [a, b] }]), [a, b])
     assert.deepEqual(contractsOf('eth_getLogs', [{ address: a, ADDRESS: [] }]), [])

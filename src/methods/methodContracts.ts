@@ -59,6 +59,28 @@ function addTargets(into: string[], call: unknown): boolean {
 }
 
 /**
+ * The delegation targets of a call object's EIP-7702 authorizations, every field geth reads as
+ * `authorizationList` (a null one is none): each authorization's `address` is a contract whose code
+ * the call runs as the authorizing account's, a code override by another name, so each must be
+ * allowed. False when a list, an authorization or its `address` is not what it should be.
+ */
+function addDelegations(into: string[], call: unknown): boolean {
+  for (const authorizations of fieldsNamed(call, 'authorizationlist')) {
+    if (authorizations === null) continue
+    if (!Array.isArray(authorizations)) return false
+    for (const authorization of authorizations) {
+      const targets = fieldsNamed(authorization, 'address')
+      if (targets.length === 0) return false
+      for (const target of targets) {
+        if (typeof target !== 'string') return false
+        into.push(target)
+      }
+    }
+  }
+  return true
+}
+
+/**
  * A state override's addresses: balance, nonce, state and stateDiff only; one that sets code (or
  * moves a precompile, or anything else) makes the call unchecked.
  */
@@ -78,11 +100,15 @@ function addOverrides(into: string[], overrides: unknown): boolean {
 /** The first param, an address (validated by the method's params). */
 const firstParam = (params: unknown[]): CallContracts => (typeof params[0] === 'string' ? [params[0]] : [])
 
-/** A call object's `to`, and the addresses of its state override, the param at `overridesAt`. */
+/**
+ * A call object's `to`, its delegation targets, and the addresses of its state override, the param
+ * at `overridesAt`.
+ */
 function callWithOverrides(overridesAt: number): (params: unknown[]) => CallContracts {
   return (params) => {
     const addresses: string[] = []
     if (!addTargets(addresses, params[0])) return []
+    if (!addDelegations(addresses, params[0])) return 'unchecked'
     return addOverrides(addresses, params[overridesAt]) ? addresses : 'unchecked'
   }
 }
@@ -97,7 +123,7 @@ const filterAddresses = (params: unknown[]): CallContracts => {
   return addresses
 }
 
-/** eth_simulateV1: every call's `to` and every block's state override. */
+/** eth_simulateV1: every call's `to` and delegation targets, and every block's state override. */
 const simulateContracts = (params: unknown[]): CallContracts => {
   const addresses: string[] = []
   for (const blocks of fieldsNamed(params[0], 'blockstatecalls')) {
@@ -108,7 +134,9 @@ const simulateContracts = (params: unknown[]): CallContracts => {
       }
       for (const calls of fieldsNamed(block, 'calls')) {
         if (!Array.isArray(calls)) return 'unchecked'
-        for (const call of calls) if (!addTargets(addresses, call)) return 'unchecked'
+        for (const call of calls) {
+          if (!addTargets(addresses, call) || !addDelegations(addresses, call)) return 'unchecked'
+        }
       }
     }
   }
@@ -116,12 +144,14 @@ const simulateContracts = (params: unknown[]): CallContracts => {
 }
 
 /**
- * debug_traceCall: the call's `to` and its config's state override. Its tracer is a built-in one,
- * whatever the casing of its key: the params refuse any other (traceOptions.ts).
+ * debug_traceCall: the call's `to` and delegation targets, and its config's state override. Its
+ * tracer is a built-in one, whatever the casing of its key: the params refuse any other
+ * (traceOptions.ts).
  */
 const traceCallContracts = (params: unknown[]): CallContracts => {
   const addresses: string[] = []
   if (!addTargets(addresses, params[0])) return []
+  if (!addDelegations(addresses, params[0])) return 'unchecked'
   for (const overrides of fieldsNamed(params[2], 'stateoverrides')) {
     if (!addOverrides(addresses, overrides)) return 'unchecked'
   }
@@ -196,7 +226,9 @@ export const methodContracts: Readonly<Record<string, Contracts>> = {
   eth_maxPriorityFeePerGas: 'none',
   eth_blobBaseFee: 'none',
   eth_feeHistory: 'none',
-  // a signed transaction: its answer is its hash, no contract's state (as the hosted service, unchecked)
+  // a signed transaction: its answer is its hash, no contract's state (as the hosted service,
+  // unchecked); a type-4 one's authorizations are signed by the accounts they delegate and take
+  // effect on chain, as the transaction's own calls do
   eth_sendRawTransaction: 'none',
   eth_sendRawTransactionSync: 'none',
   eth_newBlockFilter: 'none',

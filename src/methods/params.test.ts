@@ -177,7 +177,7 @@ describe('the method table', () => {
       assert.equal(unknown.name, 'eth_somethingNew')
       assert.ok(!getOfferedMethods().includes(unknown.name))
       // refused before it runs (docs/compatibility.md §2 "Not offered"): a refused call, not a served one
-      assert.equal(priceOf({ kind: 'refusedCall' }), 5)
+      assert.equal(priceOf({ kind: 'refusedCall', reason: 'input' }), 5)
     })
 
     it('is never cached, never sent to a partner, never answered by the gateway itself', () => {

@@ -18,10 +18,14 @@ describe('priceOf', () => {
   })
 
   it('input refused before any work costs 5, a call or a whole request', () => {
-    assert.equal(priceOf({ kind: 'refusedCall' }), 5)
+    assert.equal(priceOf({ kind: 'refusedCall', reason: 'input' }), 5)
     for (const httpStatus of [200, 400, 403, 413, 415]) {
       assert.equal(priceOf({ kind: 'rejectedRequest', httpStatus }), 5, `${httpStatus}`)
     }
+  })
+
+  it('an id of a filter the key did not make costs nothing: no node is asked, nothing is learnt', () => {
+    assert.equal(priceOf({ kind: 'refusedCall', reason: 'unknownFilter' }), 0)
   })
 
   it('a request refused whole by us (a busy server) or by the balance (402, 429) costs nothing', () => {

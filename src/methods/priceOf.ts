@@ -19,12 +19,19 @@ const credits = {
 /** What a subscription notifies of (eth_subscribe's first param). */
 export type NotificationKind = keyof typeof credits.notification
 
+/** Why a call was refused before it ran: its input, or an id of a filter its key did not make. */
+export type RefusalReason = 'input' | 'unknownFilter'
+
 /** Something a key is charged for (or not): the one question priceOf answers. */
 export type PricedOutcome =
   /** A call answered (a node's error answer, a revert among them, included): the method's price. */
   | { kind: 'served'; spec: MethodSpec }
-  /** A call refused before it ran (unknown method, bad params, an allowlist): refused input. */
-  | { kind: 'refusedCall' }
+  /**
+   * A call refused before it ran: refused input (unknown method, bad params, an allowlist); nothing
+   * for an id of a filter its key did not make (`unknownFilter`: answered as a node answers an unknown
+   * filter, no node asked).
+   */
+  | { kind: 'refusedCall'; reason: RefusalReason }
   /**
    * A request refused whole before its calls ran (403, 413, 415, parse errors, a Gas API request's
    * bad input): refused input; free when the refusal is ours (`httpStatus` 5xx: a busy server) or
@@ -53,7 +60,7 @@ export function priceOf(outcome: PricedOutcome): number {
     case 'served':
       return outcome.spec.costCredits
     case 'refusedCall':
-      return credits.refusedInput
+      return outcome.reason === 'input' ? credits.refusedInput : 0
     case 'rejectedRequest':
       return isFree(outcome.httpStatus) ? 0 : credits.refusedInput
     case 'failed':

@@ -60,8 +60,9 @@ const anonymous: Authentication = { secretVerified: false, claims: undefined }
 
 /**
  * What an unknown (or revoked) key is checked as: a key that requires its secret and has none, and
- * no JWT keys. Whatever a request sends, it is refused as such a key refuses it, so a stranger cannot
- * tell a key that requires its secret from one that does not exist.
+ * no JWT keys. Whatever a request sends, it is refused as such a key refuses it, and a key that
+ * requires its secret or a JWT refuses a request that has not proved it the same way (authenticate):
+ * a stranger cannot tell such a key from one that does not exist.
  */
 const unknownKeyAccess: AccessPolicy = {
   networks: undefined,

@@ -1,5 +1,6 @@
 import { ClientGoneError } from '../errors/callEndings.ts'
 import { type CallAnswer, PartnerAnswer, payloadOf } from '../jsonrpc/PartnerAnswer.ts'
+import { serializeResult } from '../jsonrpc/serialize.ts'
 import type { RpcPayload } from '../jsonrpc/types.ts'
 import { priceOf } from '../methods/priceOf.ts'
 import type { CallTrail } from '../upstreams/CallTrail.ts'
@@ -40,13 +41,17 @@ export function callOutcome(ctx: RpcContext, prepared: PreparedCall): CallOutcom
   )
 }
 
-/** A call refused before it ran: what refused input costs, and its error. */
+/** A call refused before it ran: its answer (an error, mostly), at the price of its refusal. */
 function refused(ctx: RpcContext, prepared: PreparedCall & { ok: false }): CallOutcome {
-  const { payload, httpStatus } = errorAnswer(ctx.log, prepared.id, prepared.error)
+  const { id, answer } = prepared
+  const { payload, httpStatus } =
+    answer === false
+      ? { payload: serializeResult(id, false), httpStatus: 200 }
+      : errorAnswer(ctx.log, id, answer)
   return {
     payload,
     httpStatus,
-    credits: priceOf({ kind: 'refusedCall' }),
+    credits: priceOf({ kind: 'refusedCall', reason: prepared.reason }),
     method: prepared.method,
     isNotification: prepared.isNotification,
     partner: false,

@@ -198,7 +198,9 @@ function contextOf(
 function mostCostOf(calls: PreparedCall[], isBatch: boolean): number {
   let credits = isBatch ? priceOf({ kind: 'batchEnvelope', callsRan: true, callsCharged: true }) : 0
   for (const call of calls)
-    credits += priceOf(call.ok ? { kind: 'served', spec: call.spec } : { kind: 'refusedCall' })
+    credits += priceOf(
+      call.ok ? { kind: 'served', spec: call.spec } : { kind: 'refusedCall', reason: call.reason },
+    )
   return credits
 }
 
