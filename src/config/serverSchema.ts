@@ -30,9 +30,9 @@ export const serverSchema = z
      */
     maxBodyBytesInFlightPerClient: z.int().positive().optional(),
     /**
-     * A body holding part of maxBodyBytesInFlight (past its first 64 KiB) that brings fewer than
-     * 64 KiB in this time is refused with 408 and what it held freed (a stalled or trickling
-     * upload). 0: no limit (requestTimeoutMs still applies).
+     * A body holding part of maxBodyBytesInFlight (past its first 64 KiB) must bring each further
+     * 64 KiB within this of the one before; else 408, and what it held is freed (a stalled or
+     * trickling upload). 0: no limit (requestTimeoutMs still applies).
      */
     bodyStallTimeoutMs: z.int().min(0).default(5_000),
     /**

@@ -65,7 +65,7 @@ export type HttpServerOptions = {
    * full, or the key's or the client address's share full: 503).
    */
   bodies: ByteBulkhead
-  /** A body holding part of `bodies` that brings less than 64 KiB in this is refused with 408 (0: no limit). */
+  /** A body holding part of `bodies` must bring each further 64 KiB within this of the one before; else 408 (0: no limit). */
   bodyStallTimeoutMs: number
   /** Each JSON-RPC request's answer budget (shared with the WebSocket endpoint: one bound for the process). */
   answers: AnswerMemory
