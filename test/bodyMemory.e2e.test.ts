@@ -57,12 +57,16 @@ describe('hostile clients: request bodies held in memory are bounded', () => {
 
   before(async () => {
     anvil = await startAnvil()
-    // this machine as a proxy: a request with X-Forwarded-For counts as from the address it names
     ;({ gateway, endpoint, endpoints } = await startKeyedGateway(
       dir,
       'default',
       anvil.url,
-      { trustedProxies: ['127.0.0.1'] },
+      {
+        // this machine as a proxy: a request with X-Forwarded-For counts as from the address it names
+        trustedProxies: ['127.0.0.1'],
+        // twice the default: stalled uploads stay held while another client is served, on a busy machine
+        bodyStallTimeoutMs: 10_000,
+      },
       3,
     ))
     ;({ gateway: strict, endpoint: strictEndpoint } = await startKeyedGateway(dir, 'strict', anvil.url, {
