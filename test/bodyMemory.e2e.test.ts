@@ -17,6 +17,7 @@ import {
   stopAll,
   watchGrowth,
 } from './helpers/hostileClients.ts'
+import { openSocket } from './helpers/openSocket.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
 import { until } from './helpers/until.ts'
 
@@ -179,8 +180,10 @@ describe('hostile clients: request bodies held in memory are bounded', () => {
       stallsUpload(gateway.url, pathOf(index), 5 * mib, headers),
     )
     sockets.push(...uploads.map((upload) => upload.socket))
-    const answered = new Set<unknown>()
-    const watch = (upload: (typeof uploads)[0]) => void upload.answered.then(() => answered.add(upload))
+    /** Each upload answered so far, with the status line it was answered with. */
+    const answered = new Map<unknown, string>()
+    const watch = (upload: (typeof uploads)[0]) =>
+      void upload.answered.then((line) => answered.set(upload, line))
     uploads.forEach(watch)
     let heldBytes = 0
     await until(async () => {
@@ -197,7 +200,10 @@ describe('hostile clients: request bodies held in memory are bounded', () => {
         heldBytes = (await readFigures(gateway)).bodiesInFlightBytes
         return answered.has(upload) || heldBytes >= was + filledUploadBytes
       }, 'a 300 KB upload held or refused')
-      if (answered.has(upload)) break
+      if (answered.has(upload)) {
+        assert.match(answered.get(upload) ?? '', /^HTTP\/1\.1 503 /, 'the last 300 KB upload refused')
+        break
+      }
       held.push(upload)
     }
     const heldMs = performance.now()
@@ -205,8 +211,9 @@ describe('hostile clients: request bodies held in memory are bounded', () => {
     assert.ok(heldBytes <= shareBytes, `held ${heldBytes} bytes, more than a share`)
 
     await meanwhile()
-    assert.ok(
-      held.every((upload) => !answered.has(upload)),
+    assert.deepEqual(
+      held.flatMap((upload) => answered.get(upload) ?? []),
+      [],
       'every upload held is still held once the others were served',
     )
     for (const upload of held) assert.match(await upload.answered, /^HTTP\/1\.1 408 /)
@@ -237,13 +244,31 @@ describe('hostile clients: request bodies held in memory are bounded', () => {
     )
   }
 
+  /** The answer to one message of `body` on a new WebSocket to `to`'s key. */
+  async function messageAnswered(to: string, body: string): Promise<unknown> {
+    const { socket, messages } = await openSocket(to.replace('http', 'ws').replace('/v3/', '/ws/v3/'))
+    socket.send(body)
+    await until(() => messages.length > 0, 'the answer')
+    socket.close()
+    return messages[0]
+  }
+
   it("one key's eight stalled 5 MiB uploads hold its share at most: another key's 300 KB batches are all served", async (t) => {
     const [attacker, other] = endpoints as [string, string]
     const path = new URL(attacker).pathname
     await stallUploads(
       () => path,
       {},
-      () => batchesServed(other, {}, t),
+      async () => {
+        await batchesServed(other, {}, t)
+        // WebSocket messages count in their key's share as HTTP bodies do
+        assert.deepEqual(await messageAnswered(attacker, megabyteBody), {
+          jsonrpc: '2.0',
+          id: 1,
+          error: { code: -32005, message: 'server busy, try again later' },
+        })
+        assert.deepEqual(await messageAnswered(other, megabyteBody), { jsonrpc: '2.0', id: 1, result: '0x' })
+      },
       t,
     )
   })
