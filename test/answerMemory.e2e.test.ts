@@ -31,6 +31,18 @@ const bigCall = (index = 0) => {
   ])
 }
 
+/** Code that returns 3 MiB of zeros: its eth_call answer, 6 MB of hex, is kept by the cache. */
+const returns3MiB = '0x623000006000f3'
+/** A call answering 6 MB, kept by the cache once asked: the gateway's own answer from then on. */
+const keptCall = (index: number) => {
+  const contract = `0x${(0x2000 + index).toString(16).padStart(40, '0')}`
+  return rpcBody('eth_call', [
+    { to: contract, gas: '0x10000000' },
+    'latest',
+    { [contract]: { code: returns3MiB } },
+  ])
+}
+
 /**
  * Answers held in memory are bounded whatever clients do (gateway processes in front of a real
  * anvil, their resident memory read from /proc, what they hold from their /metrics): answers nobody
@@ -42,6 +54,8 @@ describe('hostile clients: answers held in memory are bounded', () => {
   let anvil: Anvil
   let gateway: GatewayProcess
   let endpoint: string
+  /** A second key of `gateway`. */
+  let otherEndpoint: string
   /** A second gateway with room for one large answer, that drops a client not taking it within 10 s. */
   let strict: GatewayProcess
   let strictEndpoint: string
@@ -49,7 +63,9 @@ describe('hostile clients: answers held in memory are bounded', () => {
 
   before(async () => {
     anvil = await startAnvil()
-    ;({ gateway, endpoint } = await startKeyedGateway(dir, 'default', anvil.url))
+    let endpoints: string[]
+    ;({ gateway, endpoint, endpoints } = await startKeyedGateway(dir, 'default', anvil.url, {}, 2))
+    otherEndpoint = endpoints[1] as string
     // eth_chainId kept by the cache: what another client asks while the node is busy
     await postJson(endpoint, rpcBody('eth_chainId'))
     ;({ gateway: strict, endpoint: strictEndpoint } = await startKeyedGateway(dir, 'strict', anvil.url, {
@@ -85,7 +101,10 @@ describe('hostile clients: answers held in memory are bounded', () => {
       'the 40 answers',
       120_000,
     )
-    assert.ok(answers['5xx'] > before['5xx'], 'some answers were refused: the process was full')
+    assert.ok(
+      answers['5xx'] > before['5xx'],
+      "some answers were refused: the bound (their key's share of it) was full",
+    )
     await anotherClientServed(endpoint, t)
     const grewBytes = growth.stop()
     t.diagnostic(`resident memory grew by ${Math.round(grewBytes / mib)} MiB`)
@@ -146,5 +165,36 @@ describe('hostile clients: answers held in memory are bounded', () => {
     assert.equal(served.status, 200)
     assert.equal((served.json as { result: string }).result.length, 2 + 16 * mib)
     await nothingHeld(strict)
+  })
+
+  it("one key's unread answers hold its share of the bound at most: another key's large answer goes meanwhile", async (t) => {
+    const attackerCall = keptCall(1)
+    const otherCall = keptCall(2)
+    // both kept by the cache: from here on the gateway answers them, however busy the node
+    assert.equal((await postJson(endpoint, attackerCall)).status, 200)
+    assert.equal((await postJson(otherEndpoint, otherCall)).status, 200)
+    const before = (await readFigures(gateway)).answers
+    const path = new URL(endpoint).pathname
+    const unread = Array.from({ length: 40 }, () =>
+      neverReads(gateway.url, path, JSON.stringify(attackerCall)),
+    )
+    sockets.push(...unread)
+    let figures = await readFigures(gateway)
+    await until(async () => {
+      figures = await readFigures(gateway)
+      return figures.answers.total - before.total >= 40
+    }, 'the 40 answers')
+    const heldBytes = figures.answersInFlightBytes
+    t.diagnostic(
+      `40 unread 6 MB answers: ${figures.answers['2xx'] - before['2xx']} held (${(heldBytes / mib).toFixed(1)} MiB), ${figures.answers['5xx'] - before['5xx']} refused`,
+    )
+    // their key's share of the 64 MiB bound: a half (at least one answer of server.maxAnswerBytes)
+    assert.ok(heldBytes <= 32 * mib, `held ${heldBytes} bytes`)
+    assert.ok(figures.answers['5xx'] > before['5xx'], "some were refused: their key's share was full")
+    const served = await postJson(otherEndpoint, otherCall)
+    assert.equal(served.status, 200, served.text.slice(0, 200))
+    assert.equal((served.json as { result: string }).result.length, 2 + 6 * mib)
+    for (const socket of sockets.splice(0)) socket.destroy()
+    await nothingHeld(gateway)
   })
 })

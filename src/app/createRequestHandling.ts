@@ -30,7 +30,7 @@ export type RequestHandling = {
   dashboard: ((request: DashboardRequest) => Promise<DashboardResponse>) | undefined
   /** The bound on answers in flight for the process, over HTTP and WebSocket alike. */
   answers: AnswerMemory
-  /** The bound on request bodies and WebSocket messages held at once. */
+  /** The bound on request bodies and WebSocket messages held at once, with each key's and address's share. */
   bodies: ByteBulkhead
 }
 
@@ -87,8 +87,13 @@ export async function createRequestHandling(
   const answers = createAnswerMemory({
     maxRequestBytes: config.server.maxAnswerBytes,
     maxBytes: config.server.maxAnswerBytesInFlight,
+    shareBytes: config.server.maxAnswerBytesInFlightPerClient,
   })
-  const bodies = new ByteBulkhead(config.server.maxBodyBytesInFlight, smallMessageBytes)
+  const bodies = new ByteBulkhead(
+    config.server.maxBodyBytesInFlight,
+    smallMessageBytes,
+    config.server.maxBodyBytesInFlightPerClient,
+  )
   // what the live keys set, read through one reference: a reload swaps in new settings whole
   const settings = createRequestSettings(
     {

@@ -67,6 +67,7 @@ export async function startServerStage(config: Config, deps: ServerStageDeps): P
     maxFrameBytes: config.websocket.maxFrameBytes,
     pingMs: config.websocket.pingMs,
     trustedProxies: config.server.trustedProxies,
+    unsharedAddresses: config.server.maxConnectionsPerAddressExempt,
     onRpcMessage: taps.onRpcMessage,
   })
   const metrics =
@@ -112,6 +113,7 @@ export async function startServerStage(config: Config, deps: ServerStageDeps): P
     {
       maxBodyBytes: config.server.maxBodyBytes,
       bodies: handling.bodies,
+      bodyStallTimeoutMs: config.server.bodyStallTimeoutMs,
       answers: handling.answers,
       sendTimeoutMs: config.server.sendTimeoutMs,
       keepAliveTimeoutMs: config.server.keepAliveTimeoutMs,

@@ -70,3 +70,40 @@ describe('configSchema: cache.shared', () => {
     }
   })
 })
+
+describe('configSchema: the shares of the bounds on bytes in flight', () => {
+  const mib = 1024 * 1024
+  const parse = (server: Record<string, unknown>) => configSchema.safeParse({ networks: [network], server })
+
+  it('are a quarter of each bound by default, never below one request of it', () => {
+    const { server } = configSchema.parse({ networks: [network] })
+    assert.equal(server.maxBodyBytesInFlightPerClient, 8 * mib, 'a quarter of 32 MiB')
+    assert.equal(
+      server.maxAnswerBytesInFlightPerClient,
+      32 * mib,
+      "a quarter of 64 MiB is below one 32 MiB answer's",
+    )
+    assert.equal(server.bodyStallTimeoutMs, 5_000)
+    const raised = parse({ maxBodyBytesInFlight: 64 * mib, maxAnswerBytesInFlight: 256 * mib })
+    assert.equal(raised.data?.server.maxBodyBytesInFlightPerClient, 16 * mib)
+    assert.equal(raised.data?.server.maxAnswerBytesInFlightPerClient, 64 * mib)
+  })
+
+  it('may be set, from one request of the bound to the whole of it', () => {
+    assert.equal(
+      parse({ maxBodyBytesInFlightPerClient: 5 * mib }).data?.server.maxBodyBytesInFlightPerClient,
+      5 * mib,
+    )
+    assert.equal(parse({ maxBodyBytesInFlightPerClient: 32 * mib }).success, true)
+    for (const server of [
+      { maxBodyBytesInFlightPerClient: 5 * mib - 1 },
+      { maxBodyBytesInFlightPerClient: 32 * mib + 1 },
+      { maxAnswerBytesInFlightPerClient: 32 * mib - 1 },
+      { maxAnswerBytesInFlightPerClient: 64 * mib + 1 },
+    ]) {
+      const parsed = parse(server)
+      assert.equal(parsed.success, false, JSON.stringify(server))
+      assert.deepEqual(parsed.error?.issues[0]?.path, ['server', Object.keys(server)[0]])
+    }
+  })
+})

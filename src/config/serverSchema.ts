@@ -25,6 +25,17 @@ export const serverSchema = z
       .positive()
       .default(32 * 1024 * 1024),
     /**
+     * Bytes of maxBodyBytesInFlight one key may hold, and one client address (past each body's
+     * first 64 KiB); past it, 503. Default: a quarter of maxBodyBytesInFlight, at least maxBodyBytes.
+     */
+    maxBodyBytesInFlightPerClient: z.int().positive().optional(),
+    /**
+     * A body holding part of maxBodyBytesInFlight (past its first 64 KiB) must bring each further
+     * 64 KiB within this of the one before; else 408, and what it held is freed (a stalled or
+     * trickling upload). 0: no limit (requestTimeoutMs still applies).
+     */
+    bodyStallTimeoutMs: z.int().min(0).default(5_000),
+    /**
      * Bytes of answers one request may hold, a batch's added up (over WebSocket at most
      * websocket.maxBufferedBytes); past it, -32003 `response too large`.
      */
@@ -40,6 +51,11 @@ export const serverSchema = z
       .int()
       .positive()
       .default(64 * 1024 * 1024),
+    /**
+     * Bytes of maxAnswerBytesInFlight one key may hold, and one client address. Default: a quarter
+     * of maxAnswerBytesInFlight, at least maxAnswerBytes.
+     */
+    maxAnswerBytesInFlightPerClient: z.int().positive().optional(),
     /** An answer of 64 KiB or more that the client has not taken within this is dropped with its connection. */
     sendTimeoutMs: z.int().positive().default(30_000),
     maxBatchSize: z.int().positive().default(1000),
@@ -60,7 +76,10 @@ export const serverSchema = z
     maxConnections: z.int().positive().default(10_000),
     /** Open connections from one client address; more are closed at once. */
     maxConnectionsPerAddress: z.int().positive().default(256),
-    /** Addresses maxConnectionsPerAddress does not apply to: this machine (a local reverse proxy, benches). */
+    /**
+     * Addresses maxConnectionsPerAddress and the per-address shares of bytes in flight do not apply
+     * to: this machine (a local reverse proxy speaks for every client; benches).
+     */
     maxConnectionsPerAddressExempt: z.array(z.string().min(1)).default(['127.0.0.1', '::1']),
     /**
      * Load balancers or reverse proxies in front of tollgate (addresses or CIDR ranges): a request
@@ -116,4 +135,45 @@ export const serverSchema = z
     message: 'expected at least server.maxAnswerBytes',
     path: ['maxAnswerBytesInFlight'],
   })
+  // a share below one request's own bound would refuse that request whatever else runs; above the
+  // process's bound it would be no share
+  .refine(
+    (server) =>
+      isShareOf(server.maxBodyBytesInFlightPerClient, server.maxBodyBytes, server.maxBodyBytesInFlight),
+    {
+      message: 'expected at least server.maxBodyBytes and at most server.maxBodyBytesInFlight',
+      path: ['maxBodyBytesInFlightPerClient'],
+    },
+  )
+  .refine(
+    (server) =>
+      isShareOf(server.maxAnswerBytesInFlightPerClient, server.maxAnswerBytes, server.maxAnswerBytesInFlight),
+    {
+      message: 'expected at least server.maxAnswerBytes and at most server.maxAnswerBytesInFlight',
+      path: ['maxAnswerBytesInFlightPerClient'],
+    },
+  )
+  .transform((server) => ({
+    ...server,
+    maxBodyBytesInFlightPerClient:
+      server.maxBodyBytesInFlightPerClient ??
+      defaultShareOf(server.maxBodyBytesInFlight, server.maxBodyBytes),
+    maxAnswerBytesInFlightPerClient:
+      server.maxAnswerBytesInFlightPerClient ??
+      defaultShareOf(server.maxAnswerBytesInFlight, server.maxAnswerBytes),
+  }))
   .prefault({})
+
+/** A share of a bound: at least one request's own bound, at most the whole (unset: the default). */
+function isShareOf(shareBytes: number | undefined, requestBytes: number, boundBytes: number): boolean {
+  return shareBytes === undefined || (shareBytes >= requestBytes && shareBytes <= boundBytes)
+}
+
+/**
+ * A key's (and a client address's) default share of a process's bound on bytes in flight: a quarter
+ * of it, so that one holds at most a quarter while the others take the rest, but never less than
+ * one request's own bound (with the defaults, bodies 8 of 32 MiB; answers 32 of 64 MiB, one answer).
+ */
+function defaultShareOf(boundBytes: number, requestBytes: number): number {
+  return Math.max(Math.floor(boundBytes / 4), requestBytes)
+}

@@ -59,6 +59,7 @@ const samples: Record<string, unknown[][]> = {
   LogResultsLimitError: [[10_000, [0x10n, 0x5fn]]],
   FilterNotFoundError: [[]],
   BodyTooLargeError: [[5_242_880]],
+  BodyStalledError: [[65_536, 5_000]],
   UnsupportedContentTypeError: [[]],
   RouteNotFoundError: [[]],
   HttpMethodNotAllowedError: [[], ['GET']],

@@ -9,6 +9,17 @@ export class BodyTooLargeError extends TollgateError {
   }
 }
 
+/**
+ * A body holding part of the process's bound on bodies in flight that stopped arriving, or trickles
+ * (`server.bodyStallTimeoutMs`): refused, so that what it held goes back to the others.
+ */
+export class BodyStalledError extends TollgateError {
+  override name = 'BodyStalledError'
+  constructor(minBytes: number, timeoutMs: number) {
+    super(-32600, 408, `request body too slow: less than ${minBytes} bytes in ${timeoutMs} ms`)
+  }
+}
+
 export class UnsupportedContentTypeError extends TollgateError {
   override name = 'UnsupportedContentTypeError'
   constructor() {

@@ -123,6 +123,8 @@ function keyRequest(key: string, request: GasRequest): KeyRequest {
     host: undefined,
     authorization: request.authorization,
     clientAddress: request.clientAddress,
+    // a Gas API answer is small, and no body is read
+    shares: [],
     origin: request.origin,
     userAgent: request.userAgent,
     enableFailover: undefined,

@@ -18,6 +18,11 @@ export type KeyRequest = {
   authorization: string | undefined
   /** The socket's remote address: failed authentications are counted per client address. */
   clientAddress: string | undefined
+  /**
+   * What its body and answers count against in the process's bounds on bytes in flight (ByteBulkhead
+   * shares): its key, and its client address unless that is exempt. Empty where nothing is held.
+   */
+  shares: readonly string[]
   origin: string | undefined
   userAgent: string | undefined
   /** The `Enable-Failover` header. */

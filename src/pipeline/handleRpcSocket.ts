@@ -40,7 +40,7 @@ export type RpcSocketOptions = {
   access: SocketAccess
   /** Each message's answer budget (at most maxBufferedBytes: a larger answer could never be queued). */
   answers: AnswerMemory
-  /** The process's bound on request bodies and messages in flight, shared with HTTP. */
+  /** The process's bound on request bodies and messages in flight, shared with HTTP (and its shares). */
   bodies: ByteBulkhead
 }
 
@@ -153,7 +153,7 @@ export function openRpcSocket(
 
   async function run(text: string): Promise<void> {
     // held until the answer is written out (send's callback), or dropped
-    const answerBudget = options.answers.forRequest(options.maxBufferedBytes)
+    const answerBudget = options.answers.forRequest(keyRequest.shares, options.maxBufferedBytes)
     let body: RpcPayload
     try {
       const arrival = {
@@ -207,8 +207,8 @@ export function openRpcSocket(
         refuseMessage(text, new InFlightLimitError(options.maxInFlight))
         return
       }
-      // held, like an HTTP body, until the message is answered
-      const held = options.bodies.holder()
+      // held, like an HTTP body (and in the same shares), until the message is answered
+      const held = options.bodies.holder(keyRequest.shares)
       if (!held.take(text.length)) {
         refuseMessage(text, new ServerBusyError({ logDetails: 'request bodies in flight' }))
         return

@@ -20,6 +20,7 @@ import type { AnswerMemory } from '../upstreams/AnswerBudget.ts'
 import type { CompressionOptions } from './compression.ts'
 import type { CorsOptions } from './corsHeaders.ts'
 import { createClientAddressOf } from './createClientAddressOf.ts'
+import { createSharesOf } from './createSharesOf.ts'
 import { handleCors } from './handleCors.ts'
 import { isJsonContentType } from './isJsonContentType.ts'
 import { isSmallBody } from './isSmallBody.ts'
@@ -53,14 +54,19 @@ export type HttpServerOptions = {
   maxConnections: number
   /** Open connections from one remote address; more are closed at once. */
   maxConnectionsPerAddress: number
-  /** Remote addresses the per-address limit does not apply to. */
+  /** Remote addresses the per-address limit (and the per-address shares of bytes in flight) does not apply to. */
   maxConnectionsPerAddressExempt: readonly string[]
   /** Proxies whose X-Forwarded-For names the client (createClientAddressOf). */
   trustedProxies: readonly string[]
   cors: CorsOptions
   compression: CompressionOptions
-  /** The process's bound on JSON-RPC request bodies held at once (shared with the WebSocket endpoint; full: 503). */
+  /**
+   * The process's bound on JSON-RPC request bodies held at once (shared with the WebSocket endpoint;
+   * full, or the key's or the client address's share full: 503).
+   */
   bodies: ByteBulkhead
+  /** A body holding part of `bodies` must bring each further 64 KiB within this of the one before; else 408 (0: no limit). */
+  bodyStallTimeoutMs: number
   /** Each JSON-RPC request's answer budget (shared with the WebSocket endpoint: one bound for the process). */
   answers: AnswerMemory
   /** An answer of more than smallMessageBytes that the client has not taken within this is dropped with its connection. */
@@ -117,6 +123,7 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
     if (inFlight === 0) drained?.()
   }
   const clientAddressOf = createClientAddressOf(options.trustedProxies)
+  const sharesOf = createSharesOf(options.maxConnectionsPerAddressExempt)
   limitConnectionsPerAddress(server, options.maxConnectionsPerAddress, options.maxConnectionsPerAddressExempt)
   server.on('upgrade', handlers.upgrade)
 
@@ -141,7 +148,8 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
   function answerRpc(req: IncomingMessage, res: ServerResponse, route: Route & { kind: 'rpc' }): void {
     const receivedMs = onRpcAnswer ? performance.now() : 0
     const cancellation = new Cancellation()
-    const answerBudget = answers.forRequest()
+    const keyRequest = keyRequestOf(req, route, clientAddressOf(req), sharesOf)
+    const answerBudget = answers.forRequest(keyRequest.shares)
     /** What the body holds of the bound on bodies in flight; undefined while it has not been asked for. */
     let body: ByteHolder | undefined
     // 'close' comes once: a plain listener, cheaper than once()'s wrapper (this is every request)
@@ -157,10 +165,10 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
         if (rpcAnswers) rpcAnswers['4xx']++
         throw new HttpMethodNotAllowedError('POST')
       }
-      const keyRequest = keyRequestOf(req, route, clientAddressOf(req))
       const readBodyOf = () =>
         new Promise<Buffer>((resolve, reject) => {
-          body = bodies.holder()
+          const holder = bodies.holder(keyRequest.shares)
+          body = holder
           if (!isJsonContentType(req.headers['content-type'])) {
             reject(refusedBody(res, new UnsupportedContentTypeError()))
             return
@@ -169,11 +177,13 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
             req,
             options.maxBodyBytes,
             (read) => {
-              if (Buffer.isBuffer(read)) resolve(read)
-              else if (read instanceof TollgateError) reject(refusedBody(res, read))
+              if (Buffer.isBuffer(read)) return resolve(read)
+              // a body refused or gone holds nothing from now on, though its answer is still to go
+              holder.release()
+              if (read instanceof TollgateError) reject(refusedBody(res, read))
               else reject(read) // the stream's own error: the client went away mid-body (sendError below)
             },
-            body,
+            { holder, stallTimeoutMs: options.bodyStallTimeoutMs },
           )
         })
       handlers.rpc({ transport: 'http', keyRequest, body: readBodyOf, cancellation, answerBudget }).then(
@@ -205,7 +215,7 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
     }
   }
 
-  /** A body refused before it was read (413, 415, a busy server): it may still be arriving, so the connection closes. */
+  /** A body refused before it was read whole (413, 415, 408, a busy server): it may still be arriving, so the connection closes. */
   function refusedBody(res: ServerResponse, refusal: TollgateError): TollgateError {
     res.setHeader('connection', 'close')
     return refusal

@@ -9,6 +9,7 @@ import { toCloseFrame, toWireError, type WireErrorAnswer } from '../errors/toWir
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import type { SocketSession, SocketUpgrade, SocketUpgradeRequest } from '../pipeline/handleSocketUpgrade.ts'
 import { createClientAddressOf } from './createClientAddressOf.ts'
+import { createSharesOf } from './createSharesOf.ts'
 import { keyRequestOf } from './keyRequestOf.ts'
 import { parseRoute } from './parseRoute.ts'
 
@@ -19,6 +20,8 @@ export type WebSocketOptions = {
   pingMs: number
   /** Proxies whose X-Forwarded-For names the client (createClientAddressOf). */
   trustedProxies: readonly string[]
+  /** Client addresses that hold no share of their own of the bounds on bytes in flight (createSharesOf). */
+  unsharedAddresses: readonly string[]
   /**
    * Told how long each JSON-RPC message took (from its arrival to its answer sent), with the network
    * the upgrade named (path or Host): /metrics' request durations.
@@ -56,6 +59,7 @@ export function createWebSockets(upgrade: UpgradeHandler, options: WebSocketOpti
   const { onRpcMessage } = options
   const alive = new WeakMap<WebSocket, boolean>()
   const clientAddressOf = createClientAddressOf(options.trustedProxies)
+  const sharesOf = createSharesOf(options.unsharedAddresses)
   const sessions = new Map<WebSocket, SocketSession>()
   /** Set once close() began: the connections it waits for to send their close frame. */
   let stopping: { waiting: Set<WebSocket>; done(): void } | undefined
@@ -74,7 +78,7 @@ export function createWebSockets(upgrade: UpgradeHandler, options: WebSocketOpti
       refuse(socket, toWireError(new RouteNotFoundError(), 'jsonrpc'))
       return
     }
-    upgrade(keyRequestOf(req, route, clientAddressOf(req))).then(
+    upgrade(keyRequestOf(req, route, clientAddressOf(req), sharesOf)).then(
       (answer) => {
         if (!answer.ok) {
           reject(socket, answer.status, answer.body, answer.headers)

@@ -3,10 +3,14 @@ import { once } from 'node:events'
 import { createServer, type IncomingMessage, type Server } from 'node:http'
 import { connect, type Socket } from 'node:net'
 import { after, before, describe, it } from 'node:test'
-import { BodyTooLargeError } from '../errors/httpErrors.ts'
+import { BodyStalledError, BodyTooLargeError } from '../errors/httpErrors.ts'
+import { ByteBulkhead } from '../failsafe/ByteBulkhead.ts'
 import { readBody } from './readBody.ts'
 
 const maxBytes = 64
+/** Bodies posted to /held may be this large, take from `bulkhead` past their first 16 bytes, and may stall this long holding it. */
+const heldMaxBytes = 1024 * 1024
+const stallTimeoutMs = 200
 
 /** A server that reads every request's body with readBody and hands each call of `done` to the test. */
 describe('readBody', () => {
@@ -14,14 +18,19 @@ describe('readBody', () => {
   let port: number
   const calls: { request: IncomingMessage; body: Buffer | Error }[] = []
   const waiters: (() => void)[] = []
+  const bulkhead = new ByteBulkhead(heldMaxBytes, 16)
 
   before(async () => {
     server = createServer((req, res) => {
-      readBody(req, maxBytes, (body) => {
+      const holder = req.url === '/held' ? bulkhead.holder() : undefined
+      const done = (body: Buffer | Error) => {
+        holder?.release()
         calls.push({ request: req, body })
         for (const wake of waiters.splice(0)) wake()
         res.end()
-      })
+      }
+      if (holder) readBody(req, heldMaxBytes, done, { holder, stallTimeoutMs })
+      else readBody(req, maxBytes, done)
     })
     server.listen(0, '127.0.0.1')
     await once(server, 'listening')
@@ -118,5 +127,49 @@ describe('readBody', () => {
     // after 'close' no event comes: done has had its one call
     if (!request.closed) await once(request, 'close')
     assert.equal(calls.filter((call) => call.request === request).length, 1)
+  })
+
+  it('refuses a body that stalls holding part of the bound, once its stall timeout passes', async () => {
+    const socket = await open()
+    const called = nextCall()
+    socket.write('POST /held HTTP/1.1\r\nhost: x\r\ncontent-length: 1000\r\n\r\n')
+    socket.write('x'.repeat(999))
+    const { body } = await called
+    socket.destroy()
+    assert.ok(body instanceof BodyStalledError, String(body))
+    assert.equal(body.message, `request body too slow: less than 65536 bytes in ${stallTimeoutMs} ms`)
+  })
+
+  it('refuses a body that trickles, bringing less than 64 KiB in a span', async () => {
+    const socket = await open()
+    const called = nextCall()
+    socket.write(`POST /held HTTP/1.1\r\nhost: x\r\ncontent-length: ${heldMaxBytes}\r\n\r\n`)
+    // a kilobyte every 20 ms: 10 KiB a span at most, however late the timers run
+    const trickle = setInterval(() => socket.write('x'.repeat(1024)), 20)
+    const { body } = await called
+    clearInterval(trickle)
+    socket.destroy()
+    assert.ok(body instanceof BodyStalledError, String(body))
+  })
+
+  it('lets a body stall within its free bytes: it holds nothing of the bound', async () => {
+    const idle = await open()
+    const heldCalled = nextCall()
+    idle.write('POST /held HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\n')
+    idle.write('x'.repeat(16))
+    // a second body stalls past its free bytes: refused after the timeout, while the first waits on
+    const stalled = await open()
+    stalled.write('POST /held HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\n')
+    stalled.write('x'.repeat(17))
+    const { request, body } = await heldCalled
+    assert.ok(body instanceof BodyStalledError, String(body))
+    const idleCalled = nextCall()
+    idle.write('x'.repeat(84))
+    const idleBody = await idleCalled
+    stalled.destroy()
+    idle.destroy()
+    assert.notEqual(idleBody.request, request)
+    assert.equal((idleBody.body as Buffer).length, 100, 'the body within its free bytes was read whole')
+    assert.equal(bulkhead.inUseBytes, 0)
   })
 })

@@ -10,11 +10,14 @@ export type AnswerMemoryOptions = {
   maxRequestBytes: number
   /** Large answers held by the whole process at once, until sent (`server.maxAnswerBytesInFlight`). */
   maxBytes: number
+  /** Of maxBytes, what one key's requests may hold, and one client address's (`server.maxAnswerBytesInFlightPerClient`). */
+  shareBytes: number
 }
 
 /**
  * What one request's answers may hold: at most `maxRequestBytes` in all, and beyond its first
- * smallMessageBytes a share of the process's bound on answers in flight, held until the transport
+ * smallMessageBytes a part of the process's bound on answers in flight (within its key's and its
+ * client address's shares of it: ByteBulkhead's `shares`), held until the transport
  * has sent the answer (or dropped it) and calls `release`. Bytes are taken as they come in from
  * upstreams (createUpstream's collector), and for answers from the cache as they are found, so no
  * answer is held whole before it is known to fit.
@@ -27,8 +30,9 @@ export class AnswerBudget {
   constructor(
     private readonly maxRequestBytes: number,
     private readonly shared: ByteBulkhead,
+    private readonly shares: readonly string[],
   ) {
-    this.#held = shared.holder()
+    this.#held = shared.holder(shares)
   }
 
   /** Takes `bytes` of an answer: undefined when they fit, else the refusal to answer with. */
@@ -49,11 +53,12 @@ export class AnswerBudget {
   }
 
   /**
-   * A budget of its own, from the same bound, for work that outlives this request or is shared with
-   * others (a cache load): released when that work ends.
+   * A budget of its own, from the same bound and the same shares (the request that began the work
+   * answers for it), for work that outlives this request or is shared with others (a cache load):
+   * released when that work ends.
    */
   forShared(): AnswerBudget {
-    return new AnswerBudget(this.maxRequestBytes, this.shared)
+    return new AnswerBudget(this.maxRequestBytes, this.shared, this.shares)
   }
 
   /** The request's answer is sent or dropped: everything it held is free. */
@@ -65,18 +70,21 @@ export class AnswerBudget {
 }
 
 export type AnswerMemory = {
-  /** A new request's budget; `maxRequestBytes` lowers the request's own bound (a WebSocket's buffer). */
-  forRequest(maxRequestBytes?: number): AnswerBudget
+  /**
+   * A new request's budget, counted in `shares` (its key's, its client address's); `maxRequestBytes`
+   * lowers the request's own bound (a WebSocket's buffer).
+   */
+  forRequest(shares: readonly string[], maxRequestBytes?: number): AnswerBudget
   /** Bytes of large answers held now, by the whole process. */
   inUseBytes(): number
 }
 
 /** The process's answers in flight, handing each request (or WebSocket message) its budget. */
 export function createAnswerMemory(options: AnswerMemoryOptions): AnswerMemory {
-  const shared = new ByteBulkhead(options.maxBytes, smallMessageBytes)
+  const shared = new ByteBulkhead(options.maxBytes, smallMessageBytes, options.shareBytes)
   return {
-    forRequest: (maxRequestBytes = options.maxRequestBytes) =>
-      new AnswerBudget(Math.min(maxRequestBytes, options.maxRequestBytes), shared),
+    forRequest: (shares, maxRequestBytes = options.maxRequestBytes) =>
+      new AnswerBudget(Math.min(maxRequestBytes, options.maxRequestBytes), shared, shares),
     inUseBytes: () => shared.inUseBytes,
   }
 }

@@ -10,13 +10,17 @@ import { postJson, rpcBody } from './postJson.ts'
 
 export const mib = 1024 * 1024
 
-/** A gateway process in front of `upstream` on SQLite in `dir`, with `server` settings over the defaults. */
+/**
+ * A gateway process in front of `upstream` on SQLite in `dir`, with `server` settings over the
+ * defaults, and `keyCount` keys on the team plan: `endpoint` is the first's, `endpoints` all of them.
+ */
 export async function startKeyedGateway(
   dir: string,
   name: string,
   upstream: string,
   server: Record<string, unknown> = {},
-): Promise<{ gateway: GatewayProcess; endpoint: string }> {
+  keyCount = 1,
+): Promise<{ gateway: GatewayProcess; endpoint: string; endpoints: string[] }> {
   const configFile = join(dir, `${name}.yaml`)
   writeFileSync(
     configFile,
@@ -28,14 +32,17 @@ export async function startKeyedGateway(
       log: { level: 'error' },
     }),
   )
-  const created = execFileSync(
-    process.execPath,
-    [bin, 'keys', 'create', '--config', configFile, '--plan', 'team', '--json'],
-    { encoding: 'utf8' },
-  )
-  const { key } = JSON.parse(created) as { key: string }
+  const keys = Array.from({ length: keyCount }, () => {
+    const created = execFileSync(
+      process.execPath,
+      [bin, 'keys', 'create', '--config', configFile, '--plan', 'team', '--json'],
+      { encoding: 'utf8' },
+    )
+    return (JSON.parse(created) as { key: string }).key
+  })
   const gateway = await startGatewayProcess(['start', '--config', configFile])
-  return { gateway, endpoint: `${gateway.url}/v3/${key}` }
+  const endpoints = keys.map((key) => `${gateway.url}/v3/${key}`)
+  return { gateway, endpoint: endpoints[0] as string, endpoints }
 }
 
 /** Samples a process's resident memory (from /proc) until stopped: the most it grew by since the start. */
@@ -65,6 +72,39 @@ export function neverReads(url: string, path: string, body: string): Socket {
       `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
   )
   return socket
+}
+
+/**
+ * A client that sends a request declaring `declaredBytes` of body, every byte but the last, then
+ * stalls. `answered` resolves with the status line the gateway answers it with ('' if it closes
+ * unanswered).
+ */
+export function stallsUpload(
+  url: string,
+  path: string,
+  declaredBytes: number,
+  headers: Record<string, string> = {},
+): { socket: Socket; answered: Promise<string> } {
+  const socket = connect(Number(new URL(url).port), '127.0.0.1')
+  socket.on('error', () => undefined)
+  const extra = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('')
+  socket.write(
+    `POST ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n${extra}` +
+      `content-length: ${declaredBytes}\r\n\r\n`,
+  )
+  socket.write(Buffer.alloc(declaredBytes - 1, 0x20))
+  const answered = new Promise<string>((resolve) => {
+    let received = ''
+    socket.on('data', (data) => {
+      received += data.toString('latin1')
+      const lineEnd = received.indexOf('\r\n')
+      if (lineEnd !== -1) resolve(received.slice(0, lineEnd))
+    })
+    socket.on('close', () => resolve(''))
+  })
+  return { socket, answered }
 }
 
 export type GatewayFigures = {
