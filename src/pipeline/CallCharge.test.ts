@@ -104,6 +104,17 @@ describe('CallCharge', () => {
     await meter.close()
   })
 
+  it("tells whether the key's per-second rate could pay for a split's calls before a deadline, from a full bucket", async () => {
+    const { timers, meter } = await meterOnFakeTime()
+    const charge = new CallCharge(new RequestCredits(meter, subject()), 255, timers, timers.now)
+    assert.equal(charge.paysInTime(2, timers.now() + 1_000), true, '510 credits: 20 ms past the first second')
+    assert.equal(charge.paysInTime(60, timers.now() + 30_000), true, '15,300 credits: 29.6 s')
+    assert.equal(charge.paysInTime(62, timers.now() + 30_000), false, '15,810 credits: 30.6 s')
+    const ownRate = new RequestCredits(meter, { ...subject(), keyCreditsPerSecond: 100 })
+    assert.equal(new CallCharge(ownRate, 255, timers, timers.now).paysInTime(2, timers.now() + 1_000), false)
+    await meter.close()
+  })
+
   it('stops waiting when the client leaves', async () => {
     const { timers, meter, waits } = await meterOnFakeTime()
     const credits = new RequestCredits(meter, subject())

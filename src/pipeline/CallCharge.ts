@@ -5,7 +5,7 @@ import { systemTimers, type Timers } from '../failsafe/Timers.ts'
 import type { RequestCredits } from './RequestCredits.ts'
 
 /** What splitLogsRange needs of a call's charge: the next chunk held, and the node calls it charges. */
-export type ChunkCharge = Pick<CallCharge, 'holdNext' | 'chargeCall' | 'freeCall'>
+export type ChunkCharge = Pick<CallCharge, 'paysInTime' | 'holdNext' | 'chargeCall' | 'freeCall'>
 
 /**
  * What one call of a split eth_getLogs is charged for, in node calls at its method's price
@@ -23,6 +23,17 @@ export class CallCharge implements ChunkCharge {
     private readonly timers: Timers = systemTimers,
     private readonly now: () => number = () => performance.now(),
   ) {}
+
+  /**
+   * Whether the key's per-second rate could pay for `calls` more node calls before `deadline`
+   * (performance.now()), from a full second's worth: a split it could not is not begun. An estimate
+   * that errs on the hopeful side: what else the key spends meanwhile is not known.
+   */
+  paysInTime(calls: number, deadline: number): boolean {
+    const ratePerSecond = this.credits.creditsPerSecond()
+    const neededMs = ((calls * this.costCredits - ratePerSecond) / ratePerSecond) * 1000
+    return this.now() + neededMs < deadline
+  }
 
   /**
    * Holds one more node call's price. When only the key's per-second rate refuses it, waits until the

@@ -30,6 +30,12 @@ export class RequestCredits {
     return true
   }
 
+  /** The key's credits per second: its plan's, or its own where lower. */
+  creditsPerSecond(): number {
+    const { accountCreditsPerSecond, keyCreditsPerSecond } = this.subject
+    return Math.min(accountCreditsPerSecond, keyCreditsPerSecond ?? accountCreditsPerSecond)
+  }
+
   /**
    * Charges what the request cost (the sum of `usage`) against everything it held, as one: what was
    * held beyond goes back to the balances and the per-second rates. Call once, after a hold.

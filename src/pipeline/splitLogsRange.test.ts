@@ -95,8 +95,9 @@ const options = { deadline: Number.POSITIVE_INFINITY }
  * A call's charge that pays for every chunk (or, with `refuseAfter`, for that many, then refuses as
  * the per-second rate does); it counts the chunks held and the node calls charged.
  */
-function paid(refuseAfter = Number.POSITIVE_INFINITY) {
+function paid(refuseAfter = Number.POSITIVE_INFINITY, paysFor = Number.POSITIVE_INFINITY) {
   const charge = {
+    paysInTime: (calls: number) => calls <= paysFor,
     held: 0,
     splitCalls: 0,
     async holdNext() {
@@ -343,6 +344,20 @@ describe('splitLogsRange', () => {
     for (let turn = 0; turn < 50; turn++) await new Promise((resolve) => setImmediate(resolve))
     assert.equal(asked.length, 3)
     assert.equal(charge.held, 3)
+  })
+
+  it("answers the refusal without a chunk when the key's rate could not pay for the split in time", async () => {
+    const { network, asked } = fakeNetwork(limitedTo(10n))
+    const refusal = refusalOf(1, { code: 35, message: 'ranges over 10 blocks are not supported on freetier' })
+    const charge = paid(Number.POSITIVE_INFINITY, 9)
+    assert.equal(await splitLogsRange(network, query(0n, 99n), refusal, 1, options, charge), refusal)
+    assert.deepEqual(
+      [asked.length, charge.held, charge.splitCalls],
+      [0, 0, 0],
+      'charged as the refusal alone',
+    )
+    await splitLogsRange(network, query(0n, 89n), refusal, 1, options, charge)
+    assert.equal(asked.length, 9, 'nine chunks it pays for')
   })
 
   it('a chunk that fails without a node answer (upstream) is not charged: the split fails with it', async () => {

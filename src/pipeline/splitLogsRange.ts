@@ -82,8 +82,9 @@ export function planChunks(first: bigint, last: bigint, limit: RangeLimit): [big
  * be answered before the call's deadline), and a chunk the key cannot pay for ends the split with
  * the 402 or 429 that refuses it.
  *
- * Answers the refusal itself when it cannot be split (one block, or more than maxChunkCalls calls;
- * for a split at once, the chunk's refusal), and a chunk's own error (missing data, say) when one
+ * Answers the refusal itself when it cannot be split (one block, more than maxChunkCalls calls, or
+ * more than the key's per-second rate pays for before the call's deadline; for a split at once that
+ * ends so, the chunk's refusal), and a chunk's own error (missing data, say) when one
  * answers one, as the node wrote it; throws MalformedUpstreamAnswerError when a chunk's answer
  * cannot be read. What the refusals say the network answers is learned when every upstream said it
  * (`options.answeredBy` counts who refused): a stated limit, or the widest chunk answered where they
@@ -113,7 +114,10 @@ export async function splitLogsRange(
     if (learned !== undefined) limit = { limitBlocks: learned }
   }
   const plan = planChunks(query.first, query.last, limit)
-  if (plan.length === 0 || plan.length > maxChunkCalls)
+  // each chunk to hold (a split at once sends its first as the call's own)
+  const holds = refusal ? plan.length : plan.length - 1
+  const deadline = options.deadline ?? Number.POSITIVE_INFINITY
+  if (plan.length === 0 || plan.length > maxChunkCalls || !charge.paysInTime(holds, deadline))
     return refusal ?? (await wholeRange(network, query, id, options))
   // the refusal a node answered is the split's first node call
   if (refusal) charge.chargeCall()
