@@ -38,7 +38,8 @@ export class CallCharge implements ChunkCharge {
   /**
    * Holds one more node call's price. When only the key's per-second rate refuses it, waits until the
    * rate pays for it, if that comes before `deadline` (performance.now()); rejects with the 402 or
-   * 429 that refuses it otherwise, and with ClientGoneError when the client leaves meanwhile. False
+   * 429 that refuses it otherwise, and with ClientGoneError when `cancellation` is set meanwhile (the
+   * client left, or the split ended). False
    * when the request was settled meanwhile: the call is over, nothing more is sent for it.
    */
   async holdNext(deadline: number, cancellation: Cancellation | undefined): Promise<boolean> {

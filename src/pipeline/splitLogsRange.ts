@@ -1,6 +1,7 @@
 import { splitAnswer } from '../cache/createRpcCache.ts'
 import { TollgateError } from '../errors/TollgateError.ts'
 import { MalformedUpstreamAnswerError } from '../errors/upstreamErrors.ts'
+import { Cancellation } from '../failsafe/Cancellation.ts'
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import type { RpcId } from '../jsonrpc/types.ts'
 import { withId } from '../jsonrpc/withId.ts'
@@ -10,6 +11,7 @@ import { type RangeLimit, readRangeLimit } from '../upstreams/readRangeLimit.ts'
 import type { SendOptions } from '../upstreams/SendOptions.ts'
 import type { ChunkCharge } from './CallCharge.ts'
 import { LogsWidths } from './LogsWidths.ts'
+import { countLogs, logsPartsOf, mergeLogs } from './mergeLogs.ts'
 
 /** An eth_getLogs query by block range: its filter as sent on, and its first and last block, known exactly. */
 export type LogsQuery = { filter: Record<string, unknown>; first: bigint; last: bigint }
@@ -135,17 +137,18 @@ export async function splitLogsRange(
   }
   try {
     await Promise.all(plan.map(fetchChunk))
-    return mergedAnswer(id, answered.flat() as Buffer[])
+    return mergeLogs(id, answered.flat() as Buffer[])
   } catch (err) {
     if (!(err instanceof Stop)) throw err
     const { ending } = err
     if (ending.kind === 'failed') throw ending.error
     // the logs up to there: the result limit's check names the range that holds no more
-    if (ending.kind === 'enough') return mergedAnswer(id, answered.slice(0, prefix).flat() as Buffer[])
+    if (ending.kind === 'enough') return mergeLogs(id, answered.slice(0, prefix).flat() as Buffer[])
     if (ending.kind === 'unsplit') return refusal ?? Buffer.from(withId(ending.refusal, id))
     // a chunk's own answer, as the node wrote it, for the call
     return Buffer.from(withId(ending.answer, id))
   } finally {
+    split.end()
     // where the refusals stated no width, the widest chunk answered is what the network answers
     // (for a refusal of the answer's size, what it answers for this filter)
     if (error && everyRefused && limit.limitBlocks === undefined && split.widestAnswered > 0n)
@@ -204,6 +207,9 @@ class Split {
   slowestMs = 0
   readonly waiting: (() => void)[] = []
   stopped: Stop | undefined
+  /** Set when the split ends or its client leaves: a chunk waiting for the key's rate waits no more. */
+  readonly ended = new Cancellation()
+  readonly #unlisten: (() => void) | undefined
 
   constructor(
     readonly network: Network,
@@ -213,7 +219,9 @@ class Split {
     /** The call sent nothing before (a split at once): its first chunk is its own node call. */
     public ownCallFree: boolean,
     readonly now: () => number,
-  ) {}
+  ) {
+    this.#unlisten = options.cancellation?.onCancel(() => this.ended.cancel())
+  }
 
   /** The logs of `from`..`to` as parts of a JSON array's text, in block order. */
   async fetchRange(from: bigint, to: bigint): Promise<Buffer[]> {
@@ -247,7 +255,14 @@ class Split {
 
   stop(ending: Ending): Stop {
     this.stopped ??= new Stop(ending)
+    this.ended.cancel()
     return this.stopped
+  }
+
+  /** The call has its answer: chunks still waiting for the key's rate give up. */
+  end(): void {
+    this.ended.cancel()
+    this.#unlisten?.()
   }
 
   /**
@@ -264,8 +279,8 @@ class Split {
       this.ownCallFree = false
       if (!own) {
         // waited for only while a chunk as slow as the slowest so far could still come back in time
-        const { deadline = Number.POSITIVE_INFINITY, cancellation } = this.options
-        const held = await this.charge.holdNext(deadline - this.slowestMs, cancellation)
+        const { deadline = Number.POSITIVE_INFINITY } = this.options
+        const held = await this.charge.holdNext(deadline - this.slowestMs, this.ended)
         if (!held) throw this.stop({ kind: 'failed', error: new Error('the call is over') })
         // held, but the split ended meanwhile: nothing is sent (the hold goes back when the request settles)
         if (this.stopped) throw this.stopped
@@ -311,7 +326,7 @@ class Split {
       else {
         const loaded = await cache.load(key, 'immutable', () => this.sharedLoad(filter, options))
         if ('answer' in loaded) return loaded.answer
-        return partsOf(loaded.result)
+        return logsPartsOf(loaded.result)
       }
     } else answer = await this.network.pool.send(bodyOf(1, filter), options)
     let split: ReturnType<typeof splitAnswer>
@@ -323,7 +338,7 @@ class Split {
         logDetails: 'an eth_getLogs answer that is not JSON',
       })
     }
-    return 'answer' in split ? split.answer : partsOf(split.result)
+    return 'answer' in split ? split.answer : logsPartsOf(split.result)
   }
 
   /**
@@ -338,54 +353,10 @@ class Split {
   }
 }
 
-/** The logs of a result (`[…]`) as the text between its brackets: none for `[]`, an error for anything else. */
-function partsOf(result: string | Buffer): { parts: Buffer[] } | MalformedUpstreamAnswerError {
-  const text = typeof result === 'string' ? Buffer.from(result) : result
-  let start = 0
-  let end = text.length
-  while (start < end && isBlank(text[start] as number)) start++
-  while (end > start && isBlank(text[end - 1] as number)) end--
-  if (text[start] !== 0x5b || text[end - 1] !== 0x5d) {
-    return new MalformedUpstreamAnswerError({ logDetails: 'an eth_getLogs result that is not a list' })
-  }
-  start++
-  end--
-  while (start < end && isBlank(text[start] as number)) start++
-  return { parts: start < end ? [text.subarray(start, end)] : [] }
-}
-
-const logIndexKey = Buffer.from('"logIndex"')
-
-/** How many logs a chunk's parts hold: each log has one `logIndex`. */
-function countLogs(parts: Buffer[]): number {
-  let count = 0
-  for (const part of parts) {
-    for (let at = part.indexOf(logIndexKey); at !== -1; at = part.indexOf(logIndexKey, at + 1)) count++
-  }
-  return count
-}
-
-function mergedAnswer(id: RpcId, parts: Buffer[]): Buffer {
-  const pieces: Buffer[] = [Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":[`)]
-  for (let index = 0; index < parts.length; index++) {
-    if (index > 0) pieces.push(comma)
-    pieces.push(parts[index] as Buffer)
-  }
-  pieces.push(closing)
-  return Buffer.concat(pieces)
-}
-
-const comma = Buffer.from(',')
-const closing = Buffer.from(']}')
-
 function bodyOf(id: RpcId, filter: Record<string, unknown>): string {
   return JSON.stringify({ jsonrpc: '2.0', id, method: 'eth_getLogs', params: [filter] })
 }
 
 function hex(value: bigint): string {
   return `0x${value.toString(16)}`
-}
-
-function isBlank(byte: number): boolean {
-  return byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09
 }
