@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { createRpcCache } from '../cache/createRpcCache.ts'
+import { ClientGoneError } from '../errors/callEndings.ts'
 import { RateLimitError } from '../errors/limitErrors.ts'
 import { MalformedUpstreamAnswerError, UpstreamTimeoutError } from '../errors/upstreamErrors.ts'
+import type { Cancellation } from '../failsafe/Cancellation.ts'
 import type { Network } from '../networks/createNetwork.ts'
 import type { SendOptions } from '../upstreams/SendOptions.ts'
 import { learnedLimitMs } from './LogsWidths.ts'
@@ -358,6 +360,35 @@ describe('splitLogsRange', () => {
     )
     await splitLogsRange(network, query(0n, 89n), refusal, 1, options, charge)
     assert.equal(asked.length, 9, 'nine chunks it pays for')
+  })
+
+  it("a chunk waiting for the key's rate gives up once the split has its answer", async () => {
+    const { network } = fakeNetwork((from, to) =>
+      to - from + 1n > 10n
+        ? { code: 35, message: 'ranges over 10 blocks are not supported on freetier' }
+        : from === 0n
+          ? { code: -32000, message: 'header not found' }
+          : undefined,
+    )
+    let holds = 0
+    let gaveUp = 0
+    const charge = {
+      ...paid(),
+      // the first chunk is paid for; the others wait for the rate until told to stop
+      holdNext: (_deadline: number, cancellation: Cancellation | undefined) =>
+        ++holds === 1
+          ? Promise.resolve(true)
+          : new Promise<boolean>((_resolve, reject) =>
+              cancellation?.onCancel(() => {
+                gaveUp++
+                reject(new ClientGoneError())
+              }),
+            ),
+    }
+    const refusal = refusalOf(1, { code: 35, message: 'ranges over 10 blocks are not supported on freetier' })
+    const answer = await splitLogsRange(network, query(0n, 99n), refusal, 1, options, charge)
+    assert.deepEqual(JSON.parse(answer.toString()).error, { code: -32000, message: 'header not found' })
+    assert.equal(gaveUp, 4, 'every chunk in a slot but the one answered, and the next one that took its slot')
   })
 
   it('a chunk that fails without a node answer (upstream) is not charged: the split fails with it', async () => {
