@@ -35,6 +35,15 @@ describe('priceOf', () => {
       splitCalls: 0,
     })
     assert.equal(failedUnsplit, 0, 'no node call of a split answered: as any call')
+    const refusedBeforeAny = priceOf({
+      kind: 'failed',
+      spec: getLogs,
+      error: new RateLimitError('planCreditsPerSecond', 500),
+      httpStatus: 429,
+      clientGone: false,
+      splitCalls: 0,
+    })
+    assert.equal(refusedBeforeAny, 0, 'the rate refused its next chunk before any node call')
   })
 
   it('input refused before any work costs 5, a call or a whole request', () => {

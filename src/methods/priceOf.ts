@@ -36,7 +36,7 @@ export type PricedOutcome =
   | { kind: 'rejectedRequest'; httpStatus: number }
   /**
    * A call that ran and failed without a node's answer: free when the failure is ours or upstream
-   * (`httpStatus` 5xx) or the client went away; params refused before any node was asked (an
+   * (`httpStatus` 5xx), the balance's own (402, 429), or the client went away; params refused before any node was asked (an
    * eth_getLogs range over the limit) as refused input; else the method's price. A split eth_getLogs
    * that took node calls (`splitCalls`: the refusal that started it, each chunk a node answered or
    * that was still on its way) costs the method's price for each of them, however it ended.
@@ -70,7 +70,8 @@ export function priceOf(outcome: PricedOutcome): number {
       return isFree(outcome.httpStatus) ? 0 : credits.refusedInput
     case 'failed':
       if (outcome.splitCalls) return outcome.spec.costCredits * outcome.splitCalls
-      if (outcome.httpStatus >= 500 || outcome.clientGone) return 0
+      // a split refused its next chunk by the balance (402, 429) before any node call
+      if (isFree(outcome.httpStatus) || outcome.clientGone) return 0
       return outcome.error instanceof InvalidParamsError ? credits.refusedInput : outcome.spec.costCredits
     case 'batchEnvelope':
       return outcome.callsRan && outcome.callsCharged ? credits.batchEnvelope : 0
