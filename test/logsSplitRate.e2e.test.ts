@@ -65,7 +65,7 @@ describe("a core key's split eth_getLogs is held to its rate (docs/plans.md)", (
     await node?.stop()
   })
 
-  it(`${clients} clients sending ${queryBlocks}-block queries for ${sendingMs / 1000} s: no more upstream eth_getLogs than ${coreRate} credits a second pay for at ${getLogsCredits}, each charged`, async () => {
+  it(`${clients} clients sending ${queryBlocks}-block queries for ${sendingMs / 1000} s: no more upstream eth_getLogs than ${coreRate} credits a second pay for at ${getLogsCredits}, each charged`, async (t) => {
     const logCalls = () => limiter.requests.filter((request) => request.method === 'eth_getLogs')
     const answers: { status: number; charged: number; logs: number | undefined }[] = []
     const startedMs = performance.now()
@@ -98,7 +98,7 @@ describe("a core key's split eth_getLogs is held to its rate (docs/plans.md)", (
     const paidFor = Math.floor((coreRate + (coreRate * elapsedMs) / 1000) / getLogsCredits)
     const served = answers.filter((answer) => answer.logs !== undefined)
     const statuses = answers.map((answer) => answer.status)
-    console.log(
+    t.diagnostic(
       `${answers.length} queries in ${Math.round(elapsedMs)} ms: ${served.length} answered, ` +
         `${statuses.filter((status) => status === 429).length} 429, ${failedUpstream} 5xx; ` +
         `${upstreamCalls} upstream eth_getLogs (${paidFor} paid for by the rate, ${free} free), ` +
@@ -122,5 +122,31 @@ describe("a core key's split eth_getLogs is held to its rate (docs/plans.md)", (
       return BigInt(toBlock) - BigInt(fromBlock) + 1n > limitBlocks
     })
     assert.ok(refused.length <= clients, `${refused.length} whole ranges asked`)
+  })
+
+  it('a batch of 100 wide queries on a core key: one upstream call each, the one its admission paid for; the further chunks refused', async (t) => {
+    const { key } = await gateway.app.keyAdmin.create({ plan: 'core', name: 'batch' })
+    await gateway.app.keys.refresh()
+    const before = limiter.requests.filter((request) => request.method === 'eth_getLogs').length
+    const batch = Array.from({ length: 100 }, (_, index) => {
+      const from = 1n + BigInt(index * 7)
+      return rpcBody('eth_getLogs', [{ fromBlock: hex(from), toBlock: hex(from + queryBlocks - 1n) }], index)
+    })
+    const answer = await postJson(`${gateway.url}/v3/${key.key}`, batch)
+    assert.equal(answer.status, 200)
+    const refusals = (answer.json as { error?: { code: number } }[]).filter(
+      (call) => call.error?.code === 429,
+    )
+    assert.equal(refusals.length, 100, 'the rate, in debt for the batch, pays for no second chunk in time')
+    // 100 calls of 255 and the batch's 80, held on a full bucket into debt (docs/plans.md)
+    assert.equal(answer.headers.get('x-credits-charged'), String(100 * getLogsCredits + 80))
+    const batchCalls = () =>
+      limiter.requests.filter((request) => request.method === 'eth_getLogs').length - before
+    // sends still queued for the upstream when the answer went arrive after it
+    await until(() => batchCalls() >= 100, 'the first chunk of each call')
+    t.diagnostic(
+      `a batch of 100: ${batchCalls()} upstream eth_getLogs, ${answer.headers.get('x-credits-charged')} credits`,
+    )
+    assert.equal(batchCalls(), 100)
   })
 })
