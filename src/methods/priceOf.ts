@@ -23,7 +23,7 @@ export type NotificationKind = keyof typeof credits.notification
 export type PricedOutcome =
   /**
    * A call answered (a node's error answer, a revert among them, included): the method's price; a
-   * split eth_getLogs, the method's price for each node call it took (`splitCalls`: SplitCalls).
+   * split eth_getLogs, the method's price for each node call it took (`splitCalls`: CallCharge).
    */
   | { kind: 'served'; spec: MethodSpec; splitCalls?: number }
   /** A call refused before it ran (unknown method, bad params, an allowlist): refused input. */
@@ -36,10 +36,11 @@ export type PricedOutcome =
   | { kind: 'rejectedRequest'; httpStatus: number }
   /**
    * A call that ran and failed without a node's answer: free when the failure is ours or upstream
-   * (`httpStatus` 5xx), the balance's own (402, 429), or the client went away; params refused before any node was asked (an
-   * eth_getLogs range over the limit) as refused input; else the method's price. A split eth_getLogs
-   * that took node calls (`splitCalls`: the refusal that started it, each chunk a node answered or
-   * that was still on its way) costs the method's price for each of them, however it ended.
+   * (`httpStatus` 5xx), the balance's own (402, 429: a split's next chunk refused), or the client
+   * went away; params refused before any node was asked (an eth_getLogs range over the limit) as
+   * refused input; else the method's price. A split eth_getLogs that took node calls (`splitCalls`:
+   * the refusal that started it, each chunk a node answered or that was still on its way) costs the
+   * method's price for each of them, however it ended.
    */
   | {
       kind: 'failed'
@@ -70,7 +71,6 @@ export function priceOf(outcome: PricedOutcome): number {
       return isFree(outcome.httpStatus) ? 0 : credits.refusedInput
     case 'failed':
       if (outcome.splitCalls) return outcome.spec.costCredits * outcome.splitCalls
-      // a split refused its next chunk by the balance (402, 429) before any node call
       if (isFree(outcome.httpStatus) || outcome.clientGone) return 0
       return outcome.error instanceof InvalidParamsError ? credits.refusedInput : outcome.spec.costCredits
     case 'batchEnvelope':
