@@ -7,6 +7,7 @@ import { rangeRefusals } from './helpers/rangeRefusals.ts'
 import { type FakeUpstream, startFakeUpstream } from './helpers/startFakeUpstream.ts'
 import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
 import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
+import { until } from './helpers/until.ts'
 
 const hex = (value: bigint) => `0x${value.toString(16)}`
 /** The widest range the limiters answer. */
@@ -20,7 +21,8 @@ type Filter = { fromBlock?: string; toBlock?: string }
 /**
  * Real anvil behind two scriptable limiters (the fake only for the refusal itself): every upstream
  * refuses eth_getLogs ranges wider than `limit` blocks with one vendor's wording, so tollgate splits
- * the range; its answer must be anvil's own answer for the whole range, byte for byte, charged once.
+ * the range; its answer must be anvil's own answer for the whole range, byte for byte, charged the
+ * method's price for each range it asked (the whole range refused, then each chunk).
  */
 describe('eth_getLogs over a range every upstream refuses is split (docs/compatibility.md §7)', () => {
   let node: TestNode
@@ -45,6 +47,12 @@ describe('eth_getLogs over a range every upstream refuses is split (docs/compati
     limiters.flatMap((limiter, index) =>
       limiter.requests.slice(marks[index]).filter((request) => request.method === 'eth_getLogs'),
     )
+  /**
+   * What a split that asked `requests` costs: eth_getLogs' 255 for each range asked, once however
+   * many limiters refused it (the pool asks the next upstream after a refusal, as after any failure).
+   */
+  const chargeFor = (requests: Request[]) =>
+    String(255 * new Set(requests.map((request) => JSON.stringify(request.params[0]))).size)
   /** Each limiter refuses ranges wider than `limit` as `vendor` does; everything else reaches anvil. */
   const refuseAs = (vendor: (typeof rangeRefusals)[number], widest = limit) => {
     for (const limiter of limiters) {
@@ -100,14 +108,18 @@ describe('eth_getLogs over a range every upstream refuses is split (docs/compati
       otherwise: node.url,
     })
     // a network of its own for each vendor: a limit one learns is not another's
-    const networks = [...rangeRefusals.map((_, index) => `v${index}`), 'learns', 'tight', 'one'].map(
-      (name) => ({
-        name,
-        chainId: 31337,
-        upstreams: limiters.map((limiter) => ({ url: limiter.url })),
-        ...(name === 'tight' ? { maxLogsResults: 20 } : {}),
-      }),
-    )
+    const networks = [
+      ...rangeRefusals.map((_, index) => `v${index}`),
+      'learns',
+      'halves',
+      'tight',
+      'one',
+    ].map((name) => ({
+      name,
+      chainId: 31337,
+      upstreams: limiters.map((limiter) => ({ url: limiter.url })),
+      ...(name === 'tight' ? { maxLogsResults: 20 } : {}),
+    }))
     // one limiter beside the failing upstream: the limiter alone refuses
     networks.push({
       name: 'half-down',
@@ -138,7 +150,7 @@ describe('eth_getLogs over a range every upstream refuses is split (docs/compati
   })
 
   for (const [index, vendor] of rangeRefusals.entries()) {
-    it(`${vendor.vendor}${vendor.status ? `, HTTP ${vendor.status}` : ''}: anvil's own answer for the whole range, charged once`, async () => {
+    it(`${vendor.vendor}${vendor.status ? `, HTTP ${vendor.status}` : ''}: anvil's own answer for the whole range, charged for each range asked`, async () => {
       refuseAs(vendor)
       const before = mark()
       const filter = {
@@ -150,13 +162,16 @@ describe('eth_getLogs over a range every upstream refuses is split (docs/compati
       const direct = await postJson(node.url, rpcBody('eth_getLogs', [filter], `split-${index}`))
       assert.equal(answer.status, 200)
       assert.equal(answer.text, direct.text, 'byte for byte')
-      assert.equal(answer.headers.get('x-credits-charged'), '255', 'one call at the method price')
       const asked = logCallsSince(before)
       assert.ok(
         asked.some((request) => (widthOf(request) ?? 0n) > limit),
         'the whole range was asked first',
       )
       assert.ok(asked.length > 2, 'then the chunks')
+      const chunks = asked.filter((request) => (widthOf(request) ?? 0n) <= limit).length
+      assert.ok(chunks >= 6, `each chunk answered (${chunks})`)
+      assert.equal(answer.headers.get('x-credits-charged'), chargeFor(asked), 'each range asked at 255')
+      assert.ok(Number(answer.headers.get('x-credits-charged')) >= 255 * (chunks + 1))
     })
   }
 
@@ -176,6 +191,28 @@ describe('eth_getLogs over a range every upstream refuses is split (docs/compati
       [5n, 5n, 5n, 5n, 5n, 5n],
       'six chunks of 5 blocks, none refused',
     )
+    assert.equal(answer.headers.get('x-credits-charged'), String(6 * 255), 'the six chunks')
+  })
+
+  it('a width that worked after refusals that state none (besu) is remembered too: the next wide query is split at once', async () => {
+    const besu = rangeRefusals.find((vendor) =>
+      vendor.vendor.startsWith('besu'),
+    ) as (typeof rangeRefusals)[number]
+    refuseAs(besu, 4n)
+    const filter = { fromBlock: hex(first), toBlock: hex(first + 15n), address: node.fixtures.demo }
+    await getLogs('halves', filter)
+    const before = mark()
+    const other = { fromBlock: hex(first + 2n), toBlock: hex(first + 17n) }
+    const answer = await getLogs('halves', other, 'again')
+    assert.equal(answer.text, (await postJson(node.url, rpcBody('eth_getLogs', [other], 'again'))).text)
+    const asked = logCallsSince(before)
+    // 16 blocks halved to 8 (refused) and 4 (answered): another filter's 16 blocks go as four of 4
+    assert.deepEqual(
+      asked.map((request) => widthOf(request)),
+      [4n, 4n, 4n, 4n],
+      'four chunks of 4 blocks, none refused',
+    )
+    assert.equal(answer.headers.get('x-credits-charged'), String(4 * 255))
   })
 
   it('a limit one upstream states while another fails is not remembered: the range is split, and the next wide query asked whole first', async () => {
@@ -205,7 +242,12 @@ describe('eth_getLogs over a range every upstream refuses is split (docs/compati
       toBlock: hex(first + blockCount - 1n),
       address: node.fixtures.demo,
     }
+    const before = mark()
     const refused = await getLogs('tight', filter, 'many')
+    // the node did the work: every range asked, chunks sent before the answer was known included
+    // (they may reach the limiters after it)
+    const charged = refused.headers.get('x-credits-charged')
+    await until(() => chargeFor(logCallsSince(before)) === charged, `${charged} credits of ranges asked`)
     // blocks hold 1, 2, 3, 1, 2, 3, ... logs: the range suggested ends at the last block whose logs fit in 20
     const counts = [...Array(Number(blockCount)).keys()].map((block) => (block % 3) + 1)
     let total = 0
@@ -227,8 +269,10 @@ describe('eth_getLogs over a range every upstream refuses is split (docs/compati
     ) as (typeof rangeRefusals)[number]
     refuseAs(besu, 0n)
     const filter = { fromBlock: hex(first), toBlock: hex(first + 1n), address: node.fixtures.demo }
+    const before = mark()
     const refused = await getLogs('one', filter, 'none')
     assert.equal(refused.status, 200)
+    assert.equal(refused.headers.get('x-credits-charged'), chargeFor(logCallsSince(before)))
     assert.deepEqual(refused.json, {
       jsonrpc: '2.0',
       id: 'none',

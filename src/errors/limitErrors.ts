@@ -40,8 +40,14 @@ export const rateLimitEvents = {
 
 export class RateLimitError extends TollgateError {
   override name = 'RateLimitError'
-  /** `retryAfterMs`: until the call would be admitted (the bucket refilled, or the day over). */
-  constructor(kind: keyof typeof rateLimitEvents, retryAfterMs: number) {
+  /**
+   * `retryAfterMs`: until the call would be admitted (the bucket refilled, or the day over); kept
+   * to the millisecond for work that may wait that long (a split eth_getLogs' next chunk).
+   */
+  constructor(
+    kind: keyof typeof rateLimitEvents,
+    readonly retryAfterMs: number,
+  ) {
     super(429, 429, 'Too Many Requests', {
       wireFields: { ...rateLimitEvents[kind] },
       retryAfterSeconds: toRetryAfterSeconds(retryAfterMs),

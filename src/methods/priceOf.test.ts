@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { LogResultsLimitError } from '../errors/limitErrors.ts'
+import { LogResultsLimitError, RateLimitError } from '../errors/limitErrors.ts'
 import { InvalidParamsError } from '../errors/rpcErrors.ts'
 import { UpstreamTimeoutError } from '../errors/upstreamErrors.ts'
 import { getMethodSpec } from './methodTable.ts'
@@ -15,6 +15,35 @@ describe('priceOf', () => {
     assert.equal(priceOf({ kind: 'served', spec: getLogs }), 255)
     assert.equal(priceOf({ kind: 'served', spec: getMethodSpec('eth_chainId') }), 5)
     assert.equal(priceOf({ kind: 'served', spec: getMethodSpec('no_suchMethod') }), 80)
+  })
+
+  it('a split eth_getLogs costs the method for each node call it took, however it ended', () => {
+    assert.equal(priceOf({ kind: 'served', spec: getLogs, splitCalls: 9 }), 9 * 255)
+    assert.equal(priceOf({ kind: 'served', spec: getLogs, splitCalls: 0 }), 255, 'not split')
+    const failedAfter = (error: unknown, httpStatus: number, clientGone = false) =>
+      priceOf({ kind: 'failed', spec: getLogs, error, httpStatus, clientGone, splitCalls: 4 })
+    assert.equal(failedAfter(new LogResultsLimitError(10_000), 200), 4 * 255)
+    assert.equal(failedAfter(new RateLimitError('planCreditsPerSecond', 500), 429), 4 * 255)
+    assert.equal(failedAfter(new UpstreamTimeoutError(), 504), 4 * 255)
+    assert.equal(failedAfter(new Error('the client went away'), 499, true), 4 * 255)
+    const failedUnsplit = priceOf({
+      kind: 'failed',
+      spec: getLogs,
+      error: new UpstreamTimeoutError(),
+      httpStatus: 504,
+      clientGone: false,
+      splitCalls: 0,
+    })
+    assert.equal(failedUnsplit, 0, 'no node call of a split answered: as any call')
+    const refusedBeforeAny = priceOf({
+      kind: 'failed',
+      spec: getLogs,
+      error: new RateLimitError('planCreditsPerSecond', 500),
+      httpStatus: 429,
+      clientGone: false,
+      splitCalls: 0,
+    })
+    assert.equal(refusedBeforeAny, 0, 'the rate refused its next chunk before any node call')
   })
 
   it('input refused before any work costs 5, a call or a whole request', () => {

@@ -24,8 +24,11 @@ export type RefusalReason = 'input' | 'unknownFilter'
 
 /** Something a key is charged for (or not): the one question priceOf answers. */
 export type PricedOutcome =
-  /** A call answered (a node's error answer, a revert among them, included): the method's price. */
-  | { kind: 'served'; spec: MethodSpec }
+  /**
+   * A call answered (a node's error answer, a revert among them, included): the method's price; a
+   * split eth_getLogs, the method's price for each node call it took (`splitCalls`: CallCharge).
+   */
+  | { kind: 'served'; spec: MethodSpec; splitCalls?: number }
   /**
    * A call refused before it ran: refused input (unknown method, bad params, an allowlist); nothing
    * for an id of a filter its key did not make (`unknownFilter`: answered as a node answers an unknown
@@ -40,10 +43,20 @@ export type PricedOutcome =
   | { kind: 'rejectedRequest'; httpStatus: number }
   /**
    * A call that ran and failed without a node's answer: free when the failure is ours or upstream
-   * (`httpStatus` 5xx) or the client went away; params refused before any node was asked (an
-   * eth_getLogs range over the limit) as refused input; else the method's price.
+   * (`httpStatus` 5xx), the balance's own (402, 429: a split's next chunk refused), or the client
+   * went away; params refused before any node was asked (an eth_getLogs range over the limit) as
+   * refused input; else the method's price. A split eth_getLogs that took node calls (`splitCalls`:
+   * the refusal that started it, each chunk a node answered or that was still on its way) costs the
+   * method's price for each of them, however it ended.
    */
-  | { kind: 'failed'; spec: MethodSpec; error: unknown; httpStatus: number; clientGone: boolean }
+  | {
+      kind: 'failed'
+      spec: MethodSpec
+      error: unknown
+      httpStatus: number
+      clientGone: boolean
+      splitCalls?: number
+    }
   /**
    * A batch, beyond its calls: paid by a batch some of whose calls ran and cost credits; a batch
    * refused whole (too large, or nothing but refused calls) costs what its refused calls cost.
@@ -58,13 +71,14 @@ export type PricedOutcome =
 export function priceOf(outcome: PricedOutcome): number {
   switch (outcome.kind) {
     case 'served':
-      return outcome.spec.costCredits
+      return outcome.spec.costCredits * Math.max(1, outcome.splitCalls ?? 0)
     case 'refusedCall':
       return outcome.reason === 'input' ? credits.refusedInput : 0
     case 'rejectedRequest':
       return isFree(outcome.httpStatus) ? 0 : credits.refusedInput
     case 'failed':
-      if (outcome.httpStatus >= 500 || outcome.clientGone) return 0
+      if (outcome.splitCalls) return outcome.spec.costCredits * outcome.splitCalls
+      if (isFree(outcome.httpStatus) || outcome.clientGone) return 0
       return outcome.error instanceof InvalidParamsError ? credits.refusedInput : outcome.spec.costCredits
     case 'batchEnvelope':
       return outcome.callsRan && outcome.callsCharged ? credits.batchEnvelope : 0

@@ -6,6 +6,7 @@ import type { RpcId, RpcPayload } from '../jsonrpc/types.ts'
 import type { CallTrail } from '../upstreams/CallTrail.ts'
 import { readNodeError } from '../upstreams/nodeErrors.ts'
 import { boundLogs } from './boundLogs.ts'
+import type { ChunkCharge } from './CallCharge.ts'
 import { capGas } from './capGas.ts'
 import { fetchAnswer } from './fetchAnswer.ts'
 import { filterOwner } from './filterOwner.ts'
@@ -23,12 +24,14 @@ type ReadyCall = PreparedCall & { ok: true }
  * routed; from the cache or the upstreams, the partners, a split range (fetchAnswer); then the
  * docs/compatibility.md §7 duties on the answer (a new filter's id sealed, "not found" as null, the
  * shown head). Rejects with TollgateErrors; the caller turns them into wire errors. `trail`, when
- * given, records the cache's part and every upstream attempt (the route header, a trace).
+ * given, records the cache's part and every upstream attempt (the route header, a trace); `charge`
+ * counts the node calls a split range takes, each held against the key before it is sent.
  */
 export async function answerCall(
   ctx: RpcContext,
   prepared: ReadyCall,
   trail: CallTrail | undefined,
+  charge: ChunkCharge,
 ): Promise<CallAnswer> {
   const { call, spec } = prepared
   const { network } = ctx
@@ -48,7 +51,7 @@ export async function answerCall(
 
   const scope = cacheScope(spec, params, network.head.finalized())
   const route = routeOf(ctx, prepared, params, scope, bounded)
-  const answer = await fetchAnswer(ctx, prepared, params, scope, route, trail)
+  const answer = await fetchAnswer(ctx, prepared, params, scope, route, trail, charge)
 
   if (spec.filterRole === 'makes') return sealedFilter(ctx, call.id, answer)
   if (spec.nullWhenNotFound && saysNotFound(answer)) return answerLike(answer, local(call.id, null))

@@ -5,6 +5,7 @@ import type { RpcPayload } from '../jsonrpc/types.ts'
 import { priceOf } from '../methods/priceOf.ts'
 import type { CallTrail } from '../upstreams/CallTrail.ts'
 import { answerCall } from './answerCall.ts'
+import { CallCharge } from './CallCharge.ts'
 import { errorAnswer } from './errorAnswer.ts'
 import type { PreparedCall } from './prepareCall.ts'
 import type { RpcContext } from './rpcContext.ts'
@@ -35,9 +36,11 @@ export type CallOutcome = {
 export function callOutcome(ctx: RpcContext, prepared: PreparedCall): CallOutcome | Promise<CallOutcome> {
   if (!prepared.ok) return refused(ctx, prepared)
   const trail = ctx.trails?.start(prepared.spec.name, ctx.network.name)
-  return answerCall(ctx, prepared, trail).then(
-    (answer) => answered(ctx, prepared, answer, trail),
-    (err: unknown) => failed(ctx, prepared, err, trail),
+  // a split eth_getLogs' node calls, each chunk held as it goes
+  const charge = new CallCharge(ctx.credits, prepared.spec.costCredits)
+  return answerCall(ctx, prepared, trail, charge).then(
+    (answer) => answered(ctx, prepared, answer, trail, charge),
+    (err: unknown) => failed(ctx, prepared, err, trail, charge),
   )
 }
 
@@ -60,15 +63,16 @@ function refused(ctx: RpcContext, prepared: PreparedCall & { ok: false }): CallO
   }
 }
 
-/** A call answered (a node's error answer, a revert among them): the method's price. */
+/** A call answered (a node's error answer, a revert among them): the method's price (a split's, for each node call). */
 function answered(
   ctx: RpcContext,
   { call, spec }: ReadyCall,
   answer: CallAnswer,
   trail: CallTrail | undefined,
+  { splitCalls }: CallCharge,
 ): CallOutcome {
   const partner = answer instanceof PartnerAnswer
-  const credits = priceOf({ kind: 'served', spec })
+  const credits = priceOf({ kind: 'served', spec, splitCalls })
   const status = 200
   if (trail) ctx.trails?.end(trail, { status, credits, partner, error: undefined, clientGone: false })
   return {
@@ -83,16 +87,20 @@ function answered(
   }
 }
 
-/** A call that ran and failed without a node's answer: priced by its failure; a client gone is no error. */
+/**
+ * A call that ran and failed without a node's answer: priced by its failure, or by the node calls
+ * of its split; a client gone is no error.
+ */
 function failed(
   ctx: RpcContext,
   { call, spec }: ReadyCall,
   err: unknown,
   trail: CallTrail | undefined,
+  { splitCalls }: CallCharge,
 ): CallOutcome {
   const { payload, httpStatus, headers } = errorAnswer(ctx.log, call.id, err)
   const clientGone = err instanceof ClientGoneError
-  const credits = priceOf({ kind: 'failed', spec, error: err, httpStatus, clientGone })
+  const credits = priceOf({ kind: 'failed', spec, error: err, httpStatus, clientGone, splitCalls })
   if (trail) {
     const error = clientGone ? undefined : err instanceof Error ? err.name : 'Error'
     ctx.trails?.end(trail, { status: httpStatus, credits, partner: false, error, clientGone })

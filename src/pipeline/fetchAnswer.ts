@@ -4,26 +4,65 @@ import type { Cancellation } from '../failsafe/Cancellation.ts'
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import { type CallAnswer, PartnerAnswer, payloadOf, type SentAnswer } from '../jsonrpc/PartnerAnswer.ts'
 import { asWrittenBody } from '../jsonrpc/parseRpcRequest.ts'
-import type { RpcCall, RpcId, RpcPayload } from '../jsonrpc/types.ts'
+import type { RpcCall, RpcPayload } from '../jsonrpc/types.ts'
 import { withId } from '../jsonrpc/withId.ts'
 import type { MethodSpec } from '../methods/methodTable.ts'
 import type { AnswerBudget } from '../upstreams/AnswerBudget.ts'
 import type { CallTrail } from '../upstreams/CallTrail.ts'
 import type { SendOptions } from '../upstreams/SendOptions.ts'
 import { sendWithPartners } from '../upstreams/sendWithPartners.ts'
+import type { ChunkCharge } from './CallCharge.ts'
 import type { PreparedCall } from './prepareCall.ts'
 import type { Route } from './routeOf.ts'
 import type { RpcContext } from './rpcContext.ts'
-import { rangeRefusalOf, splitLogsRange, splitsAtOnce } from './splitLogsRange.ts'
+import { type LogsQuery, rangeRefusalOf, splitLogsRange, splitsAtOnce } from './splitLogsRange.ts'
 
 type ReadyCall = PreparedCall & { ok: true }
 
 /**
  * A call's answer from outside the gateway: kept by the cache (`scope` is not `never` and the network
  * has one), else forwarded, with `params` (its prepared params, or as made ready to send). Upstream
- * answers are the bytes the node sent.
+ * answers are the bytes the node sent. An eth_getLogs range every upstream refuses (or one wider
+ * than they were seen to answer lately) is split by the call itself, not by a load it may share
+ * with other keys' calls: its chunks are its key's work, each held by `charge` before it is sent.
  */
 export function fetchAnswer(
+  ctx: RpcContext,
+  prepared: ReadyCall,
+  params: unknown[],
+  scope: CacheScope,
+  route: Route,
+  trail: CallTrail | undefined,
+  charge: ChunkCharge,
+): Promise<CallAnswer> {
+  if (!route.logs) return wholeAnswer(ctx, prepared, params, scope, route, trail)
+  return logsAnswer(ctx, prepared, params, scope, route, trail, charge)
+}
+
+/**
+ * An eth_getLogs range (`route.logs`): asked whole, or split at once when known to be too wide, or
+ * split after every upstream refused it.
+ */
+async function logsAnswer(
+  ctx: RpcContext,
+  prepared: ReadyCall,
+  params: unknown[],
+  scope: CacheScope,
+  route: Route,
+  trail: CallTrail | undefined,
+  charge: ChunkCharge,
+): Promise<CallAnswer> {
+  const logs = route.logs as LogsQuery
+  // the call's one deadline, a split's chunks included
+  const split = { deadline: performance.now() + ctx.network.timeoutMs, trail, charge }
+  if (splitsAtOnce(ctx.network, logs)) return splitLogs(ctx, prepared, route, undefined, split)
+  const answer = await wholeAnswer(ctx, prepared, params, scope, route, trail)
+  const refusal = answer instanceof PartnerAnswer ? undefined : refusalIn(payloadOf(answer))
+  return refusal ? splitLogs(ctx, prepared, route, refusal, split) : answer
+}
+
+/** The call asked as it is: from the cache, else forwarded. */
+function wholeAnswer(
   ctx: RpcContext,
   prepared: ReadyCall,
   params: unknown[],
@@ -33,9 +72,8 @@ export function fetchAnswer(
 ): Promise<CallAnswer> {
   const { cache } = ctx.network
   if (cache && scope !== 'never') return cachedAnswer(ctx, cache, prepared, params, scope, route, trail)
-  const { call, spec } = prepared
   const options = sendOptions(ctx, route, ctx.cancellation, ctx.answerBudget, trail)
-  return forward(ctx, spec, bodyOf(prepared, params), call.id, route, options)
+  return forward(ctx, prepared.spec, bodyOf(prepared, params), route, options)
 }
 
 /**
@@ -95,7 +133,7 @@ function load(
 ): Promise<SentAnswer> {
   const answerBudget = ctx.answerBudget.forShared()
   const options = sendOptions(ctx, route, undefined, answerBudget, trail)
-  return forward(ctx, spec, body, 1, route, options).finally(() => answerBudget.release())
+  return forward(ctx, spec, body, route, options).finally(() => answerBudget.release())
 }
 
 /**
@@ -106,39 +144,54 @@ function forward(
   ctx: RpcContext,
   spec: MethodSpec,
   body: string | Buffer,
-  id: RpcId,
   route: Route,
   options: SendOptions & { deadline: number },
 ): Promise<SentAnswer> {
-  if (route.checkLogs) return forwardLogs(ctx, spec, body, id, route, options)
+  if (route.checkLogs) return forwardLogs(ctx, spec, body, route, options)
   return send(ctx, spec, body, route, options)
 }
 
 /**
- * An eth_getLogs call: for a range every upstream refuses, the merged answer of the range split
- * (splitLogsRange: at once when the range is known to be too wide), for `id`; its logs then counted.
+ * An eth_getLogs call: its logs counted; a range every upstream refused goes back as it is, for the
+ * call to split (fetchAnswer).
  */
 async function forwardLogs(
   ctx: RpcContext,
   spec: MethodSpec,
   body: string | Buffer,
-  id: RpcId,
   route: Route,
   options: SendOptions & { deadline: number },
 ): Promise<SentAnswer> {
-  const { network } = ctx
-  const { logs } = route
-  let answer: SentAnswer
-  if (logs && splitsAtOnce(network, logs))
-    answer = await splitLogsRange(network, logs, undefined, id, options)
-  else {
-    answer = await send(ctx, spec, body, route, options)
-    if (logs && !(answer instanceof PartnerAnswer) && rangeRefusalOf(answer)) {
-      answer = await splitLogsRange(network, logs, answer, id, options)
-    }
-  }
+  const answer = await send(ctx, spec, body, route, options)
+  if (route.logs && !(answer instanceof PartnerAnswer) && rangeRefusalOf(answer)) return answer
   route.checkLogs?.(payloadOf(answer) as Buffer)
   return answer
+}
+
+/**
+ * The merged answer of an eth_getLogs range split (splitLogsRange) for the call, after `refusal`
+ * (undefined: split at once), its chunks sent as the call's own (its deadline, its client, its
+ * answer budget); its logs then counted.
+ */
+async function splitLogs(
+  ctx: RpcContext,
+  { call }: ReadyCall,
+  route: Route,
+  refusal: Buffer | undefined,
+  { deadline, trail, charge }: { deadline: number; trail: CallTrail | undefined; charge: ChunkCharge },
+): Promise<CallAnswer> {
+  const options = { ...sendOptions(ctx, route, ctx.cancellation, ctx.answerBudget, trail), deadline }
+  const logs = route.logs as LogsQuery
+  const answer = await splitLogsRange(ctx.network, logs, refusal, call.id, options, charge)
+  route.checkLogs?.(answer)
+  return answer
+}
+
+/** An eth_getLogs range refusal in a call's answer, as bytes; undefined for any other answer. */
+function refusalIn(payload: RpcPayload): Buffer | undefined {
+  if (payload instanceof AnswerParts) return undefined
+  const bytes = typeof payload === 'string' ? Buffer.from(payload) : payload
+  return rangeRefusalOf(bytes) ? bytes : undefined
 }
 
 /** To the network's upstreams; for a call that may fail over, to its partners when they fail. */
@@ -166,7 +219,17 @@ function send(
  */
 function sendOptions(
   ctx: RpcContext,
-  { retry, headSensitive, block, fromBlock, needsState, nullIsMissing, rawTransaction, capsGas, logs }: Route,
+  {
+    retry,
+    headSensitive,
+    block,
+    fromBlock,
+    needsState,
+    nullIsMissing,
+    rawTransaction,
+    capsGas,
+    logsAnsweredBy,
+  }: Route,
   cancellation: Cancellation | undefined,
   answerBudget: AnswerBudget,
   trail: CallTrail | undefined,
@@ -183,8 +246,8 @@ function sendOptions(
     capsGas,
     cancellation,
     answerBudget,
-    // eth_getLogs by range: whether every upstream refused it, for the limit splitLogsRange keeps
-    answeredBy: logs ? { members: 0 } : undefined,
+    // eth_getLogs by range: whether every upstream refused it, for the width splitLogsRange learns
+    answeredBy: logsAnsweredBy,
     trail,
   }
 }

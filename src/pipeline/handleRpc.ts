@@ -8,7 +8,7 @@ import { parseRpcRequest } from '../jsonrpc/parseRpcRequest.ts'
 import { serializeBatch } from '../jsonrpc/serialize.ts'
 import type { RpcId, RpcPayload, RpcRequest } from '../jsonrpc/types.ts'
 import { withRawIds } from '../jsonrpc/withRawIds.ts'
-import type { Admission, Meter, Settlement, UsageRecord } from '../metering/meterTypes.ts'
+import type { Meter, Settlement, UsageRecord } from '../metering/meterTypes.ts'
 import { priceOf } from '../methods/priceOf.ts'
 import type { AnswerBudget } from '../upstreams/AnswerBudget.ts'
 import {
@@ -22,6 +22,7 @@ import { chargeRefusal } from './chargeRefusal.ts'
 import { creditHeaders } from './creditHeaders.ts'
 import { errorAnswer } from './errorAnswer.ts'
 import { type PreparedCall, prepareCall } from './prepareCall.ts'
+import { RequestCredits } from './RequestCredits.ts'
 import type { RequestTrace, RequestTracing } from './RequestTrace.ts'
 import { recordingTrails, routeHeaders, wantsRouteHeaders } from './routeHeaders.ts'
 import type { RpcContext, SubscriptionHandler } from './rpcContext.ts'
@@ -75,7 +76,8 @@ const batchEnvelopeLabel = '(batch)'
  * authorize (the key, what the request proves, where it goes; a request that has not proved what its
  * key requires is answered from its headers alone: its body is never read, it costs nothing and
  * carries no credit headers); parse (a body refused whole costs 5 credits); validate each call;
- * price and admit (the most the request can cost is held; a 402/429 refuses it whole, for nothing);
+ * price and admit (the most the request can cost is held; a 402/429 refuses it whole, for nothing;
+ * a split eth_getLogs holds each further chunk as it goes: CallCharge);
  * answer each call (callOutcome: here, from the cache, the upstreams or a split range); settle (each
  * call charged the price of its outcome, decided once); record (the credit headers, the route
  * headers, the trace). Rejects only with the body stream's own error (the client went away
@@ -112,9 +114,8 @@ export async function handleRpc(deps: RpcDeps, arrival: RpcArrival): Promise<Rpc
       // price and admit: the most the request can cost is held
       const metered = trace?.step('meter')
       const heldCredits = mostCostOf(calls, request.isBatch)
-      let admission: Admission
       try {
-        admission = await deps.meter.admit(key.subject, heldCredits)
+        ctx.credits.keep(await deps.meter.admit(key.subject, heldCredits))
       } catch (limit) {
         const refused = refusedAnswer(deps, request.isBatch ? null : idOf(calls[0]), limit)
         metered?.({ 'tollgate.refused': refused.status })
@@ -125,8 +126,8 @@ export async function handleRpc(deps: RpcDeps, arrival: RpcArrival): Promise<Rpc
       // answer each call
       const outcomes = await Promise.all(calls.map((call) => callOutcome(ctx, call)))
 
-      // settle: each call charged the price of its outcome
-      const settlement = deps.meter.settle(admission, usageOf(calls, outcomes, request.isBatch, network.name))
+      // settle: each call charged the price of its outcome (against all the request held)
+      const settlement = ctx.credits.settle(usageOf(calls, outcomes, request.isBatch, network.name))
 
       // record
       const result = request.isBatch ? batchResult(outcomes) : singleResult(outcomes[0] as CallOutcome)
@@ -183,6 +184,7 @@ function contextOf(
     guard,
     failover,
     meter: deps.meter,
+    credits: new RequestCredits(deps.meter, key.subject),
     filterIds: deps.filterIds,
     cancellation: arrival.cancellation,
     answerBudget: arrival.answerBudget,

@@ -31,6 +31,11 @@ export type Route = {
   checkLogs: LogsAnswerCheck | undefined
   /** An eth_getLogs query over known blocks, split when every upstream refuses its range. */
   logs: LogsQuery | undefined
+  /**
+   * With `logs`: how many upstreams answered its whole range with an error (SendOptions.answeredBy,
+   * written by the pool), for the width a split learns when every one of them refused it.
+   */
+  logsAnsweredBy: { members: number } | undefined
 }
 
 /**
@@ -69,6 +74,7 @@ export function routeOf(
     checkLogs: counted?.check,
     // eth_getLogs over known blocks: split if every upstream refuses its range (splitLogsRange.ts)
     logs: blocks && { filter: params[0] as Record<string, unknown>, first: blocks[0], last: blocks[1] },
+    logsAnsweredBy: blocks && { members: 0 },
   }
 }
 

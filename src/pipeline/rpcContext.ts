@@ -6,6 +6,7 @@ import type { Cancellation } from '../failsafe/Cancellation.ts'
 import type { Meter } from '../metering/meterTypes.ts'
 import type { Network } from '../networks/createNetwork.ts'
 import type { AnswerBudget } from '../upstreams/AnswerBudget.ts'
+import type { RequestCredits } from './RequestCredits.ts'
 import type { CallTrails, RequestTrace } from './RequestTrace.ts'
 
 /** What one authenticated request carries through the pipeline. */
@@ -15,6 +16,8 @@ export type RpcContext = {
   /** Per-call allowlist checks left after the request-level ones, if any. */
   guard: CallGuard | undefined
   meter: Meter
+  /** What the request holds of the key's credits, from admission to settlement; calls that do more as they go hold more. */
+  credits: RequestCredits
   /** Seals the filter ids the key's calls make, and opens those they name (docs/compatibility.md §4). */
   filterIds: FilterIds
   /** Calls may go to the network's partners when its upstreams fail (plan, header or key switch). */

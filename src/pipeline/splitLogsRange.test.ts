@@ -1,17 +1,14 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { createRpcCache } from '../cache/createRpcCache.ts'
-import { MalformedUpstreamAnswerError } from '../errors/upstreamErrors.ts'
+import { ClientGoneError } from '../errors/callEndings.ts'
+import { RateLimitError } from '../errors/limitErrors.ts'
+import { MalformedUpstreamAnswerError, UpstreamTimeoutError } from '../errors/upstreamErrors.ts'
+import type { Cancellation } from '../failsafe/Cancellation.ts'
 import type { Network } from '../networks/createNetwork.ts'
 import type { SendOptions } from '../upstreams/SendOptions.ts'
-import {
-  learnedLimitMs,
-  maxChunkCalls,
-  planChunks,
-  rangeRefusalOf,
-  splitLogsRange,
-  splitsAtOnce,
-} from './splitLogsRange.ts'
+import { learnedLimitMs } from './LogsWidths.ts'
+import { maxChunkCalls, planChunks, rangeRefusalOf, splitLogsRange, splitsAtOnce } from './splitLogsRange.ts'
 
 const hex = (value: bigint) => `0x${value.toString(16)}`
 
@@ -31,6 +28,8 @@ function fakeNetwork(
     members?: number
     refusedBy?: number
     answer?: (from: bigint, to: bigint) => string | undefined
+    /** Ranges whose call fails as every upstream timing out does. */
+    fails?: (from: bigint, to: bigint) => boolean
   } = {},
 ) {
   const asked: [bigint, bigint][] = []
@@ -53,6 +52,7 @@ function fakeNetwork(
       for (let turn = 0n; turn < 20n - (from % 20n); turn++)
         await new Promise((resolve) => setImmediate(resolve))
       inFlight--
+      if (options.fails?.(from, to)) throw new UpstreamTimeoutError()
       const written = options.answer?.(from, to)
       if (written !== undefined) return Buffer.from(written)
       const error = refuse(from, to)
@@ -93,6 +93,29 @@ const query = (first: bigint, last: bigint) => ({ filter: { address: '0x01' }, f
 const refusalOf = (id: number, error: { code: number; message: string }) =>
   Buffer.from(JSON.stringify({ jsonrpc: '2.0', id, error }))
 const options = { deadline: Number.POSITIVE_INFINITY }
+/**
+ * A call's charge that pays for every chunk (or, with `refuseAfter`, for that many, then refuses as
+ * the per-second rate does); it counts the chunks held and the node calls charged.
+ */
+function paid(refuseAfter = Number.POSITIVE_INFINITY, paysFor = Number.POSITIVE_INFINITY) {
+  const charge = {
+    paysInTime: (calls: number) => calls <= paysFor,
+    held: 0,
+    splitCalls: 0,
+    async holdNext() {
+      if (charge.held >= refuseAfter) throw new RateLimitError('planCreditsPerSecond', 2_000)
+      charge.held++
+      return true
+    },
+    chargeCall() {
+      charge.splitCalls++
+    },
+    freeCall() {
+      charge.splitCalls--
+    },
+  }
+  return charge
+}
 /** The options of the client's call whose refusal every one of `members` upstreams answered. */
 const refusedByAll = (members = 1) => ({ ...options, answeredBy: { members } })
 
@@ -132,7 +155,7 @@ describe('splitLogsRange', () => {
   it('merges the chunks in block order into exactly the answer of the whole range, for the call id', async () => {
     const { network, asked, mostInFlight } = fakeNetwork(limitedTo(10n))
     const refusal = refusalOf(7, { code: 35, message: 'ranges over 10 blocks are not supported on freetier' })
-    const answer = await splitLogsRange(network, query(100n, 199n), refusal, 7, options)
+    const answer = await splitLogsRange(network, query(100n, 199n), refusal, 7, options, paid())
     assert.equal(answer.toString(), JSON.stringify({ jsonrpc: '2.0', id: 7, result: logsOf(100n, 199n) }))
     assert.equal(asked.length, 10, 'ten chunks of the stated 10 blocks, none refused')
     assert.ok(mostInFlight() <= 4, `at most 4 chunks at once (saw ${mostInFlight()})`)
@@ -144,7 +167,7 @@ describe('splitLogsRange', () => {
       to - from + 1n > 3n ? { code: -32602, message: 'Block range limit exceeded.' } : undefined,
     )
     const refusal = refusalOf(1, { code: -32602, message: 'Block range limit exceeded.' })
-    const answer = await splitLogsRange(network, query(0n, 9n), refusal, 'x', options)
+    const answer = await splitLogsRange(network, query(0n, 9n), refusal, 'x', options, paid())
     assert.equal(answer.toString(), JSON.stringify({ jsonrpc: '2.0', id: 'x', result: logsOf(0n, 9n) }))
     // 0-4 and 5-9 refused, then 0-1, 2-4, 5-6, 7-9
     assert.equal(asked.length, 6)
@@ -165,6 +188,7 @@ describe('splitLogsRange', () => {
       refusalOf(1, suggest(3n, 20n) as never),
       1,
       options,
+      paid(),
     )
     assert.equal(answer.toString(), JSON.stringify({ jsonrpc: '2.0', id: 1, result: logsOf(3n, 20n) }))
   })
@@ -175,11 +199,11 @@ describe('splitLogsRange', () => {
     const now = () => nowMs
     assert.equal(splitsAtOnce(network, query(0n, 99n), now), false)
     const refusal = refusalOf(1, { code: 35, message: 'ranges over 25 blocks are not supported on freetier' })
-    await splitLogsRange(network, query(0n, 99n), refusal, 1, refusedByAll(2), now)
+    await splitLogsRange(network, query(0n, 99n), refusal, 1, refusedByAll(2), paid(), now)
     assert.equal(splitsAtOnce(network, query(0n, 99n), now), true)
     assert.equal(splitsAtOnce(network, query(0n, 24n), now), false, 'within the limit: asked whole')
     asked.length = 0
-    const answer = await splitLogsRange(network, query(200n, 259n), undefined, 2, options, now)
+    const answer = await splitLogsRange(network, query(200n, 259n), undefined, 2, options, paid(), now)
     assert.equal(answer.toString(), JSON.stringify({ jsonrpc: '2.0', id: 2, result: logsOf(200n, 259n) }))
     assert.deepEqual(asked, [
       [200n, 224n],
@@ -195,7 +219,7 @@ describe('splitLogsRange', () => {
   it("does not remember a limit not every upstream stated (another was down, or answered), nor a chunk's", async () => {
     const { network } = fakeNetwork(limitedTo(10n), { members: 2, refusedBy: 1 })
     const refusal = refusalOf(1, { code: 35, message: 'ranges over 10 blocks are not supported on freetier' })
-    const answer = await splitLogsRange(network, query(0n, 99n), refusal, 1, refusedByAll(1))
+    const answer = await splitLogsRange(network, query(0n, 99n), refusal, 1, refusedByAll(1), paid())
     assert.equal(answer.toString(), JSON.stringify({ jsonrpc: '2.0', id: 1, result: logsOf(0n, 99n) }))
     assert.equal(splitsAtOnce(network, query(0n, 99n)), false, 'one of two upstreams')
 
@@ -208,7 +232,7 @@ describe('splitLogsRange', () => {
       },
     )
     const wide = refusalOf(1, { code: 35, message: 'ranges over 50 blocks are not supported on freetier' })
-    await splitLogsRange(narrower.network, query(0n, 99n), wide, 1, refusedByAll(2))
+    await splitLogsRange(narrower.network, query(0n, 99n), wide, 1, refusedByAll(2), paid())
     assert.equal(splitsAtOnce(narrower.network, query(0n, 49n)), false, 'the chunk limit of 20: not kept')
     assert.equal(
       splitsAtOnce(narrower.network, query(0n, 50n)),
@@ -227,7 +251,7 @@ describe('splitLogsRange', () => {
         message: 'ranges over 10 blocks are not supported on freetier',
       })
       await assert.rejects(
-        splitLogsRange(network, query(0n, 29n), refusal, 1, options),
+        splitLogsRange(network, query(0n, 29n), refusal, 1, options, paid()),
         MalformedUpstreamAnswerError,
         written,
       )
@@ -241,12 +265,12 @@ describe('splitLogsRange', () => {
     })
     const { network, asked } = fakeNetwork(alwaysRefused)
     const refusal = refusalOf(3, alwaysRefused(0n, 0n) as never)
-    assert.equal(await splitLogsRange(network, query(0n, 3n), refusal, 3, options), refusal)
+    assert.equal(await splitLogsRange(network, query(0n, 3n), refusal, 3, options, paid()), refusal)
     assert.equal(asked.length, 6, '0-1, 2-3, then each block, the first refused alone ends it')
 
     const { network: tiny, asked: tinyAsked } = fakeNetwork(limitedTo(1n))
     const wide = refusalOf(4, { code: 35, message: 'ranges over 1 blocks are not supported on freetier' })
-    assert.equal(await splitLogsRange(tiny, query(0n, BigInt(maxChunkCalls)), wide, 4, options), wide)
+    assert.equal(await splitLogsRange(tiny, query(0n, BigInt(maxChunkCalls)), wide, 4, options, paid()), wide)
     assert.equal(tinyAsked.length, 0, 'not one chunk asked')
   })
 
@@ -259,7 +283,7 @@ describe('splitLogsRange', () => {
           : undefined,
     )
     const refusal = refusalOf(5, { code: 35, message: 'ranges over 5 blocks are not supported on freetier' })
-    const answer = await splitLogsRange(network, query(0n, 19n), refusal, 5, options)
+    const answer = await splitLogsRange(network, query(0n, 19n), refusal, 5, options, paid())
     assert.deepEqual(JSON.parse(answer.toString()), {
       jsonrpc: '2.0',
       id: 5,
@@ -270,10 +294,10 @@ describe('splitLogsRange', () => {
   it('chunks at or below the finalized block are cached; the others are asked again', async () => {
     const { network, asked } = fakeNetwork(limitedTo(10n), { finalized: 29n, cache: true })
     const refusal = refusalOf(1, { code: 35, message: 'ranges over 10 blocks are not supported on freetier' })
-    const first = await splitLogsRange(network, query(0n, 49n), refusal, 1, refusedByAll())
+    const first = await splitLogsRange(network, query(0n, 49n), refusal, 1, refusedByAll(), paid())
     assert.equal(asked.length, 5)
     asked.length = 0
-    const again = await splitLogsRange(network, query(0n, 49n), undefined, 1, options)
+    const again = await splitLogsRange(network, query(0n, 49n), undefined, 1, options, paid())
     assert.equal(again.toString(), first.toString())
     assert.deepEqual(asked, [
       [30n, 39n],
@@ -285,7 +309,7 @@ describe('splitLogsRange', () => {
     const { network, asked } = fakeNetwork(limitedTo(10n), { maxLogsResults: 20 })
     const refusal = refusalOf(1, { code: 35, message: 'ranges over 10 blocks are not supported on freetier' })
     const answer = JSON.parse(
-      (await splitLogsRange(network, query(0n, 99n), refusal, 1, options)).toString(),
+      (await splitLogsRange(network, query(0n, 99n), refusal, 1, options, paid())).toString(),
     ) as {
       result: { blockNumber: string }[]
     }
@@ -294,6 +318,128 @@ describe('splitLogsRange', () => {
     assert.ok(last >= 19n, `the logs of the first chunks (to ${last})`)
     assert.deepEqual(answer.result, logsOf(0n, last), 'from the first block, in order, without a gap')
     assert.ok(asked.length < 10, `${asked.length} of 10 chunks asked`)
+  })
+
+  it("each chunk is paid for before it is sent: after a refusal every one; split at once, all but the first, the call's own", async () => {
+    const { network, asked } = fakeNetwork(limitedTo(10n))
+    const refusal = refusalOf(1, { code: 35, message: 'ranges over 10 blocks are not supported on freetier' })
+    const charge = paid()
+    await splitLogsRange(network, query(0n, 99n), refusal, 1, refusedByAll(), charge)
+    assert.equal(asked.length, 10)
+    assert.deepEqual([charge.held, charge.splitCalls], [10, 11], 'ten held, charged with the refusal')
+
+    asked.length = 0
+    const atOnce = paid()
+    await splitLogsRange(network, query(200n, 259n), undefined, 2, options, atOnce)
+    assert.equal(asked.length, 6)
+    assert.deepEqual([atOnce.held, atOnce.splitCalls], [5, 6])
+  })
+
+  it('a chunk the key cannot pay for ends the split with its refusal: no chunk is sent after it', async () => {
+    const { network, asked } = fakeNetwork(limitedTo(10n))
+    const refusal = refusalOf(1, { code: 35, message: 'ranges over 10 blocks are not supported on freetier' })
+    const charge = paid(3)
+    await assert.rejects(splitLogsRange(network, query(0n, 99n), refusal, 1, options, charge), RateLimitError)
+    assert.equal(asked.length, 3, 'the three chunks paid for')
+    assert.equal(charge.splitCalls, 4, 'with the refusal')
+    // the chunks still queued find the split ended, without asking the key again
+    for (let turn = 0; turn < 50; turn++) await new Promise((resolve) => setImmediate(resolve))
+    assert.equal(asked.length, 3)
+    assert.equal(charge.held, 3)
+  })
+
+  it("answers the refusal without a chunk when the key's rate could not pay for the split in time", async () => {
+    const { network, asked } = fakeNetwork(limitedTo(10n))
+    const refusal = refusalOf(1, { code: 35, message: 'ranges over 10 blocks are not supported on freetier' })
+    const charge = paid(Number.POSITIVE_INFINITY, 9)
+    assert.equal(await splitLogsRange(network, query(0n, 99n), refusal, 1, options, charge), refusal)
+    assert.deepEqual(
+      [asked.length, charge.held, charge.splitCalls],
+      [0, 0, 0],
+      'charged as the refusal alone',
+    )
+    await splitLogsRange(network, query(0n, 89n), refusal, 1, options, charge)
+    assert.equal(asked.length, 9, 'nine chunks it pays for')
+  })
+
+  it("a chunk waiting for the key's rate gives up once the split has its answer", async () => {
+    const { network } = fakeNetwork((from, to) =>
+      to - from + 1n > 10n
+        ? { code: 35, message: 'ranges over 10 blocks are not supported on freetier' }
+        : from === 0n
+          ? { code: -32000, message: 'header not found' }
+          : undefined,
+    )
+    let holds = 0
+    let gaveUp = 0
+    const charge = {
+      ...paid(),
+      // the first chunk is paid for; the others wait for the rate until told to stop
+      holdNext: (_deadline: number, cancellation: Cancellation | undefined) =>
+        ++holds === 1
+          ? Promise.resolve(true)
+          : new Promise<boolean>((_resolve, reject) =>
+              cancellation?.onCancel(() => {
+                gaveUp++
+                reject(new ClientGoneError())
+              }),
+            ),
+    }
+    const refusal = refusalOf(1, { code: 35, message: 'ranges over 10 blocks are not supported on freetier' })
+    const answer = await splitLogsRange(network, query(0n, 99n), refusal, 1, options, charge)
+    assert.deepEqual(JSON.parse(answer.toString()).error, { code: -32000, message: 'header not found' })
+    assert.equal(gaveUp, 4, 'every chunk in a slot but the one answered, and the next one that took its slot')
+  })
+
+  it('a chunk that fails without a node answer (upstream) is not charged: the split fails with it', async () => {
+    const { network, asked } = fakeNetwork(limitedTo(10n), { fails: (from) => from === 20n })
+    const refusal = refusalOf(1, { code: 35, message: 'ranges over 10 blocks are not supported on freetier' })
+    const charge = paid()
+    await assert.rejects(
+      splitLogsRange(network, query(0n, 99n), refusal, 1, options, charge),
+      UpstreamTimeoutError,
+    )
+    for (let turn = 0; turn < 50; turn++) await new Promise((resolve) => setImmediate(resolve))
+    assert.equal(
+      charge.splitCalls,
+      1 + asked.length - 1,
+      'the refusal and every chunk asked but the failed one',
+    )
+    assert.ok(asked.length < 10, `no chunk sent after the failure (${asked.length})`)
+  })
+
+  it('where the refusals state no width, the widest chunk answered is learned: for the network (a range refusal), for the filter (an answer-size refusal)', async () => {
+    let nowMs = 1_000
+    const now = () => nowMs
+    const besu = { code: -32005, message: 'Requested range exceeds maximum RPC range limit' }
+    const range = fakeNetwork((from, to) => (to - from + 1n > 3n ? besu : undefined), { members: 2 })
+    await splitLogsRange(range.network, query(0n, 9n), refusalOf(1, besu), 1, refusedByAll(2), paid(), now)
+    // 0-4 and 5-9 refused, then 0-1, 2-4, 5-6, 7-9: three blocks answered
+    const other = { filter: { address: '0x02' }, first: 0n, last: 3n }
+    assert.equal(splitsAtOnce(range.network, other, now), true, 'any filter wider than 3 blocks')
+    assert.equal(splitsAtOnce(range.network, query(0n, 2n), now), false)
+    range.asked.length = 0
+    await splitLogsRange(range.network, query(100n, 108n), undefined, 2, options, paid(), now)
+    assert.deepEqual(range.asked, [
+      [100n, 102n],
+      [103n, 105n],
+      [106n, 108n],
+    ])
+    nowMs += learnedLimitMs
+    assert.equal(splitsAtOnce(range.network, other, now), false, 'expired: asked whole again')
+
+    const tooLarge = { code: -32003, message: 'response too large' }
+    const size = fakeNetwork((from, to) => (to - from + 1n > 3n ? tooLarge : undefined))
+    await splitLogsRange(size.network, query(0n, 9n), refusalOf(1, tooLarge), 1, refusedByAll(), paid(), now)
+    assert.equal(splitsAtOnce(size.network, query(50n, 53n), now), true, 'the same filter')
+    assert.equal(splitsAtOnce(size.network, other, now), false, 'another filter holds other logs')
+
+    const halfDown = fakeNetwork((from, to) => (to - from + 1n > 3n ? besu : undefined), {
+      members: 2,
+      refusedBy: 1,
+    })
+    await splitLogsRange(halfDown.network, query(0n, 9n), refusalOf(1, besu), 1, refusedByAll(1), paid(), now)
+    assert.equal(splitsAtOnce(halfDown.network, query(0n, 9n), now), false, 'one of two upstreams refused')
   })
 
   it('rangeRefusalOf: only the refusals that may be split', () => {

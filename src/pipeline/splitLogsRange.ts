@@ -1,5 +1,7 @@
 import { splitAnswer } from '../cache/createRpcCache.ts'
+import { TollgateError } from '../errors/TollgateError.ts'
 import { MalformedUpstreamAnswerError } from '../errors/upstreamErrors.ts'
+import { Cancellation } from '../failsafe/Cancellation.ts'
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import type { RpcId } from '../jsonrpc/types.ts'
 import { withId } from '../jsonrpc/withId.ts'
@@ -7,6 +9,9 @@ import type { Network } from '../networks/createNetwork.ts'
 import { findNodeErrorRule, type NodeError, readNodeError } from '../upstreams/nodeErrors.ts'
 import { type RangeLimit, readRangeLimit } from '../upstreams/readRangeLimit.ts'
 import type { SendOptions } from '../upstreams/SendOptions.ts'
+import type { ChunkCharge } from './CallCharge.ts'
+import { LogsWidths } from './LogsWidths.ts'
+import { countLogs, logsPartsOf, mergeLogs } from './mergeLogs.ts'
 
 /** An eth_getLogs query by block range: its filter as sent on, and its first and last block, known exactly. */
 export type LogsQuery = { filter: Record<string, unknown>; first: bigint; last: bigint }
@@ -15,39 +20,23 @@ export type LogsQuery = { filter: Record<string, unknown>; first: bigint; last: 
 const parallelChunks = 4
 /**
  * The most upstream calls one query is split into, refusals of chunks included: past it, the
- * refusal is the answer. A client's call is charged once, so this is how many upstream calls one
- * call may cost: 64 holds the gateway's default range (10,000 blocks) at the stated limits of most
- * providers (500 to 2,048 blocks and up) and five rounds of halving (a range in 32 chunks, 62 calls).
+ * refusal is the answer. Each is paid for (the method's price, held against the key before it is
+ * sent: CallCharge), so this bounds what one call may cost and how long it takes: 64 holds the
+ * gateway's default range (10,000 blocks) at the stated limits of most providers (500 to 2,048
+ * blocks and up) and five rounds of halving (a range in 32 chunks, 62 calls).
  * @internal exported for its tests
  */
 export const maxChunkCalls = 64
-/**
- * How long a learned limit holds: then a query wider than it is asked whole again, and learns it anew.
- * @internal exported for its tests
- */
-export const learnedLimitMs = 10 * 60_000
-
-/**
- * Per network, the narrowest range limit every upstream stated (a stated limit, never a
- * suggestion), and until when it holds (`untilMs`, on the clock of splitsAtOnce and splitLogsRange).
- */
-const learnedLimits = new WeakMap<Network, { blocks: bigint; untilMs: number }>()
 
 const clock = () => performance.now()
 
 /**
- * Whether a query is wider than what every one of the network's upstreams said lately it answers:
+ * Whether a query is wider than what the network's upstreams were seen to answer lately (LogsWidths):
  * it is split at once, without a first refused call.
  */
 export function splitsAtOnce(network: Network, query: LogsQuery, now: () => number = clock): boolean {
-  const learned = learnedBlocksOf(network, now())
+  const learned = LogsWidths.of(network).widthFor(query.filter, now())
   return learned !== undefined && query.last - query.first + 1n > learned
-}
-
-/** The network's learned limit while it holds. */
-function learnedBlocksOf(network: Network, nowMs: number): bigint | undefined {
-  const learned = learnedLimits.get(network)
-  return learned && nowMs < learned.untilMs ? learned.blocks : undefined
 }
 
 /** The node's error when `answer` is an eth_getLogs range refusal tollgate may split (nodeErrors.ts `splitsRange`). */
@@ -84,14 +73,24 @@ export function planChunks(first: bigint, last: bigint, limit: RangeLimit): [big
 
 /**
  * eth_getLogs over a range every upstream refused (`refusal`, the last node's answer), or one wider
- * than they have said they answer (`refusal` undefined: splitsAtOnce): the range is split as the
+ * than they were seen to answer lately (`refusal` undefined: splitsAtOnce): the range is split as the
  * refusals say (planChunks), the chunks asked with bounded parallelism (a chunk refused in turn is
  * split again), and their logs merged in block order into one answer for `id`. Chunks at or below
- * the finalized block go through the cache as immutable answers. Answers the refusal itself when it
- * cannot be split (one block, or more than maxChunkCalls calls), and a chunk's own error (missing
- * data, say) when one answers one, as the node wrote it; throws MalformedUpstreamAnswerError when a
- * chunk's answer cannot be read. A limit stated by every upstream of the network (`options.answeredBy`
- * counts who refused) is remembered for learnedLimitMs (splitsAtOnce).
+ * the finalized block go through the cache as immutable answers.
+ *
+ * Each node call is charged to the key (`charge`): the refusal, and each chunk, unless it fails
+ * without a node's answer. The first chunk of a split at once is held with the call; every other is
+ * held against the key before it is sent (waiting for its per-second rate while a chunk could still
+ * be answered before the call's deadline), and a chunk the key cannot pay for ends the split with
+ * the 402 or 429 that refuses it.
+ *
+ * Answers the refusal itself when it cannot be split (one block, more than maxChunkCalls calls, or
+ * more than the key's per-second rate pays for before the call's deadline; for a split at once that
+ * ends so, the chunk's refusal), and a chunk's own error (missing data, say) when one
+ * answers one, as the node wrote it; throws MalformedUpstreamAnswerError when a chunk's answer
+ * cannot be read. What the refusals say the network answers is learned when every upstream said it
+ * (`options.answeredBy` counts who refused): a stated limit, or the widest chunk answered where they
+ * stated none (LogsWidths).
  * Once the first chunks hold more logs than the network's `maxLogsResults`, no more are asked: the
  * answer is their logs, which the result limit's check then refuses naming the range that fits.
  * Rejects as the pool does (timeout, no upstream, the client gone, the answer budget).
@@ -102,21 +101,29 @@ export async function splitLogsRange(
   refusal: Buffer | undefined,
   id: RpcId,
   options: SendOptions,
+  charge: ChunkCharge,
   now: () => number = clock,
 ): Promise<Buffer> {
   const error = refusal ? readNodeError(refusal) : undefined
+  const everyRefused = refusedByEvery(network, options.answeredBy)
   let limit: RangeLimit = {}
   if (error) {
-    limit = readRangeLimit(typeof error.message === 'string' ? error.message : '')
-    learn(network, limit, options.answeredBy, now)
+    limit = readRangeLimit(messageOf(error))
+    if (everyRefused && limit.limitBlocks !== undefined)
+      LogsWidths.of(network).learnStated(limit.limitBlocks, now())
   } else if (!refusal) {
-    const learned = learnedBlocksOf(network, now())
+    const learned = LogsWidths.of(network).widthFor(query.filter, now())
     if (learned !== undefined) limit = { limitBlocks: learned }
   }
   const plan = planChunks(query.first, query.last, limit)
-  if (plan.length === 0 || plan.length > maxChunkCalls)
+  // each chunk to hold (a split at once sends its first as the call's own)
+  const holds = refusal ? plan.length : plan.length - 1
+  const deadline = options.deadline ?? Number.POSITIVE_INFINITY
+  if (plan.length === 0 || plan.length > maxChunkCalls || !charge.paysInTime(holds, deadline))
     return refusal ?? (await wholeRange(network, query, id, options))
-  const split = new Split(network, query.filter, options, now)
+  // the refusal a node answered is the split's first node call
+  if (refusal) charge.chargeCall()
+  const split = new Split(network, query.filter, options, charge, refusal === undefined, now)
   // the chunks answered so far, and how far from the first they run without a gap: once that much
   // holds more logs than the network's result limit, the answer is refused whatever comes after
   const answered: (Buffer[] | undefined)[] = []
@@ -126,105 +133,169 @@ export async function splitLogsRange(
     answered[index] = await split.fetchRange(from, to)
     for (let parts = answered[prefix]; parts !== undefined; parts = answered[++prefix])
       prefixLogs += countLogs(parts)
-    if (prefixLogs > network.maxLogsResults) throw split.stop(undefined, true)
+    if (prefixLogs > network.maxLogsResults) throw split.stop({ kind: 'enough' })
   }
   try {
     await Promise.all(plan.map(fetchChunk))
-    return mergedAnswer(id, answered.flat() as Buffer[])
+    return mergeLogs(id, answered.flat() as Buffer[])
   } catch (err) {
     if (!(err instanceof Stop)) throw err
+    const { ending } = err
+    if (ending.kind === 'failed') throw ending.error
     // the logs up to there: the result limit's check names the range that holds no more
-    if (err.enough) return mergedAnswer(id, answered.slice(0, prefix).flat() as Buffer[])
-    if (err.answer === undefined) return refusal ?? (await wholeRange(network, query, id, options))
-    if (err.answer instanceof MalformedUpstreamAnswerError) throw err.answer
+    if (ending.kind === 'enough') return mergeLogs(id, answered.slice(0, prefix).flat() as Buffer[])
+    if (ending.kind === 'unsplit') return refusal ?? Buffer.from(withId(ending.refusal, id))
     // a chunk's own answer, as the node wrote it, for the call
-    return Buffer.from(withId(err.answer, id))
+    return Buffer.from(withId(ending.answer, id))
+  } finally {
+    split.end()
+    // where the refusals stated no width, the widest chunk answered is what the network answers
+    // (for a refusal of the answer's size, what it answers for this filter)
+    if (error && everyRefused && limit.limitBlocks === undefined && split.widestAnswered > 0n)
+      LogsWidths.of(network).learnWorked(query.filter, split.widestAnswered, limit.bySize === true, now())
   }
 }
 
-/** The query as one call, when a split decided on at once (a learned limit) turns out not to be possible. */
+/** The query as one call, when a split decided on at once (a learned width) turns out not to be possible. */
 function wholeRange(network: Network, query: LogsQuery, id: RpcId, options: SendOptions): Promise<Buffer> {
   return network.pool.send(bodyOf(id, query.filter), options)
 }
 
 /**
- * Keeps a stated limit for learnedLimitMs, when every upstream of the network refused (`answeredBy`:
- * one upstream's limit, while another is down, is not the network's) and it is the narrowest that
- * holds: a narrower one stated since replaces it, a wider one waits until it expires.
+ * Whether every upstream of the network answered a call with an error (`answeredBy`): one upstream's
+ * limit, while another is down, is not the network's.
  */
-function learn(
-  network: Network,
-  { limitBlocks }: RangeLimit,
-  answeredBy: { members: number } | undefined,
-  now: () => number,
-): void {
-  if (limitBlocks === undefined || answeredBy === undefined) return
-  if (answeredBy.members < network.pool.members.length) return
-  const nowMs = now()
-  const learned = learnedBlocksOf(network, nowMs)
-  if (learned === undefined || limitBlocks < learned) {
-    learnedLimits.set(network, { blocks: limitBlocks, untilMs: nowMs + learnedLimitMs })
-  }
+function refusedByEvery(network: Network, answeredBy: { members: number } | undefined): boolean {
+  return answeredBy !== undefined && answeredBy.members >= network.pool.members.length
 }
 
-/**
- * Ends a split: with a chunk's answer for the client (`answer`: a node's error, or the answer that
- * could not be read), without one when the range cannot be split as far as the refusals ask (the
- * first refusal is the answer then), or (`enough`) once the first chunks hold more logs than the
- * network's result limit.
- */
+function messageOf(error: NodeError): string {
+  return typeof error.message === 'string' ? error.message : ''
+}
+
+/** How a split ends before all its chunks are merged. */
+type Ending =
+  /** A chunk answered with its own error (missing data, say): the call's answer, as the node wrote it. */
+  | { kind: 'answer'; answer: Buffer }
+  /** A chunk's range was refused and cannot be split as far as the refusal asks (one block, maxChunkCalls). */
+  | { kind: 'unsplit'; refusal: Buffer }
+  /** The first chunks hold more logs than the network's result limit. */
+  | { kind: 'enough' }
+  /**
+   * A chunk failed: no upstream, the client gone, an answer that cannot be read, the key unable to
+   * pay for the next one (the 402 or 429), or the call already over.
+   */
+  | { kind: 'failed'; error: unknown }
+
 class Stop extends Error {
-  constructor(
-    readonly answer: Buffer | MalformedUpstreamAnswerError | undefined,
-    readonly enough = false,
-  ) {
+  constructor(readonly ending: Ending) {
     super('the split ended')
   }
 }
 
-/** One split's chunks in flight: at most parallelChunks at once, at most maxChunkCalls in all. */
+/**
+ * One split's chunks in flight: at most parallelChunks at once, at most maxChunkCalls in all, each
+ * paid for before it is sent (the call's own, while `ownCallFree`; else held by `charge`) and
+ * charged, unless it fails without a node's answer (upstream or here).
+ */
 class Split {
   calls = 0
   running = 0
+  /** The widest chunk answered with logs, in blocks (0 while none was). */
+  widestAnswered = 0n
+  /** How long the slowest chunk took, ms. */
+  slowestMs = 0
   readonly waiting: (() => void)[] = []
   stopped: Stop | undefined
+  /** Set when the split ends or its client leaves: a chunk waiting for the key's rate waits no more. */
+  readonly ended = new Cancellation()
+  readonly #unlisten: (() => void) | undefined
 
   constructor(
     readonly network: Network,
     readonly filter: Record<string, unknown>,
     readonly options: SendOptions,
+    readonly charge: ChunkCharge,
+    /** The call sent nothing before (a split at once): its first chunk is its own node call. */
+    public ownCallFree: boolean,
     readonly now: () => number,
-  ) {}
+  ) {
+    this.#unlisten = options.cancellation?.onCancel(() => this.ended.cancel())
+  }
 
   /** The logs of `from`..`to` as parts of a JSON array's text, in block order. */
   async fetchRange(from: bigint, to: bigint): Promise<Buffer[]> {
     const answeredBy = { members: 0 }
-    const answer = await this.limited(() => this.fetchChunk(from, to, answeredBy))
-    if ('parts' in answer) return answer.parts
-    if (answer instanceof MalformedUpstreamAnswerError) throw this.stop(answer)
+    let answer: Awaited<ReturnType<Split['fetchChunk']>>
+    try {
+      answer = await this.limited(() => this.fetchChunk(from, to, answeredBy))
+    } catch (err) {
+      // a chunk that failed ends the split: no more are sent
+      throw err instanceof Stop ? err : this.stop({ kind: 'failed', error: err })
+    }
+    if ('parts' in answer) {
+      if (to - from + 1n > this.widestAnswered) this.widestAnswered = to - from + 1n
+      return answer.parts
+    }
+    if (answer instanceof MalformedUpstreamAnswerError) {
+      // an answer that cannot be read is a failure upstream: free, as any
+      this.charge.freeCall()
+      throw this.stop({ kind: 'failed', error: answer })
+    }
     const error = readNodeError(answer)
-    if (!error || !findNodeErrorRule(error)?.splitsRange) throw this.stop(answer)
-    const limit = readRangeLimit(typeof error.message === 'string' ? error.message : '')
-    learn(this.network, limit, answeredBy, this.now)
+    if (!error || !findNodeErrorRule(error)?.splitsRange) throw this.stop({ kind: 'answer', answer })
+    const limit = readRangeLimit(messageOf(error))
+    if (limit.limitBlocks !== undefined && refusedByEvery(this.network, answeredBy))
+      LogsWidths.of(this.network).learnStated(limit.limitBlocks, this.now())
     const plan = planChunks(from, to, limit)
-    if (plan.length === 0 || this.calls + plan.length > maxChunkCalls) throw this.stop(undefined)
+    if (plan.length === 0 || this.calls + plan.length > maxChunkCalls)
+      throw this.stop({ kind: 'unsplit', refusal: answer })
     return (await Promise.all(plan.map(([start, end]) => this.fetchRange(start, end)))).flat()
   }
 
-  stop(answer: Buffer | MalformedUpstreamAnswerError | undefined, enough = false): Stop {
-    this.stopped ??= new Stop(answer, enough)
+  stop(ending: Ending): Stop {
+    this.stopped ??= new Stop(ending)
+    this.ended.cancel()
     return this.stopped
   }
 
-  /** Runs `task` when fewer than parallelChunks run, unless the split has ended. */
+  /** The call has its answer: chunks still waiting for the key's rate give up. */
+  end(): void {
+    this.ended.cancel()
+    this.#unlisten?.()
+  }
+
+  /**
+   * Runs `task` (one node call) when fewer than parallelChunks run and it is paid for, unless the
+   * split has ended; rejects with what refuses to pay for it.
+   */
   async limited<T>(task: () => Promise<T>): Promise<T> {
     // a slot ends by passing to the next task waiting, if any: never more than parallelChunks run
     if (this.running >= parallelChunks) await new Promise<void>((resolve) => this.waiting.push(resolve))
     else this.running++
     try {
       if (this.stopped) throw this.stopped
+      const own = this.ownCallFree
+      this.ownCallFree = false
+      if (!own) {
+        // waited for only while a chunk as slow as the slowest so far could still come back in time
+        const { deadline = Number.POSITIVE_INFINITY } = this.options
+        const held = await this.charge.holdNext(deadline - this.slowestMs, this.ended)
+        if (!held) throw this.stop({ kind: 'failed', error: new Error('the call is over') })
+        // held, but the split ended meanwhile: nothing is sent (the hold goes back when the request settles)
+        if (this.stopped) throw this.stopped
+      }
+      this.charge.chargeCall()
       this.calls++
-      return await task()
+      const startedMs = performance.now()
+      try {
+        return await task()
+      } catch (err) {
+        if (err instanceof TollgateError && err.httpStatus >= 500) this.charge.freeCall()
+        throw err
+      } finally {
+        this.slowestMs = Math.max(this.slowestMs, performance.now() - startedMs)
+      }
     } finally {
       const next = this.waiting.shift()
       if (next) next()
@@ -253,11 +324,9 @@ class Split {
       const hit = cache.get(key, 'immutable', 1)
       if (hit !== undefined) answer = hit instanceof AnswerParts ? hit.toBuffer() : Buffer.from(hit)
       else {
-        const loaded = await cache.load(key, 'immutable', () =>
-          this.network.pool.send(bodyOf(1, filter), options),
-        )
+        const loaded = await cache.load(key, 'immutable', () => this.sharedLoad(filter, options))
         if ('answer' in loaded) return loaded.answer
-        return partsOf(loaded.result)
+        return logsPartsOf(loaded.result)
       }
     } else answer = await this.network.pool.send(bodyOf(1, filter), options)
     let split: ReturnType<typeof splitAnswer>
@@ -269,49 +338,20 @@ class Split {
         logDetails: 'an eth_getLogs answer that is not JSON',
       })
     }
-    return 'answer' in split ? split.answer : partsOf(split.result)
+    return 'answer' in split ? split.answer : logsPartsOf(split.result)
+  }
+
+  /**
+   * A chunk's cache load, which other calls may join: it does not end when this call's client
+   * leaves, and holds what it takes in on a budget of its own until it ends.
+   */
+  sharedLoad(filter: Record<string, unknown>, options: SendOptions): Promise<Buffer> {
+    const answerBudget = options.answerBudget?.forShared()
+    return this.network.pool
+      .send(bodyOf(1, filter), { ...options, cancellation: undefined, answerBudget })
+      .finally(() => answerBudget?.release())
   }
 }
-
-/** The logs of a result (`[…]`) as the text between its brackets: none for `[]`, an error for anything else. */
-function partsOf(result: string | Buffer): { parts: Buffer[] } | MalformedUpstreamAnswerError {
-  const text = typeof result === 'string' ? Buffer.from(result) : result
-  let start = 0
-  let end = text.length
-  while (start < end && isBlank(text[start] as number)) start++
-  while (end > start && isBlank(text[end - 1] as number)) end--
-  if (text[start] !== 0x5b || text[end - 1] !== 0x5d) {
-    return new MalformedUpstreamAnswerError({ logDetails: 'an eth_getLogs result that is not a list' })
-  }
-  start++
-  end--
-  while (start < end && isBlank(text[start] as number)) start++
-  return { parts: start < end ? [text.subarray(start, end)] : [] }
-}
-
-const logIndexKey = Buffer.from('"logIndex"')
-
-/** How many logs a chunk's parts hold: each log has one `logIndex`. */
-function countLogs(parts: Buffer[]): number {
-  let count = 0
-  for (const part of parts) {
-    for (let at = part.indexOf(logIndexKey); at !== -1; at = part.indexOf(logIndexKey, at + 1)) count++
-  }
-  return count
-}
-
-function mergedAnswer(id: RpcId, parts: Buffer[]): Buffer {
-  const pieces: Buffer[] = [Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":[`)]
-  for (let index = 0; index < parts.length; index++) {
-    if (index > 0) pieces.push(comma)
-    pieces.push(parts[index] as Buffer)
-  }
-  pieces.push(closing)
-  return Buffer.concat(pieces)
-}
-
-const comma = Buffer.from(',')
-const closing = Buffer.from(']}')
 
 function bodyOf(id: RpcId, filter: Record<string, unknown>): string {
   return JSON.stringify({ jsonrpc: '2.0', id, method: 'eth_getLogs', params: [filter] })
@@ -319,8 +359,4 @@ function bodyOf(id: RpcId, filter: Record<string, unknown>): string {
 
 function hex(value: bigint): string {
   return `0x${value.toString(16)}`
-}
-
-function isBlank(byte: number): boolean {
-  return byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09
 }

@@ -5,11 +5,33 @@ import { findNodeErrorRule } from './nodeErrors.ts'
 import { readRangeLimit } from './readRangeLimit.ts'
 
 describe('readRangeLimit', () => {
-  it('reads nothing from a refusal that states no width (the range is halved)', () => {
+  it('reads no width from a refusal that states none (the range is halved)', () => {
     assert.deepEqual(readRangeLimit('Block range limit exceeded.'), {})
     assert.deepEqual(readRangeLimit('Requested range exceeds maximum RPC range limit'), {})
-    assert.deepEqual(readRangeLimit('response too large'), {})
+    assert.deepEqual(readRangeLimit('response too large'), { bySize: true })
     assert.deepEqual(readRangeLimit(''), {})
+  })
+
+  it("tells a refusal of the answer's size (results, logs, bytes) from one of the range", () => {
+    for (const message of [
+      'query returned more than 10000 results. Try with this block range [0x1, 0x2].',
+      'query exceeds max results 20000, retry with the range 1-2',
+      'Log response size exceeded.',
+      'query returns too many logs, narrow your filter: 10000',
+      'backend response too large',
+      'logs matched by query exceeds limit of 10000',
+      'response size should not greater than 10000000 bytes',
+    ]) {
+      assert.equal(readRangeLimit(message).bySize, true, message)
+    }
+    for (const message of [
+      'eth_getLogs is limited to a 10,000 range',
+      'ranges over 1000 blocks are not supported on freetier',
+      'Block range limit exceeded.',
+      'exceed maximum block range: 50000',
+    ]) {
+      assert.equal(readRangeLimit(message).bySize, undefined, message)
+    }
   })
 
   for (const vendor of rangeRefusals) {
@@ -20,7 +42,7 @@ describe('readRangeLimit', () => {
       if (vendor.stated === 'limit') assert.equal(read.limitBlocks, 500n, error.message)
       else if (vendor.stated === 'suggested') {
         assert.ok(read.suggestedBlocks !== undefined && read.suggestedBlocks <= 1000n, error.message)
-      } else assert.deepEqual(read, {}, error.message)
+      } else assert.equal(read.limitBlocks ?? read.suggestedBlocks, undefined, error.message)
     })
   }
 
@@ -29,7 +51,7 @@ describe('readRangeLimit', () => {
       readRangeLimit(
         'Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range and no limit on the response size, or you can request any block range with a cap of 10K logs in the response. Based on your parameters and the response size limit, this block range should work: [0xc5dc00, 0xc614a7]',
       ),
-      { suggestedBlocks: 0xc614a7n - 0xc5dc00n + 1n, limitBlocks: 2000n },
+      { suggestedBlocks: 0xc614a7n - 0xc5dc00n + 1n, limitBlocks: 2000n, bySize: true },
     )
     assert.deepEqual(readRangeLimit('eth_getLogs and eth_newFilter are limited to a 10,000 blocks range'), {
       limitBlocks: 10_000n,

@@ -9,8 +9,14 @@
  * Both are counted as blocks from `fromBlock` to `toBlock` inclusive, the narrower reading where a
  * provider counts `toBlock - fromBlock`. Neither, when the refusal names no width (besu, Chainstack,
  * result and size limits): the range is then halved.
+ * - `bySize`: the refusal is of the answer's size (its logs or bytes: Infura's `more than 10000
+ *   results`, geth's `response too large`), not of the range itself, so the width that fits depends
+ *   on how many logs the query's blocks hold for its filter.
  */
-export type RangeLimit = { suggestedBlocks?: bigint; limitBlocks?: bigint }
+export type RangeLimit = { suggestedBlocks?: bigint; limitBlocks?: bigint; bySize?: true }
+
+/** Refusals of the answer's size: results (`more than 10000 results`, `max results`), logs (`too many logs`, `logs matched`), bytes (`response too large`, `Log response size exceeded`). */
+const sizeRefusal = /\bresults\b|\blogs\b|\bresponse\b/i
 
 /** `[0x…, 0x…]` (Infura, zkSync, Alchemy), or reth's decimal `retry with the range A-B`. */
 const suggestedRanges: readonly RegExp[] = [
@@ -45,9 +51,10 @@ const statedLimits: readonly RegExp[] = [
   /range allowed for your plan \(\d+ > (\d+)()\)/i,
 ]
 
-/** The widths a range refusal's message states (see RangeLimit); an empty object when it states none. */
+/** The widths a range refusal's message states, and whether it refuses the answer's size (see RangeLimit); an empty object when it states neither. */
 export function readRangeLimit(message: string): RangeLimit {
   const limit: RangeLimit = {}
+  if (sizeRefusal.test(message)) limit.bySize = true
   for (const pattern of suggestedRanges) {
     const match = pattern.exec(message)
     if (!match) continue
