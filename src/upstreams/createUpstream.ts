@@ -97,16 +97,23 @@ export function createUpstream(config: UpstreamConfig, options: CreateUpstreamOp
 
 /**
  * Collects a response body into one Buffer, refusing answers larger than `maxBytes` or than the
- * request's answer budget allows (aborted with the budget's refusal: TollgateErrors). It implements
- * undici's own handler interface (onConnect ... onComplete, the one its `request()` uses): a handler
- * of the newer interface (onRequestStart ...) is wrapped by undici in two more objects per request
- * and given the response headers parsed into an object, which nothing here reads.
+ * request's answer budget allows (aborted with the budget's refusal: TollgateErrors). A body of more
+ * than one chunk is copied into its buffer chunk by chunk as it comes in (sized by its
+ * Content-Length, else grown by doubling), never joined at the end: one copy of a large answer at
+ * once would hold the event loop from every other client. It implements undici's own handler
+ * interface (onConnect ... onComplete, the one its `request()` uses): a handler of the newer
+ * interface (onRequestStart ...) is wrapped by undici in two more objects per request and given the
+ * response headers parsed into an object, which nothing here reads.
  */
 class CollectingHandler implements Dispatcher.DispatchHandler {
   #status = 0
   #size = 0
-  /** Made for the first chunk (most answers have one): an empty list would be given room for 16. */
-  #chunks: Buffer[] | undefined
+  /** The Content-Length the node announced, when it did (and it is not past `maxBytes`). */
+  #announcedBytes: number | undefined
+  /** The first chunk, kept as it is: most answers have no other. */
+  #first: Buffer | undefined
+  /** Once a second chunk comes: every byte so far, in a buffer with room for more. */
+  #collected: Buffer | undefined
   #abort: ((reason: Error) => void) | undefined
 
   constructor(
@@ -121,8 +128,9 @@ class CollectingHandler implements Dispatcher.DispatchHandler {
     this.onStart?.(abort)
   }
 
-  onHeaders(statusCode: number): boolean {
+  onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
     this.#status = statusCode
+    this.#announcedBytes = announcedBytesOf(rawHeaders, this.maxBytes)
     return true
   }
 
@@ -136,22 +144,53 @@ class CollectingHandler implements Dispatcher.DispatchHandler {
       this.#abort?.(refusal)
       return false
     }
+    if (this.#first === undefined) this.#first = chunk
+    else this.#append(chunk)
     this.#size += chunk.length
-    if (this.#chunks) this.#chunks.push(chunk)
-    else this.#chunks = [chunk]
     return true
   }
 
+  /** Copies `chunk` after the bytes collected so far, making room first when there is too little. */
+  #append(chunk: Buffer): void {
+    const needed = this.#size + chunk.length
+    let collected = this.#collected
+    if (collected === undefined || collected.length < needed) {
+      const bytes = Math.min(
+        this.maxBytes,
+        Math.max(needed, this.#announcedBytes ?? 0, collected === undefined ? 0 : 2 * collected.length),
+      )
+      const grown = Buffer.allocUnsafe(bytes)
+      if (collected === undefined) (this.#first as Buffer).copy(grown)
+      else collected.copy(grown, 0, 0, this.#size)
+      this.#collected = collected = grown
+    }
+    chunk.copy(collected, this.#size)
+  }
+
   onComplete(): void {
-    const chunks = this.#chunks
-    const body = chunks?.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks ?? [], this.#size)
+    const body = this.#collected?.subarray(0, this.#size) ?? this.#first ?? Buffer.alloc(0)
     this.done({ response: { status: this.#status, body } })
   }
 
   onError(error: Error): void {
     // what came in of an answer that will not be given is not held
     this.budget?.giveBack(this.#size)
-    this.#chunks = undefined
+    this.#first = undefined
+    this.#collected = undefined
     this.done({ error })
   }
 }
+
+/** The body's length as a response's raw headers announce it; undefined when they do not, or past `maxBytes`. */
+function announcedBytesOf(rawHeaders: Buffer[], maxBytes: number): number | undefined {
+  for (let index = 0; index + 1 < rawHeaders.length; index += 2) {
+    const name = rawHeaders[index] as Buffer
+    if (name.length !== contentLength.length || name.toString('latin1').toLowerCase() !== contentLength)
+      continue
+    const bytes = Number((rawHeaders[index + 1] as Buffer).toString('latin1'))
+    return Number.isSafeInteger(bytes) && bytes >= 0 && bytes <= maxBytes ? bytes : undefined
+  }
+  return undefined
+}
+
+const contentLength = 'content-length'
