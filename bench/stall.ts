@@ -9,7 +9,7 @@
 // latency. BENCH_ENCODING (default none) is the batch client's Accept-Encoding (br, gzip);
 // BENCH_MAX_ANSWER_MIB (default 512) raises server.maxAnswerBytes so that the batch is answered
 // whole (0 keeps the default, 32 MiB, which answers the first few calls and -32003 for the rest);
-// BENCH_PROFILE=DIR runs the gateway under --cpu-prof into DIR; BENCH_BASE (a checkout with dist/
+// BENCH_PROFILE=DIR runs the gateway under --cpu-prof into DIR, BENCH_NODE_FLAGS with more flags for node; BENCH_BASE (a checkout with dist/
 // built, or its bin/tollgate.js) runs that build instead of this one.
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -146,7 +146,9 @@ try {
     server.maxAnswerBytes = maxAnswerMiB * mib
     server.maxAnswerBytesInFlight = 2 * maxAnswerMiB * mib
   }
-  const wrapper = profileDir ? [process.execPath, '--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []
+  const nodeFlags = [...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)]
+  if (profileDir) nodeFlags.push('--cpu-prof', `--cpu-prof-dir=${profileDir}`)
+  const wrapper = nodeFlags.length > 0 ? [process.execPath, ...nodeFlags] : []
   const { origin, url, pid } = await startTollgate(
     dir,
     'tollgate',

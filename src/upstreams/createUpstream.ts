@@ -1,5 +1,6 @@
 import { type Dispatcher, Pool } from 'undici'
 import type { UpstreamConfig } from '../config/configSchema.ts'
+import { TurnBudget } from '../failsafe/TurnBudget.ts'
 import type { AnswerBudget } from './AnswerBudget.ts'
 import { redactUrl } from './redactUrl.ts'
 
@@ -96,11 +97,19 @@ export function createUpstream(config: UpstreamConfig, options: CreateUpstreamOp
 }
 
 /**
+ * Bytes of answers the process takes in from every upstream in one turn of the event loop: past it,
+ * an answer's connection waits for a later turn, so that many large answers coming in at once
+ * hold the loop from other clients no longer than this much does.
+ */
+const intake = new TurnBudget(1024 * 1024)
+
+/**
  * Collects a response body into one Buffer, refusing answers larger than `maxBytes` or than the
  * request's answer budget allows (aborted with the budget's refusal: TollgateErrors). A body of more
  * than one chunk is copied into its buffer chunk by chunk as it comes in (sized by its
  * Content-Length, else grown by doubling), never joined at the end: one copy of a large answer at
- * once would hold the event loop from every other client. It implements undici's own handler
+ * once would hold the event loop from every other client; and what every upstream sends is taken
+ * in a share at a turn (intake). It implements undici's own handler
  * interface (onConnect ... onComplete, the one its `request()` uses): a handler of the newer
  * interface (onRequestStart ...) is wrapped by undici in two more objects per request and given the
  * response headers parsed into an object, which nothing here reads.
@@ -115,6 +124,8 @@ class CollectingHandler implements Dispatcher.DispatchHandler {
   /** Once a second chunk comes: every byte so far, in a buffer with room for more. */
   #collected: Buffer | undefined
   #abort: ((reason: Error) => void) | undefined
+  /** Reads the rest of the body again, after a pause for the intake's next turn. */
+  #resume: () => void = noResume
 
   constructor(
     private readonly done: (result: PostResult) => void,
@@ -128,8 +139,9 @@ class CollectingHandler implements Dispatcher.DispatchHandler {
     this.onStart?.(abort)
   }
 
-  onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
+  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
     this.#status = statusCode
+    this.#resume = resume
     this.#announcedBytes = announcedBytesOf(rawHeaders, this.maxBytes)
     return true
   }
@@ -147,7 +159,8 @@ class CollectingHandler implements Dispatcher.DispatchHandler {
     if (this.#first === undefined) this.#first = chunk
     else this.#append(chunk)
     this.#size += chunk.length
-    return true
+    // false pauses the connection until the intake's next turn
+    return intake.take(chunk.length, this.#resume)
   }
 
   /** Copies `chunk` after the bytes collected so far, making room first when there is too little. */
@@ -194,3 +207,5 @@ function announcedBytesOf(rawHeaders: Buffer[], maxBytes: number): number | unde
 }
 
 const contentLength = 'content-length'
+
+function noResume(): void {}
