@@ -25,7 +25,7 @@ describe('TurnBudget', () => {
       true,
     )
     assert.equal(turns.length, 0)
-    assert.deepEqual(resumed, [])
+    assert.equal(resumed.length, 0)
   })
 
   it('past its budget, each taker waits for the next turn, which renews the budget once for all', () => {
@@ -44,7 +44,7 @@ describe('TurnBudget', () => {
       false,
     )
     assert.equal(turns.length, 1, 'one renewal for every taker waiting')
-    assert.deepEqual(resumed, [])
+    assert.equal(resumed.length, 0)
     nextTurn()
     assert.deepEqual(resumed, ['b', 'c'])
     // renewed: the whole budget again
