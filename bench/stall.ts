@@ -4,13 +4,14 @@
 // it). BENCH_METHOD `block` (the default): eth_getBlockByNumber with full transactions of a block
 // mined to answer that much (mineWideBlock; the node answers the batch's identical calls once, and
 // the gateway sends that answer 40 times); `call`: eth_calls of a state override's code returning
-// zeros, each to a contract of its own (the node makes each answer, none shared or kept). Meanwhile another process polls eth_chainId (kept by the cache: the gateway's own
-// answer) and /healthz, one request at a time, for BENCH_SECONDS (default 20): their worst and p99
-// latency. BENCH_ENCODING (default none) is the batch client's Accept-Encoding (br, gzip);
+// zeros, each to a contract of its own (the node makes each answer, none shared or kept).
+// Meanwhile another process asks eth_chainId (kept by the cache: the gateway's own answer) and
+// /healthz, one request at a time, for BENCH_SECONDS (default 20): their worst and p99 latency.
+// BENCH_ENCODING (default none) is the batch client's Accept-Encoding (br, gzip);
 // BENCH_MAX_ANSWER_MIB (default 512) raises server.maxAnswerBytes so that the batch is answered
-// whole (0 keeps the default, 32 MiB, which answers the first few calls and -32003 for the rest);
-// BENCH_PROFILE=DIR runs the gateway under --cpu-prof into DIR, BENCH_NODE_FLAGS with more flags for node; BENCH_BASE (a checkout with dist/
-// built, or its bin/tollgate.js) runs that build instead of this one.
+// whole (0 keeps the default, 32 MiB, which answers three calls and -32003 for the rest);
+// BENCH_PROFILE=DIR runs the gateway under --cpu-prof into DIR, BENCH_NODE_FLAGS with more flags
+// for node; BENCH_BASE (a checkout with dist/ built, or its bin/tollgate.js) runs that build instead.
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { request } from 'node:http'
