@@ -109,10 +109,10 @@ const intake = new TurnBudget(1024 * 1024)
  * than one chunk is copied into its buffer chunk by chunk as it comes in (sized by its
  * Content-Length, else grown by doubling), never joined at the end: one copy of a large answer at
  * once would hold the event loop from every other client; and what every upstream sends is taken
- * in a share at a turn (intake). It implements undici's own handler
- * interface (onConnect ... onComplete, the one its `request()` uses): a handler of the newer
- * interface (onRequestStart ...) is wrapped by undici in two more objects per request and given the
- * response headers parsed into an object, which nothing here reads.
+ * in a share at a turn (intake). It implements undici's own handler interface (onConnect ...
+ * onComplete, the one its `request()` uses): a handler of the newer interface (onRequestStart ...)
+ * is wrapped by undici in two more objects per request and given the response headers parsed into
+ * an object, which nothing here reads.
  */
 class CollectingHandler implements Dispatcher.DispatchHandler {
   #status = 0
