@@ -227,6 +227,36 @@ describe('WebSocket: clients', () => {
     }
   })
 
+  it('a batch with large answers arrives whole, as one message, as over HTTP', async () => {
+    // code returning 512 KiB of zeros: each call answers a 1 MiB hex string, to a contract of its own
+    const bigCall = (id: number) => {
+      const contract = `0x${(0x2000 + id).toString(16).padStart(40, '0')}`
+      return rpcBody(
+        'eth_call',
+        [{ to: contract }, 'latest', { [contract]: { code: '0x620800006000f3' } }],
+        id,
+      )
+    }
+    const batch = JSON.stringify([bigCall(1), rpcBody('eth_chainId', [], 2), bigCall(3)])
+    const overHttp = await postJson(`${gateway.url}/v3/${gateway.key}`, batch)
+    assert.equal(overHttp.status, 200)
+    assert.ok(overHttp.text.length > 2 * 1024 * 1024)
+    const socket = new WebSocket(wsUrl(gateway))
+    await new Promise((resolve, reject) => {
+      socket.once('open', resolve)
+      socket.once('error', reject)
+    })
+    try {
+      const message = new Promise<string>((resolve) =>
+        socket.once('message', (data) => resolve(data.toString())),
+      )
+      socket.send(batch)
+      assert.equal(await message, overHttp.text)
+    } finally {
+      socket.close()
+    }
+  })
+
   it('charges 5 per subscribe, 50 per head, 300 per block with matching logs; closes 1008 when the balance runs out', async () => {
     const { key } = await gateway.app.keyAdmin.create({
       plan: 'custom',

@@ -88,10 +88,7 @@ export function createWebSockets(upgrade: UpgradeHandler, options: WebSocketOpti
           alive.set(ws, true)
           ws.on('pong', () => alive.set(ws, true))
           const session = answer.open({
-            // JSON-RPC over WebSocket is text: relayed node bytes go out as text frames too
-            // (a frame is one buffer: a kept result in parts is joined here)
-            send: (payload, sent) =>
-              ws.send(payload instanceof AnswerParts ? payload.toBuffer() : payload, { binary: false }, sent),
+            send: (payload, sent) => sendMessage(ws, payload, sent),
             close: (code, reason) => {
               ws.close(code, reason)
               ended(ws)
@@ -150,6 +147,53 @@ export function createWebSockets(upgrade: UpgradeHandler, options: WebSocketOpti
       wss.close()
     },
   }
+}
+
+/**
+ * One JSON-RPC message, as text (relayed node bytes too). An answer in parts (a batch's, a kept
+ * result's) goes out as the frames of one message, never joined whole: a batch's answers may be
+ * large, and joining them would hold the event loop from every other client. `sent` is told once,
+ * when the last frame is written (or cannot be).
+ */
+function sendMessage(
+  ws: WebSocket,
+  payload: string | Buffer | AnswerParts,
+  sent?: (err?: Error) => void,
+): void {
+  if (!(payload instanceof AnswerParts)) {
+    ws.send(payload, { binary: false }, sent)
+    return
+  }
+  const frames = framesOf(payload.parts)
+  frames.forEach((frame, index) => {
+    const fin = index === frames.length - 1
+    ws.send(frame, { binary: false, fin }, fin ? sent : undefined)
+  })
+}
+
+/** Below this, a message's parts are joined into frames of about this size (a frame of "," would be 3 bytes of header). */
+const frameBytes = 64 * 1024
+
+/** A message's frames: its large parts as they are, each run of small ones joined. */
+function framesOf(parts: readonly Buffer[]): Buffer[] {
+  const frames: Buffer[] = []
+  let run: Buffer[] = []
+  let runBytes = 0
+  const endRun = () => {
+    if (run.length > 0) frames.push(run.length === 1 ? (run[0] as Buffer) : Buffer.concat(run, runBytes))
+    run = []
+    runBytes = 0
+  }
+  for (const part of parts) {
+    if (runBytes + part.length > frameBytes) endRun()
+    if (part.length >= frameBytes) frames.push(part)
+    else {
+      run.push(part)
+      runBytes += part.length
+    }
+  }
+  endRun()
+  return frames
 }
 
 /** A refusal of the adapter's own (no route, a failed upgrade handler): the wire error of src/errors. */

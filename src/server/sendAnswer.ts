@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Writable } from 'node:stream'
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import { smallMessageBytes } from '../upstreams/AnswerBudget.ts'
 import { type CompressionOptions, chooseEncoding, createCompressor } from './compression.ts'
@@ -32,21 +33,11 @@ export function sendAnswer(
   if (Array.isArray(headers)) for (const each of headers) raw.push(each)
   else if (headers !== undefined) for (const name in headers) raw.push(name, headers[name] as string)
   if (encoding === undefined) {
-    if (parts) {
-      // the parts as they are, headers and all in one write once uncorked; no joined copy
-      raw.push('content-length', String(length))
-      res.writeHead(status, raw)
-      res.cork()
-      for (const part of parts.parts) res.write(part)
-      res.end()
-      res.uncork()
-      return
-    }
     // its length given, the body goes as it is, without chunked framing around it
-    const bytes = typeof body === 'string' ? Buffer.byteLength(body) : (body as Buffer).length
+    const bytes = parts ? length : typeof body === 'string' ? Buffer.byteLength(body) : length
     raw.push('content-length', String(bytes))
     res.writeHead(status, raw)
-    res.end(body)
+    writeParts(res, body)
     return
   }
   const vary = res.getHeader('vary') // CORS's `Origin`, when set
@@ -56,8 +47,49 @@ export function sendAnswer(
   compressor.on('error', () => res.destroy())
   res.once('close', () => compressor.destroy())
   compressor.pipe(res)
-  if (parts) {
-    for (const part of parts.parts) compressor.write(part)
-    compressor.end()
-  } else compressor.end(body)
+  writeParts(compressor, body)
+}
+
+/** The most of an answer handed to the socket (or the compressor) in one turn of the event loop. */
+const pieceBytes = 64 * 1024
+
+/**
+ * Writes `body` out and ends `stream`, as fast as it takes it, never holding the event loop long: at
+ * once when it is one piece (nearly every answer), else what the stream takes at once in one write
+ * (headers and all, for an answer), large parts in pieces of pieceBytes; once it has enough, the rest
+ * waits for it to drain and for the next turn of the loop, so other clients' requests are read and
+ * answered between the pieces of a large answer. Nothing is joined or copied (a piece is a view).
+ */
+function writeParts(stream: ServerResponse | Writable, body: string | Buffer | AnswerParts): void {
+  if (typeof body === 'string' || (Buffer.isBuffer(body) && body.length <= pieceBytes)) {
+    stream.end(body)
+    return
+  }
+  const parts = body instanceof AnswerParts ? body.parts : [body]
+  let index = 0
+  /** Bytes of parts[index] already written, when it goes in pieces. */
+  let offset = 0
+  const writeSome = (): void => {
+    if (stream.destroyed) return
+    stream.cork()
+    let room = true
+    while (room && index < parts.length) {
+      const part = parts[index] as Buffer
+      let piece = part
+      if (part.length - offset <= pieceBytes) {
+        if (offset > 0) piece = part.subarray(offset)
+        index++
+        offset = 0
+      } else {
+        piece = part.subarray(offset, offset + pieceBytes)
+        offset += pieceBytes
+      }
+      if (index === parts.length) stream.end(piece)
+      else room = stream.write(piece)
+    }
+    // the next pieces once these are taken, after the other work this turn found waiting
+    if (index < parts.length) stream.once('drain', () => setImmediate(writeSome))
+    stream.uncork()
+  }
+  writeSome()
 }

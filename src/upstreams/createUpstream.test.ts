@@ -5,6 +5,11 @@ import { after, before, describe, it } from 'node:test'
 import { until } from '../../test/helpers/until.ts'
 import { createUpstream, type PostResult } from './createUpstream.ts'
 
+/** An answer of 1.5 MB, each of its bytes telling where it is. */
+const large = Buffer.from(
+  `{"jsonrpc":"2.0","id":1,"result":"0x${Array.from({ length: 150_000 }, (_, index) => String(index % 1e10).padStart(10, '0')).join('')}"}`,
+)
+
 describe('createUpstream', () => {
   let server: Server
   let url = ''
@@ -22,6 +27,19 @@ describe('createUpstream', () => {
           res.write('"id":1,')
           setImmediate(() => res.end('"result":"0x1"}'))
         })
+      } else if (req.url === '/large' || req.url === '/large-unannounced') {
+        // a large answer in many writes, with its length announced or not (chunked)
+        const headers: Record<string, string | number> = { 'content-type': 'application/json' }
+        if (req.url === '/large') headers['content-length'] = large.length
+        res.writeHead(200, headers)
+        let offset = 0
+        const writeNext = () => {
+          if (offset >= large.length) return void res.end()
+          res.write(large.subarray(offset, offset + 100_000))
+          offset += 100_000
+          setImmediate(writeNext)
+        }
+        writeNext()
       } else if (req.url === '/big') {
         res.writeHead(200, { 'content-type': 'application/json' })
         res.end(`{"result":"${'a'.repeat(10_000)}"}`)
@@ -56,6 +74,15 @@ describe('createUpstream', () => {
     assert.ok('response' in result)
     assert.equal(result.response.status, 200)
     assert.equal(result.response.body.toString(), '{"jsonrpc":"2.0","id":1,"result":"0x1"}')
+  })
+
+  it('collects a large answer of many pieces, its length announced or not, byte for byte', async () => {
+    for (const path of ['/large', '/large-unannounced']) {
+      const result = await dispatch(path, 2 * large.length)
+      assert.ok('response' in result, path)
+      assert.equal(result.response.body.length, large.length, path)
+      assert.ok(result.response.body.equals(large), path)
+    }
   })
 
   it('passes on a status that is not 200 with its body', async () => {

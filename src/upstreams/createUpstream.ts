@@ -1,5 +1,6 @@
 import { type Dispatcher, Pool } from 'undici'
 import type { UpstreamConfig } from '../config/configSchema.ts'
+import { TurnBudget } from '../failsafe/TurnBudget.ts'
 import type { AnswerBudget } from './AnswerBudget.ts'
 import { redactUrl } from './redactUrl.ts'
 
@@ -96,18 +97,35 @@ export function createUpstream(config: UpstreamConfig, options: CreateUpstreamOp
 }
 
 /**
+ * Bytes of answers the process takes in from every upstream in one turn of the event loop: past it,
+ * an answer's connection waits for a later turn, so that many large answers coming in at once
+ * hold the loop from other clients no longer than this much does.
+ */
+const intake = new TurnBudget(1024 * 1024)
+
+/**
  * Collects a response body into one Buffer, refusing answers larger than `maxBytes` or than the
- * request's answer budget allows (aborted with the budget's refusal: TollgateErrors). It implements
- * undici's own handler interface (onConnect ... onComplete, the one its `request()` uses): a handler
- * of the newer interface (onRequestStart ...) is wrapped by undici in two more objects per request
- * and given the response headers parsed into an object, which nothing here reads.
+ * request's answer budget allows (aborted with the budget's refusal: TollgateErrors). A body of more
+ * than one chunk is copied into its buffer chunk by chunk as it comes in (sized by its
+ * Content-Length, else grown by doubling), never joined at the end: one copy of a large answer at
+ * once would hold the event loop from every other client; and what every upstream sends is taken
+ * in a share at a turn (intake). It implements undici's own handler interface (onConnect ...
+ * onComplete, the one its `request()` uses): a handler of the newer interface (onRequestStart ...)
+ * is wrapped by undici in two more objects per request and given the response headers parsed into
+ * an object, which nothing here reads.
  */
 class CollectingHandler implements Dispatcher.DispatchHandler {
   #status = 0
   #size = 0
-  /** Made for the first chunk (most answers have one): an empty list would be given room for 16. */
-  #chunks: Buffer[] | undefined
+  /** The Content-Length the node announced, when it did (and it is not past `maxBytes`). */
+  #announcedBytes: number | undefined
+  /** The first chunk, kept as it is: most answers have no other. */
+  #first: Buffer | undefined
+  /** Once a second chunk comes: every byte so far, in a buffer with room for more. */
+  #collected: Buffer | undefined
   #abort: ((reason: Error) => void) | undefined
+  /** Reads the rest of the body again, after a pause for the intake's next turn. */
+  #resume: () => void = noResume
 
   constructor(
     private readonly done: (result: PostResult) => void,
@@ -121,8 +139,10 @@ class CollectingHandler implements Dispatcher.DispatchHandler {
     this.onStart?.(abort)
   }
 
-  onHeaders(statusCode: number): boolean {
+  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
     this.#status = statusCode
+    this.#resume = resume
+    this.#announcedBytes = announcedBytesOf(rawHeaders, this.maxBytes)
     return true
   }
 
@@ -136,22 +156,56 @@ class CollectingHandler implements Dispatcher.DispatchHandler {
       this.#abort?.(refusal)
       return false
     }
+    if (this.#first === undefined) this.#first = chunk
+    else this.#append(chunk)
     this.#size += chunk.length
-    if (this.#chunks) this.#chunks.push(chunk)
-    else this.#chunks = [chunk]
-    return true
+    // false pauses the connection until the intake's next turn
+    return intake.take(chunk.length, this.#resume)
+  }
+
+  /** Copies `chunk` after the bytes collected so far, making room first when there is too little. */
+  #append(chunk: Buffer): void {
+    const needed = this.#size + chunk.length
+    let collected = this.#collected
+    if (collected === undefined || collected.length < needed) {
+      const bytes = Math.min(
+        this.maxBytes,
+        Math.max(needed, this.#announcedBytes ?? 0, collected === undefined ? 0 : 2 * collected.length),
+      )
+      const grown = Buffer.allocUnsafe(bytes)
+      if (collected === undefined) (this.#first as Buffer).copy(grown)
+      else collected.copy(grown, 0, 0, this.#size)
+      this.#collected = collected = grown
+    }
+    chunk.copy(collected, this.#size)
   }
 
   onComplete(): void {
-    const chunks = this.#chunks
-    const body = chunks?.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks ?? [], this.#size)
+    const body = this.#collected?.subarray(0, this.#size) ?? this.#first ?? Buffer.alloc(0)
     this.done({ response: { status: this.#status, body } })
   }
 
   onError(error: Error): void {
     // what came in of an answer that will not be given is not held
     this.budget?.giveBack(this.#size)
-    this.#chunks = undefined
+    this.#first = undefined
+    this.#collected = undefined
     this.done({ error })
   }
 }
+
+/** The body's length as a response's raw headers announce it; undefined when they do not, or past `maxBytes`. */
+function announcedBytesOf(rawHeaders: Buffer[], maxBytes: number): number | undefined {
+  for (let index = 0; index + 1 < rawHeaders.length; index += 2) {
+    const name = rawHeaders[index] as Buffer
+    if (name.length !== contentLength.length || name.toString('latin1').toLowerCase() !== contentLength)
+      continue
+    const bytes = Number((rawHeaders[index + 1] as Buffer).toString('latin1'))
+    return Number.isSafeInteger(bytes) && bytes >= 0 && bytes <= maxBytes ? bytes : undefined
+  }
+  return undefined
+}
+
+const contentLength = 'content-length'
+
+function noResume(): void {}
