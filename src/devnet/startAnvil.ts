@@ -1,6 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createRequire } from 'node:module'
-import { createServer } from 'node:net'
 import { dirname, join } from 'node:path'
 
 export type Anvil = {
@@ -60,26 +59,19 @@ function resolveAnvilBinary(): string {
   return join(dirname(packageJson), 'bin', process.platform === 'win32' ? 'anvil.exe' : 'anvil')
 }
 
-function getFreePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
-    })
-  })
-}
-
-/** Spawns anvil on a free loopback port and resolves once it answers JSON-RPC. */
+/**
+ * Spawns anvil on a loopback port (a free one, that anvil picks, unless `options.port`) and resolves
+ * once it answers JSON-RPC. The port is read from what anvil prints when it listens: a port found
+ * free beforehand could be taken meanwhile by another process's anvil, which this one would then
+ * have answered for it (seen with tests run side by side).
+ */
 export async function startAnvil(options: StartAnvilOptions = {}): Promise<Anvil> {
-  const port = options.port ?? (await getFreePort())
   const chainId = options.chainId ?? 31337
-  const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(chainId), '--silent']
+  const args = ['--host', '127.0.0.1', '--port', String(options.port ?? 0), '--chain-id', String(chainId)]
   if (options.blockTimeSeconds) args.push('--block-time', String(options.blockTimeSeconds))
   args.push(...(options.extraArgs ?? []))
   // its own process group, so a terminal's Ctrl-C reaches only the gateway, which drains and then stops it
-  const child = spawn(resolveAnvilBinary(), args, { stdio: ['ignore', 'ignore', 'pipe'], detached: true })
+  const child = spawn(resolveAnvilBinary(), args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true })
   const killOnExit = () => child.kill('SIGKILL')
   process.once('exit', killOnExit)
   let stderr = ''
@@ -87,20 +79,29 @@ export async function startAnvil(options: StartAnvilOptions = {}): Promise<Anvil
     stderr = (stderr + chunk.toString()).slice(-2000)
   })
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  const readyTimeoutMs = options.readyTimeoutMs ?? 15_000
+  let port: number
+  try {
+    port = await listeningPort(child, exited, readyTimeoutMs)
+  } catch (err) {
+    child.kill('SIGKILL')
+    throw new Error(`anvil did not start: ${err instanceof Error ? err.message : err} ${stderr.trim()}`)
+  }
   const url = `http://127.0.0.1:${port}`
 
-  const deadline = Date.now() + (options.readyTimeoutMs ?? 15_000)
+  const deadline = Date.now() + readyTimeoutMs
   for (;;) {
     if (child.exitCode !== null) throw new Error(`anvil exited with code ${child.exitCode}: ${stderr.trim()}`)
     try {
       const response = await fetch(url, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
+        // its answer says anvil is ready, and from then on it prints no line per call
+        body: '{"jsonrpc":"2.0","id":1,"method":"anvil_setLoggingEnabled","params":[false]}',
       })
       if (response.ok) break
     } catch {
-      // not listening yet
+      // not answering yet
     }
     if (Date.now() > deadline) {
       child.kill('SIGKILL')
@@ -124,4 +125,35 @@ export async function startAnvil(options: StartAnvilOptions = {}): Promise<Anvil
       clearTimeout(timer)
     },
   }
+}
+
+/**
+ * The port anvil says it listens on (`Listening on 127.0.0.1:PORT`, after its banner). What it prints
+ * after (a line per call until startAnvil turns them off) is read and dropped: it never waits on a
+ * full pipe.
+ */
+function listeningPort(
+  child: ChildProcess,
+  exited: Promise<number | null>,
+  timeoutMs: number,
+): Promise<number> {
+  const stdout = child.stdout as NonNullable<ChildProcess['stdout']>
+  return new Promise((resolve, reject) => {
+    let printed = ''
+    const timer = setTimeout(() => finish(new Error(`no "Listening on" line in ${timeoutMs} ms`)), timeoutMs)
+    const onData = (chunk: Buffer) => {
+      printed = (printed + chunk.toString()).slice(-4096)
+      const port = /Listening on [^\s]+:(\d+)/.exec(printed)?.[1]
+      if (port) finish(Number(port))
+    }
+    const finish = (result: number | Error) => {
+      clearTimeout(timer)
+      stdout.off('data', onData)
+      stdout.resume()
+      if (typeof result === 'number') resolve(result)
+      else reject(result)
+    }
+    stdout.on('data', onData)
+    exited.then((code) => finish(new Error(`anvil exited with code ${code}`)))
+  })
 }
