@@ -65,7 +65,7 @@ const samples: Record<string, unknown[][]> = {
   UpgradeRequiredError: [[]],
   UnknownNetworkError: [[]],
   UpstreamUnavailableError: [[]],
-  UpstreamTimeoutError: [[]],
+  UpstreamTimeoutError: [[], [undefined, true]],
   MalformedUpstreamAnswerError: [[]],
   ReceiptNotReadyError: [['0x…']],
   BalanceUnavailableError: [[]],

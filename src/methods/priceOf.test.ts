@@ -38,6 +38,16 @@ describe('priceOf', () => {
     assert.equal(failed(new LogResultsLimitError(10_000), 200), 255)
   })
 
+  it('a timeout a node worked through while answering others is the call’s own: its method’s price, though a 504', () => {
+    assert.equal(failed(new UpstreamTimeoutError(undefined, true), 504), 255)
+    assert.equal(
+      failed(new UpstreamTimeoutError(undefined, false), 504),
+      0,
+      'the node or the gateway at fault',
+    )
+    assert.equal(failed(new UpstreamTimeoutError(undefined, true), 504, true), 0, 'the client left first')
+  })
+
   it('the batch envelope: 80, paid only by a batch whose calls ran and cost credits', () => {
     assert.equal(priceOf({ kind: 'batchEnvelope', callsRan: true, callsCharged: true }), 80)
     assert.equal(priceOf({ kind: 'batchEnvelope', callsRan: false, callsCharged: true }), 0)

@@ -1,4 +1,5 @@
 import { InvalidParamsError } from '../errors/rpcErrors.ts'
+import { UpstreamTimeoutError } from '../errors/upstreamErrors.ts'
 import type { MethodSpec } from './methodTable.ts'
 
 /**
@@ -34,7 +35,8 @@ export type PricedOutcome =
   /**
    * A call that ran and failed without a node's answer: free when the failure is ours or upstream
    * (`httpStatus` 5xx) or the client went away; params refused before any node was asked (an
-   * eth_getLogs range over the limit) as refused input; else the method's price.
+   * eth_getLogs range over the limit) as refused input; else the method's price. A timeout a node worked through, answering others meanwhile, is the call's
+   * own (slow by its nature): the method's price, though a 504.
    */
   | { kind: 'failed'; spec: MethodSpec; error: unknown; httpStatus: number; clientGone: boolean }
   /**
@@ -57,7 +59,10 @@ export function priceOf(outcome: PricedOutcome): number {
     case 'rejectedRequest':
       return isFree(outcome.httpStatus) ? 0 : credits.refusedInput
     case 'failed':
-      if (outcome.httpStatus >= 500 || outcome.clientGone) return 0
+      if (outcome.clientGone) return 0
+      if (outcome.error instanceof UpstreamTimeoutError && outcome.error.nodeWorked)
+        return outcome.spec.costCredits
+      if (outcome.httpStatus >= 500) return 0
       return outcome.error instanceof InvalidParamsError ? credits.refusedInput : outcome.spec.costCredits
     case 'batchEnvelope':
       return outcome.callsRan && outcome.callsCharged ? credits.batchEnvelope : 0

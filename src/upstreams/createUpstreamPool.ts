@@ -1,4 +1,5 @@
 import { systemTimers, type Timers } from '../failsafe/Timers.ts'
+import { attemptUpstream } from './attemptUpstream.ts'
 import { createMemberRanking } from './createMemberRanking.ts'
 import type { Upstream } from './createUpstream.ts'
 import { type HedgePolicy, PoolCall, type PoolCallContext } from './PoolCall.ts'
@@ -59,6 +60,9 @@ export type UpstreamPoolOptions = {
 
 const defaultLatencySamples = 64
 
+/** A member's liveness check: the cheapest question every node answers at once. */
+const livenessBody = '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}'
+
 /**
  * A network's upstreams as one: ranks its members (PoolMember, which own their health) by health
  * (breaker, error rate, lag behind the head) and config order (createMemberRanking), and sends each
@@ -73,6 +77,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     throw new RangeError('expected a hedge quantile within 0..1 and minDelayMs <= maxDelayMs')
   }
   let historyListener: ((member: PoolMember) => void) | undefined
+  const timers = options.timers ?? systemTimers
   const memberOptions = {
     breaker: {
       failures: options.breakerFailures,
@@ -82,6 +87,11 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     },
     latencySamples: hedge?.samples ?? defaultLatencySamples,
     onChange: () => ranking.invalidate(),
+    // as long as an attempt may wait for a member: a node that answers nothing within it is down
+    checkLiveness: (member: PoolMember) =>
+      attemptUpstream(member.upstream, livenessBody, options.attemptTimeoutMs, { timers }).then(
+        (verdict) => 'answer' in verdict,
+      ),
   }
   const members = upstreams.map((upstream, priority) => new PoolMember(upstream, priority, memberOptions))
   const ranking = createMemberRanking(members, options.maxLagBlocks)
@@ -91,7 +101,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     maxAttempts: options.maxAttempts,
     hedge,
     now,
-    timers: options.timers ?? systemTimers,
+    timers,
     random: options.random ?? Math.random,
     ranking,
     onGasCap: options.onGasCap,
