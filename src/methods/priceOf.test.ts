@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { LogResultsLimitError } from '../errors/limitErrors.ts'
+import { CallsInFlightLimitError, LogResultsLimitError } from '../errors/limitErrors.ts'
 import { InvalidParamsError } from '../errors/rpcErrors.ts'
 import { UpstreamTimeoutError } from '../errors/upstreamErrors.ts'
 import { getMethodSpec } from './methodTable.ts'
@@ -46,6 +46,10 @@ describe('priceOf', () => {
       'the node or the gateway at fault',
     )
     assert.equal(failed(new UpstreamTimeoutError(undefined, true), 504, true), 0, 'the client left first')
+  })
+
+  it('a call its key’s calls in flight kept from the nodes until its deadline costs nothing (429)', () => {
+    assert.equal(failed(new CallsInFlightLimitError(32), 429), 0)
   })
 
   it('the batch envelope: 80, paid only by a batch whose calls ran and cost credits', () => {

@@ -34,8 +34,9 @@ export type PricedOutcome =
   | { kind: 'rejectedRequest'; httpStatus: number }
   /**
    * A call that ran and failed without a node's answer: free when the failure is ours or upstream
-   * (`httpStatus` 5xx) or the client went away; params refused before any node was asked (an
-   * eth_getLogs range over the limit) as refused input; else the method's price. A timeout a node worked through, answering others meanwhile, is the call's
+   * (`httpStatus` 5xx), a limit's (429: its key's calls in flight) or the client went away; params
+   * refused before any node was asked (an eth_getLogs range over the limit) as refused input; else
+   * the method's price. A timeout a node worked through, answering others meanwhile, is the call's
    * own (slow by its nature): the method's price, though a 504.
    */
   | { kind: 'failed'; spec: MethodSpec; error: unknown; httpStatus: number; clientGone: boolean }
@@ -62,7 +63,7 @@ export function priceOf(outcome: PricedOutcome): number {
       if (outcome.clientGone) return 0
       if (outcome.error instanceof UpstreamTimeoutError && outcome.error.nodeWorked)
         return outcome.spec.costCredits
-      if (outcome.httpStatus >= 500) return 0
+      if (outcome.httpStatus >= 500 || outcome.httpStatus === 429) return 0
       return outcome.error instanceof InvalidParamsError ? credits.refusedInput : outcome.spec.costCredits
     case 'batchEnvelope':
       return outcome.callsRan && outcome.callsCharged ? credits.batchEnvelope : 0

@@ -6,6 +6,7 @@ import { type CallAnswer, PartnerAnswer, payloadOf, type SentAnswer } from '../j
 import { asWrittenBody } from '../jsonrpc/parseRpcRequest.ts'
 import type { RpcCall, RpcId, RpcPayload } from '../jsonrpc/types.ts'
 import { withId } from '../jsonrpc/withId.ts'
+import type { KeyCalls } from '../metering/CallsInFlight.ts'
 import type { MethodSpec } from '../methods/methodTable.ts'
 import type { AnswerBudget } from '../upstreams/AnswerBudget.ts'
 import type { CallTrail } from '../upstreams/CallTrail.ts'
@@ -100,7 +101,9 @@ function load(
 
 /**
  * Sends a call to the network's upstreams and, when it may fail over, to its partners if they fail
- * (sendWithPartners); an eth_getLogs call goes through forwardLogs.
+ * (sendWithPartners); an eth_getLogs call goes through forwardLogs. It goes in one of its key's slots
+ * (CallsInFlight: the key's calls in flight at the upstreams are bounded by its plan), waited for
+ * within its deadline when the key has none free, and given back when it ends.
  */
 function forward(
   ctx: RpcContext,
@@ -110,8 +113,15 @@ function forward(
   route: Route,
   options: SendOptions & { deadline: number },
 ): Promise<SentAnswer> {
-  if (route.checkLogs) return forwardLogs(ctx, spec, body, id, route, options)
-  return send(ctx, spec, body, route, options)
+  const { callsInFlight } = ctx
+  const slot = callsInFlight.enter(ctx.key.subject.keyId, ctx.maxCallsInFlight, options)
+  const inSlot = (calls: KeyCalls): Promise<SentAnswer> => {
+    const sent = route.checkLogs
+      ? forwardLogs(ctx, spec, body, id, route, options)
+      : send(ctx, spec, body, route, options)
+    return sent.finally(() => callsInFlight.leave(calls))
+  }
+  return slot instanceof Promise ? slot.then(inSlot) : inSlot(slot)
 }
 
 /**
