@@ -12,6 +12,7 @@ import {
 import { Cancellation } from '../failsafe/Cancellation.ts'
 import type { AttemptOutcome } from './AttemptDurations.ts'
 import { CallTrail } from './CallTrail.ts'
+import { latestBlockBody } from './createHealthProber.ts'
 import type { PostOptions, Upstream, UpstreamResponse } from './createUpstream.ts'
 import { createUpstreamPool, type UpstreamPool, type UpstreamPoolOptions } from './createUpstreamPool.ts'
 import type { PoolMember } from './PoolMember.ts'
@@ -43,7 +44,7 @@ type StubUpstream = Upstream & {
   /** Behaviours for the next calls, in order; then `behaviour`. */
   script: Behaviour[]
   behaviour: Behaviour
-  /** What it does with the pool's liveness checks (eth_blockNumber): `behaviour` unless set; never the script. */
+  /** What it does with the pool's liveness checks (the latest block): `behaviour` unless set; never the script. */
   liveness: Behaviour | undefined
   calls: number
   /** Liveness checks asked of it (not in `calls`). */
@@ -69,7 +70,7 @@ function stubUpstream(label: string, behaviour: Behaviour = 'answer'): StubUpstr
       for (const answer of held.splice(0)) answer()
     },
     post(_body: string, { onStart }: PostOptions = {}) {
-      const check = _body.includes('"eth_blockNumber"')
+      const check = _body === latestBlockBody
       if (check) stub.checks++
       else stub.calls++
       const now = check ? (stub.liveness ?? stub.behaviour) : (stub.script.shift() ?? stub.behaviour)

@@ -1,5 +1,6 @@
 import { systemTimers, type Timers } from '../failsafe/Timers.ts'
 import { attemptUpstream } from './attemptUpstream.ts'
+import { latestBlockBody } from './createHealthProber.ts'
 import { createMemberRanking } from './createMemberRanking.ts'
 import type { Upstream } from './createUpstream.ts'
 import { type HedgePolicy, PoolCall, type PoolCallContext } from './PoolCall.ts'
@@ -60,9 +61,6 @@ export type UpstreamPoolOptions = {
 
 const defaultLatencySamples = 64
 
-/** A member's liveness check: the cheapest question every node answers at once. */
-const livenessBody = '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}'
-
 /**
  * A network's upstreams as one: ranks its members (PoolMember, which own their health) by health
  * (breaker, error rate, lag behind the head) and config order (createMemberRanking), and sends each
@@ -87,9 +85,10 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     },
     latencySamples: hedge?.samples ?? defaultLatencySamples,
     onChange: () => ranking.invalidate(),
-    // as long as an attempt may wait for a member: a node that answers nothing within it is down
+    // a health check's question, as long as an attempt may wait for a member: a node that answers
+    // nothing within it is down
     checkLiveness: (member: PoolMember) =>
-      attemptUpstream(member.upstream, livenessBody, options.attemptTimeoutMs, { timers }).then(
+      attemptUpstream(member.upstream, latestBlockBody, options.attemptTimeoutMs, { timers }).then(
         (verdict) => 'answer' in verdict,
       ),
   }
