@@ -62,6 +62,20 @@ describe('CallsInFlight', () => {
     assert.deepEqual([calls.keys, timers.pending()], [0, 0])
   })
 
+  it('a slot that frees as good as at a waiting call’s deadline refuses it, and goes to the next', async () => {
+    const { calls, timers } = setup()
+    const held = taken(calls.enter(8, 1, { deadline: 10_000 }))
+    const due = calls.enter(8, 1, { deadline: 500 })
+    const next = calls.enter(8, 1, { deadline: 2_000 })
+    assert.ok(due instanceof Promise && next instanceof Promise)
+    const refused = due.catch((err: unknown) => err)
+    await timers.advance(499.5)
+    calls.leave(held)
+    assert.ok((await refused) instanceof CallsInFlightLimitError, 'no slot with half a millisecond left')
+    calls.leave(await next)
+    assert.deepEqual([calls.keys, timers.pending()], [0, 0])
+  })
+
   it('a call whose client leaves while it waits gives up its place', async () => {
     const { calls, timers, far } = setup()
     const held = taken(calls.enter(3, 1, far))

@@ -3,6 +3,9 @@ import { CallsInFlightLimitError } from '../errors/limitErrors.ts'
 import type { Cancellation } from '../failsafe/Cancellation.ts'
 import { systemTimers, type Timers } from '../failsafe/Timers.ts'
 
+/** A slot that frees this near a waiting call's deadline (or later) refuses it: no time to send it. */
+const minSendMs = 1
+
 /** What ends a call's wait for a slot: its deadline, and its client going away. */
 export type SlotWait = {
   /** On the `now` clock CallsInFlight was made with (performance.now() unless a test gives one). */
@@ -13,6 +16,9 @@ export type SlotWait = {
 /** A call waiting for one of its key's slots; settled once, by a slot, its deadline or its client. */
 type Waiter = {
   admit(calls: KeyCalls): void
+  /** Refused: its deadline came (or is too near to send the call in the time left). */
+  refuse(): void
+  deadline: number
   timer: unknown
   unsubscribe: (() => void) | undefined
 }
@@ -64,13 +70,21 @@ export class CallsInFlight {
     return this.#queue(calls, limit, wait)
   }
 
-  /** A call of `calls`' key ended: its slot goes to the first call waiting, if any. */
+  /**
+   * A call of `calls`' key ended: its slot goes to the first call waiting that still has time to be
+   * sent (one whose deadline is as good as here is refused as if it had come: the slot would only
+   * send the node a call it cannot answer in time), if any.
+   */
   leave(calls: KeyCalls): void {
-    const next = calls.waiting?.shift()
-    if (calls.waiting?.length === 0) calls.waiting = undefined
-    if (next) {
-      next.admit(calls)
-      return
+    for (;;) {
+      const next = calls.waiting?.shift()
+      if (calls.waiting?.length === 0) calls.waiting = undefined
+      if (!next) break
+      if (next.deadline - this.now() > minSendMs) {
+        next.admit(calls)
+        return
+      }
+      next.refuse()
     }
     calls.inFlight--
     if (calls.inFlight === 0) this.#keys.delete(calls.keyId)
@@ -78,18 +92,25 @@ export class CallsInFlight {
 
   #queue(calls: KeyCalls, limit: number, { deadline, cancellation }: SlotWait): Promise<KeyCalls> {
     return new Promise<KeyCalls>((resolve, reject) => {
+      const settled = () => {
+        this.timers.clearTimeout(waiter.timer)
+        waiter.unsubscribe?.()
+      }
       const waiter: Waiter = {
         admit: (admitted) => {
-          this.timers.clearTimeout(waiter.timer)
-          waiter.unsubscribe?.()
+          settled()
           resolve(admitted)
         },
+        refuse: () => {
+          settled()
+          reject(new CallsInFlightLimitError(limit))
+        },
+        deadline,
         timer: undefined,
         unsubscribe: undefined,
       }
       const giveUp = (err: Error) => {
-        this.timers.clearTimeout(waiter.timer)
-        waiter.unsubscribe?.()
+        settled()
         this.#drop(calls, waiter)
         reject(err)
       }
