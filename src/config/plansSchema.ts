@@ -17,7 +17,7 @@ function planSchema(defaults: {
       failover: z.boolean().default(defaults.failover),
       /**
        * Each key's calls in flight at the upstreams, per process (docs/plans.md): past it a call
-       * waits for one of them to end, within its deadline.
+       * waits for one of them to end while a tenth of its deadline is left.
        */
       maxCallsInFlight: z.int().positive().default(defaults.maxCallsInFlight),
     })

@@ -50,9 +50,9 @@ export class RateLimitError extends TollgateError {
 }
 
 /**
- * A call that waited its whole deadline for one of its key's calls in flight at the nodes to end
- * (its plan's `maxCallsInFlight`, docs/plans.md): a 429 in the hosted service's shape, with an event
- * code of tollgate's own.
+ * A call that waited for one of its key's calls in flight at the nodes (its plan's
+ * `maxCallsInFlight`, docs/plans.md) to end until too little of its deadline was left to send it: a
+ * 429 in the hosted service's shape, with an event code of tollgate's own.
  */
 export class CallsInFlightLimitError extends TollgateError {
   override name = 'CallsInFlightLimitError'

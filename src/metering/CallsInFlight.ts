@@ -34,8 +34,8 @@ export class KeyCalls {
 /**
  * Each key's calls in flight at the upstreams, bounded per key (its plan's `maxCallsInFlight`,
  * docs/plans.md), in this process: one key cannot occupy a node with slow calls while the others
- * wait. A call past its key's bound waits its turn until one of the key's calls ends, within its own
- * deadline, and is refused (429, event -33500, for nothing) if none ends by then. A key is forgotten
+ * wait. A call past its key's bound waits its turn until one of the key's calls ends, by the
+ * deadline it is given, and is refused (429, event -33500, for nothing) if none ends by then. A key is forgotten
  * once it has nothing in flight: memory follows the keys at work, not every key ever seen.
  */
 export class CallsInFlight {

@@ -102,8 +102,9 @@ function load(
 /**
  * Sends a call to the network's upstreams and, when it may fail over, to its partners if they fail
  * (sendWithPartners); an eth_getLogs call goes through forwardLogs. It goes in one of its key's slots
- * (CallsInFlight: the key's calls in flight at the upstreams are bounded by its plan), waited for
- * within its deadline when the key has none free, and given back when it ends.
+ * (CallsInFlight: the key's calls in flight at the upstreams are bounded by its plan), given back when
+ * it ends. When the key has none free it waits for one while a tenth of the network's timeoutMs is
+ * still left it: a node is not sent a call it has no time to answer.
  */
 function forward(
   ctx: RpcContext,
@@ -114,7 +115,8 @@ function forward(
   options: SendOptions & { deadline: number },
 ): Promise<SentAnswer> {
   const { callsInFlight } = ctx
-  const slot = callsInFlight.enter(ctx.key.subject.keyId, ctx.maxCallsInFlight, options)
+  const wait = { deadline: options.deadline - ctx.network.timeoutMs / 10, cancellation: options.cancellation }
+  const slot = callsInFlight.enter(ctx.key.subject.keyId, ctx.maxCallsInFlight, wait)
   const inSlot = (calls: KeyCalls): Promise<SentAnswer> => {
     const sent = route.checkLogs
       ? forwardLogs(ctx, spec, body, id, route, options)
