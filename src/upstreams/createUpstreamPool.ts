@@ -90,6 +90,8 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     checkLiveness: (member: PoolMember) =>
       attemptUpstream(member.upstream, latestBlockBody, options.attemptTimeoutMs, { timers }).then(
         (verdict) => 'answer' in verdict,
+        // a request that could not even start (the pool closing) answers nothing
+        () => false,
       ),
   }
   const members = upstreams.map((upstream, priority) => new PoolMember(upstream, priority, memberOptions))
