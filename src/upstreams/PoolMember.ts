@@ -106,6 +106,7 @@ export class PoolMember implements MemberView {
     this.#breaker = new CircuitBreaker(options.breaker)
     this.#onChange = options.onChange
     this.#checkLiveness = options.checkLiveness
+    // the pool's clock, which its breaker reads too
     this.#now = options.breaker.now
   }
 
