@@ -237,6 +237,18 @@ describe('createReloader', () => {
     assert.deepEqual(again.networks, { added: [], removed: [], rebuilt: [] })
   })
 
+  it("a plan's maxCallsInFlight changed: the settings are swapped, the keys' plans set", async () => {
+    const { reloader, settings } = setup()
+    const before = settings.current()
+    const result = await reloader.reload(configOf(['one'], { core: { maxCallsInFlight: 4 } }))
+    assert.deepEqual(result.changed, ['plans.core.maxCallsInFlight'])
+    assert.deepEqual(
+      [before.rpc.maxCallsInFlight('core'), settings.current().rpc.maxCallsInFlight('core')],
+      [32, 4],
+    )
+    assert.equal(settings.current().upgrade.maxCallsInFlight('core'), 4)
+  })
+
   it('live settings are built again and swapped in whole: the ones a request holds are never changed', async () => {
     const { reloader, settings } = setup()
     const before = settings.current()

@@ -135,9 +135,10 @@ export function createReloader(initial: Config, targets: ReloaderTargets): Reloa
     const touched = (effect: LiveKeyEffect) => plan.changed.some((key) => getLiveKeyEffect(key) === effect)
     // nothing is changed before the new networks are up; from the swap on, nothing fails
     const networks = await swapNetworks(config, touched('every network'))
-    if (touched('settings') || touched('auth')) targets.settings.swap(config, touched('auth'))
-    if (touched('log')) log.level = config.log.level
     const plansChanged = touched('plans')
+    // a plan's maxCallsInFlight is read from the settings too
+    if (touched('settings') || touched('auth') || plansChanged) targets.settings.swap(config, touched('auth'))
+    if (touched('log')) log.level = config.log.level
     if (plansChanged) targets.keyAdmin.setPlans(config.plans)
     current = config
     stats.applied++

@@ -12,6 +12,7 @@ import { getSecretHashKey } from '../auth/hashSecret.ts'
 import type { KeyAdmin } from '../auth/keyAdmin.ts'
 import type { Config } from '../config/configSchema.ts'
 import { ByteBulkhead } from '../failsafe/ByteBulkhead.ts'
+import { CallsInFlight } from '../metering/CallsInFlight.ts'
 import type { Clock } from '../metering/clock.ts'
 import type { Meter } from '../metering/meterTypes.ts'
 import type { NetworkRegistry } from '../networks/createNetworkRegistry.ts'
@@ -102,6 +103,8 @@ export async function createRequestHandling(
         networks,
         meter,
         filterIds: createFilterIds(secretHashKey),
+        // counts that outlive a reload: a key's calls in flight are the same calls whatever its plan says
+        callsInFlight: new CallsInFlight(),
         log,
         tracing: deps.tracing,
         verifySecret: createSecretVerifier({

@@ -35,6 +35,21 @@ describe('createRequestSettings', () => {
     assert.equal(upgrade.authFailures, rpc.authFailures, 'one limiter for every route')
   })
 
+  it("a plan's maxCallsInFlight, its default or the config's, for every route; a swap brings a new one", () => {
+    const settings = createRequestSettings(parts, configOf({ plans: { core: { maxCallsInFlight: 4 } } }))
+    const { rpc, gas, upgrade } = settings.current()
+    assert.deepEqual(
+      [rpc, gas, upgrade].map((each) => each.maxCallsInFlight('core')),
+      [4, 4, 4],
+    )
+    assert.deepEqual(
+      (['developer', 'team', 'growth', 'custom'] as const).map((plan) => rpc.maxCallsInFlight(plan)),
+      [64, 256, 256, 256],
+    )
+    settings.swap(configOf({ plans: { core: { maxCallsInFlight: 8 } } }), false)
+    assert.equal(settings.current().rpc.maxCallsInFlight('core'), 8)
+  })
+
   it('swap puts new settings in place and leaves the old ones as they were; failed attempts count on unless auth changed', () => {
     const config = configOf({ auth: { failureBurst: 1 } })
     const settings = createRequestSettings(parts, config)

@@ -19,7 +19,7 @@ type AuthDeps = Pick<RpcDeps, 'authFailures' | 'verifyJwt'>
 
 /** What the settings are built around: the parts no config key changes, and the clock. */
 export type RequestSettingsParts = {
-  rpc: Omit<RpcDeps, 'maxBatchSize' | 'maxJsonDepth' | keyof AuthDeps>
+  rpc: Omit<RpcDeps, 'maxBatchSize' | 'maxJsonDepth' | 'maxCallsInFlight' | keyof AuthDeps>
   gas: Pick<GasDeps, 'indexers'>
   upgrade: Omit<
     SocketUpgradeDeps,
@@ -73,6 +73,7 @@ function toRequestSettings(parts: RequestSettingsParts, config: Config, auth: Au
     ...auth,
     maxBatchSize: config.server.maxBatchSize,
     maxJsonDepth: config.server.maxJsonDepth,
+    maxCallsInFlight: (plan) => config.plans[plan].maxCallsInFlight,
   }
   return {
     rpc,

@@ -16,7 +16,7 @@ export function addPlansCommand(program: Command): void {
           value === null ? none : value.toLocaleString('en-US')
         print(
           table([
-            ['PLAN', 'CREDITS/DAY', 'CREDITS/SECOND', 'KEYS/ACCOUNT', 'FAILOVER'],
+            ['PLAN', 'CREDITS/DAY', 'CREDITS/SECOND', 'KEYS/ACCOUNT', 'FAILOVER', 'CALLS IN FLIGHT/KEY'],
             ...planNames.map((name) => {
               const plan = config.plans[name]
               return [
@@ -25,6 +25,7 @@ export function addPlansCommand(program: Command): void {
                 show(plan.creditsPerSecond, 'per account'),
                 show(plan.keysPerAccount, 'unlimited'),
                 plan.failover ? 'yes' : 'no',
+                show(plan.maxCallsInFlight, ''),
               ]
             }),
           ]),

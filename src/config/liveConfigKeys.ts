@@ -2,7 +2,8 @@
  * What a reload does with a live key's new value:
  * - `networks`: each network compared, added, removed or rebuilt; the un-prefixed URLs' network set;
  * - `every network`: every network rebuilt on it;
- * - `plans`: the keys of the plans made again on them;
+ * - `plans`: the keys of the plans made again on them, and the request path's settings (a plan's
+ *   maxCallsInFlight) swapped in;
  * - `settings`: the request path's settings built again and swapped in (a request, or a WebSocket
  *   connection, reads the ones in place as it starts);
  * - `auth`: the same, with a new authentication limiter and JWT verifier;
@@ -40,7 +41,12 @@ export const liveConfigKeys: readonly LiveKeyRow[] = [
     effect: 'every network',
     applies: 'every network rebuilt (its memory cache starts empty)',
   },
-  { keys: ['plans'], effect: 'plans', applies: 'every key of a plan whose numbers changed' },
+  {
+    keys: ['plans'],
+    effect: 'plans',
+    applies:
+      'every key of a plan whose numbers changed; `maxCallsInFlight` from the next request (over WebSocket, the next connection)',
+  },
   {
     keys: ['server.maxBatchSize', 'server.maxJsonDepth'],
     effect: 'settings',

@@ -55,6 +55,24 @@ export class RateLimitError extends TollgateError {
   }
 }
 
+/**
+ * A call that waited for one of its key's calls in flight at the nodes (its plan's
+ * `maxCallsInFlight`, docs/plans.md) to end until too little of its deadline was left to send it: a
+ * 429 in the hosted service's shape, with an event code of tollgate's own.
+ */
+export class CallsInFlightLimitError extends TollgateError {
+  override name = 'CallsInFlightLimitError'
+  constructor(limit: number) {
+    super(429, 429, 'Too Many Requests', {
+      wireFields: {
+        event: -33500,
+        details: `This key already has ${limit} calls in flight at the nodes, its plan's limit: wait for them to end, or upgrade your plan.`,
+      },
+      retryAfterSeconds: 1,
+    })
+  }
+}
+
 /** Too many wrong secrets or JWTs from the client's address, or at a key under attack; nothing was checked. */
 export class AuthRateLimitError extends TollgateError {
   override name = 'AuthRateLimitError'

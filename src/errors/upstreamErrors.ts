@@ -16,10 +16,21 @@ export class UpstreamUnavailableError extends TollgateError {
   }
 }
 
+/**
+ * No answer within the call's deadline. `nodeWorked`: a node had the call until its time there ran
+ * out while it answered other requests: the call is slow by its nature, and its key pays for it
+ * (priceOf); otherwise the gateway or the node is at fault, and it is free.
+ */
 export class UpstreamTimeoutError extends TollgateError {
   override name = 'UpstreamTimeoutError'
-  constructor(options?: ErrorOptions) {
-    super(-32603, 504, 'upstream request timed out', options)
+  constructor(
+    options?: ErrorOptions,
+    readonly nodeWorked = false,
+  ) {
+    const message = nodeWorked
+      ? 'upstream request timed out: the node was still working on the call'
+      : 'upstream request timed out'
+    super(-32603, 504, message, options)
   }
 }
 

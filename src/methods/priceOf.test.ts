@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { LogResultsLimitError, RateLimitError } from '../errors/limitErrors.ts'
+import { CallsInFlightLimitError, LogResultsLimitError, RateLimitError } from '../errors/limitErrors.ts'
 import { InvalidParamsError } from '../errors/rpcErrors.ts'
 import { UpstreamTimeoutError } from '../errors/upstreamErrors.ts'
 import { getMethodSpec } from './methodTable.ts'
@@ -69,6 +69,20 @@ describe('priceOf', () => {
     assert.equal(failed(new Error('the client went away'), 499, true), 0)
     assert.equal(failed(new InvalidParamsError('invalid argument 0: block range too large'), 200), 5)
     assert.equal(failed(new LogResultsLimitError(10_000), 200), 255)
+  })
+
+  it('a timeout a node worked through while answering others is the call’s own: its method’s price, though a 504', () => {
+    assert.equal(failed(new UpstreamTimeoutError(undefined, true), 504), 255)
+    assert.equal(
+      failed(new UpstreamTimeoutError(undefined, false), 504),
+      0,
+      'the node or the gateway at fault',
+    )
+    assert.equal(failed(new UpstreamTimeoutError(undefined, true), 504, true), 0, 'the client left first')
+  })
+
+  it('a call its key’s calls in flight kept from the nodes until its deadline costs nothing (429)', () => {
+    assert.equal(failed(new CallsInFlightLimitError(32), 429), 0)
   })
 
   it('the batch envelope: 80, paid only by a batch whose calls ran and cost credits', () => {

@@ -1,4 +1,5 @@
 import { InvalidParamsError } from '../errors/rpcErrors.ts'
+import { UpstreamTimeoutError } from '../errors/upstreamErrors.ts'
 import type { MethodSpec } from './methodTable.ts'
 
 /**
@@ -43,11 +44,13 @@ export type PricedOutcome =
   | { kind: 'rejectedRequest'; httpStatus: number }
   /**
    * A call that ran and failed without a node's answer: free when the failure is ours or upstream
-   * (`httpStatus` 5xx), the balance's own (402, 429: a split's next chunk refused), or the client
-   * went away; params refused before any node was asked (an eth_getLogs range over the limit) as
-   * refused input; else the method's price. A split eth_getLogs that took node calls (`splitCalls`:
-   * the refusal that started it, each chunk a node answered or that was still on its way) costs the
-   * method's price for each of them, however it ended.
+   * (`httpStatus` 5xx), the balance's or a limit's (402, 429: a split's next chunk refused, its key's
+   * calls in flight), or the client went away; params refused before any node was asked (an
+   * eth_getLogs range over the limit) as refused input; else the method's price. A timeout a node
+   * worked through, answering others meanwhile, is the call's own (slow by its nature): the method's
+   * price, though a 504. A split eth_getLogs that took node calls (`splitCalls`: the refusal that
+   * started it, each chunk a node answered or that was still on its way) costs the method's price
+   * for each of them, however it ended.
    */
   | {
       kind: 'failed'
@@ -78,7 +81,10 @@ export function priceOf(outcome: PricedOutcome): number {
       return isFree(outcome.httpStatus) ? 0 : credits.refusedInput
     case 'failed':
       if (outcome.splitCalls) return outcome.spec.costCredits * outcome.splitCalls
-      if (isFree(outcome.httpStatus) || outcome.clientGone) return 0
+      if (outcome.clientGone) return 0
+      if (outcome.error instanceof UpstreamTimeoutError && outcome.error.nodeWorked)
+        return outcome.spec.costCredits
+      if (isFree(outcome.httpStatus)) return 0
       return outcome.error instanceof InvalidParamsError ? credits.refusedInput : outcome.spec.costCredits
     case 'batchEnvelope':
       return outcome.callsRan && outcome.callsCharged ? credits.batchEnvelope : 0

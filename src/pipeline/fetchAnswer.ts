@@ -6,6 +6,7 @@ import { type CallAnswer, PartnerAnswer, payloadOf, type SentAnswer } from '../j
 import { asWrittenBody } from '../jsonrpc/parseRpcRequest.ts'
 import type { RpcCall, RpcPayload } from '../jsonrpc/types.ts'
 import { withId } from '../jsonrpc/withId.ts'
+import type { KeyCalls } from '../metering/CallsInFlight.ts'
 import type { MethodSpec } from '../methods/methodTable.ts'
 import type { AnswerBudget } from '../upstreams/AnswerBudget.ts'
 import type { CallTrail } from '../upstreams/CallTrail.ts'
@@ -138,7 +139,10 @@ function load(
 
 /**
  * Sends a call to the network's upstreams and, when it may fail over, to its partners if they fail
- * (sendWithPartners); an eth_getLogs call goes through forwardLogs.
+ * (sendWithPartners); an eth_getLogs call goes through forwardLogs. It goes in one of its key's slots
+ * (CallsInFlight: the key's calls in flight at the upstreams are bounded by its plan), given back when
+ * it ends. When the key has none free it waits for one while a tenth of the network's timeoutMs is
+ * still left it: a node is not sent a call it has no time to answer.
  */
 function forward(
   ctx: RpcContext,
@@ -147,8 +151,16 @@ function forward(
   route: Route,
   options: SendOptions & { deadline: number },
 ): Promise<SentAnswer> {
-  if (route.checkLogs) return forwardLogs(ctx, spec, body, route, options)
-  return send(ctx, spec, body, route, options)
+  const { callsInFlight } = ctx
+  const wait = { deadline: options.deadline - ctx.network.timeoutMs / 10, cancellation: options.cancellation }
+  const slot = callsInFlight.enter(ctx.key.subject.keyId, ctx.maxCallsInFlight, wait)
+  const inSlot = (calls: KeyCalls): Promise<SentAnswer> => {
+    const sent = route.checkLogs
+      ? forwardLogs(ctx, spec, body, route, options)
+      : send(ctx, spec, body, route, options)
+    return sent.finally(() => callsInFlight.leave(calls))
+  }
+  return slot instanceof Promise ? slot.then(inSlot) : inSlot(slot)
 }
 
 /**

@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer'
 import type { Logger } from 'pino'
+import type { Account } from '../auth/apiKey.ts'
 import type { FilterIds } from '../auth/createFilterIds.ts'
 import { keyRef } from '../auth/keyRef.ts'
 import { TollgateError } from '../errors/TollgateError.ts'
@@ -8,6 +9,7 @@ import { parseRpcRequest } from '../jsonrpc/parseRpcRequest.ts'
 import { serializeBatch } from '../jsonrpc/serialize.ts'
 import type { RpcId, RpcPayload, RpcRequest } from '../jsonrpc/types.ts'
 import { withRawIds } from '../jsonrpc/withRawIds.ts'
+import type { CallsInFlight } from '../metering/CallsInFlight.ts'
 import type { Meter, Settlement, UsageRecord } from '../metering/meterTypes.ts'
 import { priceOf } from '../methods/priceOf.ts'
 import type { AnswerBudget } from '../upstreams/AnswerBudget.ts'
@@ -30,6 +32,9 @@ import type { RpcContext, SubscriptionHandler } from './rpcContext.ts'
 export type RpcDeps = KeyRequestDeps & {
   meter: Meter
   filterIds: FilterIds
+  /** Each key's calls in flight at the upstreams (process-wide), and a plan's bound on them. */
+  callsInFlight: CallsInFlight
+  maxCallsInFlight: (plan: Account['plan']) => number
   maxBatchSize: number
   maxJsonDepth: number
   log: Logger
@@ -186,6 +191,8 @@ function contextOf(
     meter: deps.meter,
     credits: new RequestCredits(deps.meter, key.subject),
     filterIds: deps.filterIds,
+    callsInFlight: deps.callsInFlight,
+    maxCallsInFlight: deps.maxCallsInFlight(key.apiKey.account.plan),
     cancellation: arrival.cancellation,
     answerBudget: arrival.answerBudget,
     log: deps.log,

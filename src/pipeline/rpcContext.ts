@@ -3,6 +3,7 @@ import type { CallGuard } from '../auth/authorize.ts'
 import type { FilterIds } from '../auth/createFilterIds.ts'
 import type { KeyEntry } from '../auth/createKeyRegistry.ts'
 import type { Cancellation } from '../failsafe/Cancellation.ts'
+import type { CallsInFlight } from '../metering/CallsInFlight.ts'
 import type { Meter } from '../metering/meterTypes.ts'
 import type { Network } from '../networks/createNetwork.ts'
 import type { AnswerBudget } from '../upstreams/AnswerBudget.ts'
@@ -22,6 +23,9 @@ export type RpcContext = {
   filterIds: FilterIds
   /** Calls may go to the network's partners when its upstreams fail (plan, header or key switch). */
   failover: boolean
+  /** Each key's calls in flight at the upstreams; this key may have `maxCallsInFlight` (its plan's). */
+  callsInFlight: CallsInFlight
+  maxCallsInFlight: number
   /** Set when the client goes away: upstream work stops, and it is not an upstream failure. */
   cancellation: Cancellation
   /** What the request's answers may hold (a batch's add up); released by the transport once sent. */

@@ -10,7 +10,8 @@ import type { AttemptOutcome } from './AttemptDurations.ts'
 import { answerResentTransaction } from './answerResentTransaction.ts'
 import { attemptUpstream } from './attemptUpstream.ts'
 import type { BlockPin, MemberRanking } from './createMemberRanking.ts'
-import { type AttemptFailure, mayRetry, type Verdict } from './judgeAttempt.ts'
+import { isNullResult } from './isNullResult.ts'
+import { type AttemptFailure, judgeTimeoutAtNode, mayRetry, type Verdict } from './judgeAttempt.ts'
 import type { PoolMember } from './PoolMember.ts'
 import type { RawTransaction, SendOptions } from './SendOptions.ts'
 import { toGasCappedBody } from './toGasCappedBody.ts'
@@ -93,6 +94,10 @@ export class PoolCall implements BlockPin {
   nodeAnswer: Buffer | undefined
   /** Members whose node answered for itself: asking again would get the same answer. */
   answered: Set<PoolMember> | undefined
+  /** Members not to ask again: those that answered for themselves, or had the request until its time ran out. */
+  notAgain: Set<PoolMember> | undefined
+  /** A node worked on the call until its time there ran out, answering others meanwhile: slow by its nature. */
+  worked = false
   /** A node may have seen this call already (it failed after it was sent). */
   seen = false
   /** The member the next retry goes to, picked when its pause is decided. */
@@ -201,6 +206,8 @@ export class PoolCall implements BlockPin {
       if (this.fallback) throw new NodeErrorAnswer(this.nodeAnswer, logDetails)
       return this.nodeAnswer
     }
+    // a call slow by its nature is a timeout its key pays for, whatever came after
+    if (this.worked) throw new UpstreamTimeoutError({ logDetails }, true)
     if (this.deadlinePassed || this.deadline - this.pool.now() <= 1)
       throw new UpstreamTimeoutError({ logDetails })
     throw new UpstreamUnavailableError({ logDetails })
@@ -212,7 +219,7 @@ export class PoolCall implements BlockPin {
       this.headSensitive,
       this.tried,
       this.started >= this.maxAttempts,
-      this.answered,
+      this.notAgain,
       this,
     )
   }
@@ -291,12 +298,23 @@ export class PoolCall implements BlockPin {
     return attemptUpstream(member.upstream, this.body, timeoutMs, stops, (judged): Step => {
       const tookMs = this.pool.now() - began
       member.recordAttempt(tookMs, outcomeOf(judged))
-      const verdict = this.nullIsMissing && 'answer' in judged ? this.unlessNull(judged.answer) : judged
+      const verdict = this.verdictOf(member, judged, began)
       if (begun) this.trail?.end(begun.attempt, verdict)
       if ('answer' in verdict) member.recordSuccess(tookMs)
       else if (!verdict.clientGone) this.failed(member, verdict, probe, timeoutMs >= remaining)
       return { member, verdict }
     })
+  }
+
+  /**
+   * What an attempt that began at `began` means for this call: a timeout at the node judged by what
+   * else it answered meanwhile (judgeTimeoutAtNode), a null result by nullIsMissing; the node's
+   * answers noted on its member, as what it did meanwhile for other calls.
+   */
+  verdictOf(member: PoolMember, judged: Verdict, began: number): Verdict {
+    if ('answer' in judged || judged.nodeAnswer) member.noteAnswered(began)
+    if ('answer' in judged) return this.nullIsMissing ? this.unlessNull(judged.answer) : judged
+    return judged.atNode ? judgeTimeoutAtNode(judged, member.answeredSince(began)) : judged
   }
 
   /**
@@ -312,14 +330,21 @@ export class PoolCall implements BlockPin {
   /** An attempt's failure, for the member and for the call (`lastChance`: it had the rest of the deadline). */
   failed(member: PoolMember, verdict: AttemptFailure, probe: boolean, lastChance: boolean): void {
     if (verdict.blame === 'none') member.recordRequest()
+    else if (verdict.blame === 'silent') member.recordSilence(verdict.reason, probe)
     else member.recordFailure(verdict.reason, verdict.blame, probe)
     if (verdict.superseded) return
     this.failures ??= []
     this.failures.push(`${member.upstream.label}: ${verdict.reason}`)
+    // a node that had the request until its time ran out is not sent it again: it may still be at it
+    if (verdict.atNode) {
+      this.notAgain = (this.notAgain ?? new Set()).add(member)
+      if (verdict.worked) this.worked = true
+    }
     if (verdict.nodeAnswer) {
       this.nodeAnswer = verdict.nodeAnswer
       this.answered ??= new Set()
       this.answered.add(member)
+      this.notAgain = (this.notAgain ?? new Set()).add(member)
       // a node without the data for a block at or below its head: what it keeps starts above it
       if (verdict.blame === 'degraded' && this.block !== undefined) {
         const missing = missingOf(verdict.missingBlock, this.fromBlock ?? this.block, this.block)
@@ -344,22 +369,6 @@ function hedgeDelayMs(member: PoolMember, policy: HedgePolicy): number {
  */
 function missingOf(named: bigint | undefined, from: bigint, to: bigint): bigint {
   return named !== undefined && named >= from && named <= to ? named : from
-}
-
-/** The longest answer read for a null result: `{"jsonrpc":"2.0","id":…,"result":null}` with a long id. */
-const maxNullAnswerBytes = 1024
-
-/** Whether an answer's result is `null` (cheap for everything else: length, then a search, then a parse). */
-function isNullResult(answer: Buffer): boolean {
-  if (answer.length > maxNullAnswerBytes || answer.indexOf('null') === -1) return false
-  try {
-    const parsed = JSON.parse(answer.toString()) as { result?: unknown; error?: unknown }
-    return (
-      parsed !== null && typeof parsed === 'object' && parsed.result === null && parsed.error === undefined
-    )
-  } catch {
-    return false
-  }
 }
 
 /** One attempt's member and verdict. */

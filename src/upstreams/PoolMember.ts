@@ -53,7 +53,15 @@ export type PoolMemberOptions = {
   latencySamples: number
   /** It changed class (in use or not, degraded or not, its head): the pool ranks its members again. */
   onChange: () => void
+  /**
+   * Asks its node something cheap, within a bound: whether it answered. What its silent timeouts say
+   * of its health is this check's word (recordSilence). Never rejects.
+   */
+  checkLiveness: (member: PoolMember) => Promise<boolean>
 }
+
+/** Silent timeouts waiting for one liveness check: how many, the last reason, whether one was a probe. */
+type Silences = { count: number; reason: string; probe: boolean }
 
 const latencyWeight = 0.1
 const errorWeight = 0.05
@@ -82,6 +90,12 @@ export class PoolMember implements MemberView {
   #hedges = 0
   readonly #attemptDurations = new AttemptDurations()
   readonly #onChange: () => void
+  readonly #checkLiveness: PoolMemberOptions['checkLiveness']
+  readonly #now: () => number
+  /** When the latest request it answered was sent (a call's or a health check's): it was at work then. */
+  #answeredSentAt = Number.NEGATIVE_INFINITY
+  /** Silent timeouts waiting for the liveness check under way. */
+  #silences: Silences | undefined
 
   constructor(
     readonly upstream: Upstream,
@@ -91,6 +105,9 @@ export class PoolMember implements MemberView {
     this.#latencies = new LatencyWindow(options.latencySamples)
     this.#breaker = new CircuitBreaker(options.breaker)
     this.#onChange = options.onChange
+    this.#checkLiveness = options.checkLiveness
+    // the pool's clock, which its breaker reads too
+    this.#now = options.breaker.now
   }
 
   get head(): bigint | undefined {
@@ -178,6 +195,46 @@ export class PoolMember implements MemberView {
     this.#requests++
   }
 
+  /** Its node answered a request sent at `sentAt` (a call's, a health check's): it was at work then. */
+  noteAnswered(sentAt: number): void {
+    if (sentAt > this.#answeredSentAt) this.#answeredSentAt = sentAt
+  }
+
+  /** Whether its node has answered a request sent at `time` or later. */
+  answeredSince(time: number): boolean {
+    return this.#answeredSentAt >= time
+  }
+
+  /**
+   * A call's request its node had until the call's time for it ran out, while it answered nothing
+   * else (judgeTimeoutAtNode's `silent`): it may be down, or busy with slow work. Its liveness check
+   * decides (one at a time: later silences wait for the same one): answered, they were the calls'
+   * own length and are only counted; unanswered, each is a failure (error rate and breaker), as a
+   * timeout always was. One key's slow calls so never take it out of use on their own.
+   */
+  recordSilence(reason: string, probe: boolean): void {
+    const waiting = this.#silences
+    if (waiting) {
+      waiting.count++
+      waiting.reason = reason
+      waiting.probe ||= probe
+      return
+    }
+    const silences: Silences = { count: 1, reason, probe }
+    this.#silences = silences
+    const sentAt = this.#now()
+    void this.#checkLiveness(this).then((alive) => {
+      this.#silences = undefined
+      if (alive) {
+        this.noteAnswered(sentAt)
+        this.#requests += silences.count
+        return
+      }
+      for (let index = 1; index < silences.count; index++) this.recordFailure(silences.reason, 'down')
+      this.recordFailure(silences.reason, 'down', silences.probe)
+    })
+  }
+
   /** An attempt of a call on it ended, after `ms`: one per attempt, whatever its outcome. */
   recordAttempt(ms: number, outcome: AttemptOutcome): void {
     this.#attemptDurations.observe(ms, outcome)
@@ -205,6 +262,7 @@ export class PoolMember implements MemberView {
    * notified after that is newer than the answer, and kept.
    */
   noteProbedHead(head: bigint, sentAt?: number): void {
+    if (sentAt !== undefined) this.noteAnswered(sentAt)
     const notifiedSince = sentAt !== undefined && this.#notifiedAt !== undefined && this.#notifiedAt > sentAt
     if (!notifiedSince && this.#head !== head) {
       this.#head = head

@@ -73,7 +73,7 @@ export function attemptUpstream<T = Verdict>(
       )
     },
     timeoutMs,
-    () => stop({ timedOutMs: timeoutMs }),
+    () => stop({ timedOutMs: timeoutMs, sent: abort !== undefined }),
     stops.timers ?? systemTimers,
   )
 }

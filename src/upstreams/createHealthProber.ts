@@ -25,7 +25,8 @@ export type HealthProberOptions = {
   now: () => number
 }
 
-const latestBlockBody = JSON.stringify({
+/** A health check's question: the latest block (its head, and that it answers at all). */
+export const latestBlockBody = JSON.stringify({
   jsonrpc: '2.0',
   id: 1,
   method: 'eth_getBlockByNumber',

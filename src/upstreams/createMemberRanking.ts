@@ -12,8 +12,9 @@ export type BlockPin = {
 
 export type MemberRanking = {
   /**
-   * The next member to try: the best untried one, else (unless `untriedOnly`) the best one that did
-   * not answer for itself (`answered`: asking it again would get the same answer), else an open
+   * The next member to try: the best untried one, else (unless `untriedOnly`) the best one the call
+   * may ask again (not in `notAgain`: one that answered for itself would answer the same, one that had
+   * the call until its time ran out may still be at it), else an open
    * member whose cooldown is over, which gets this call as its probe. A call pinned to a block
    * (`pin`) goes only to members that have it (hasBlocks) while any member in use is known to.
    */
@@ -21,7 +22,7 @@ export type MemberRanking = {
     headSensitive: boolean,
     tried: readonly PoolMember[] | undefined,
     untriedOnly: boolean,
-    answered: Set<PoolMember> | undefined,
+    notAgain: Set<PoolMember> | undefined,
     pin?: BlockPin,
   ): PoolMember | undefined
   /** Whether a member other than `member` is left to try (read just after `pick`). */
@@ -84,7 +85,7 @@ export function createMemberRanking(
     headSensitive: boolean,
     tried: readonly PoolMember[] | undefined,
     untriedOnly: boolean,
-    answered: Set<PoolMember> | undefined,
+    notAgain: Set<PoolMember> | undefined,
     pin?: BlockPin,
   ) {
     if (dirty) rank()
@@ -95,7 +96,7 @@ export function createMemberRanking(
     }
     if (untriedOnly) return undefined
     for (const member of order) {
-      if (!answered?.has(member) && (held === undefined || hasBlocks(member, held))) return member
+      if (!notAgain?.has(member) && (held === undefined || hasBlocks(member, held))) return member
     }
     // members are in config order: the first open one whose cooldown is over
     return members.find((member) => !tried?.includes(member) && member.claimProbe())

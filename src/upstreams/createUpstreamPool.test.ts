@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { keccak256 } from 'viem'
 import { createFakeTimers, type FakeTimers } from '../../test/helpers/createFakeTimers.ts'
+import { until } from '../../test/helpers/until.ts'
 import { ClientGoneError, NodeErrorAnswer } from '../errors/callEndings.ts'
 import {
   ReceiptNotReadyError,
@@ -11,6 +12,7 @@ import {
 import { Cancellation } from '../failsafe/Cancellation.ts'
 import type { AttemptOutcome } from './AttemptDurations.ts'
 import { CallTrail } from './CallTrail.ts'
+import { latestBlockBody } from './createHealthProber.ts'
 import type { PostOptions, Upstream, UpstreamResponse } from './createUpstream.ts'
 import { createUpstreamPool, type UpstreamPool, type UpstreamPoolOptions } from './createUpstreamPool.ts'
 import type { PoolMember } from './PoolMember.ts'
@@ -42,7 +44,11 @@ type StubUpstream = Upstream & {
   /** Behaviours for the next calls, in order; then `behaviour`. */
   script: Behaviour[]
   behaviour: Behaviour
+  /** What it does with the pool's liveness checks (the latest block): `behaviour` unless set; never the script. */
+  liveness: Behaviour | undefined
   calls: number
+  /** Liveness checks asked of it (not in `calls`). */
+  checks: number
   aborts: number
   closed: boolean
   /** Answers the calls held so far. */
@@ -55,15 +61,19 @@ function stubUpstream(label: string, behaviour: Behaviour = 'answer'): StubUpstr
     label,
     script: [],
     behaviour,
+    liveness: undefined,
     calls: 0,
+    checks: 0,
     aborts: 0,
     closed: false,
     release() {
       for (const answer of held.splice(0)) answer()
     },
     post(_body: string, { onStart }: PostOptions = {}) {
-      stub.calls++
-      const now = stub.script.shift() ?? stub.behaviour
+      const check = _body === latestBlockBody
+      if (check) stub.checks++
+      else stub.calls++
+      const now = check ? (stub.liveness ?? stub.behaviour) : (stub.script.shift() ?? stub.behaviour)
       return new Promise<UpstreamResponse>((resolve, reject) => {
         if (now === 'queued') return
         let settled = false
@@ -318,9 +328,11 @@ describe('createUpstreamPool', () => {
 
     it('with every member open a call fails at once, asking no one', async () => {
       const { pool, stubs, timers } = setup(['hang', 500], { breakerFailures: 1, fakeTimers: true })
-      // open both (the hanging one by a timed-out attempt)
+      // open both (the hanging one by a timed-out attempt, once its liveness check goes unanswered too)
       const opening = await onFakeClock(timers, pool.send(body, { retry: true }))
       assert.ok(opening.outcome instanceof UpstreamUnavailableError, String(opening.outcome))
+      assert.equal(pool.members[0]?.breaker.state, 'closed', 'its silence waits for its liveness check')
+      await timers.advance(defaults.attemptTimeoutMs)
       assert.deepEqual(
         pool.members.map((each) => each.breaker.state),
         ['open', 'open'],
@@ -379,7 +391,12 @@ describe('createUpstreamPool', () => {
       await assert.rejects(pool.send(body), UpstreamUnavailableError)
       await assert.rejects(probe, UpstreamUnavailableError)
       assert.equal(sa.calls, 2)
-      assert.equal(pool.members[0]?.breaker.cooldownMs, defaults.breakerCooldownMs * 2)
+      // the probe's silence is a failed probe once its liveness check goes unanswered too
+      await until(
+        () => pool.members[0]?.breaker.cooldownMs === defaults.breakerCooldownMs * 2,
+        'the cooldown doubled',
+      )
+      assert.equal(sa.checks, 1)
     })
 
     it('failures of calls begun before the breaker opened do not count as failed probes', async () => {
@@ -441,6 +458,93 @@ describe('createUpstreamPool', () => {
     })
   })
 
+  describe('time at the node', () => {
+    it('a call the node had until its time ran out, while it answered others sent since, is slow by its nature: a 504 its key pays for, nothing held against the node', async () => {
+      const { pool, stubs, member, timers } = setup(['answer'], {
+        fakeTimers: true,
+        timeoutMs: 100,
+        breakerFailures: 1,
+      })
+      const sa = stubs[0] as StubUpstream
+      sa.script.push('hang')
+      const slow = pool.send(body, { retry: true })
+      await timers.advance(10)
+      assert.equal(await answeredBy(pool), 'a', 'another call, sent after the slow one began, answered')
+      const { ms, outcome } = await onFakeClock(timers, slow)
+      assert.ok(outcome instanceof UpstreamTimeoutError && outcome.nodeWorked, String(outcome))
+      assert.equal(outcome.message, 'upstream request timed out: the node was still working on the call')
+      assert.equal(ms, 90)
+      assert.deepEqual(
+        [member(0).breaker.state, member(0).failures, member(0).errorRate, sa.calls, sa.checks],
+        ['closed', 0, 0, 2, 0],
+      )
+    })
+
+    it('a health check answered meanwhile says the node was at work too', async () => {
+      const { pool, member, timers } = setup(['hang'], { fakeTimers: true, timeoutMs: 100 })
+      const slow = pool.send(body)
+      await timers.advance(10)
+      member(0).noteProbedHead(7n, timers.now())
+      const { outcome } = await onFakeClock(timers, slow)
+      assert.ok(outcome instanceof UpstreamTimeoutError && outcome.nodeWorked, String(outcome))
+      // one that was sent before the call began says nothing of it
+      const before = setup(['hang'], { fakeTimers: true, timeoutMs: 100 })
+      before.member(0).noteProbedHead(7n, before.timers.now() - 1)
+      const late = await onFakeClock(before.timers, before.pool.send(body))
+      assert.ok(
+        late.outcome instanceof UpstreamTimeoutError && !late.outcome.nodeWorked,
+        String(late.outcome),
+      )
+    })
+
+    it('a call slow by its nature moves on to another member, and is paid for even if that one fails', async () => {
+      const { pool, stubs, member, timers } = setup(['answer', 500], {
+        fakeTimers: true,
+        timeoutMs: 1000,
+        attemptTimeoutMs: 50,
+        maxAttempts: 2,
+        breakerFailures: 1,
+      })
+      ;(stubs[0] as StubUpstream).script.push('hang')
+      const slow = pool.send(body, { retry: true })
+      await timers.advance(10)
+      assert.equal(await answeredBy(pool), 'a')
+      const { ms, outcome } = await onFakeClock(timers, slow)
+      assert.ok(outcome instanceof UpstreamTimeoutError && outcome.nodeWorked, String(outcome))
+      assert.ok(ms < 100, `it ended when b failed, far from the deadline (${ms} ms)`)
+      assert.deepEqual(
+        stubs.map((stub) => stub.calls),
+        [2, 1],
+      )
+      assert.deepEqual([member(0).breaker.state, member(0).failures], ['closed', 0])
+    })
+
+    it('timeouts of calls the node answered nothing about meanwhile are free, and only its liveness check may take it out of use', async () => {
+      const { pool, stubs, member, timers } = setup(['hang'], {
+        fakeTimers: true,
+        timeoutMs: 100,
+        breakerFailures: 1,
+      })
+      const sa = stubs[0] as StubUpstream
+      sa.liveness = 'answer'
+      // one key's four slow calls at once, and nothing else at the node
+      const slow = await onFakeClock(
+        timers,
+        Promise.all([0, 1, 2, 3].map(() => pool.send(body).catch((err) => err))),
+      )
+      for (const outcome of slow.outcome as unknown[])
+        assert.ok(outcome instanceof UpstreamTimeoutError && !outcome.nodeWorked, String(outcome))
+      // another key's call right after is served: the silences wait for the check, which it answers
+      sa.behaviour = 'answer'
+      assert.equal(await answeredBy(pool), 'a')
+      await until(() => member(0).requests === 5, 'the liveness check answered')
+      assert.deepEqual(
+        [member(0).breaker.state, member(0).failures, sa.checks, sa.calls],
+        ['closed', 0, 1, 5],
+      )
+    })
+  })
+
   describe('deadline', () => {
     it('a hanging member is left after attemptTimeoutMs for the next one', async () => {
       const { pool, stubs, member, timers } = setup(['hang', 'answer'], {
@@ -453,7 +557,11 @@ describe('createUpstreamPool', () => {
       // b answers as soon as it is asked: once a's attempt timed out
       assert.equal(ms, 50)
       assert.equal((stubs[0] as StubUpstream).aborts, 1)
+      // held against it once its liveness check, as long as an attempt, goes unanswered too
+      assert.equal(member(0).failures, 0)
+      await timers.advance(50)
       assert.match(member(0).lastError ?? '', /no answer within 50 ms/)
+      assert.deepEqual([member(0).failures, (stubs[0] as StubUpstream).checks], [1, 1])
     })
 
     it('one hanging member: a 504 at the deadline, in one attempt when no other member is left', async () => {
@@ -496,11 +604,56 @@ describe('createUpstreamPool', () => {
         breakerFailures: 10,
         random: () => 0,
       })
+      const sa = stubs[0] as StubUpstream
+      sa.script.push(500)
       const { ms, outcome } = await onFakeClock(timers, pool.send(body, { retry: true, fallback: true }))
       assert.ok(outcome instanceof UpstreamUnavailableError, String(outcome))
-      // two attempts of 30 ms and one pause of 25 ms (no jitter), far from the deadline
-      assert.equal(ms, 85)
-      assert.equal((stubs[0] as StubUpstream).calls, 2)
+      // a 500 (in the fake clock's first 1 ms step), one pause of 25 ms (no jitter), then an attempt
+      // of 30 ms, far from the deadline
+      assert.equal(ms, 56)
+      assert.equal(sa.calls, 2)
+    })
+
+    it('a member that had the call until its attempt timed out is not asked it again; another member is', async () => {
+      const { pool, stubs, timers } = setup(['hang', 500], {
+        fakeTimers: true,
+        timeoutMs: 1000,
+        attemptTimeoutMs: 30,
+        maxAttempts: 3,
+        breakerFailures: 10,
+        random: () => 0,
+      })
+      const { outcome } = await onFakeClock(timers, pool.send(body, { retry: true }))
+      assert.ok(outcome instanceof UpstreamUnavailableError, String(outcome))
+      // a (timed out), b (500), then b again after a pause: never a again, though it ranks first
+      assert.deepEqual(
+        stubs.map((stub) => stub.calls),
+        [1, 2],
+      )
+      // the only member, with partners to follow: one bounded attempt, then on to the partners
+      const only = setup(['hang'], {
+        fakeTimers: true,
+        timeoutMs: 1000,
+        attemptTimeoutMs: 30,
+        maxAttempts: 3,
+      })
+      const alone = await onFakeClock(only.timers, only.pool.send(body, { retry: true, fallback: true }))
+      assert.ok(alone.outcome instanceof UpstreamUnavailableError, String(alone.outcome))
+      assert.deepEqual([alone.ms, (only.stubs[0] as StubUpstream).calls], [30, 1])
+      // a request still queued for a connection when its time ran out never reached the node: it may go again
+      const queued = setup(['queued'], {
+        fakeTimers: true,
+        timeoutMs: 1000,
+        attemptTimeoutMs: 30,
+        maxAttempts: 2,
+      })
+      ;(queued.stubs[0] as StubUpstream).script.push('queued')
+      const requeued = await onFakeClock(
+        queued.timers,
+        queued.pool.send(body, { retry: true, fallback: true }),
+      )
+      assert.ok(requeued.outcome instanceof UpstreamUnavailableError, String(requeued.outcome))
+      assert.equal((queued.stubs[0] as StubUpstream).calls, 2)
     })
 
     it('one hanging member: a 504 at the deadline the caller gave, without retry', async () => {

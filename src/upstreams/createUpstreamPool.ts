@@ -1,4 +1,6 @@
 import { systemTimers, type Timers } from '../failsafe/Timers.ts'
+import { attemptUpstream } from './attemptUpstream.ts'
+import { latestBlockBody } from './createHealthProber.ts'
 import { createMemberRanking } from './createMemberRanking.ts'
 import type { Upstream } from './createUpstream.ts'
 import { type HedgePolicy, PoolCall, type PoolCallContext } from './PoolCall.ts'
@@ -73,6 +75,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     throw new RangeError('expected a hedge quantile within 0..1 and minDelayMs <= maxDelayMs')
   }
   let historyListener: ((member: PoolMember) => void) | undefined
+  const timers = options.timers ?? systemTimers
   const memberOptions = {
     breaker: {
       failures: options.breakerFailures,
@@ -82,6 +85,14 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     },
     latencySamples: hedge?.samples ?? defaultLatencySamples,
     onChange: () => ranking.invalidate(),
+    // a health check's question, as long as an attempt may wait for a member: a node that answers
+    // nothing within it is down
+    checkLiveness: (member: PoolMember) =>
+      attemptUpstream(member.upstream, latestBlockBody, options.attemptTimeoutMs, { timers }).then(
+        (verdict) => 'answer' in verdict,
+        // a request that could not even start (the pool closing) answers nothing
+        () => false,
+      ),
   }
   const members = upstreams.map((upstream, priority) => new PoolMember(upstream, priority, memberOptions))
   const ranking = createMemberRanking(members, options.maxLagBlocks)
@@ -91,7 +102,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     maxAttempts: options.maxAttempts,
     hedge,
     now,
-    timers: options.timers ?? systemTimers,
+    timers,
     random: options.random ?? Math.random,
     ranking,
     onGasCap: options.onGasCap,

@@ -3,7 +3,13 @@ import { describe, it } from 'node:test'
 import { ClientGoneError, NodeErrorAnswer } from '../errors/callEndings.ts'
 import { InvalidParamsError } from '../errors/rpcErrors.ts'
 import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/upstreamErrors.ts'
-import { type AttemptFailure, judgeAttempt, mayFailOver, mayRetry } from './judgeAttempt.ts'
+import {
+  type AttemptFailure,
+  judgeAttempt,
+  judgeTimeoutAtNode,
+  mayFailOver,
+  mayRetry,
+} from './judgeAttempt.ts'
 
 const answered = (body: string, status = 200) =>
   judgeAttempt({ response: { status, body: Buffer.from(body) } })
@@ -49,10 +55,17 @@ describe('judgeAttempt', () => {
       error: Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }),
     })
     assert.deepEqual(reset, { reason: 'other side closed', blame: 'down', unsent: false })
-    assert.deepEqual(judgeAttempt({ timedOutMs: 250 }), {
+    // still queued for a connection: the node never had it
+    assert.deepEqual(judgeAttempt({ timedOutMs: 250, sent: false }), {
       reason: 'no answer within 250 ms',
       blame: 'down',
       timedOut: true,
+    })
+    assert.deepEqual(judgeAttempt({ timedOutMs: 250, sent: true }), {
+      reason: 'no answer within 250 ms',
+      blame: 'down',
+      timedOut: true,
+      atNode: true,
     })
     assert.deepEqual(judgeAttempt({ clientGone: true }), {
       reason: 'the client went away',
@@ -125,6 +138,29 @@ describe('judgeAttempt', () => {
   })
 })
 
+describe('judgeTimeoutAtNode', () => {
+  const atNode = judgeAttempt({ timedOutMs: 900, sent: true }) as AttemptFailure
+
+  it('the node answered others meanwhile: slow by its nature, the key’s, nothing held against the node', () => {
+    assert.deepEqual(judgeTimeoutAtNode(atNode, true), {
+      reason: 'no answer within 900 ms, answering others meanwhile',
+      blame: 'none',
+      timedOut: true,
+      atNode: true,
+      worked: true,
+    })
+  })
+
+  it('the node answered nothing meanwhile: silent, for its liveness check to judge, and no work of the call’s', () => {
+    assert.deepEqual(judgeTimeoutAtNode(atNode, false), {
+      reason: 'no answer within 900 ms',
+      blame: 'silent',
+      timedOut: true,
+      atNode: true,
+    })
+  })
+})
+
 describe('mayRetry', () => {
   const failure = (verdict: ReturnType<typeof judgeAttempt>) => verdict as AttemptFailure
 
@@ -151,8 +187,9 @@ describe('mayFailOver', () => {
     assert.equal(mayFailOver(new NodeErrorAnswer(Buffer.from('{}'), 'a: -32000: header not found')), true)
   })
 
-  it('never once the client is gone, nor for an error of the call itself', () => {
+  it('never once the client is gone, nor for an error of the call itself, nor for a call slow by its nature', () => {
     assert.equal(mayFailOver(new ClientGoneError()), false)
+    assert.equal(mayFailOver(new UpstreamTimeoutError(undefined, true)), false)
     assert.equal(mayFailOver(new InvalidParamsError('bad block range')), false)
     assert.equal(mayFailOver(new Error('a bug')), false)
   })

@@ -9,7 +9,8 @@ import { classifyNodeError, missingBlockOf, type NodeError, readNodeError } from
 export type AttemptResult =
   | { response: UpstreamResponse }
   | { error: Error & { code?: string } }
-  | { timedOutMs: number }
+  /** `sent`: the request had gone out on a connection (the node had it); else it was still queued for one. */
+  | { timedOutMs: number; sent?: boolean }
   | { clientGone: true }
   /** Stopped because another attempt of the same call (a hedge) answered first. */
   | { superseded: true }
@@ -25,12 +26,20 @@ export type AttemptFailure = {
   reason: string
   /**
    * What it says of the upstream: `down` counts as a failure (error rate and breaker), `degraded`
-   * in its error rate only (it answers, but not this), `none` not at all (this request's fault).
+   * in its error rate only (it answers, but not this), `none` not at all (this request's fault),
+   * `silent` as its liveness check decides (it said nothing about anything: judgeTimeoutAtNode).
    */
-  blame: 'down' | 'degraded' | 'none'
+  blame: 'down' | 'degraded' | 'none' | 'silent'
   /** The node never saw the request (the connection was refused): safe to send again, idempotent or not. */
   unsent?: boolean
   timedOut?: boolean
+  /** It timed out while the node had the request: the node is not asked it again within the call. */
+  atNode?: boolean
+  /**
+   * The node worked on it until its time ran out while it answered other requests: slow by its
+   * nature (a heavy eth_call, a trace), the key's and not the node's (judgeTimeoutAtNode).
+   */
+  worked?: boolean
   clientGone?: boolean
   /** Stopped because another attempt answered first: it says nothing of the upstream. */
   superseded?: boolean
@@ -60,7 +69,10 @@ export function judgeAttempt(result: AttemptResult): Verdict {
     return { reason: 'another upstream answered first', blame: 'none', superseded: true }
   }
   if ('timedOutMs' in result) {
-    return { reason: `no answer within ${result.timedOutMs} ms`, blame: 'down', timedOut: true }
+    const reason = `no answer within ${result.timedOutMs} ms`
+    return result.sent
+      ? { reason, blame: 'down', timedOut: true, atNode: true }
+      : { reason, blame: 'down', timedOut: true }
   }
   if ('error' in result) {
     if (result.error instanceof TollgateError) {
@@ -99,6 +111,20 @@ export function judgeAttempt(result: AttemptResult): Verdict {
 }
 
 /**
+ * A timeout of a request the node had (`atNode`), judged by what the node did meanwhile. When it
+ * answered a request sent after this one (another call's, a health check) before this one's time ran
+ * out (`answeredMeanwhile`), the node was at work, not down: the call is slow by its nature (a heavy
+ * eth_call, a trace), which is its key's doing, so it is charged and nothing is held against the
+ * node (one key's slow calls never take an upstream out of use for the others). When it answered
+ * nothing, the node may be overloaded or hung: the caller pays nothing, and whether the node is
+ * down is for its liveness check to say (`silent`), not for one call's length.
+ */
+export function judgeTimeoutAtNode(failure: AttemptFailure, answeredMeanwhile: boolean): AttemptFailure {
+  if (!answeredMeanwhile) return { ...failure, blame: 'silent' }
+  return { ...failure, reason: `${failure.reason}, answering others meanwhile`, blame: 'none', worked: true }
+}
+
+/**
  * Whether a call may go on to another attempt after this failure: not once the client is gone,
  * another attempt has answered, or the client's answer budget refused the answer; otherwise while it has attempts left (`attemptsLeft`: idempotent
  * calls get maxAttempts, others one), or whatever it has left when the request never reached a
@@ -131,14 +157,15 @@ function isJsonObjectOrArray(body: Buffer): boolean {
  * Whether a call the network's upstreams failed may go on to its partner providers (when the call
  * may fail over at all: plan, header or key switch, method): when no upstream answered in time, none
  * could answer, or every one answered an error another node may not have (NodeErrorAnswer). Never
- * once the client is gone, nor for an error of the call itself.
+ * once the client is gone, nor for an error of the call itself, nor for a call slow by its nature
+ * (a node worked on it until its time ran out: a partner would work on it as long).
  */
 export function mayFailOver(
   err: unknown,
 ): err is UpstreamUnavailableError | UpstreamTimeoutError | NodeErrorAnswer {
   return (
     err instanceof UpstreamUnavailableError ||
-    err instanceof UpstreamTimeoutError ||
+    (err instanceof UpstreamTimeoutError && !err.nodeWorked) ||
     err instanceof NodeErrorAnswer
   )
 }
