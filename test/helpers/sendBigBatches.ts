@@ -4,7 +4,8 @@ import { spawn } from 'node:child_process'
  * The big client, in a process of its own (reading 320 MiB answers would hold the test process's
  * event loop, and with it the clock of the clients it times): POSTs its stdin's body `count` times
  * to `url` with `headers`, one after the other, reading each answer to its end without keeping it;
- * prints each one's status and length, a line each.
+ * prints each one's status and length, a line each. A batch the key's rate refuses (429) is sent
+ * again after its Retry-After, as a client does, and not counted.
  */
 const bigClientSource = `
 const { request } = require('node:http')
@@ -13,18 +14,23 @@ const chunks = []
 process.stdin.on('data', (chunk) => chunks.push(chunk))
 process.stdin.on('end', async () => {
   const body = Buffer.concat(chunks)
-  for (let sent = 0; sent < Number(count); sent++) {
+  for (let sent = 0; sent < Number(count); ) {
     const answer = await new Promise((resolve, reject) => {
       const req = request(url, { method: 'POST', headers: JSON.parse(headers) }, (res) => {
         let bytes = 0
         res.on('data', (chunk) => { bytes += chunk.length })
-        res.on('end', () => resolve({ status: res.statusCode, bytes }))
+        res.on('end', () => resolve({ status: res.statusCode, bytes, retryAfter: res.headers['retry-after'] }))
         res.on('error', reject)
       })
       req.on('error', reject)
       req.end(body)
     })
-    process.stdout.write(JSON.stringify(answer) + '\\n')
+    if (answer.status === 429) {
+      await new Promise((resolve) => setTimeout(resolve, Number(answer.retryAfter) * 1000))
+      continue
+    }
+    process.stdout.write(JSON.stringify({ status: answer.status, bytes: answer.bytes }) + '\\n')
+    sent++
   }
 })
 `
