@@ -151,16 +151,34 @@ function forward(
   route: Route,
   options: SendOptions & { deadline: number },
 ): Promise<SentAnswer> {
-  const { callsInFlight } = ctx
   const wait = { deadline: options.deadline - ctx.network.timeoutMs / 10, cancellation: options.cancellation }
-  const slot = callsInFlight.enter(ctx.key.subject.keyId, ctx.maxCallsInFlight, wait)
-  const inSlot = (calls: KeyCalls): Promise<SentAnswer> => {
-    const sent = route.checkLogs
-      ? forwardLogs(ctx, spec, body, route, options)
-      : send(ctx, spec, body, route, options)
-    return sent.finally(() => callsInFlight.leave(calls))
-  }
-  return slot instanceof Promise ? slot.then(inSlot) : inSlot(slot)
+  const slot = ctx.callsInFlight.enter(ctx.key.subject.keyId, ctx.maxCallsInFlight, wait)
+  if (slot instanceof Promise) return slot.then((calls) => sendInSlot(ctx, spec, body, route, options, calls))
+  return sendInSlot(ctx, spec, body, route, options, slot)
+}
+
+/** A call sent in one of its key's slots (`calls`), given back as it ends (one then: finally makes three promises). */
+function sendInSlot(
+  ctx: RpcContext,
+  spec: MethodSpec,
+  body: string | Buffer,
+  route: Route,
+  options: SendOptions & { deadline: number },
+  calls: KeyCalls,
+): Promise<SentAnswer> {
+  const sent = route.checkLogs
+    ? forwardLogs(ctx, spec, body, route, options)
+    : send(ctx, spec, body, route, options)
+  return sent.then(
+    (answer) => {
+      ctx.callsInFlight.leave(calls)
+      return answer
+    },
+    (err: unknown) => {
+      ctx.callsInFlight.leave(calls)
+      throw err
+    },
+  )
 }
 
 /**
