@@ -74,7 +74,7 @@ function wholeAnswer(
   const { cache } = ctx.network
   if (cache && scope !== 'never') return cachedAnswer(ctx, cache, prepared, params, scope, route, trail)
   const options = sendOptions(ctx, route, ctx.cancellation, ctx.answerBudget, trail)
-  return forward(ctx, prepared.spec, bodyOf(prepared, params), route, options)
+  return inSlot(ctx, () => forward(ctx, prepared.spec, bodyOf(prepared, params), route, options))
 }
 
 /**
@@ -104,15 +104,18 @@ async function cachedAnswer(
   const body = `{"jsonrpc":"2.0","id":1,"method":${JSON.stringify(call.method)},"params":${paramsJson}}`
   // a call that joins another's load (or finds its answer kept by then) makes no attempt of its own
   let loading = false
-  const loaded = await cache.load(
-    key,
-    scope,
-    () => {
-      loading = true
-      trail?.usedCache('miss')
-      return load(ctx, spec, body, route, trail)
-    },
-    route.partners ? 'failover' : undefined,
+  // the caller's own slot while it waits, its own load or another's
+  const loaded = await inSlot(ctx, () =>
+    cache.load(
+      key,
+      scope,
+      () => {
+        loading = true
+        trail?.usedCache('miss')
+        return load(ctx, spec, body, route, trail)
+      },
+      route.partners ? 'failover' : undefined,
+    ),
   )
   if (!loading) trail?.usedCache('joined')
   const payload = 'result' in loaded ? resultAnswer(call.id, loaded.result) : withId(loaded.answer, call.id)
@@ -139,10 +142,7 @@ function load(
 
 /**
  * Sends a call to the network's upstreams and, when it may fail over, to its partners if they fail
- * (sendWithPartners); an eth_getLogs call goes through forwardLogs. It goes in one of its key's slots
- * (CallsInFlight: the key's calls in flight at the upstreams are bounded by its plan), given back when
- * it ends. When the key has none free it waits for one while a tenth of the network's timeoutMs is
- * still left it: a node is not sent a call it has no time to answer.
+ * (sendWithPartners); an eth_getLogs call goes through forwardLogs.
  */
 function forward(
   ctx: RpcContext,
@@ -151,31 +151,43 @@ function forward(
   route: Route,
   options: SendOptions & { deadline: number },
 ): Promise<SentAnswer> {
-  const wait = { deadline: options.deadline - ctx.network.timeoutMs / 10, cancellation: options.cancellation }
-  const slot = ctx.callsInFlight.enter(ctx.key.subject.keyId, ctx.maxCallsInFlight, wait)
-  if (slot instanceof Promise) return slot.then((calls) => sendInSlot(ctx, spec, body, route, options, calls))
-  return sendInSlot(ctx, spec, body, route, options, slot)
+  if (route.checkLogs) return forwardLogs(ctx, spec, body, route, options)
+  return send(ctx, spec, body, route, options)
 }
 
-/** A call sent in one of its key's slots (`calls`), given back as it ends (one then: finally makes three promises). */
-function sendInSlot(
-  ctx: RpcContext,
-  spec: MethodSpec,
-  body: string | Buffer,
-  route: Route,
-  options: SendOptions & { deadline: number },
-  calls: KeyCalls,
-): Promise<SentAnswer> {
-  const sent = route.checkLogs
-    ? forwardLogs(ctx, spec, body, route, options)
-    : send(ctx, spec, body, route, options)
-  return sent.then(
-    (answer) => {
-      ctx.callsInFlight.leave(calls)
-      return answer
+/**
+ * Runs `work`, what a call asks of the upstreams (its own attempt, its wait for a shared load, a
+ * split range), in one of its key's slots (CallsInFlight: the key's calls in flight at the upstreams
+ * are bounded by its plan), given back when the work ends. When the key has none free it waits for
+ * one while a tenth of the network's timeoutMs is still left: a node is not sent a call it has no
+ * time to answer. Each caller takes its own, never a load shared with other keys' calls: one key's
+ * full slots never hold another's.
+ */
+function inSlot<T>(ctx: RpcContext, work: () => Promise<T>): Promise<T> {
+  const { callsInFlight, network } = ctx
+  const wait = { deadline: performance.now() + network.timeoutMs * 0.9, cancellation: ctx.cancellation }
+  const slot = callsInFlight.enter(ctx.key.subject.keyId, ctx.maxCallsInFlight, wait)
+  if (slot instanceof Promise) return slot.then((calls) => workInSlot(ctx, calls, work))
+  return workInSlot(ctx, slot, work)
+}
+
+/** `work` in the slot `calls`, given back as it ends (one then: finally makes three promises). */
+function workInSlot<T>(ctx: RpcContext, calls: KeyCalls, work: () => Promise<T>): Promise<T> {
+  const leave = () => ctx.callsInFlight.leave(calls)
+  let done: Promise<T>
+  try {
+    done = work()
+  } catch (err) {
+    leave()
+    throw err
+  }
+  return done.then(
+    (value) => {
+      leave()
+      return value
     },
     (err: unknown) => {
-      ctx.callsInFlight.leave(calls)
+      leave()
       throw err
     },
   )
@@ -212,7 +224,8 @@ async function splitLogs(
 ): Promise<CallAnswer> {
   const options = { ...sendOptions(ctx, route, ctx.cancellation, ctx.answerBudget, trail), deadline }
   const logs = route.logs as LogsQuery
-  const answer = await splitLogsRange(ctx.network, logs, refusal, call.id, options, charge)
+  // a split is one call: one slot, its chunks held to its key's rate by `charge`
+  const answer = await inSlot(ctx, () => splitLogsRange(ctx.network, logs, refusal, call.id, options, charge))
   route.checkLogs?.(answer)
   return answer
 }
