@@ -12,6 +12,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { startAnvil } from '../src/devnet/startAnvil.ts'
 import {
@@ -73,6 +74,8 @@ try {
     const run = summarizeRun({ name: workloadTargets[name], ...replayed.facts }, replayed.answers, judgements)
     if (run.errors.length > 0)
       log(`${name}: ${run.errors.length} errors, such as ${run.errors.slice(0, 3).join('; ')}`)
+    if (run.wrong.length > 0)
+      log(`${name}: ${run.wrong.length} wrong answers: ${run.wrong.slice(0, 5).join('; ')}`)
     runs.push(run)
   }
   console.log(formatReport(runs))
@@ -99,13 +102,19 @@ async function replayOn(target: WorkloadTarget, proxyUrl: string, trace: UserTra
   const before = await readNodeCalls(proxyUrl)
   const startedMs = Date.now()
   const loadBefore = loadavg()[0] ?? 0
+  const delay = monitorEventLoopDelay({ resolution: 10 })
+  delay.enable()
   const answers = await replayTrace(trace, target.urls, { chain, watcher, seed })
+  delay.disable()
   const nodeCalls = nodeCallsBetween(before, await readNodeCalls(proxyUrl))
-  const loadAverage = ((loadavg()[0] ?? 0) + loadBefore) / 2
-  return {
-    facts: { seconds: (Date.now() - startedMs) / 1_000, nodeCalls, backgroundPerSecond, loadAverage },
-    answers,
+  const facts = {
+    seconds: (Date.now() - startedMs) / 1_000,
+    nodeCalls,
+    backgroundPerSecond,
+    loadAverage: ((loadavg()[0] ?? 0) + loadBefore) / 2,
+    benchDelayMs: { p99: delay.percentile(99) / 1e6, max: delay.max / 1e6 },
   }
+  return { facts, answers }
 }
 
 function formatReport(runs: RunSummary[]): string {

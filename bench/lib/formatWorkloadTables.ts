@@ -16,18 +16,41 @@ function idealRatio(run: RunSummary): number {
   return sum(ideal.map((each) => each.distinct)) / sum(ideal.map((each) => each.calls))
 }
 
+const row = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`
+const header = (names: string[]) => [row(names), row(names.map(() => '---'))]
+const msPair = (a: number, b: number) => `${fixed(a, 1)} / ${fixed(b, 1)}`
+
 /** The headline table: node calls per client call against the ideal, freshness, correctness, latency. */
 export function formatHeadline(runs: RunSummary[]): string {
-  const lines = [
-    "| configuration | client calls | node calls per client call | without background | the trace's ideal | answers behind the node | wrong answers | p50 / p99 ms |",
-    '|---|---|---|---|---|---|---|---|',
-  ]
+  const lines = header([
+    'configuration',
+    'client calls',
+    'node calls per client call',
+    'without background',
+    "the trace's ideal",
+    'behind the node when answered',
+    'behind the node when asked',
+    'wrong answers',
+    'p50 / p99 ms',
+  ])
   for (const run of runs) {
-    const checked = sum([...run.freshness.values()].map((each) => each.checked))
-    const behind = sum([...run.freshness.values()].map((each) => each.behind))
-    const clientCalls = run.clientCalls
+    const counted = [...run.freshness.values()]
+    const checked = sum(counted.map((each) => each.checked))
+    const behind = sum(counted.map((each) => each.behind))
+    const behindWhenSent = sum(counted.map((each) => each.behindWhenSent))
+    const { clientCalls, latenciesMs } = run
     lines.push(
-      `| ${run.name} | ${clientCalls.toLocaleString('en-US')} | ${fixed(run.nodeCalls.total / clientCalls)} | ${fixed((run.nodeCalls.total - backgroundCalls(run)) / clientCalls)} | ${fixed(idealRatio(run))} | ${percent(behind, checked)} of ${checked} (${percent(behind, clientCalls)} of all) | ${run.wrong} | ${fixed(quantile(run.latenciesMs, 0.5), 1)} / ${fixed(quantile(run.latenciesMs, 0.99), 1)} |`,
+      row([
+        run.name,
+        clientCalls.toLocaleString('en-US'),
+        fixed(run.nodeCalls.total / clientCalls),
+        fixed((run.nodeCalls.total - backgroundCalls(run)) / clientCalls),
+        fixed(idealRatio(run)),
+        `${percent(behind, checked)} of ${checked} (${percent(behind, clientCalls)} of all)`,
+        percent(behindWhenSent, checked),
+        run.wrong.length,
+        msPair(quantile(latenciesMs, 0.5), quantile(latenciesMs, 0.99)),
+      ]),
     )
   }
   return lines.join('\n')
@@ -41,23 +64,38 @@ const tipLabels = [
   'eth_getTransactionCount at latest',
 ]
 
-/** Answers behind the node by kind, how long, and the rest of what went wrong. */
+/** Answers behind the node by kind (when answered, and when asked), how long, and what else went wrong. */
 export function formatFreshness(runs: RunSummary[]): string {
-  const lines = [
-    `| configuration | ${tipLabels.join(' | ')} | ms behind (median / max) | 2 or more blocks behind | eth_blockNumber backwards | errors | load average |`,
-    `|---|${tipLabels.map(() => '---|').join('')}---|---|---|---|---|`,
-  ]
+  const lines = header([
+    'configuration',
+    ...tipLabels,
+    'ms behind (median / max)',
+    '2 or more blocks behind',
+    'eth_blockNumber backwards',
+    'errors',
+    'load average',
+    "the bench's event-loop delay p99 / max ms",
+  ])
   for (const run of runs) {
     const kinds = tipLabels.map((label) => {
       const counted = run.freshness.get(label)
-      return counted === undefined ? '-' : `${percent(counted.behind, counted.checked)} of ${counted.checked}`
+      if (counted === undefined) return '-'
+      const { behind, behindWhenSent, checked } = counted
+      return `${percent(behind, checked)} (${percent(behindWhenSent, checked)}) of ${checked}`
     })
     const behindMs =
-      run.behindMs.length === 0
-        ? '-'
-        : `${fixed(quantile(run.behindMs, 0.5), 0)} / ${fixed(run.behindMs.at(-1) ?? NaN, 0)}`
+      run.behindMs.length === 0 ? '-' : msPair(quantile(run.behindMs, 0.5), run.behindMs.at(-1) ?? NaN)
     lines.push(
-      `| ${run.name} | ${kinds.join(' | ')} | ${behindMs} | ${run.twoOrMoreBehind} | ${run.backwards} | ${run.errors.length} | ${fixed(run.loadAverage, 1)} |`,
+      row([
+        run.name,
+        ...kinds,
+        behindMs,
+        run.twoOrMoreBehind,
+        run.backwards,
+        run.errors.length,
+        fixed(run.loadAverage, 1),
+        msPair(run.benchDelayMs.p99, run.benchDelayMs.max),
+      ]),
     )
   }
   return lines.join('\n')

@@ -19,11 +19,18 @@ export type Judgement =
       /** Whether a block behind shows (a state read whose value did not change in the last block cannot). */
       checkable: boolean
       behindBlocks: number
+      /** Whether it reflects a block older than the node's head when the call was sent (not only when answered). */
+      behindWhenSent: boolean
       /** For an answer behind: since the node announced the block after the one it reflects. */
       behindMs: number | undefined
       wrong: boolean
     }
-  | { kind: 'pinned'; wrong: boolean }
+  | {
+      kind: 'pinned'
+      wrong: boolean
+      /** For a wrong state read: the nearby block whose answer it is, if any. */
+      answersBlock?: number | undefined
+    }
   | { kind: 'error' | 'unchecked' }
 
 /** How far from the node's head a state read at `latest` is looked for: one ahead, five behind. */
@@ -47,12 +54,15 @@ export async function judgeAnswers(
 
 type AskNode = (method: string, params: unknown[]) => Promise<RpcAnswer>
 
+/** Whether the node answers the call's method with `params` as the gateway answered it. */
+type SameAsNode = (params: unknown[]) => Promise<boolean>
+
 async function judgeAnswer(
   answered: AnsweredCall,
   askNode: AskNode,
   watcher: HeadWatcher,
 ): Promise<Judgement> {
-  const { method, params, answer, headAtAnswer } = answered
+  const { method, params, answer } = answered
   if (!('result' in answer)) return { kind: 'error' }
   const sameAsNode = async (asked: unknown[]) => isDeepStrictEqual(answer, await askNode(method, asked))
   if (method === 'eth_blockNumber' || (method === 'eth_getBlockByNumber' && params[0] === 'latest')) {
@@ -60,29 +70,44 @@ async function judgeAnswer(
     const wrong = method === 'eth_getBlockByNumber' && !(await sameAsNode([toHex(answeredBlock), params[1]]))
     return tipJudgement(answered, answeredBlock, true, wrong, watcher)
   }
-  if (isStateRead(method) && params[1] === 'latest') {
-    const at = (block: number) => [params[0], toHex(block)]
-    let answeredBlock: number | undefined
-    for (const offset of searched) {
-      const block = headAtAnswer + offset
-      if (block >= 0 && (await sameAsNode(at(block)))) {
-        answeredBlock = block
-        break
-      }
-    }
-    const changed = !isDeepStrictEqual(
-      await askNode(method, at(headAtAnswer)),
-      await askNode(method, at(headAtAnswer - 1)),
-    )
-    const checkable = changed || (answeredBlock !== undefined && answeredBlock < headAtAnswer)
-    return tipJudgement(answered, answeredBlock, checkable, answeredBlock === undefined, watcher)
-  }
-  if (isPinned(method, params, answer.result)) return { kind: 'pinned', wrong: !(await sameAsNode(params)) }
-  return { kind: 'unchecked' }
+  if (isStateRead(method) && params[1] === 'latest')
+    return judgeStateAtLatest(answered, askNode, sameAsNode, watcher)
+  if (!isPinned(method, params, answer.result)) return { kind: 'unchecked' }
+  if (await sameAsNode(params)) return { kind: 'pinned', wrong: false }
+  if (!isStateRead(method)) return { kind: 'pinned', wrong: true }
+  const pinned = Number(params[1])
+  const nearby = [pinned + 1, pinned - 1, pinned + 2, pinned - 2]
+  return { kind: 'pinned', wrong: true, answersBlock: await firstSameBlock(nearby, params, sameAsNode) }
+}
+
+/** A state read at `latest`: the block near the node's head whose answer it is. */
+async function judgeStateAtLatest(
+  answered: AnsweredCall,
+  askNode: AskNode,
+  sameAsNode: SameAsNode,
+  watcher: HeadWatcher,
+): Promise<Judgement> {
+  const { method, params, headAtAnswer } = answered
+  const near = searched.map((offset) => headAtAnswer + offset).filter((block) => block >= 0)
+  const answeredBlock = await firstSameBlock(near, params, sameAsNode)
+  const atBlock = (block: number) => askNode(method, [params[0], toHex(block)])
+  const changed = !isDeepStrictEqual(await atBlock(headAtAnswer), await atBlock(headAtAnswer - 1))
+  const checkable = changed || (answeredBlock !== undefined && answeredBlock < headAtAnswer)
+  return tipJudgement(answered, answeredBlock, checkable, answeredBlock === undefined, watcher)
+}
+
+/** The first of `blocks` at which the node answers a state read (`[what, block]`) the same. */
+async function firstSameBlock(
+  blocks: number[],
+  [what]: unknown[],
+  sameAsNode: SameAsNode,
+): Promise<number | undefined> {
+  for (const block of blocks) if (await sameAsNode([what, toHex(block)])) return block
+  return undefined
 }
 
 function tipJudgement(
-  { answeredAtMs, headAtAnswer }: AnsweredCall,
+  { answeredAtMs, headAtSend, headAtAnswer }: AnsweredCall,
   answeredBlock: number | undefined,
   checkable: boolean,
   wrong: boolean,
@@ -91,7 +116,8 @@ function tipJudgement(
   const behindBlocks = answeredBlock === undefined ? 0 : Math.max(0, headAtAnswer - answeredBlock)
   const nextSeenMs = answeredBlock === undefined ? undefined : watcher.seenAtMs(answeredBlock + 1)
   const behindMs = behindBlocks > 0 && nextSeenMs !== undefined ? answeredAtMs - nextSeenMs : undefined
-  return { kind: 'tip', answeredBlock, checkable, behindBlocks, behindMs, wrong }
+  const behindWhenSent = answeredBlock !== undefined && answeredBlock < headAtSend
+  return { kind: 'tip', answeredBlock, checkable, behindBlocks, behindWhenSent, behindMs, wrong }
 }
 
 const isStateRead = (method: string) =>

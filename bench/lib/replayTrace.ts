@@ -14,7 +14,9 @@ export type AnsweredCall = TraceCall & {
   answer: RpcAnswer
   latencyMs: number
   answeredAtMs: number
-  /** The node's head (its own announcement) when the answer arrived. */
+  /** The node's head (its own announcement) when the call was sent. */
+  headAtSend: number
+  /** The node's head when the answer arrived. */
   headAtAnswer: number
 }
 
@@ -33,7 +35,12 @@ export async function replayTrace(
   urls: string[],
   { chain, watcher, seed }: ReplayOptions,
 ): Promise<AnsweredCall[]> {
-  const agent = new Agent({ keepAliveTimeout: 10_000, headersTimeout: 10_000, bodyTimeout: 10_000 })
+  const agent = new Agent({
+    connections: 128,
+    keepAliveTimeout: 10_000,
+    headersTimeout: 10_000,
+    bodyTimeout: 10_000,
+  })
   const answered: AnsweredCall[] = []
   const startedMs = Date.now()
   try {
@@ -42,6 +49,7 @@ export async function replayTrace(
         const route = createRandom(seed * 7_919 + user)
         const ask = async (call: TraceCall) => {
           const url = urls[route.int(urls.length)] as string
+          const headAtSend = watcher.head()
           const sentAt = performance.now()
           const answer = await callRpc(url, call.method, call.params, agent).catch(
             (error: Error): RpcAnswer => ({ error: error.message }),
@@ -53,6 +61,7 @@ export async function replayTrace(
             answer,
             latencyMs,
             answeredAtMs: Date.now(),
+            headAtSend,
             headAtAnswer: watcher.head(),
           })
           return answer

@@ -6,7 +6,7 @@ import type { AnsweredCall } from './replayTrace.ts'
 export type NodeCalls = { total: number; byMethod: Record<string, number> }
 
 /** Fresh or behind, for one kind of answer that follows the head. */
-type Freshness = { checked: number; behind: number }
+type Freshness = { checked: number; behind: number; behindWhenSent: number }
 
 export type RunSummary = {
   name: string
@@ -23,17 +23,20 @@ export type RunSummary = {
   behindMs: number[]
   twoOrMoreBehind: number
   /** Tip answers matching no block near the head; pinned answers differing from the node's. */
-  wrong: number
+  wrong: string[]
   errors: string[]
   /** eth_blockNumber answers lower than one the same user was given before. */
   backwards: number
   latenciesMs: number[]
+  /** The 1-minute load average of the machine, before and after the replay (mean). */
   loadAverage: number
+  /** How late the bench's own timers ran during the replay (its latencies include it). */
+  benchDelayMs: { p99: number; max: number }
 }
 
 export type RunFacts = Pick<
   RunSummary,
-  'name' | 'seconds' | 'nodeCalls' | 'backgroundPerSecond' | 'loadAverage'
+  'name' | 'seconds' | 'nodeCalls' | 'backgroundPerSecond' | 'loadAverage' | 'benchDelayMs'
 >
 
 /** The figures of one configuration's replay. */
@@ -41,16 +44,18 @@ export function summarizeRun(facts: RunFacts, answers: AnsweredCall[], judgement
   const freshness = new Map<string, Freshness>()
   const behindMs: number[] = []
   let twoOrMoreBehind = 0
-  let wrong = 0
+  const wrong: string[] = []
   const errors: string[] = []
   answers.forEach((answered, index) => {
     const judgement = judgements[index] as Judgement
     if ('error' in answered.answer) errors.push(`${answered.method}: ${answered.answer.error}`)
-    if ((judgement.kind === 'tip' || judgement.kind === 'pinned') && judgement.wrong) wrong++
+    if ((judgement.kind === 'tip' || judgement.kind === 'pinned') && judgement.wrong)
+      wrong.push(describeWrong(answered, judgement))
     if (judgement.kind !== 'tip' || !judgement.checkable) return
     const label = tipLabel(answered)
-    const counted = freshness.get(label) ?? { checked: 0, behind: 0 }
+    const counted = freshness.get(label) ?? { checked: 0, behind: 0, behindWhenSent: 0 }
     counted.checked++
+    if (judgement.behindWhenSent) counted.behindWhenSent++
     if (judgement.behindBlocks > 0) {
       counted.behind++
       if (judgement.behindMs !== undefined) behindMs.push(judgement.behindMs)
@@ -70,6 +75,12 @@ export function summarizeRun(facts: RunFacts, answers: AnsweredCall[], judgement
     backwards: countBackwards(answers),
     latenciesMs: answers.map((answered) => answered.latencyMs).sort((a, b) => a - b),
   }
+}
+
+function describeWrong({ method, params, headAtAnswer }: AnsweredCall, judgement: Judgement): string {
+  const answersBlock = judgement.kind === 'pinned' ? judgement.answersBlock : undefined
+  const instead = answersBlock === undefined ? '' : ` (the node's answer at ${answersBlock})`
+  return `${method}${JSON.stringify(params)} answered at head ${headAtAnswer}${instead}`
 }
 
 function tipLabel({ method }: AnsweredCall): string {
