@@ -9,6 +9,7 @@
 // defaults), under a key prefix and a schema of its own, removed afterwards. Before each tollgate
 // replay, BENCH_IDLE_SECONDS (default 10) with no client count its own calls (head polls, fee indexer):
 // the background. After each replay, every answer is judged against the node (bench/lib/judgeAnswers.ts).
+import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -118,12 +119,13 @@ async function replayOn(target: WorkloadTarget, proxyUrl: string, trace: UserTra
 }
 
 function formatReport(runs: RunSummary[]): string {
+  const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim()
   return [
-    `Workload ${new Date().toISOString().slice(0, 16)}Z: seed ${seed}, ${userCount} users, ${seconds} s a configuration, a block every ${blockSeconds} s.`,
+    `Workload ${new Date().toISOString().slice(0, 16)}Z, ${commit}: seed ${seed}, ${userCount} users, ${seconds} s a configuration, a block every ${blockSeconds} s.`,
     '',
     formatHeadline(runs),
     '',
-    'Answers behind the node, by kind (of the answers that could show it):',
+    'Answers behind the node by kind, when answered (when asked), of the answers that could show it:',
     '',
     formatFreshness(runs),
     '',

@@ -90,7 +90,7 @@ export function formatFreshness(runs: RunSummary[]): string {
         run.name,
         ...kinds,
         behindMs,
-        run.twoOrMoreBehind,
+        `${run.twoOrMoreBehind.answered} (${run.twoOrMoreBehind.asked})`,
         run.backwards,
         run.errors.length,
         fixed(run.loadAverage, 1),

@@ -19,8 +19,8 @@ export type Judgement =
       /** Whether a block behind shows (a state read whose value did not change in the last block cannot). */
       checkable: boolean
       behindBlocks: number
-      /** Whether it reflects a block older than the node's head when the call was sent (not only when answered). */
-      behindWhenSent: boolean
+      /** Blocks behind the node's head when the call was sent (not only when answered). */
+      behindWhenSent: number
       /** For an answer behind: since the node announced the block after the one it reflects. */
       behindMs: number | undefined
       wrong: boolean
@@ -116,7 +116,7 @@ function tipJudgement(
   const behindBlocks = answeredBlock === undefined ? 0 : Math.max(0, headAtAnswer - answeredBlock)
   const nextSeenMs = answeredBlock === undefined ? undefined : watcher.seenAtMs(answeredBlock + 1)
   const behindMs = behindBlocks > 0 && nextSeenMs !== undefined ? answeredAtMs - nextSeenMs : undefined
-  const behindWhenSent = answeredBlock !== undefined && answeredBlock < headAtSend
+  const behindWhenSent = answeredBlock === undefined ? 0 : Math.max(0, headAtSend - answeredBlock)
   return { kind: 'tip', answeredBlock, checkable, behindBlocks, behindWhenSent, behindMs, wrong }
 }
 

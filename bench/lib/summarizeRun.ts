@@ -21,7 +21,8 @@ export type RunSummary = {
   freshness: Map<string, Freshness>
   /** ms each answer behind had been behind (since the block after the one it reflects appeared). */
   behindMs: number[]
-  twoOrMoreBehind: number
+  /** Answers 2 or more blocks behind when answered, and when asked. */
+  twoOrMoreBehind: { answered: number; asked: number }
   /** Tip answers matching no block near the head; pinned answers differing from the node's. */
   wrong: string[]
   errors: string[]
@@ -43,7 +44,7 @@ export type RunFacts = Pick<
 export function summarizeRun(facts: RunFacts, answers: AnsweredCall[], judgements: Judgement[]): RunSummary {
   const freshness = new Map<string, Freshness>()
   const behindMs: number[] = []
-  let twoOrMoreBehind = 0
+  const twoOrMoreBehind = { answered: 0, asked: 0 }
   const wrong: string[] = []
   const errors: string[] = []
   answers.forEach((answered, index) => {
@@ -55,11 +56,12 @@ export function summarizeRun(facts: RunFacts, answers: AnsweredCall[], judgement
     const label = tipLabel(answered)
     const counted = freshness.get(label) ?? { checked: 0, behind: 0, behindWhenSent: 0 }
     counted.checked++
-    if (judgement.behindWhenSent) counted.behindWhenSent++
+    if (judgement.behindWhenSent > 0) counted.behindWhenSent++
+    if (judgement.behindWhenSent > 1) twoOrMoreBehind.asked++
     if (judgement.behindBlocks > 0) {
       counted.behind++
       if (judgement.behindMs !== undefined) behindMs.push(judgement.behindMs)
-      if (judgement.behindBlocks > 1) twoOrMoreBehind++
+      if (judgement.behindBlocks > 1) twoOrMoreBehind.answered++
     }
     freshness.set(label, counted)
   })
