@@ -1,13 +1,17 @@
 import { createRandom } from '../../test/helpers/createRandom.ts'
 import { drawHeadRead, drawMethod, drawnPerTick, type HeadRead, type TraceMethod } from './methodShares.ts'
 
-/** A call drawn for a tick: its method, and the numbers that choose its params (toTraceCall). */
-export type Draw = { method: TraceMethod; choices: [number, number, number] }
+/**
+ * A call drawn for a tick: its method, the numbers that choose its params (toTraceCall), and how long
+ * after the tick's head read it is made.
+ */
+export type Draw = { method: TraceMethod; choices: [number, number, number]; afterMs: number }
 
 /**
- * One refresh of a dapp's page: a head read, then the drawn calls at once (as a page's hooks fire
- * together), and, sometimes, a deposit sent (straight to the node: a send is one node call however
- * it is served, so it is left out of the calls counted).
+ * One refresh of a dapp's page: a head read, then the drawn calls, half at once (as a page's hooks
+ * fire together), half over the next 4 s (as its parts load, refetch and the user clicks: viem polls
+ * every 4 s by default), all at what the head read answered; and, sometimes, a deposit sent (straight
+ * to the node: a send is one node call however it is served, so it is left out of the calls counted).
  */
 export type Tick = { atMs: number; headRead: HeadRead; draws: Draw[]; sendTag: bigint | undefined }
 
@@ -17,6 +21,7 @@ export type TraceOptions = { seed: number; userCount: number; seconds: number }
 
 const tickMs = { min: 4_000, max: 12_000 }
 const sendChance = 0.1
+const spreadMs = 4_000
 
 /**
  * The workload: for each user, its ticks over `seconds`, every choice drawn from `seed` (the same seed,
@@ -34,7 +39,8 @@ export function planTrace({ seed, userCount, seconds }: TraceOptions): UserTrace
       const count = drawnPerTick - 4 + random.int(9)
       const draws = Array.from({ length: count }, (): Draw => {
         const method = drawMethod(random)
-        return { method, choices: [random.next(), random.next(), random.next()] }
+        const afterMs = random.chance(0.5) ? 0 : random.next() * spreadMs
+        return { method, choices: [random.next(), random.next(), random.next()], afterMs }
       })
       const sendTag = random.chance(sendChance) ? BigInt(random.int(1_000)) : undefined
       ticks.push({ atMs, headRead, draws, sendTag })

@@ -84,7 +84,7 @@ export async function replayTrace(
   return answered
 }
 
-/** One tick: its head read, then its drawn calls at once, then its deposit (whose hash it resolves with). */
+/** One tick: its head read, then its drawn calls (each at its moment), then its deposit (whose hash it resolves with). */
 async function replayTick(
   tick: Tick,
   user: number,
@@ -99,7 +99,12 @@ async function replayTick(
     block: blockNumberOf(head) ?? watcher.head(),
     recent: chain.recentTransactions(known.dapp),
   }
-  await Promise.all(tick.draws.map((draw) => ask(toTraceCall(draw, view))))
+  await Promise.all(
+    tick.draws.map(async (draw) => {
+      await sleep(draw.afterMs)
+      return ask(toTraceCall(draw, view))
+    }),
+  )
   if (tick.sendTag === undefined) return undefined
   return chain.sendDeposit(user, tick.sendTag).catch((error: Error) => {
     process.stderr.write(`deposit of user ${user}: ${error.message}\n`)
