@@ -26,7 +26,7 @@ import { judgeAnswers } from './lib/judgeAnswers.ts'
 import { countTraceCalls, planTrace, type UserTrace } from './lib/planTrace.ts'
 import { startCountingProxy, stopChildren } from './lib/processes.ts'
 import { countNodeCallsPerSecond, nodeCallsBetween, readNodeCalls } from './lib/readNodeCalls.ts'
-import { type AnsweredCall, replayTrace } from './lib/replayTrace.ts'
+import { type AnsweredCall, type ReplayOptions, replayTrace } from './lib/replayTrace.ts'
 import { startDappChain } from './lib/startDappChain.ts'
 import {
   startWorkloadTarget,
@@ -49,14 +49,21 @@ for (const name of targetNames) if (!(name in workloadTargets)) throw new Error(
 
 const log = (line: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`)
 
-const anvil = await startAnvil({
-  blockTimeSeconds: blockSeconds,
-  extraArgs: ['--accounts', String(userCount + 1)],
-})
-const watcher = await watchHeads(anvil.wsUrl)
-const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'))
-const chain = await startDappChain(anvil.url, watcher, { userCount, seed })
+/** What the bench started, stopped in reverse order whatever happens. */
+const stops: (() => unknown)[] = []
 try {
+  const anvil = await startAnvil({
+    blockTimeSeconds: blockSeconds,
+    extraArgs: ['--accounts', String(userCount + 1)],
+  })
+  stops.unshift(() => anvil.stop())
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'))
+  stops.unshift(() => rmSync(dir, { recursive: true, force: true }))
+  const watcher = await watchHeads(anvil.wsUrl)
+  stops.unshift(() => watcher.close())
+  const chain = await startDappChain(anvil.url, watcher, { userCount, seed })
+  stops.unshift(() => chain.stop())
+  stops.unshift(stopChildren)
   const proxy = await startCountingProxy(anvil.url)
   const trace = planTrace({ seed, userCount, seconds })
   log(`trace: seed ${seed}, ${userCount} users, ${countTraceCalls(trace)} calls over ${seconds} s`)
@@ -66,7 +73,7 @@ try {
     const target = await startWorkloadTarget(name, proxy.url, dir)
     let replayed: Replayed
     try {
-      replayed = await replayOn(target, proxy.url, trace)
+      replayed = await replayOn(target, proxy.url, trace, { chain, watcher, seed })
     } finally {
       await target.stop()
     }
@@ -81,11 +88,7 @@ try {
   }
   console.log(formatReport(runs))
 } finally {
-  await chain.stop()
-  await stopChildren()
-  watcher.close()
-  await anvil.stop()
-  rmSync(dir, { recursive: true, force: true })
+  for (const stop of stops) await stop()
 }
 
 type Replayed = { facts: Omit<RunFacts, 'name'>; answers: AnsweredCall[] }
@@ -94,7 +97,12 @@ type Replayed = { facts: Omit<RunFacts, 'name'>; answers: AnsweredCall[] }
  * The trace replayed against a started configuration: its answers, the node calls meanwhile, and
  * (for a gateway, once its start-up calls are over) its own node calls with no client calling.
  */
-async function replayOn(target: WorkloadTarget, proxyUrl: string, trace: UserTrace[]): Promise<Replayed> {
+async function replayOn(
+  target: WorkloadTarget,
+  proxyUrl: string,
+  trace: UserTrace[],
+  options: ReplayOptions,
+): Promise<Replayed> {
   // a gateway's start-up (chain identification, fee backfill) is not its background
   if (target.hasBackground) await sleep(2 * blockSeconds * 1_000)
   const backgroundPerSecond = target.hasBackground
@@ -105,7 +113,7 @@ async function replayOn(target: WorkloadTarget, proxyUrl: string, trace: UserTra
   const loadBefore = loadavg()[0] ?? 0
   const delay = monitorEventLoopDelay({ resolution: 10 })
   delay.enable()
-  const answers = await replayTrace(trace, target.urls, { chain, watcher, seed })
+  const answers = await replayTrace(trace, target.urls, options)
   delay.disable()
   const nodeCalls = nodeCallsBetween(before, await readNodeCalls(proxyUrl))
   const facts = {

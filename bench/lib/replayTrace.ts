@@ -35,6 +35,7 @@ export async function replayTrace(
   urls: string[],
   { chain, watcher, seed }: ReplayOptions,
 ): Promise<AnsweredCall[]> {
+  // 128 connections to each URL, as a load balancer's pool: tollgate closes one address's 257th
   const agent = new Agent({
     connections: 128,
     keepAliveTimeout: 10_000,
