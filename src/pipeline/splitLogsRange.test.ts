@@ -408,16 +408,16 @@ describe('splitLogsRange', () => {
     assert.ok(asked.length < 10, `no chunk sent after the failure (${asked.length})`)
   })
 
-  it('where the refusals state no width, the widest chunk answered is learned: for the network (a range refusal), for the filter (an answer-size refusal)', async () => {
+  it('where the refusals state no width, the narrowest range refused and the widest chunk answered are learned: for the network (a range refusal), for the filter (an answer-size refusal)', async () => {
     let nowMs = 1_000
     const now = () => nowMs
     const besu = { code: -32005, message: 'Requested range exceeds maximum RPC range limit' }
     const range = fakeNetwork((from, to) => (to - from + 1n > 3n ? besu : undefined), { members: 2 })
     await splitLogsRange(range.network, query(0n, 9n), refusalOf(1, besu), 1, refusedByAll(2), paid(), now)
-    // 0-4 and 5-9 refused, then 0-1, 2-4, 5-6, 7-9: three blocks answered
-    const other = { filter: { address: '0x02' }, first: 0n, last: 3n }
-    assert.equal(splitsAtOnce(range.network, other, now), true, 'any filter wider than 3 blocks')
-    assert.equal(splitsAtOnce(range.network, query(0n, 2n), now), false)
+    // 0-4 and 5-9 refused, then 0-1, 2-4, 5-6, 7-9: five blocks refused, three answered
+    const other = { filter: { address: '0x02' }, first: 0n, last: 4n }
+    assert.equal(splitsAtOnce(range.network, other, now), true, 'any filter as wide as 5 blocks')
+    assert.equal(splitsAtOnce(range.network, query(0n, 3n), now), false, '4 blocks were never refused')
     range.asked.length = 0
     await splitLogsRange(range.network, query(100n, 108n), undefined, 2, options, paid(), now)
     assert.deepEqual(range.asked, [
@@ -431,7 +431,7 @@ describe('splitLogsRange', () => {
     const tooLarge = { code: -32003, message: 'response too large' }
     const size = fakeNetwork((from, to) => (to - from + 1n > 3n ? tooLarge : undefined))
     await splitLogsRange(size.network, query(0n, 9n), refusalOf(1, tooLarge), 1, refusedByAll(), paid(), now)
-    assert.equal(splitsAtOnce(size.network, query(50n, 53n), now), true, 'the same filter')
+    assert.equal(splitsAtOnce(size.network, query(50n, 54n), now), true, 'the same filter')
     assert.equal(splitsAtOnce(size.network, other, now), false, 'another filter holds other logs')
 
     const halfDown = fakeNetwork((from, to) => (to - from + 1n > 3n ? besu : undefined), {
@@ -440,6 +440,31 @@ describe('splitLogsRange', () => {
     })
     await splitLogsRange(halfDown.network, query(0n, 9n), refusalOf(1, besu), 1, refusedByAll(1), paid(), now)
     assert.equal(splitsAtOnce(halfDown.network, query(0n, 9n), now), false, 'one of two upstreams refused')
+  })
+
+  it("one key's query refused narrows nothing for another's the node answers whole; a split at once begins at the widest chunk answered", async () => {
+    const nowMs = 1_000
+    const now = () => nowMs
+    // besu answers up to 100 blocks, stating no width
+    const besu = { code: -32005, message: 'Requested range exceeds maximum RPC range limit' }
+    const { network, asked } = fakeNetwork((from, to) => (to - from + 1n > 100n ? besu : undefined))
+    await splitLogsRange(network, query(0n, 100n), refusalOf(1, besu), 1, refusedByAll(), paid(), now)
+    assert.deepEqual(asked, [
+      [0n, 49n],
+      [50n, 100n],
+    ])
+    const otherKey = { filter: { address: '0x02' }, first: 1_000n, last: 1_099n }
+    assert.equal(splitsAtOnce(network, otherKey, now), false, '100 blocks: asked whole, for 255')
+    assert.equal(splitsAtOnce(network, { ...otherKey, last: 1_100n }, now), true, '101 blocks were refused')
+    asked.length = 0
+    const charge = paid()
+    await splitLogsRange(network, { ...otherKey, last: 1_150n }, undefined, 2, options, charge, now)
+    assert.deepEqual(asked, [
+      [1_000n, 1_050n],
+      [1_051n, 1_101n],
+      [1_102n, 1_150n],
+    ])
+    assert.equal(charge.splitCalls, 3)
   })
 
   it('rangeRefusalOf: only the refusals that may be split', () => {

@@ -31,12 +31,12 @@ export const maxChunkCalls = 64
 const clock = () => performance.now()
 
 /**
- * Whether a query is wider than what the network's upstreams were seen to answer lately (LogsWidths):
- * it is split at once, without a first refused call.
+ * Whether a query is at least as wide as a range the network's upstreams all refused lately, or
+ * wider than they stated (LogsWidths): it is split at once, without a first refused call.
  */
 export function splitsAtOnce(network: Network, query: LogsQuery, now: () => number = clock): boolean {
-  const learned = LogsWidths.of(network).widthFor(query.filter, now())
-  return learned !== undefined && query.last - query.first + 1n > learned
+  const { refused } = LogsWidths.of(network).knownFor(query.filter, now())
+  return refused !== undefined && widthOf(query.first, query.last) >= refused
 }
 
 /** The node's error when `answer` is an eth_getLogs range refusal tollgate may split (nodeErrors.ts `splitsRange`). */
@@ -89,8 +89,9 @@ export function planChunks(first: bigint, last: bigint, limit: RangeLimit): [big
  * ends so, the chunk's refusal), and a chunk's own error (missing data, say) when one
  * answers one, as the node wrote it; throws MalformedUpstreamAnswerError when a chunk's answer
  * cannot be read. What the refusals say the network answers is learned when every upstream said it
- * (`options.answeredBy` counts who refused): a stated limit, or the widest chunk answered where they
- * stated none (LogsWidths).
+ * (`options.answeredBy` counts who refused): a stated limit, or where they stated none the range
+ * refused; and the widest chunk answered below a range refused (LogsWidths), where the next split
+ * begins.
  * Once the first chunks hold more logs than the network's `maxLogsResults`, no more are asked: the
  * answer is their logs, which the result limit's check then refuses naming the range that fits.
  * Rejects as the pool does (timeout, no upstream, the client gone, the answer budget).
@@ -105,17 +106,10 @@ export async function splitLogsRange(
   now: () => number = clock,
 ): Promise<Buffer> {
   const error = refusal ? readNodeError(refusal) : undefined
-  const everyRefused = refusedByEvery(network, options.answeredBy)
-  let limit: RangeLimit = {}
-  if (error) {
-    limit = readRangeLimit(messageOf(error))
-    if (everyRefused && limit.limitBlocks !== undefined)
-      LogsWidths.of(network).learnStated(limit.limitBlocks, now())
-  } else if (!refusal) {
-    const learned = LogsWidths.of(network).widthFor(query.filter, now())
-    if (learned !== undefined) limit = { limitBlocks: learned }
-  }
-  const plan = planChunks(query.first, query.last, limit)
+  const stated = error ? readRangeLimit(messageOf(error)) : {}
+  if (error && refusedByEvery(network, options.answeredBy))
+    learnRefusal(network, query.filter, widthOf(query.first, query.last), stated, now())
+  const plan = planChunks(query.first, query.last, withKnownWidth(network, query.filter, stated, now()))
   // each chunk to hold (a split at once sends its first as the call's own)
   const holds = refusal ? plan.length : plan.length - 1
   const deadline = options.deadline ?? Number.POSITIVE_INFINITY
@@ -149,11 +143,46 @@ export async function splitLogsRange(
     return Buffer.from(withId(ending.answer, id))
   } finally {
     split.end()
-    // where the refusals stated no width, the widest chunk answered is what the network answers
-    // (for a refusal of the answer's size, what it answers for this filter)
-    if (error && everyRefused && limit.limitBlocks === undefined && split.widestAnswered > 0n)
-      LogsWidths.of(network).learnWorked(query.filter, split.widestAnswered, limit.bySize === true, now())
+    // the widest chunk answered: where a wider range was refused, the width the next split begins with
+    if (split.widestAnswered > 0n)
+      LogsWidths.of(network).learnAnswered(query.filter, split.widestAnswered, now())
   }
+}
+
+/**
+ * What a range of `blocks` every upstream refused teaches: the width the refusal states, else that
+ * this width is refused (LogsWidths).
+ */
+function learnRefusal(
+  network: Network,
+  filter: Record<string, unknown>,
+  blocks: bigint,
+  limit: RangeLimit,
+  nowMs: number,
+): void {
+  const widths = LogsWidths.of(network)
+  if (limit.limitBlocks !== undefined) widths.learnStated(limit.limitBlocks, nowMs)
+  else widths.learnRefused(filter, blocks, limit.bySize === true, nowMs)
+}
+
+/**
+ * `limit` as a refusal read it, or for a split at once nothing; where it states no width, the
+ * widest known to be answered lately (LogsWidths): the chunks begin at it rather than at halves.
+ */
+function withKnownWidth(
+  network: Network,
+  filter: Record<string, unknown>,
+  limit: RangeLimit,
+  nowMs: number,
+): RangeLimit {
+  if (limit.limitBlocks !== undefined) return limit
+  const { answered } = LogsWidths.of(network).knownFor(filter, nowMs)
+  return answered === undefined ? limit : { ...limit, limitBlocks: answered }
+}
+
+/** Blocks `first` to `last`, both counted. */
+function widthOf(first: bigint, last: bigint): bigint {
+  return last - first + 1n
 }
 
 /** The query as one call, when a split decided on at once (a learned width) turns out not to be possible. */
@@ -234,7 +263,7 @@ class Split {
       throw err instanceof Stop ? err : this.stop({ kind: 'failed', error: err })
     }
     if ('parts' in answer) {
-      if (to - from + 1n > this.widestAnswered) this.widestAnswered = to - from + 1n
+      if (widthOf(from, to) > this.widestAnswered) this.widestAnswered = widthOf(from, to)
       return answer.parts
     }
     if (answer instanceof MalformedUpstreamAnswerError) {
@@ -244,10 +273,10 @@ class Split {
     }
     const error = readNodeError(answer)
     if (!error || !findNodeErrorRule(error)?.splitsRange) throw this.stop({ kind: 'answer', answer })
-    const limit = readRangeLimit(messageOf(error))
-    if (limit.limitBlocks !== undefined && refusedByEvery(this.network, answeredBy))
-      LogsWidths.of(this.network).learnStated(limit.limitBlocks, this.now())
-    const plan = planChunks(from, to, limit)
+    const stated = readRangeLimit(messageOf(error))
+    if (refusedByEvery(this.network, answeredBy))
+      learnRefusal(this.network, this.filter, widthOf(from, to), stated, this.now())
+    const plan = planChunks(from, to, withKnownWidth(this.network, this.filter, stated, this.now()))
     if (plan.length === 0 || this.calls + plan.length > maxChunkCalls)
       throw this.stop({ kind: 'unsplit', refusal: answer })
     return (await Promise.all(plan.map(([start, end]) => this.fetchRange(start, end)))).flat()
