@@ -4,7 +4,7 @@ import { createRpcCache } from '../cache/createRpcCache.ts'
 import { ClientGoneError } from '../errors/callEndings.ts'
 import { RateLimitError } from '../errors/limitErrors.ts'
 import { MalformedUpstreamAnswerError, UpstreamTimeoutError } from '../errors/upstreamErrors.ts'
-import type { Cancellation } from '../failsafe/Cancellation.ts'
+import { Cancellation } from '../failsafe/Cancellation.ts'
 import type { Network } from '../networks/createNetwork.ts'
 import type { SendOptions } from '../upstreams/SendOptions.ts'
 import { learnedLimitMs } from './LogsWidths.ts'
@@ -30,9 +30,12 @@ function fakeNetwork(
     answer?: (from: bigint, to: bigint) => string | undefined
     /** Ranges whose call fails as every upstream timing out does. */
     fails?: (from: bigint, to: bigint) => boolean
+    /** Ranges whose call the node works on until the call is cancelled (then it rejects as the pool does). */
+    hangs?: (from: bigint, to: bigint) => boolean
   } = {},
 ) {
   const asked: [bigint, bigint][] = []
+  let cancelled = 0
   let inFlight = 0
   let mostInFlight = 0
   const members = options.members ?? 1
@@ -46,6 +49,13 @@ function fakeNetwork(
       const from = BigInt(params[0].fromBlock)
       const to = BigInt(params[0].toBlock)
       asked.push([from, to])
+      if (options.hangs?.(from, to))
+        return await new Promise<Buffer>((_resolve, reject) =>
+          sendOptions.cancellation?.onCancel(() => {
+            cancelled++
+            reject(new ClientGoneError())
+          }),
+        )
       inFlight++
       mostInFlight = Math.max(mostInFlight, inFlight)
       // later chunks answer first: the merge must keep block order
@@ -69,7 +79,7 @@ function fakeNetwork(
     head: { finalized: () => options.finalized },
     maxLogsResults: options.maxLogsResults ?? 10_000,
   } as unknown as Network
-  return { network, asked, mostInFlight: () => mostInFlight }
+  return { network, asked, mostInFlight: () => mostInFlight, cancelled: () => cancelled }
 }
 
 function logsOf(from: bigint, to: bigint) {
@@ -389,6 +399,27 @@ describe('splitLogsRange', () => {
     const answer = await splitLogsRange(network, query(0n, 99n), refusal, 1, options, charge)
     assert.deepEqual(JSON.parse(answer.toString()).error, { code: -32000, message: 'header not found' })
     assert.equal(gaveUp, 4, 'every chunk in a slot but the one answered, and the next one that took its slot')
+  })
+
+  it('chunks still at the node when the split ends are cancelled with it, though its client stays', async () => {
+    const { network, asked, cancelled } = fakeNetwork(
+      (from, to) =>
+        to - from + 1n > 10n
+          ? { code: 35, message: 'ranges over 10 blocks are not supported on freetier' }
+          : from === 0n
+            ? { code: -32000, message: 'header not found' }
+            : undefined,
+      { hangs: (from) => from > 0n },
+    )
+    const refusal = refusalOf(1, { code: 35, message: 'ranges over 10 blocks are not supported on freetier' })
+    const charge = paid()
+    const client = { ...options, cancellation: new Cancellation() }
+    const answer = await splitLogsRange(network, query(0n, 99n), refusal, 1, client, charge)
+    assert.deepEqual(JSON.parse(answer.toString()).error, { code: -32000, message: 'header not found' })
+    assert.equal(asked.length, 4, 'the four chunks of the first slots')
+    assert.equal(cancelled(), 3, 'the three at the node when the first answered')
+    assert.equal(client.cancellation.cancelled, false)
+    assert.equal(charge.splitCalls, 5, 'the refusal and the four chunks sent, as any chunk on its way')
   })
 
   it('a chunk that fails without a node answer (upstream) is not charged: the split fails with it', async () => {

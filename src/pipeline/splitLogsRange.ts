@@ -236,7 +236,11 @@ class Split {
   slowestMs = 0
   readonly waiting: (() => void)[] = []
   stopped: Stop | undefined
-  /** Set when the split ends or its client leaves: a chunk waiting for the key's rate waits no more. */
+  /**
+   * Set when the split ends or its client leaves: a chunk waiting for the key's rate waits no more,
+   * and one at a node is cancelled (the answer it would bring has no call left to go to, nor an
+   * answer budget to be counted on).
+   */
   readonly ended = new Cancellation()
   readonly #unlisten: (() => void) | undefined
 
@@ -344,7 +348,7 @@ class Split {
   ): Promise<{ parts: Buffer[] } | Buffer | MalformedUpstreamAnswerError> {
     const filter = { ...this.filter, fromBlock: hex(from), toBlock: hex(to) }
     const { cache, head } = this.network
-    const options = { ...this.options, answeredBy }
+    const options = { ...this.options, answeredBy, cancellation: this.ended }
     const finalized = head.finalized()
     let answer: Buffer
     if (cache && finalized !== undefined && to <= finalized) {
