@@ -28,8 +28,9 @@ function fakeNetwork(
     members?: number
     refusedBy?: number
     answer?: (from: bigint, to: bigint) => string | undefined
-    /** Ranges whose call fails as every upstream timing out does. */
+    /** Ranges whose call fails as every upstream timing out does (`nodeWorked`: while the node worked on it). */
     fails?: (from: bigint, to: bigint) => boolean
+    nodeWorked?: boolean
     /** Ranges whose call the node works on until the call is cancelled (then it rejects as the pool does). */
     hangs?: (from: bigint, to: bigint) => boolean
   } = {},
@@ -62,7 +63,7 @@ function fakeNetwork(
       for (let turn = 0n; turn < 20n - (from % 20n); turn++)
         await new Promise((resolve) => setImmediate(resolve))
       inFlight--
-      if (options.fails?.(from, to)) throw new UpstreamTimeoutError()
+      if (options.fails?.(from, to)) throw new UpstreamTimeoutError({}, options.nodeWorked)
       const written = options.answer?.(from, to)
       if (written !== undefined) return Buffer.from(written)
       const error = refuse(from, to)
@@ -437,6 +438,25 @@ describe('splitLogsRange', () => {
       'the refusal and every chunk asked but the failed one',
     )
     assert.ok(asked.length < 10, `no chunk sent after the failure (${asked.length})`)
+  })
+
+  it('a chunk that timed out while the node worked on it is charged, as such a call alone is', async () => {
+    const { network, asked } = fakeNetwork(limitedTo(10n), {
+      fails: (from) => from === 20n,
+      nodeWorked: true,
+    })
+    const refusal = refusalOf(1, { code: 35, message: 'ranges over 10 blocks are not supported on freetier' })
+    const charge = paid()
+    await assert.rejects(
+      splitLogsRange(network, query(0n, 99n), refusal, 1, options, charge),
+      (err) => err instanceof UpstreamTimeoutError && err.nodeWorked,
+    )
+    for (let turn = 0; turn < 50; turn++) await new Promise((resolve) => setImmediate(resolve))
+    assert.equal(
+      charge.splitCalls,
+      1 + asked.length,
+      'the refusal and every chunk asked, the timed out one too',
+    )
   })
 
   it('where the refusals state no width, the narrowest range refused and the widest chunk answered are learned: for the network (a range refusal), for the filter (an answer-size refusal)', async () => {

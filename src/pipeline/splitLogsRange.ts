@@ -1,6 +1,6 @@
 import { splitAnswer } from '../cache/createRpcCache.ts'
 import { TollgateError } from '../errors/TollgateError.ts'
-import { MalformedUpstreamAnswerError } from '../errors/upstreamErrors.ts'
+import { MalformedUpstreamAnswerError, UpstreamTimeoutError } from '../errors/upstreamErrors.ts'
 import { Cancellation } from '../failsafe/Cancellation.ts'
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import type { RpcId } from '../jsonrpc/types.ts'
@@ -79,7 +79,7 @@ export function planChunks(first: bigint, last: bigint, limit: RangeLimit): [big
  * the finalized block go through the cache as immutable answers.
  *
  * Each node call is charged to the key (`charge`): the refusal, and each chunk, unless it fails
- * without a node's answer. The first chunk of a split at once is held with the call; every other is
+ * without a node's answer or work (a timeout the node worked through is charged). The first chunk of a split at once is held with the call; every other is
  * held against the key before it is sent (waiting for its per-second rate while a chunk could still
  * be answered before the call's deadline), and a chunk the key cannot pay for ends the split with
  * the 402 or 429 that refuses it.
@@ -225,7 +225,7 @@ class Stop extends Error {
 /**
  * One split's chunks in flight: at most parallelChunks at once, at most maxChunkCalls in all, each
  * paid for before it is sent (the call's own, while `ownCallFree`; else held by `charge`) and
- * charged, unless it fails without a node's answer (upstream or here).
+ * charged, unless it fails without a node's answer or work (upstream or here: isFree).
  */
 class Split {
   calls = 0
@@ -261,7 +261,7 @@ class Split {
     const answeredBy = { members: 0 }
     let answer: Awaited<ReturnType<Split['fetchChunk']>>
     try {
-      answer = await this.limited(() => this.fetchChunk(from, to, answeredBy))
+      answer = await this.runPaidInTurn(() => this.fetchChunk(from, to, answeredBy))
     } catch (err) {
       // a chunk that failed ends the split: no more are sent
       throw err instanceof Stop ? err : this.stop({ kind: 'failed', error: err })
@@ -299,10 +299,11 @@ class Split {
   }
 
   /**
-   * Runs `task` (one node call) when fewer than parallelChunks run and it is paid for, unless the
-   * split has ended; rejects with what refuses to pay for it.
+   * Runs `task` (one node call) in its turn (when fewer than parallelChunks run), held against the
+   * key and charged, unless the split has ended; rejects with what refuses to pay for it. The call
+   * is freed again when it fails without a node's work (isFree).
    */
-  async limited<T>(task: () => Promise<T>): Promise<T> {
+  async runPaidInTurn<T>(task: () => Promise<T>): Promise<T> {
     // a slot ends by passing to the next task waiting, if any: never more than parallelChunks run
     if (this.running >= parallelChunks) await new Promise<void>((resolve) => this.waiting.push(resolve))
     else this.running++
@@ -324,7 +325,7 @@ class Split {
       try {
         return await task()
       } catch (err) {
-        if (err instanceof TollgateError && err.httpStatus >= 500) this.charge.freeCall()
+        if (isFree(err)) this.charge.freeCall()
         throw err
       } finally {
         this.slowestMs = Math.max(this.slowestMs, performance.now() - startedMs)
@@ -384,6 +385,15 @@ class Split {
       .send(bodyOf(1, filter), { ...options, cancellation: undefined, answerBudget })
       .finally(() => answerBudget?.release())
   }
+}
+
+/**
+ * Whether a chunk's failure costs nothing: ours or upstream (5xx), as any call's, but a timeout the
+ * node worked through, the chunk slow by its nature (priceOf's `failed`).
+ */
+function isFree(err: unknown): boolean {
+  if (err instanceof UpstreamTimeoutError && err.nodeWorked) return false
+  return err instanceof TollgateError && err.httpStatus >= 500
 }
 
 function bodyOf(id: RpcId, filter: Record<string, unknown>): string {
