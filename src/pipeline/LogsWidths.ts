@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { Network } from '../networks/createNetwork.ts'
+import type { RangeLimit } from '../upstreams/readRangeLimit.ts'
 
 /**
  * How long a learned width holds: then a query wider than it is asked whole again, and learns it anew.
@@ -75,6 +76,25 @@ export class LogsWidths {
     if (known.answered !== undefined && known.refused !== undefined && known.answered >= known.refused)
       known.answered = undefined
     return known
+  }
+
+  /**
+   * `limit` as a refusal read it (for a split at once, nothing); where it states no width, the
+   * widest known to be answered lately for `filter`: the chunks begin at it rather than at halves.
+   */
+  withKnownWidth(filter: Record<string, unknown>, limit: RangeLimit, nowMs: number): RangeLimit {
+    if (limit.limitBlocks !== undefined) return limit
+    const { answered } = this.knownFor(filter, nowMs)
+    return answered === undefined ? limit : { ...limit, limitBlocks: answered }
+  }
+
+  /**
+   * What a range of `blocks` every upstream refused with `limit` teaches: the width it states, else
+   * that this width is refused.
+   */
+  learnRefusal(filter: Record<string, unknown>, blocks: bigint, limit: RangeLimit, nowMs: number): void {
+    if (limit.limitBlocks !== undefined) this.learnStated(limit.limitBlocks, nowMs)
+    else this.learnRefused(filter, blocks, limit.bySize === true, nowMs)
   }
 
   /** A width every upstream stated: kept when it is the narrowest that holds (a wider one waits until it expires). */

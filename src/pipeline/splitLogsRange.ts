@@ -108,8 +108,9 @@ export async function splitLogsRange(
   const error = refusal ? readNodeError(refusal) : undefined
   const stated = error ? readRangeLimit(messageOf(error)) : {}
   if (error && refusedByEvery(network, options.answeredBy))
-    learnRefusal(network, query.filter, widthOf(query.first, query.last), stated, now())
-  const plan = planChunks(query.first, query.last, withKnownWidth(network, query.filter, stated, now()))
+    LogsWidths.of(network).learnRefusal(query.filter, widthOf(query.first, query.last), stated, now())
+  const limit = LogsWidths.of(network).withKnownWidth(query.filter, stated, now())
+  const plan = planChunks(query.first, query.last, limit)
   // each chunk to hold (a split at once sends its first as the call's own)
   const holds = refusal ? plan.length : plan.length - 1
   const deadline = options.deadline ?? Number.POSITIVE_INFINITY
@@ -147,37 +148,6 @@ export async function splitLogsRange(
     if (split.widestAnswered > 0n)
       LogsWidths.of(network).learnAnswered(query.filter, split.widestAnswered, now())
   }
-}
-
-/**
- * What a range of `blocks` every upstream refused teaches: the width the refusal states, else that
- * this width is refused (LogsWidths).
- */
-function learnRefusal(
-  network: Network,
-  filter: Record<string, unknown>,
-  blocks: bigint,
-  limit: RangeLimit,
-  nowMs: number,
-): void {
-  const widths = LogsWidths.of(network)
-  if (limit.limitBlocks !== undefined) widths.learnStated(limit.limitBlocks, nowMs)
-  else widths.learnRefused(filter, blocks, limit.bySize === true, nowMs)
-}
-
-/**
- * `limit` as a refusal read it, or for a split at once nothing; where it states no width, the
- * widest known to be answered lately (LogsWidths): the chunks begin at it rather than at halves.
- */
-function withKnownWidth(
-  network: Network,
-  filter: Record<string, unknown>,
-  limit: RangeLimit,
-  nowMs: number,
-): RangeLimit {
-  if (limit.limitBlocks !== undefined) return limit
-  const { answered } = LogsWidths.of(network).knownFor(filter, nowMs)
-  return answered === undefined ? limit : { ...limit, limitBlocks: answered }
 }
 
 /** Blocks `first` to `last`, both counted. */
@@ -279,8 +249,9 @@ class Split {
     if (!error || !findNodeErrorRule(error)?.splitsRange) throw this.stop({ kind: 'answer', answer })
     const stated = readRangeLimit(messageOf(error))
     if (refusedByEvery(this.network, answeredBy))
-      learnRefusal(this.network, this.filter, widthOf(from, to), stated, this.now())
-    const plan = planChunks(from, to, withKnownWidth(this.network, this.filter, stated, this.now()))
+      LogsWidths.of(this.network).learnRefusal(this.filter, widthOf(from, to), stated, this.now())
+    const limit = LogsWidths.of(this.network).withKnownWidth(this.filter, stated, this.now())
+    const plan = planChunks(from, to, limit)
     if (plan.length === 0 || this.calls + plan.length > maxChunkCalls)
       throw this.stop({ kind: 'unsplit', refusal: answer })
     return (await Promise.all(plan.map(([start, end]) => this.fetchRange(start, end)))).flat()
