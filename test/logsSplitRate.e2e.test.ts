@@ -142,11 +142,10 @@ describe("a core key's split eth_getLogs is held to its rate (docs/plans.md)", (
     assert.equal(answer.headers.get('x-credits-charged'), String(100 * getLogsCredits + 80))
     const batchCalls = () =>
       limiter.requests.filter((request) => request.method === 'eth_getLogs').length - before
-    // sends still queued for the upstream when the answer went arrive after it
-    await until(() => batchCalls() >= 100, 'the first chunk of each call')
+    // a first chunk still queued for the upstream when its split ended is cancelled there
     t.diagnostic(
       `a batch of 100: ${batchCalls()} upstream eth_getLogs, ${answer.headers.get('x-credits-charged')} credits`,
     )
-    assert.equal(batchCalls(), 100)
+    assert.ok(batchCalls() <= 100, `at most the first chunk of each call (${batchCalls()})`)
   })
 })
