@@ -54,7 +54,13 @@ function contextOf(network: unknown, callsInFlight: CallsInFlight, keyId: number
 }
 
 function readyCall(id: number, method: string): ReadyCall {
-  return { ok: true, call: { id, method }, spec: { name: method }, params: [], paramsAsSent: false } as unknown as ReadyCall
+  return {
+    ok: true,
+    call: { id, method },
+    spec: { name: method },
+    params: [],
+    paramsAsSent: false,
+  } as unknown as ReadyCall
 }
 
 const plainRoute = { logs: undefined, checkLogs: undefined, partners: undefined } as unknown as Route
@@ -90,7 +96,11 @@ describe('fetchAnswer: each key waits in its own slots (CallsInFlight)', () => {
       undefined,
       freeCharge,
     )
-    assert.match(String(other), /"id":2,"result":"0x7a69"/, "key 2 is answered while key 1's slot is still taken")
+    assert.match(
+      String(other),
+      /"id":2,"result":"0x7a69"/,
+      "key 2 is answered while key 1's slot is still taken",
+    )
     callsInFlight.leave(held)
     assert.match(String(await waiting), /"id":1,"result":"0x7a69"/)
     assert.equal(sends.calls, 1, "key 1's call, once in its slot, found key 2's answer kept")
@@ -113,7 +123,10 @@ describe('fetchAnswer: each key waits in its own slots (CallsInFlight)', () => {
     )
     await Promise.all(splits)
     assert.equal(sends.calls, 30, 'ten chunks each')
-    assert.ok(sends.most <= 4, `one split at a time (a split's own chunks at once: at most 4), saw ${sends.most}`)
+    assert.ok(
+      sends.most <= 4,
+      `one split at a time (a split's own chunks at once: at most 4), saw ${sends.most}`,
+    )
     assert.equal(callsInFlight.keys, 0)
   })
 })

@@ -1,4 +1,5 @@
 import { splitAnswer } from '../cache/createRpcCache.ts'
+import { ClientGoneError } from '../errors/callEndings.ts'
 import { TollgateError } from '../errors/TollgateError.ts'
 import { MalformedUpstreamAnswerError, UpstreamTimeoutError } from '../errors/upstreamErrors.ts'
 import { Cancellation } from '../failsafe/Cancellation.ts'
@@ -272,7 +273,8 @@ class Split {
   /**
    * Runs `task` (one node call) in its turn (when fewer than parallelChunks run), held against the
    * key and charged, unless the split has ended; rejects with what refuses to pay for it. The call
-   * is freed again when it fails without a node's work (isFree).
+   * is freed again when it fails without a node's work, or is stopped by the split's end or the
+   * client's leaving (isFree).
    */
   async runPaidInTurn<T>(task: () => Promise<T>): Promise<T> {
     // a slot ends by passing to the next task waiting, if any: never more than parallelChunks run
@@ -363,6 +365,9 @@ class Split {
  * node worked through, the chunk slow by its nature (priceOf's `failed`).
  */
 function isFree(err: unknown): boolean {
+  // stopped by the split's end or the client's leaving, whether or not it reached a node: as a call
+  // whose client left
+  if (err instanceof ClientGoneError) return true
   if (err instanceof UpstreamTimeoutError && err.nodeWorked) return false
   return err instanceof TollgateError && err.httpStatus >= 500
 }
