@@ -139,9 +139,11 @@ describe('fetchAnswer: each key waits in its own slots (CallsInFlight)', () => {
     const ctx = contextOf(network, callsInFlight, 1)
     const logsRoute = (first: bigint, last: bigint) =>
       ({ logs: { filter: {}, first, last }, checkLogs: () => {}, partners: undefined }) as unknown as Route
-    await fetchAnswer(ctx, readyCall(1, 'eth_getLogs'), [], 'never', logsRoute(0n, 99n), undefined, freeCharge)
+    const getLogs = (id: number, last: bigint) =>
+      fetchAnswer(ctx, readyCall(id, 'eth_getLogs'), [], 'never', logsRoute(0n, last), undefined, freeCharge)
+    await getLogs(1, 99n)
     assert.equal(sends.calls, 1, 'asked whole')
-    await fetchAnswer(ctx, readyCall(2, 'eth_getLogs'), [], 'never', logsRoute(0n, 299n), undefined, freeCharge)
+    await getLogs(2, 299n)
     assert.equal(sends.calls - 1, 3, 'split at once into three chunks of the 100 blocks answered whole')
   })
 })
