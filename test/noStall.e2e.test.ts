@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
 import { Agent, request } from 'node:http'
 import { tmpdir } from 'node:os'
@@ -10,6 +9,7 @@ import type { GatewayProcess } from './helpers/gatewayProcess.ts'
 import { mib, startKeyedGateway, stopAll } from './helpers/hostileClients.ts'
 import { mineWideBlock, wideBlockGasLimit } from './helpers/mineWideBlock.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
+import { sendBigBatches } from './helpers/sendBigBatches.ts'
 
 /** Calls in each of the big client's batches (the issue's figure). */
 const batchCalls = 40
@@ -20,60 +20,6 @@ const batches = 3
  * 2-core machine it was measured on; docs/operations.md has the figures measured).
  */
 const worstLatencyMs = 500
-
-/**
- * The big client, in a process of its own (reading 320 MiB answers would hold this process's own
- * event loop, and with it the other client's clock): POSTs its stdin's body `count` times to `url`,
- * one after the other, reading each answer to its end without keeping it; prints each one's status
- * and length, a line each.
- */
-const bigClientSource = `
-const { request } = require('node:http')
-const [url, count] = process.argv.slice(1)
-const chunks = []
-process.stdin.on('data', (chunk) => chunks.push(chunk))
-process.stdin.on('end', async () => {
-  const body = Buffer.concat(chunks)
-  for (let sent = 0; sent < Number(count); sent++) {
-    const answer = await new Promise((resolve, reject) => {
-      const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
-        let bytes = 0
-        res.on('data', (chunk) => { bytes += chunk.length })
-        res.on('end', () => resolve({ status: res.statusCode, bytes }))
-        res.on('error', reject)
-      })
-      req.on('error', reject)
-      req.end(body)
-    })
-    process.stdout.write(JSON.stringify(answer) + '\\n')
-  }
-})
-`
-
-/** Runs the big client: each answer's status and length, once it has sent them all. */
-function sendBatches(url: string, body: string, count: number): Promise<{ status: number; bytes: number }[]> {
-  const child = spawn(process.execPath, ['-e', bigClientSource, url, String(count)], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  })
-  let output = ''
-  child.stdout.on('data', (chunk: Buffer) => {
-    output += chunk.toString()
-  })
-  child.stdin.end(body)
-  return new Promise((resolve, reject) => {
-    child.once('error', reject)
-    child.once('close', (code) => {
-      if (code !== 0) reject(new Error(`the big client exited with ${code}: ${output}`))
-      else
-        resolve(
-          output
-            .trim()
-            .split('\n')
-            .map((line) => JSON.parse(line)),
-        )
-    })
-  })
-}
 
 /** One request on `agent`'s connection, timed from its sending to the last byte of its answer. */
 function timed(url: string, agent: Agent, body?: string): Promise<{ status: number; ms: number }> {
@@ -131,7 +77,7 @@ describe('no client stalls the others', () => {
     await postJson(endpoint, rpcBody('eth_chainId'))
 
     let sending = true
-    const sent = sendBatches(endpoint, batchBody, batches)
+    const sent = sendBigBatches(endpoint, batchBody, batches)
     const stop = () => {
       sending = false
     }
