@@ -61,7 +61,7 @@ describe('AnswerBudget', () => {
     assert.ok(again.take(1) instanceof ServerBusyError, "past key a's share, though the process has room")
     // other keys' calls may join a shared load: none of them is refused for key a's share
     const load = greedy.forShared()
-    assert.equal(load.take(smallMessageBytes + mib), undefined, "a shared load begun by key a is in no share")
+    assert.equal(load.take(smallMessageBytes + mib), undefined, 'a shared load begun by key a is in no share')
     assert.equal(memory.inUseBytes(), 17 * mib, 'though in the whole bound')
     const sameAddress = memory.forRequest(['key:b', 'address:1'])
     assert.ok(sameAddress.take(2 * mib) instanceof ServerBusyError, "address 1's share is full too")
