@@ -8,14 +8,16 @@ export const children: ChildProcess[] = []
 
 /** SIGTERM to every child, resolved once all have exited (what they write on the way out is written). */
 export async function stopChildren(): Promise<void> {
-  await Promise.all(
-    children.map((child) => {
-      if (child.exitCode !== null || child.signalCode !== null) return undefined
-      const exited = new Promise((resolve) => child.once('exit', resolve))
-      child.kill('SIGTERM')
-      return exited
-    }),
-  )
+  await Promise.all(children.map((child) => stopChild(child.pid)))
+}
+
+/** SIGTERM to the child `pid` (one of `children`), resolved once it has exited. */
+export async function stopChild(pid: number | undefined): Promise<void> {
+  const child = children.find((each) => each.pid === pid)
+  if (child === undefined || child.exitCode !== null || child.signalCode !== null) return
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  child.kill('SIGTERM')
+  await exited
 }
 
 /**
@@ -62,6 +64,20 @@ export async function startPassThrough(
     wrapper,
   )
   return { url: `http://127.0.0.1:${match}/v3/${key}`, pid: child.pid }
+}
+
+/**
+ * The counting proxy (bench/lib/countingProxy.ts) in front of `upstreamUrl`: the URL to send calls to
+ * (GET it for the counts), and its pid.
+ */
+export async function startCountingProxy(
+  upstreamUrl: string,
+): Promise<{ url: string; pid: number | undefined }> {
+  const { child, match } = await spawnAndWait(
+    ['--import', 'tsx', 'bench/lib/countingProxy.ts', upstreamUrl, '0'],
+    /listening (\d+)/,
+  )
+  return { url: `http://127.0.0.1:${match}/`, pid: child.pid }
 }
 
 /**

@@ -44,7 +44,7 @@ describe('createRequestSettings', () => {
     )
     assert.deepEqual(
       (['developer', 'team', 'growth', 'custom'] as const).map((plan) => rpc.maxCallsInFlight(plan)),
-      [64, 256, 256, 256],
+      [64, 96, 96, 96],
     )
     settings.swap(configOf({ plans: { core: { maxCallsInFlight: 8 } } }), false)
     assert.equal(settings.current().rpc.maxCallsInFlight('core'), 8)

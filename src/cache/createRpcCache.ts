@@ -32,7 +32,8 @@ export type RpcCache = {
   /** The kept result for `key`, as a whole answer carrying `id`; undefined on a miss. */
   get(key: string, scope: 'immutable' | 'head', id: RpcId): RpcPayload | undefined
   /**
-   * Runs `load` (the upstream call) once for identical calls in flight of the same `group`, and keeps
+   * The result kept since the caller's `get` missed, if one was; else runs `load` (the upstream
+   * call) once for identical calls in flight of the same `group`, and keeps
    * its result when it may be kept: never an error, never a null (it may be "not there yet"), never
    * a partner's answer (it would reach keys that may not fail over), and a head-scoped result only
    * if no new head arrived while it was being fetched. Calls join only loads of their own group:
@@ -169,6 +170,9 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
       return resultAnswer(id, value)
     },
     load(key, scope, load, group) {
+      // kept since the caller's get missed (while it waited for one of its key's slots)
+      const kept = memory.get(key, scope)
+      if (kept !== undefined) return Promise.resolve({ result: kept })
       const inFlight = scope === 'immutable' ? inFlightImmutable : inFlightHead
       const flightKey = group === undefined ? key : `${group}\n${key}`
       const pending = inFlight.get(flightKey)

@@ -46,21 +46,21 @@ export const plansSchema = z
       creditsPerSecond: 40_000,
       keysPerAccount: null,
       failover: false,
-      maxCallsInFlight: 256,
+      maxCallsInFlight: 96,
     }),
     growth: planSchema({
       dailyCredits: 150_000_000,
       creditsPerSecond: 40_000,
       keysPerAccount: null,
       failover: true,
-      maxCallsInFlight: 256,
+      maxCallsInFlight: 96,
     }),
     custom: planSchema({
       dailyCredits: null,
       creditsPerSecond: null,
       keysPerAccount: null,
       failover: true,
-      maxCallsInFlight: 256,
+      maxCallsInFlight: 96,
     }),
   })
   .prefault({})

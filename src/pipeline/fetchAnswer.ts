@@ -10,9 +10,11 @@ import type { KeyCalls } from '../metering/CallsInFlight.ts'
 import type { MethodSpec } from '../methods/methodTable.ts'
 import type { AnswerBudget } from '../upstreams/AnswerBudget.ts'
 import type { CallTrail } from '../upstreams/CallTrail.ts'
+import { readNodeError } from '../upstreams/nodeErrors.ts'
 import type { SendOptions } from '../upstreams/SendOptions.ts'
 import { sendWithPartners } from '../upstreams/sendWithPartners.ts'
 import type { ChunkCharge } from './CallCharge.ts'
+import { LogsWidths } from './LogsWidths.ts'
 import type { PreparedCall } from './prepareCall.ts'
 import type { Route } from './routeOf.ts'
 import type { RpcContext } from './rpcContext.ts'
@@ -74,7 +76,7 @@ function wholeAnswer(
   const { cache } = ctx.network
   if (cache && scope !== 'never') return cachedAnswer(ctx, cache, prepared, params, scope, route, trail)
   const options = sendOptions(ctx, route, ctx.cancellation, ctx.answerBudget, trail)
-  return forward(ctx, prepared.spec, bodyOf(prepared, params), route, options)
+  return inSlot(ctx, () => forward(ctx, prepared.spec, bodyOf(prepared, params), route, options))
 }
 
 /**
@@ -104,15 +106,18 @@ async function cachedAnswer(
   const body = `{"jsonrpc":"2.0","id":1,"method":${JSON.stringify(call.method)},"params":${paramsJson}}`
   // a call that joins another's load (or finds its answer kept by then) makes no attempt of its own
   let loading = false
-  const loaded = await cache.load(
-    key,
-    scope,
-    () => {
-      loading = true
-      trail?.usedCache('miss')
-      return load(ctx, spec, body, route, trail)
-    },
-    route.partners ? 'failover' : undefined,
+  // the caller's own slot while it waits, its own load or another's
+  const loaded = await inSlot(ctx, () =>
+    cache.load(
+      key,
+      scope,
+      () => {
+        loading = true
+        trail?.usedCache('miss')
+        return load(ctx, spec, body, route, trail)
+      },
+      route.partners ? 'failover' : undefined,
+    ),
   )
   if (!loading) trail?.usedCache('joined')
   const payload = 'result' in loaded ? resultAnswer(call.id, loaded.result) : withId(loaded.answer, call.id)
@@ -139,10 +144,7 @@ function load(
 
 /**
  * Sends a call to the network's upstreams and, when it may fail over, to its partners if they fail
- * (sendWithPartners); an eth_getLogs call goes through forwardLogs. It goes in one of its key's slots
- * (CallsInFlight: the key's calls in flight at the upstreams are bounded by its plan), given back when
- * it ends. When the key has none free it waits for one while a tenth of the network's timeoutMs is
- * still left it: a node is not sent a call it has no time to answer.
+ * (sendWithPartners); an eth_getLogs call goes through forwardLogs.
  */
 function forward(
   ctx: RpcContext,
@@ -151,16 +153,46 @@ function forward(
   route: Route,
   options: SendOptions & { deadline: number },
 ): Promise<SentAnswer> {
-  const { callsInFlight } = ctx
-  const wait = { deadline: options.deadline - ctx.network.timeoutMs / 10, cancellation: options.cancellation }
+  if (route.checkLogs) return forwardLogs(ctx, spec, body, route, options)
+  return send(ctx, spec, body, route, options)
+}
+
+/**
+ * Runs `work`, what a call asks of the upstreams (its own attempt, its wait for a shared load, a
+ * split range), in one of its key's slots (CallsInFlight: the key's calls in flight at the upstreams
+ * are bounded by its plan), given back when the work ends. When the key has none free it waits for
+ * one while a tenth of the network's timeoutMs is still left: a node is not sent a call it has no
+ * time to answer. Each caller takes its own, never a load shared with other keys' calls: one key's
+ * full slots never hold another's.
+ */
+function inSlot<T>(ctx: RpcContext, work: () => Promise<T>): Promise<T> {
+  const { callsInFlight, network } = ctx
+  const wait = { deadline: performance.now() + network.timeoutMs * 0.9, cancellation: ctx.cancellation }
   const slot = callsInFlight.enter(ctx.key.subject.keyId, ctx.maxCallsInFlight, wait)
-  const inSlot = (calls: KeyCalls): Promise<SentAnswer> => {
-    const sent = route.checkLogs
-      ? forwardLogs(ctx, spec, body, route, options)
-      : send(ctx, spec, body, route, options)
-    return sent.finally(() => callsInFlight.leave(calls))
+  if (slot instanceof Promise) return slot.then((calls) => workInSlot(ctx, calls, work))
+  return workInSlot(ctx, slot, work)
+}
+
+/** `work` in the slot `calls`, given back as it ends (one then: finally makes three promises). */
+function workInSlot<T>(ctx: RpcContext, calls: KeyCalls, work: () => Promise<T>): Promise<T> {
+  const leave = () => ctx.callsInFlight.leave(calls)
+  let done: Promise<T>
+  try {
+    done = work()
+  } catch (err) {
+    leave()
+    throw err
   }
-  return slot instanceof Promise ? slot.then(inSlot) : inSlot(slot)
+  return done.then(
+    (value) => {
+      leave()
+      return value
+    },
+    (err: unknown) => {
+      leave()
+      throw err
+    },
+  )
 }
 
 /**
@@ -175,8 +207,13 @@ async function forwardLogs(
   options: SendOptions & { deadline: number },
 ): Promise<SentAnswer> {
   const answer = await send(ctx, spec, body, route, options)
-  if (route.logs && !(answer instanceof PartnerAnswer) && rangeRefusalOf(answer)) return answer
+  const { logs } = route
+  if (logs && !(answer instanceof PartnerAnswer) && rangeRefusalOf(answer)) return answer
   route.checkLogs?.(payloadOf(answer) as Buffer)
+  // a range the upstreams answered whole widens what a split may begin with (LogsWidths)
+  if (logs && !(answer instanceof PartnerAnswer) && readNodeError(answer) === undefined) {
+    LogsWidths.of(ctx.network).learnAnswered(logs.filter, logs.last - logs.first + 1n, performance.now())
+  }
   return answer
 }
 
@@ -194,7 +231,8 @@ async function splitLogs(
 ): Promise<CallAnswer> {
   const options = { ...sendOptions(ctx, route, ctx.cancellation, ctx.answerBudget, trail), deadline }
   const logs = route.logs as LogsQuery
-  const answer = await splitLogsRange(ctx.network, logs, refusal, call.id, options, charge)
+  // a split is one call: one slot, its chunks held to its key's rate by `charge`
+  const answer = await inSlot(ctx, () => splitLogsRange(ctx.network, logs, refusal, call.id, options, charge))
   route.checkLogs?.(answer)
   return answer
 }

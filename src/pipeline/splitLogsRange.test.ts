@@ -4,7 +4,7 @@ import { createRpcCache } from '../cache/createRpcCache.ts'
 import { ClientGoneError } from '../errors/callEndings.ts'
 import { RateLimitError } from '../errors/limitErrors.ts'
 import { MalformedUpstreamAnswerError, UpstreamTimeoutError } from '../errors/upstreamErrors.ts'
-import type { Cancellation } from '../failsafe/Cancellation.ts'
+import { Cancellation } from '../failsafe/Cancellation.ts'
 import type { Network } from '../networks/createNetwork.ts'
 import type { SendOptions } from '../upstreams/SendOptions.ts'
 import { learnedLimitMs } from './LogsWidths.ts'
@@ -28,11 +28,15 @@ function fakeNetwork(
     members?: number
     refusedBy?: number
     answer?: (from: bigint, to: bigint) => string | undefined
-    /** Ranges whose call fails as every upstream timing out does. */
+    /** Ranges whose call fails as every upstream timing out does (`nodeWorked`: while the node worked on it). */
     fails?: (from: bigint, to: bigint) => boolean
+    nodeWorked?: boolean
+    /** Ranges whose call the node works on until the call is cancelled (then it rejects as the pool does). */
+    hangs?: (from: bigint, to: bigint) => boolean
   } = {},
 ) {
   const asked: [bigint, bigint][] = []
+  let cancelled = 0
   let inFlight = 0
   let mostInFlight = 0
   const members = options.members ?? 1
@@ -46,13 +50,20 @@ function fakeNetwork(
       const from = BigInt(params[0].fromBlock)
       const to = BigInt(params[0].toBlock)
       asked.push([from, to])
+      if (options.hangs?.(from, to))
+        return await new Promise<Buffer>((_resolve, reject) =>
+          sendOptions.cancellation?.onCancel(() => {
+            cancelled++
+            reject(new ClientGoneError())
+          }),
+        )
       inFlight++
       mostInFlight = Math.max(mostInFlight, inFlight)
       // later chunks answer first: the merge must keep block order
       for (let turn = 0n; turn < 20n - (from % 20n); turn++)
         await new Promise((resolve) => setImmediate(resolve))
       inFlight--
-      if (options.fails?.(from, to)) throw new UpstreamTimeoutError()
+      if (options.fails?.(from, to)) throw new UpstreamTimeoutError({}, options.nodeWorked)
       const written = options.answer?.(from, to)
       if (written !== undefined) return Buffer.from(written)
       const error = refuse(from, to)
@@ -69,7 +80,7 @@ function fakeNetwork(
     head: { finalized: () => options.finalized },
     maxLogsResults: options.maxLogsResults ?? 10_000,
   } as unknown as Network
-  return { network, asked, mostInFlight: () => mostInFlight }
+  return { network, asked, mostInFlight: () => mostInFlight, cancelled: () => cancelled }
 }
 
 function logsOf(from: bigint, to: bigint) {
@@ -391,6 +402,31 @@ describe('splitLogsRange', () => {
     assert.equal(gaveUp, 4, 'every chunk in a slot but the one answered, and the next one that took its slot')
   })
 
+  it('chunks still at the node when the split ends are cancelled with it, though its client stays', async () => {
+    const { network, asked, cancelled } = fakeNetwork(
+      (from, to) =>
+        to - from + 1n > 10n
+          ? { code: 35, message: 'ranges over 10 blocks are not supported on freetier' }
+          : from === 0n
+            ? { code: -32000, message: 'header not found' }
+            : undefined,
+      { hangs: (from) => from > 0n },
+    )
+    const refusal = refusalOf(1, { code: 35, message: 'ranges over 10 blocks are not supported on freetier' })
+    const charge = paid()
+    const client = { ...options, cancellation: new Cancellation() }
+    const answer = await splitLogsRange(network, query(0n, 99n), refusal, 1, client, charge)
+    assert.deepEqual(JSON.parse(answer.toString()).error, { code: -32000, message: 'header not found' })
+    assert.equal(asked.length, 4, 'the four chunks of the first slots')
+    assert.equal(cancelled(), 3, 'the three at the node when the first answered')
+    assert.equal(client.cancellation.cancelled, false)
+    assert.equal(
+      charge.splitCalls,
+      2,
+      "the refusal and the chunk answered: those the split's end stopped are free",
+    )
+  })
+
   it('a chunk that fails without a node answer (upstream) is not charged: the split fails with it', async () => {
     const { network, asked } = fakeNetwork(limitedTo(10n), { fails: (from) => from === 20n })
     const refusal = refusalOf(1, { code: 35, message: 'ranges over 10 blocks are not supported on freetier' })
@@ -408,16 +444,35 @@ describe('splitLogsRange', () => {
     assert.ok(asked.length < 10, `no chunk sent after the failure (${asked.length})`)
   })
 
-  it('where the refusals state no width, the widest chunk answered is learned: for the network (a range refusal), for the filter (an answer-size refusal)', async () => {
+  it('a chunk that timed out while the node worked on it is charged, as such a call alone is', async () => {
+    const { network, asked } = fakeNetwork(limitedTo(10n), {
+      fails: (from) => from === 20n,
+      nodeWorked: true,
+    })
+    const refusal = refusalOf(1, { code: 35, message: 'ranges over 10 blocks are not supported on freetier' })
+    const charge = paid()
+    await assert.rejects(
+      splitLogsRange(network, query(0n, 99n), refusal, 1, options, charge),
+      (err) => err instanceof UpstreamTimeoutError && err.nodeWorked,
+    )
+    for (let turn = 0; turn < 50; turn++) await new Promise((resolve) => setImmediate(resolve))
+    assert.equal(
+      charge.splitCalls,
+      1 + asked.length,
+      'the refusal and every chunk asked, the timed out one too',
+    )
+  })
+
+  it('where the refusals state no width, the narrowest range refused and the widest chunk answered are learned: for the network (a range refusal), for the filter (an answer-size refusal)', async () => {
     let nowMs = 1_000
     const now = () => nowMs
     const besu = { code: -32005, message: 'Requested range exceeds maximum RPC range limit' }
     const range = fakeNetwork((from, to) => (to - from + 1n > 3n ? besu : undefined), { members: 2 })
     await splitLogsRange(range.network, query(0n, 9n), refusalOf(1, besu), 1, refusedByAll(2), paid(), now)
-    // 0-4 and 5-9 refused, then 0-1, 2-4, 5-6, 7-9: three blocks answered
-    const other = { filter: { address: '0x02' }, first: 0n, last: 3n }
-    assert.equal(splitsAtOnce(range.network, other, now), true, 'any filter wider than 3 blocks')
-    assert.equal(splitsAtOnce(range.network, query(0n, 2n), now), false)
+    // 0-4 and 5-9 refused, then 0-1, 2-4, 5-6, 7-9: five blocks refused, three answered
+    const other = { filter: { address: '0x02' }, first: 0n, last: 4n }
+    assert.equal(splitsAtOnce(range.network, other, now), true, 'any filter as wide as 5 blocks')
+    assert.equal(splitsAtOnce(range.network, query(0n, 3n), now), false, '4 blocks were never refused')
     range.asked.length = 0
     await splitLogsRange(range.network, query(100n, 108n), undefined, 2, options, paid(), now)
     assert.deepEqual(range.asked, [
@@ -431,7 +486,7 @@ describe('splitLogsRange', () => {
     const tooLarge = { code: -32003, message: 'response too large' }
     const size = fakeNetwork((from, to) => (to - from + 1n > 3n ? tooLarge : undefined))
     await splitLogsRange(size.network, query(0n, 9n), refusalOf(1, tooLarge), 1, refusedByAll(), paid(), now)
-    assert.equal(splitsAtOnce(size.network, query(50n, 53n), now), true, 'the same filter')
+    assert.equal(splitsAtOnce(size.network, query(50n, 54n), now), true, 'the same filter')
     assert.equal(splitsAtOnce(size.network, other, now), false, 'another filter holds other logs')
 
     const halfDown = fakeNetwork((from, to) => (to - from + 1n > 3n ? besu : undefined), {
@@ -440,6 +495,31 @@ describe('splitLogsRange', () => {
     })
     await splitLogsRange(halfDown.network, query(0n, 9n), refusalOf(1, besu), 1, refusedByAll(1), paid(), now)
     assert.equal(splitsAtOnce(halfDown.network, query(0n, 9n), now), false, 'one of two upstreams refused')
+  })
+
+  it("one key's query refused narrows nothing for another's the node answers whole; a split at once begins at the widest chunk answered", async () => {
+    const nowMs = 1_000
+    const now = () => nowMs
+    // besu answers up to 100 blocks, stating no width
+    const besu = { code: -32005, message: 'Requested range exceeds maximum RPC range limit' }
+    const { network, asked } = fakeNetwork((from, to) => (to - from + 1n > 100n ? besu : undefined))
+    await splitLogsRange(network, query(0n, 100n), refusalOf(1, besu), 1, refusedByAll(), paid(), now)
+    assert.deepEqual(asked, [
+      [0n, 49n],
+      [50n, 100n],
+    ])
+    const otherKey = { filter: { address: '0x02' }, first: 1_000n, last: 1_099n }
+    assert.equal(splitsAtOnce(network, otherKey, now), false, '100 blocks: asked whole, for 255')
+    assert.equal(splitsAtOnce(network, { ...otherKey, last: 1_100n }, now), true, '101 blocks were refused')
+    asked.length = 0
+    const charge = paid()
+    await splitLogsRange(network, { ...otherKey, last: 1_150n }, undefined, 2, options, charge, now)
+    assert.deepEqual(asked, [
+      [1_000n, 1_050n],
+      [1_051n, 1_101n],
+      [1_102n, 1_150n],
+    ])
+    assert.equal(charge.splitCalls, 3)
   })
 
   it('rangeRefusalOf: only the refusals that may be split', () => {

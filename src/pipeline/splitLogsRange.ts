@@ -1,6 +1,7 @@
 import { splitAnswer } from '../cache/createRpcCache.ts'
+import { ClientGoneError } from '../errors/callEndings.ts'
 import { TollgateError } from '../errors/TollgateError.ts'
-import { MalformedUpstreamAnswerError } from '../errors/upstreamErrors.ts'
+import { MalformedUpstreamAnswerError, UpstreamTimeoutError } from '../errors/upstreamErrors.ts'
 import { Cancellation } from '../failsafe/Cancellation.ts'
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import type { RpcId } from '../jsonrpc/types.ts'
@@ -31,12 +32,12 @@ export const maxChunkCalls = 64
 const clock = () => performance.now()
 
 /**
- * Whether a query is wider than what the network's upstreams were seen to answer lately (LogsWidths):
- * it is split at once, without a first refused call.
+ * Whether a query is at least as wide as a range the network's upstreams all refused lately, or
+ * wider than they stated (LogsWidths): it is split at once, without a first refused call.
  */
 export function splitsAtOnce(network: Network, query: LogsQuery, now: () => number = clock): boolean {
-  const learned = LogsWidths.of(network).widthFor(query.filter, now())
-  return learned !== undefined && query.last - query.first + 1n > learned
+  const { refused } = LogsWidths.of(network).knownFor(query.filter, now())
+  return refused !== undefined && widthOf(query.first, query.last) >= refused
 }
 
 /** The node's error when `answer` is an eth_getLogs range refusal tollgate may split (nodeErrors.ts `splitsRange`). */
@@ -79,7 +80,7 @@ export function planChunks(first: bigint, last: bigint, limit: RangeLimit): [big
  * the finalized block go through the cache as immutable answers.
  *
  * Each node call is charged to the key (`charge`): the refusal, and each chunk, unless it fails
- * without a node's answer. The first chunk of a split at once is held with the call; every other is
+ * without a node's answer or work (a timeout the node worked through is charged). The first chunk of a split at once is held with the call; every other is
  * held against the key before it is sent (waiting for its per-second rate while a chunk could still
  * be answered before the call's deadline), and a chunk the key cannot pay for ends the split with
  * the 402 or 429 that refuses it.
@@ -89,8 +90,9 @@ export function planChunks(first: bigint, last: bigint, limit: RangeLimit): [big
  * ends so, the chunk's refusal), and a chunk's own error (missing data, say) when one
  * answers one, as the node wrote it; throws MalformedUpstreamAnswerError when a chunk's answer
  * cannot be read. What the refusals say the network answers is learned when every upstream said it
- * (`options.answeredBy` counts who refused): a stated limit, or the widest chunk answered where they
- * stated none (LogsWidths).
+ * (`options.answeredBy` counts who refused): a stated limit, or where they stated none the range
+ * refused; and the widest chunk answered below a range refused (LogsWidths), where the next split
+ * begins.
  * Once the first chunks hold more logs than the network's `maxLogsResults`, no more are asked: the
  * answer is their logs, which the result limit's check then refuses naming the range that fits.
  * Rejects as the pool does (timeout, no upstream, the client gone, the answer budget).
@@ -105,16 +107,10 @@ export async function splitLogsRange(
   now: () => number = clock,
 ): Promise<Buffer> {
   const error = refusal ? readNodeError(refusal) : undefined
-  const everyRefused = refusedByEvery(network, options.answeredBy)
-  let limit: RangeLimit = {}
-  if (error) {
-    limit = readRangeLimit(messageOf(error))
-    if (everyRefused && limit.limitBlocks !== undefined)
-      LogsWidths.of(network).learnStated(limit.limitBlocks, now())
-  } else if (!refusal) {
-    const learned = LogsWidths.of(network).widthFor(query.filter, now())
-    if (learned !== undefined) limit = { limitBlocks: learned }
-  }
+  const stated = error ? readRangeLimit(messageOf(error)) : {}
+  if (error && refusedByEvery(network, options.answeredBy))
+    LogsWidths.of(network).learnRefusal(query.filter, widthOf(query.first, query.last), stated, now())
+  const limit = LogsWidths.of(network).withKnownWidth(query.filter, stated, now())
   const plan = planChunks(query.first, query.last, limit)
   // each chunk to hold (a split at once sends its first as the call's own)
   const holds = refusal ? plan.length : plan.length - 1
@@ -149,11 +145,15 @@ export async function splitLogsRange(
     return Buffer.from(withId(ending.answer, id))
   } finally {
     split.end()
-    // where the refusals stated no width, the widest chunk answered is what the network answers
-    // (for a refusal of the answer's size, what it answers for this filter)
-    if (error && everyRefused && limit.limitBlocks === undefined && split.widestAnswered > 0n)
-      LogsWidths.of(network).learnWorked(query.filter, split.widestAnswered, limit.bySize === true, now())
+    // the widest chunk answered: where a wider range was refused, the width the next split begins with
+    if (split.widestAnswered > 0n)
+      LogsWidths.of(network).learnAnswered(query.filter, split.widestAnswered, now())
   }
+}
+
+/** Blocks `first` to `last`, both counted. */
+function widthOf(first: bigint, last: bigint): bigint {
+  return last - first + 1n
 }
 
 /** The query as one call, when a split decided on at once (a learned width) turns out not to be possible. */
@@ -196,7 +196,7 @@ class Stop extends Error {
 /**
  * One split's chunks in flight: at most parallelChunks at once, at most maxChunkCalls in all, each
  * paid for before it is sent (the call's own, while `ownCallFree`; else held by `charge`) and
- * charged, unless it fails without a node's answer (upstream or here).
+ * charged, unless it fails without a node's answer or work (upstream or here: isFree).
  */
 class Split {
   calls = 0
@@ -207,7 +207,11 @@ class Split {
   slowestMs = 0
   readonly waiting: (() => void)[] = []
   stopped: Stop | undefined
-  /** Set when the split ends or its client leaves: a chunk waiting for the key's rate waits no more. */
+  /**
+   * Set when the split ends or its client leaves: a chunk waiting for the key's rate waits no more,
+   * and one at a node is cancelled (the answer it would bring has no call left to go to, nor an
+   * answer budget to be counted on).
+   */
   readonly ended = new Cancellation()
   readonly #unlisten: (() => void) | undefined
 
@@ -228,13 +232,13 @@ class Split {
     const answeredBy = { members: 0 }
     let answer: Awaited<ReturnType<Split['fetchChunk']>>
     try {
-      answer = await this.limited(() => this.fetchChunk(from, to, answeredBy))
+      answer = await this.runPaidInTurn(() => this.fetchChunk(from, to, answeredBy))
     } catch (err) {
       // a chunk that failed ends the split: no more are sent
       throw err instanceof Stop ? err : this.stop({ kind: 'failed', error: err })
     }
     if ('parts' in answer) {
-      if (to - from + 1n > this.widestAnswered) this.widestAnswered = to - from + 1n
+      if (widthOf(from, to) > this.widestAnswered) this.widestAnswered = widthOf(from, to)
       return answer.parts
     }
     if (answer instanceof MalformedUpstreamAnswerError) {
@@ -244,9 +248,10 @@ class Split {
     }
     const error = readNodeError(answer)
     if (!error || !findNodeErrorRule(error)?.splitsRange) throw this.stop({ kind: 'answer', answer })
-    const limit = readRangeLimit(messageOf(error))
-    if (limit.limitBlocks !== undefined && refusedByEvery(this.network, answeredBy))
-      LogsWidths.of(this.network).learnStated(limit.limitBlocks, this.now())
+    const stated = readRangeLimit(messageOf(error))
+    if (refusedByEvery(this.network, answeredBy))
+      LogsWidths.of(this.network).learnRefusal(this.filter, widthOf(from, to), stated, this.now())
+    const limit = LogsWidths.of(this.network).withKnownWidth(this.filter, stated, this.now())
     const plan = planChunks(from, to, limit)
     if (plan.length === 0 || this.calls + plan.length > maxChunkCalls)
       throw this.stop({ kind: 'unsplit', refusal: answer })
@@ -266,10 +271,12 @@ class Split {
   }
 
   /**
-   * Runs `task` (one node call) when fewer than parallelChunks run and it is paid for, unless the
-   * split has ended; rejects with what refuses to pay for it.
+   * Runs `task` (one node call) in its turn (when fewer than parallelChunks run), held against the
+   * key and charged, unless the split has ended; rejects with what refuses to pay for it. The call
+   * is freed again when it fails without a node's work, or is stopped by the split's end or the
+   * client's leaving (isFree).
    */
-  async limited<T>(task: () => Promise<T>): Promise<T> {
+  async runPaidInTurn<T>(task: () => Promise<T>): Promise<T> {
     // a slot ends by passing to the next task waiting, if any: never more than parallelChunks run
     if (this.running >= parallelChunks) await new Promise<void>((resolve) => this.waiting.push(resolve))
     else this.running++
@@ -291,7 +298,7 @@ class Split {
       try {
         return await task()
       } catch (err) {
-        if (err instanceof TollgateError && err.httpStatus >= 500) this.charge.freeCall()
+        if (isFree(err)) this.charge.freeCall()
         throw err
       } finally {
         this.slowestMs = Math.max(this.slowestMs, performance.now() - startedMs)
@@ -315,7 +322,7 @@ class Split {
   ): Promise<{ parts: Buffer[] } | Buffer | MalformedUpstreamAnswerError> {
     const filter = { ...this.filter, fromBlock: hex(from), toBlock: hex(to) }
     const { cache, head } = this.network
-    const options = { ...this.options, answeredBy }
+    const options = { ...this.options, answeredBy, cancellation: this.ended }
     const finalized = head.finalized()
     let answer: Buffer
     if (cache && finalized !== undefined && to <= finalized) {
@@ -351,6 +358,18 @@ class Split {
       .send(bodyOf(1, filter), { ...options, cancellation: undefined, answerBudget })
       .finally(() => answerBudget?.release())
   }
+}
+
+/**
+ * Whether a chunk's failure costs nothing: ours or upstream (5xx), as any call's, but a timeout the
+ * node worked through, the chunk slow by its nature (priceOf's `failed`).
+ */
+function isFree(err: unknown): boolean {
+  // stopped by the split's end or the client's leaving, whether or not it reached a node: as a call
+  // whose client left
+  if (err instanceof ClientGoneError) return true
+  if (err instanceof UpstreamTimeoutError && err.nodeWorked) return false
+  return err instanceof TollgateError && err.httpStatus >= 500
 }
 
 function bodyOf(id: RpcId, filter: Record<string, unknown>): string {

@@ -2,6 +2,8 @@ import { ResponseTooLargeError, ServerBusyError } from '../errors/limitErrors.ts
 import type { TollgateError } from '../errors/TollgateError.ts'
 import { ByteBulkhead, type ByteHolder } from '../failsafe/ByteBulkhead.ts'
 
+const noShares: readonly string[] = []
+
 /** Bodies and answers this small are never refused for the process's sake, nor watched until sent. */
 export const smallMessageBytes = 64 * 1024
 
@@ -30,7 +32,7 @@ export class AnswerBudget {
   constructor(
     private readonly maxRequestBytes: number,
     private readonly shared: ByteBulkhead,
-    private readonly shares: readonly string[],
+    shares: readonly string[],
   ) {
     this.#held = shared.holder(shares)
   }
@@ -53,12 +55,13 @@ export class AnswerBudget {
   }
 
   /**
-   * A budget of its own, from the same bound and the same shares (the request that began the work
-   * answers for it), for work that outlives this request or is shared with others (a cache load):
-   * released when that work ends.
+   * A budget of its own, from the same bound but in no key's or address's share, for work shared
+   * with other requests (a cache load, which other keys' calls may join: they must not be refused
+   * for the share of the request that began it); each caller then takes the answer it is given on
+   * its own budget, within its shares. Released when that work ends.
    */
   forShared(): AnswerBudget {
-    return new AnswerBudget(this.maxRequestBytes, this.shared, this.shares)
+    return new AnswerBudget(this.maxRequestBytes, this.shared, noShares)
   }
 
   /** The request's answer is sent or dropped: everything it held is free. */
