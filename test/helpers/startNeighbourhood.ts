@@ -76,7 +76,7 @@ export type Neighbourhood = {
  * shared by an attacking key and its neighbour. Its networks are the same anvil three ways:
  * `devnet` (the default) behind a proxy counting what reaches the node, which the neighbour shares
  * with the attacker; `logs` behind a limiter that refuses eth_getLogs ranges over 100 blocks as besu
- * does (the fake only for the refusal); `wide` directly, for answers of hundreds of MiB, which would
+ * does (the fake only for the refusal); `wide` directly, for a block answer of 8 MiB, which would
  * hold the test process's own event loop through a proxy here. Keys are made through the admin API.
  */
 export async function startNeighbourhood(): Promise<Neighbourhood> {
@@ -221,6 +221,9 @@ function startGateway(dir: string, upstreams: string[]): Promise<GatewayProcess>
         { name: 'wide', chainId: 31337, upstreams: [{ url: wide }] },
       ],
       upstreams: { timeoutMs },
+      // the wide block's answer (8 MiB and a little) kept: the batches of it are then the gateway's
+      // own work, however busy anvil is (with the endless calls, or the machine) within timeoutMs
+      cache: { maxEntryBytes: 16 * mib },
       plans: { developer: { maxCallsInFlight: attackerCallsInFlight } },
       admin: { token: adminToken },
       gas: { enabled: false },
