@@ -152,7 +152,7 @@ describe('a noisy neighbour: one key runs every attack while another key is serv
   it('strangers probing keys that require a secret or a JWT, and foreign filter ids: answered as unknown, for nothing', async (t) => {
     const charged = await withNeighbour(
       'strangers and foreign filter ids',
-      () => attacks.strangersAndFilters('203.0.113.8', 250),
+      () => attacks.strangersAndFilters('203.0.113.8', 150),
       t,
     )
     assert.equal(charged.total, 0)
@@ -178,7 +178,7 @@ describe('a noisy neighbour: one key runs every attack while another key is serv
         const endless = attacks.watchEndless()
         running.push(attacks.endlessCalls(1, endless))
         await until(() => endless.sent > 0, 'the endless calls at the node')
-        running.push(attacks.wideLogs(3, 6_000, false), attacks.strangersAndFilters('203.0.113.9', 250))
+        running.push(attacks.wideLogs(3, 6_000, false), attacks.strangersAndFilters('203.0.113.9', 150))
         await Promise.all(running)
       },
       t,
