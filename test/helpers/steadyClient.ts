@@ -18,6 +18,8 @@ type SteadyCall = { body: unknown; expects: (result: unknown) => boolean }
 
 /** The least time from the start of one call to the start of the next: at most 50 calls a second. */
 const paceMs = 20
+/** Calls made by every steady client so far: each address and calldata new, whichever client asks. */
+let made = 0
 
 /**
  * Another key's application, as a steady client of a node does it: one cheap call after another on
@@ -35,9 +37,8 @@ export function startSteadyClient(
   const agent = new Agent({ keepAlive: true, maxSockets: 1 })
   const samples: SteadySample[] = []
   let asking = true
-  let turn = 0
   const nextCall = (): SteadyCall => {
-    const index = turn++
+    const index = made++
     const unique = `0x${(0xc0ffee000000 + index).toString(16).padStart(40, '0')}`
     switch (index % 4) {
       case 0:
@@ -94,7 +95,7 @@ function timedCall(
         res.on('data', (chunk: string) => {
           text += chunk
         })
-        res.on('error', (err) => faulty(err.message))
+        res.on('error', (err) => faulty(`${method}: ${err.message}`))
         res.on('end', () => {
           const ms = performance.now() - startedMs
           const answer = parsed(text)
