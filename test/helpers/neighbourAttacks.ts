@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { setTimeout as delay } from 'node:timers/promises'
 import { getMethodSpec } from '../../src/methods/methodTable.ts'
-import { mib, readFigures, stallsUpload } from './hostileClients.ts'
+import { mib, readFigures } from './hostileClients.ts'
 import { wideBlockGasLimit } from './mineWideBlock.ts'
 import { rpcBody } from './postJson.ts'
 import { sendBigBatches } from './sendBigBatches.ts'
@@ -13,6 +13,7 @@ import {
   type Neighbourhood,
   neighbourHeaders,
 } from './startNeighbourhood.ts'
+import { startStalledUploads } from './startStalledUploads.ts'
 import { until } from './until.ts'
 
 export const price = (method: string) => getMethodSpec(method).costCredits
@@ -38,16 +39,15 @@ export function createAttacks(hood: Neighbourhood, report: string[]) {
   let nextTarget = 0x1000
 
   /**
-   * Eight uploads of 5 MiB on the attacker's key, each sent but its last byte, then stalled: one is
+   * Eight uploads of 5 MiB on the attacker's key, each sent but its last byte, then stalled (from a
+   * process of their own): one is
    * held within the key's share, seven refused 503 (free); `whileHeld` runs while it is held, which
    * is then dropped 408 for stalling (5 credits), `server.bodyStallTimeoutMs` after its last bytes.
    */
   async function stalledUploads(whileHeld: () => Promise<void> = async () => undefined): Promise<void> {
-    const path = `/v3/${attacker}`
-    const uploads = Array.from({ length: 8 }, () => stallsUpload(gateway.url, path, 5 * mib, attackerHeaders))
-    hood.sockets.push(...uploads.map((upload) => upload.socket))
-    const answered: string[] = []
-    for (const upload of uploads) void upload.answered.then((line) => answered.push(line))
+    const uploads = startStalledUploads(gateway.url, `/v3/${attacker}`, 8, 5 * mib, attackerHeaders)
+    hood.children.push(uploads.child)
+    const { answered } = uploads
     await until(() => answered.length === 7, 'seven uploads refused')
     await until(
       async () => (await readFigures(gateway)).bodiesInFlightBytes >= 4 * mib,
@@ -55,7 +55,7 @@ export function createAttacks(hood: Neighbourhood, report: string[]) {
     )
     await whileHeld()
     assert.equal(answered.length, 7, 'the eighth upload still held once the neighbour was served')
-    await Promise.all(uploads.map((upload) => upload.answered))
+    await uploads.closed
     // a refusal may reach a client still sending its body as a reset, before the status line
     const statuses = answered.map((line) => line.split(' ')[1] ?? 'reset')
     assert.deepEqual(

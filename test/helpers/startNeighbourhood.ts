@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
+import type { ChildProcess } from 'node:child_process'
 import { mkdtempSync, writeFileSync } from 'node:fs'
-import type { Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { exportSPKI, generateKeyPair } from 'jose'
@@ -55,8 +55,8 @@ export type Neighbourhood = {
   /** A block whose full answer is 8 MiB and more. */
   wideBlock: string
   head: bigint
-  /** Client sockets the attacks opened, destroyed at the end. */
-  sockets: Socket[]
+  /** Client processes the attacks started: any still running is killed at the end. */
+  children: ChildProcess[]
   /** A call on `key` at the network `prefix` names ('' for `devnet`, `/logs`, `/wide`). */
   call(
     prefix: string,
@@ -81,13 +81,15 @@ export type Neighbourhood = {
  */
 export async function startNeighbourhood(): Promise<Neighbourhood> {
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-neighbour-'))
-  const sockets: Socket[] = []
+  const children: ChildProcess[] = []
   let anvil: Anvil | undefined
   let proxy: CountingProxy | undefined
   let limiter: FakeUpstream | undefined
   let gateway: GatewayProcess | undefined
   const close = async () => {
-    await stopAll(sockets, [gateway], anvil, dir)
+    for (const child of children)
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+    await stopAll([], [gateway], anvil, dir)
     await proxy?.close()
     await limiter?.close()
   }
@@ -96,7 +98,7 @@ export async function startNeighbourhood(): Promise<Neighbourhood> {
     proxy = await startCountingProxy(anvil.url)
     limiter = await startFakeUpstream({ kind: 'refuseOr', target: anvil.url, refuse: refuseWideRanges })
     gateway = await startGateway(dir, [proxy.url, limiter.url, anvil.url])
-    return { ...(await fill(anvil.url, gateway)), gateway, proxy, limiter, sockets, close }
+    return { ...(await fill(anvil.url, gateway)), gateway, proxy, limiter, children, close }
   } catch (err) {
     await close()
     throw err
@@ -118,7 +120,7 @@ function refuseWideRanges(request: { method: string; params: unknown[] }) {
 async function fill(
   nodeUrl: string,
   gateway: GatewayProcess,
-): Promise<Omit<Neighbourhood, 'gateway' | 'proxy' | 'limiter' | 'sockets' | 'close'>> {
+): Promise<Omit<Neighbourhood, 'gateway' | 'proxy' | 'limiter' | 'children' | 'close'>> {
   const nodeCall = async (method: string, params: unknown[]) =>
     ((await postJson(nodeUrl, rpcBody(method, params))).json as { result: unknown }).result
   const wideBlock = await mineWideBlock(nodeUrl, 8 * mib)
@@ -210,9 +212,6 @@ function startGateway(dir: string, upstreams: string[]): Promise<GatewayProcess>
         host: '127.0.0.1',
         port: 0,
         trustedProxies: ['127.0.0.1'],
-        // twice the default, as bodyMemory's: the stalled uploads are held long enough for a hundred
-        // of the neighbour's calls and more on a busy machine, so that its p99 is not its one worst
-        bodyStallTimeoutMs: 10_000,
         // room for batches of 320 MiB, so that each is answered whole, as noStall's
         maxAnswerBytes: 400 * mib,
         maxAnswerBytesInFlight: 800 * mib,
