@@ -129,21 +129,4 @@ describe('fetchAnswer: each key waits in its own slots (CallsInFlight)', () => {
     )
     assert.equal(callsInFlight.keys, 0)
   })
-
-  it('a range answered whole widens the width a later split begins with', async () => {
-    const callsInFlight = new CallsInFlight()
-    const { network, sends } = networkOf(1)
-    const widths = LogsWidths.of(network as never)
-    // a 101-block range was refused, with no width stated
-    widths.learnRefused({}, 101n, false, performance.now())
-    const ctx = contextOf(network, callsInFlight, 1)
-    const logsRoute = (first: bigint, last: bigint) =>
-      ({ logs: { filter: {}, first, last }, checkLogs: () => {}, partners: undefined }) as unknown as Route
-    const getLogs = (id: number, last: bigint) =>
-      fetchAnswer(ctx, readyCall(id, 'eth_getLogs'), [], 'never', logsRoute(0n, last), undefined, freeCharge)
-    await getLogs(1, 99n)
-    assert.equal(sends.calls, 1, 'asked whole')
-    await getLogs(2, 299n)
-    assert.equal(sends.calls - 1, 3, 'split at once into three chunks of the 100 blocks answered whole')
-  })
 })

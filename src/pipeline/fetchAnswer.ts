@@ -10,11 +10,9 @@ import type { KeyCalls } from '../metering/CallsInFlight.ts'
 import type { MethodSpec } from '../methods/methodTable.ts'
 import type { AnswerBudget } from '../upstreams/AnswerBudget.ts'
 import type { CallTrail } from '../upstreams/CallTrail.ts'
-import { readNodeError } from '../upstreams/nodeErrors.ts'
 import type { SendOptions } from '../upstreams/SendOptions.ts'
 import { sendWithPartners } from '../upstreams/sendWithPartners.ts'
 import type { ChunkCharge } from './CallCharge.ts'
-import { LogsWidths } from './LogsWidths.ts'
 import type { PreparedCall } from './prepareCall.ts'
 import type { Route } from './routeOf.ts'
 import type { RpcContext } from './rpcContext.ts'
@@ -207,13 +205,8 @@ async function forwardLogs(
   options: SendOptions & { deadline: number },
 ): Promise<SentAnswer> {
   const answer = await send(ctx, spec, body, route, options)
-  const { logs } = route
-  if (logs && !(answer instanceof PartnerAnswer) && rangeRefusalOf(answer)) return answer
+  if (route.logs && !(answer instanceof PartnerAnswer) && rangeRefusalOf(answer)) return answer
   route.checkLogs?.(payloadOf(answer) as Buffer)
-  // a range the upstreams answered whole widens what a split may begin with (LogsWidths)
-  if (logs && !(answer instanceof PartnerAnswer) && readNodeError(answer) === undefined) {
-    LogsWidths.of(ctx.network).learnAnswered(logs.filter, logs.last - logs.first + 1n, performance.now())
-  }
   return answer
 }
 
