@@ -103,7 +103,7 @@ describe('a noisy neighbour: one key runs every attack while another key is serv
     )
   }
 
-  it('eight stalled 5 MiB uploads: one held in the key share, the neighbour served, its 300 KB batches too', async (t) => {
+  it("eight stalled 5 MiB uploads: one held in the key's share, the neighbour served, its 300 KB batches too", async (t) => {
     const charged = await withNeighbour(
       'stalled uploads',
       () => attacks.stalledUploads(attacks.neighbourBatches),
