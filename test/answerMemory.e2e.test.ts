@@ -64,7 +64,9 @@ describe('hostile clients: answers held in memory are bounded', () => {
   before(async () => {
     anvil = await startAnvil()
     let endpoints: string[]
-    ;({ gateway, endpoint, endpoints } = await startKeyedGateway(dir, 'default', anvil.url, {}, 2))
+    // the node makes 40 answers of 16 MB at once: on a busy machine, longer than the default 30 s
+    const slowNode = { timeoutMs: 120_000 }
+    ;({ gateway, endpoint, endpoints } = await startKeyedGateway(dir, 'default', anvil.url, {}, 2, slowNode))
     otherEndpoint = endpoints[1] as string
     // eth_chainId kept by the cache: what another client asks while the node is busy
     await postJson(endpoint, rpcBody('eth_chainId'))

@@ -20,6 +20,7 @@ export async function startKeyedGateway(
   upstream: string,
   server: Record<string, unknown> = {},
   keyCount = 1,
+  upstreams: Record<string, unknown> = {},
 ): Promise<{ gateway: GatewayProcess; endpoint: string; endpoints: string[] }> {
   const configFile = join(dir, `${name}.yaml`)
   writeFileSync(
@@ -28,6 +29,7 @@ export async function startKeyedGateway(
       server: { host: '127.0.0.1', port: 0, ...server },
       storage: { sqlite: join(dir, `${name}.db`) },
       networks: [{ name: 'devnet', chainId: 31337, upstreams: [{ url: upstream }] }],
+      upstreams,
       gas: { enabled: false },
       log: { level: 'error' },
     }),
