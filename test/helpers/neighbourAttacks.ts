@@ -40,9 +40,9 @@ export function createAttacks(hood: Neighbourhood, report: string[]) {
 
   /**
    * Eight uploads of 5 MiB on the attacker's key, each sent but its last byte, then stalled (from a
-   * process of their own): one is
-   * held within the key's share, seven refused 503 (free); `whileHeld` runs while it is held, which
-   * is then dropped 408 for stalling (5 credits), `server.bodyStallTimeoutMs` after its last bytes.
+   * process of their own): one is held within the key's share, seven refused 503 (free); `whileHeld`
+   * runs while it is held, which is then dropped 408 for stalling (5 credits),
+   * `server.bodyStallTimeoutMs` after its last bytes.
    */
   async function stalledUploads(whileHeld: () => Promise<void> = async () => undefined): Promise<void> {
     const uploads = startStalledUploads(gateway.url, `/v3/${attacker}`, 8, 5 * mib, attackerHeaders)

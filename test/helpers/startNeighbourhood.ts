@@ -212,6 +212,9 @@ function startGateway(dir: string, upstreams: string[]): Promise<GatewayProcess>
         host: '127.0.0.1',
         port: 0,
         trustedProxies: ['127.0.0.1'],
+        // twice the default, as bodyMemory's: the stalled uploads held long enough for a hundred of
+        // the neighbour's calls and more on a busy machine, so that its p99 is not its one worst
+        bodyStallTimeoutMs: 10_000,
         // room for batches of 320 MiB, so that each is answered whole, as noStall's
         maxAnswerBytes: 400 * mib,
         maxAnswerBytesInFlight: 800 * mib,

@@ -2,13 +2,25 @@ import { Agent, request } from 'node:http'
 import { setTimeout as delay } from 'node:timers/promises'
 import { rpcBody } from './postJson.ts'
 
-/** One call of the steady client: how long it took, and what was wrong with its answer if anything. */
-export type SteadySample = { method: string; ms: number; fault?: string }
+/**
+ * One call of the steady client: when it was sent (ms after the client started), how long it took,
+ * and what was wrong with its answer if anything.
+ */
+export type SteadySample = { method: string; atMs: number; ms: number; fault?: string }
 
-/** The steady client's figures over some of its calls, in whole milliseconds. */
-export type SteadyFigures = { calls: number; p50Ms: number; p99Ms: number; maxMs: number; faults: string[] }
+/** The steady client's figures over its calls, in whole milliseconds (`worstAtMs`: when the worst was sent). */
+export type SteadyFigures = {
+  calls: number
+  p50Ms: number
+  p99Ms: number
+  maxMs: number
+  worstAtMs: number
+  faults: string[]
+}
 
 export type SteadyClient = {
+  /** Calls answered so far. */
+  count(): number
   /** Stops asking: every call's sample, once the call in progress has its answer. */
   stop(): Promise<SteadySample[]>
 }
@@ -57,15 +69,18 @@ export function startSteadyClient(
         }
     }
   }
+  const startedMs = performance.now()
   const asked = (async () => {
     while (asking) {
       const call = nextCall()
+      const atMs = performance.now() - startedMs
       const [sample] = await Promise.all([timedCall(endpoint, agent, call, headers), delay(paceMs)])
-      samples.push(sample)
+      samples.push({ ...sample, atMs })
     }
     agent.destroy()
   })()
   return {
+    count: () => samples.length,
     async stop() {
       asking = false
       await asked
@@ -80,7 +95,7 @@ function timedCall(
   agent: Agent,
   call: SteadyCall,
   headers: Record<string, string>,
-): Promise<SteadySample> {
+): Promise<Omit<SteadySample, 'atMs'>> {
   const body = JSON.stringify(call.body)
   const { method } = call.body as { method: string }
   const startedMs = performance.now()
@@ -120,6 +135,10 @@ function parsed(text: string): { result?: unknown } | undefined {
 /** Calls, median, 99th percentile and worst latency of `samples`, and their faults. */
 export function toSteadyFigures(samples: SteadySample[]): SteadyFigures {
   const sorted = samples.map((sample) => sample.ms).sort((a, b) => a - b)
+  const worst = samples.reduce<SteadySample | undefined>(
+    (most, sample) => (most && most.ms >= sample.ms ? most : sample),
+    undefined,
+  )
   const at = (quantile: number) =>
     Math.round(sorted[Math.max(0, Math.ceil(quantile * sorted.length) - 1)] ?? 0)
   return {
@@ -127,6 +146,7 @@ export function toSteadyFigures(samples: SteadySample[]): SteadyFigures {
     p50Ms: at(0.5),
     p99Ms: at(0.99),
     maxMs: Math.round(sorted[sorted.length - 1] ?? 0),
+    worstAtMs: Math.round(worst?.atMs ?? 0),
     faults: samples.flatMap((sample) => sample.fault ?? []),
   }
 }
