@@ -35,22 +35,21 @@ describe('cacheScope', () => {
     assert.equal(scopeOf('eth_getUncleByBlockHashAndIndex', [blockHash, '0x1']), 'immutable')
   })
 
-  it('the chain id is immutable; the head and gas price last until the next block', () => {
+  it('the chain id is immutable; the head and gas price last until the next block; transactions by hash by their block', () => {
     assert.equal(scopeOf('eth_chainId', []), 'immutable')
     assert.equal(scopeOf('net_version', [], 'unknown'), 'immutable')
     assert.equal(scopeOf('eth_blockNumber', []), 'head')
     assert.equal(scopeOf('eth_gasPrice', []), 'head')
     assert.equal(scopeOf('eth_maxPriorityFeePerGas', []), 'head')
-    // a transaction found by hash may still move (reorg) or appear: head, not immutable
-    assert.equal(scopeOf('eth_getTransactionByHash', [txHash]), 'head')
-    assert.equal(scopeOf('eth_getTransactionReceipt', [txHash]), 'head')
+    // a transaction found by hash may still move (reorg) or appear: kept by the block its answer names
+    assert.equal(scopeOf('eth_getTransactionByHash', [txHash]), 'mined')
+    assert.equal(scopeOf('eth_getTransactionReceipt', [txHash]), 'mined')
   })
 
   it('methods with cache class never are never kept, whatever their params', () => {
     assert.equal(scopeOf('eth_sendRawTransaction', ['0x02f8']), 'never')
     assert.equal(scopeOf('eth_estimateGas', [{ to: addr }]), 'never')
     assert.equal(scopeOf('eth_estimateGas', [{ to: addr }, blockHash]), 'never')
-    assert.equal(scopeOf('eth_getTransactionCount', [addr, '0x1']), 'never')
     assert.equal(scopeOf('eth_newFilter', [{ fromBlock: '0x1', toBlock: '0x2' }]), 'never')
     assert.equal(scopeOf('debug_traceTransaction', [txHash]), 'never')
     // a method the table does not name gets the default row
@@ -58,19 +57,19 @@ describe('cacheScope', () => {
   })
 
   describe('eth_getBlockByNumber', () => {
-    it('a number at or below the finalized block is immutable, above it head', () => {
+    it('a number at or below the finalized block is immutable, above it kept by its block', () => {
       assert.equal(scopeOf('eth_getBlockByNumber', ['0x0', false]), 'immutable')
       assert.equal(scopeOf('eth_getBlockByNumber', ['0x63', false]), 'immutable')
       assert.equal(scopeOf('eth_getBlockByNumber', ['0x64', true]), 'immutable')
-      assert.equal(scopeOf('eth_getBlockByNumber', ['0x65', false]), 'head')
-      assert.equal(scopeOf('eth_getBlockByNumber', ['0xffffffffffffffff', false]), 'head')
+      assert.equal(scopeOf('eth_getBlockByNumber', ['0x65', false]), 'block')
+      assert.equal(scopeOf('eth_getBlockByNumber', ['0xffffffffffffffff', false]), 'block')
       // upper-case hex is the same number
       assert.equal(scopeOf('eth_getBlockByNumber', ['0x5A', false]), 'immutable')
     })
 
-    it('with the finalized block unknown a number is head', () => {
-      assert.equal(scopeOf('eth_getBlockByNumber', ['0x0', false], 'unknown'), 'head')
-      assert.equal(scopeOf('eth_getBlockByNumber', ['0x1', false], 'unknown'), 'head')
+    it('with the finalized block unknown a number is kept by its block', () => {
+      assert.equal(scopeOf('eth_getBlockByNumber', ['0x0', false], 'unknown'), 'block')
+      assert.equal(scopeOf('eth_getBlockByNumber', ['0x1', false], 'unknown'), 'block')
     })
 
     it('earliest is immutable, latest, safe and finalized head, pending never', () => {
@@ -86,7 +85,12 @@ describe('cacheScope', () => {
       assert.equal(scopeOf('eth_getTransactionByBlockNumberAndIndex', ['0x10', '0x0']), 'immutable')
       assert.equal(scopeOf('eth_getTransactionByBlockNumberAndIndex', ['latest', '0x0']), 'head')
       assert.equal(scopeOf('eth_getBlockTransactionCountByNumber', ['pending']), 'never')
-      assert.equal(scopeOf('eth_getUncleCountByBlockNumber', ['0x200']), 'head')
+      assert.equal(scopeOf('eth_getUncleCountByBlockNumber', ['0x200']), 'block')
+      assert.equal(scopeOf('eth_getTransactionCount', [addr, '0x1']), 'immutable')
+      assert.equal(scopeOf('eth_getTransactionCount', [addr, '0x200']), 'block')
+      // a nonce at latest lasts until the next block, like a balance
+      assert.equal(scopeOf('eth_getTransactionCount', [addr, 'latest']), 'head')
+      assert.equal(scopeOf('eth_getTransactionCount', [addr, 'pending']), 'never')
     })
   })
 
@@ -103,8 +107,8 @@ describe('cacheScope', () => {
 
     it('{blockNumber} is scoped like the number or tag it holds', () => {
       assert.equal(scopeOf('eth_getBalance', [addr, { blockNumber: '0x64' }]), 'immutable')
-      assert.equal(scopeOf('eth_getBalance', [addr, { blockNumber: '0x65' }]), 'head')
-      assert.equal(scopeOf('eth_getBalance', [addr, { blockNumber: '0x1' }], 'unknown'), 'head')
+      assert.equal(scopeOf('eth_getBalance', [addr, { blockNumber: '0x65' }]), 'block')
+      assert.equal(scopeOf('eth_getBalance', [addr, { blockNumber: '0x1' }], 'unknown'), 'block')
       assert.equal(scopeOf('eth_getBalance', [addr, { blockNumber: 'earliest' }]), 'immutable')
       assert.equal(scopeOf('eth_getBalance', [addr, { blockNumber: 'latest' }]), 'head')
       assert.equal(scopeOf('eth_getBalance', [addr, { blockNumber: 'pending' }]), 'never')
@@ -126,7 +130,7 @@ describe('cacheScope', () => {
       assert.equal(scopeOf('eth_call', [call, '0x10']), 'immutable')
       assert.equal(scopeOf('eth_call', [call, { blockHash }]), 'immutable')
       assert.equal(scopeOf('eth_call', [call, 'latest']), 'head')
-      assert.equal(scopeOf('eth_call', [call, '0x10'], 'unknown'), 'head')
+      assert.equal(scopeOf('eth_call', [call, '0x10'], 'unknown'), 'block')
       assert.equal(scopeOf('eth_call', [call, 'pending']), 'never')
     })
 
@@ -156,18 +160,21 @@ describe('cacheScope', () => {
       )
     })
 
-    it('a range is immutable only when both ends are at or below the finalized block', () => {
+    it('a range is immutable when both ends are at or below the finalized block, kept by its block when both are numbers', () => {
       assert.equal(scopeOf('eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x64' }]), 'immutable')
       assert.equal(scopeOf('eth_getLogs', [{ fromBlock: 'earliest', toBlock: '0x10' }]), 'immutable')
-      assert.equal(scopeOf('eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x65' }]), 'head')
+      assert.equal(scopeOf('eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x65' }]), 'block')
+      assert.equal(scopeOf('eth_getLogs', [{ fromBlock: '0x65', toBlock: '0x1' }]), 'block')
       assert.equal(scopeOf('eth_getLogs', [{ fromBlock: '0x1', toBlock: 'latest' }]), 'head')
       assert.equal(scopeOf('eth_getLogs', [{ fromBlock: '0x1', toBlock: 'finalized' }]), 'head')
-      assert.equal(scopeOf('eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x2' }], 'unknown'), 'head')
+      assert.equal(scopeOf('eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x2' }], 'unknown'), 'block')
+      assert.equal(scopeOf('eth_getLogs', [{ fromBlock: '0x65', toBlock: 'safe' }]), 'head')
     })
 
     it('a missing end means latest', () => {
       assert.equal(scopeOf('eth_getLogs', [{ fromBlock: '0x1' }]), 'head')
       assert.equal(scopeOf('eth_getLogs', [{ toBlock: '0x10' }]), 'head')
+      assert.equal(scopeOf('eth_getLogs', [{ toBlock: '0x65' }]), 'head')
       assert.equal(scopeOf('eth_getLogs', [{}]), 'head')
       assert.equal(scopeOf('eth_getLogs', [{ fromBlock: '0x1', toBlock: null, blockHash: null }]), 'head')
     })
@@ -182,7 +189,7 @@ describe('cacheScope', () => {
     assert.equal(scopeOf('eth_getBlockReceipts', ['16']), 'immutable')
     assert.equal(scopeOf('eth_getBlockReceipts', [16]), 'immutable')
     assert.equal(scopeOf('eth_getBlockReceipts', [blockHash], 'unknown'), 'immutable')
-    assert.equal(scopeOf('eth_getBlockReceipts', ['200']), 'head')
+    assert.equal(scopeOf('eth_getBlockReceipts', ['200']), 'block')
     // pending answers as latest (docs/compatibility.md §7): head, not never
     assert.equal(scopeOf('eth_getBlockReceipts', ['pending']), 'head')
   })

@@ -9,10 +9,11 @@ export type MemoryCache = {
   /**
    * Keeps a result when it fits: not larger than maxEntryBytes, and within maxBytes once the least
    * recently used immutable entries are evicted (head entries are never evicted). The same key again
-   * replaces its entry.
+   * replaces its entry. An immutable entry is pinned to the hashes its key names and to `block`, the
+   * block its result names, if given.
    */
-  set(key: string, scope: 'immutable' | 'head', value: CachedValue): void
-  /** Every immutable entry whose key names this block (or transaction) hash is dropped. */
+  set(key: string, scope: 'immutable' | 'head', value: CachedValue, block?: string): void
+  /** Every immutable entry pinned to this block (or transaction) hash is dropped. */
   dropPinned(hash: string): void
   /** Every immutable entry is dropped. */
   clearImmutable(): void
@@ -67,7 +68,7 @@ export function createMemoryCache(options: MemoryCacheOptions, counts: MemoryCou
     counts.bytes = immutableBytes + headBytes
   }
 
-  function set(key: string, scope: 'immutable' | 'head', value: CachedValue): void {
+  function set(key: string, scope: 'immutable' | 'head', value: CachedValue, block?: string): void {
     const size =
       (typeof value === 'string' ? value.length : value.byteLength) + key.length * 2 + entryOverhead
     if (size > options.maxEntryBytes) return
@@ -94,6 +95,7 @@ export function createMemoryCache(options: MemoryCacheOptions, counts: MemoryCou
     }
     if (scope === 'immutable') {
       const hashes = hashesIn(key)
+      if (block !== undefined) hashes.push(block.toLowerCase())
       const pins = hashes.length > 0 ? hashes : undefined
       immutable.set(key, { value, size, pins })
       immutableBytes += size

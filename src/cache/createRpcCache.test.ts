@@ -3,7 +3,8 @@ import { describe, it } from 'node:test'
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import { PartnerAnswer, type SentAnswer } from '../jsonrpc/PartnerAnswer.ts'
 import type { RpcPayload } from '../jsonrpc/types.ts'
-import { createRpcCache, type LoadedAnswer, resultAnswer, splitAnswer } from './createRpcCache.ts'
+import { createRpcCache, type LoadedAnswer } from './createRpcCache.ts'
+import { resultAnswer, splitAnswer } from './keptResults.ts'
 
 /** An upstream answer as nodes write it: the usual member order, id 1. */
 const answerOf = (resultText: string) => Buffer.from(`{"jsonrpc":"2.0","id":1,"result":${resultText}}`)
@@ -627,5 +628,171 @@ describe('createRpcCache: answers pinned to a block the chain has not seen', () 
       fromNode(async () => answerOf('"0x1"')),
     )
     assert.ok(cache.get('eth_chainId[]', 'immutable', 1))
+  })
+})
+
+describe('createRpcCache: answers kept while their block stays on the chain', () => {
+  const blockHash = (byte: string) => `0x${byte.repeat(32)}`
+  const txKey = `eth_getTransactionReceipt["0x${'cd'.repeat(32)}"]`
+  const receipt = (hash: string, number: string) =>
+    answerOf(`{"transactionHash":"0x${'cd'.repeat(32)}","blockHash":"${hash}","blockNumber":"${number}"}`)
+
+  it('a mined receipt is kept across heads while the chain has its block, dropped when that block leaves', async () => {
+    const chain = new Map([[16n, blockHash('aa')]])
+    const cache = createRpcCache({ ...big.cache, blockHashAt: (number) => chain.get(number) })
+    const loader = deferredLoader()
+    const loading = cache.load(txKey, 'mined', loader.load)
+    loader.resolve(receipt(blockHash('aa'), '0x10'))
+    await loading
+    cache.newHead()
+    assert.ok(cache.get(txKey, 'mined', 7), 'kept across a new head')
+    // another block's hash in the same key space does not touch it
+    cache.dropBlock(blockHash('bb'))
+    assert.ok(cache.get(txKey, 'mined', 7))
+    cache.dropBlock(blockHash('AA'))
+    assert.equal(cache.get(txKey, 'mined', 7), undefined, 'its block left the chain')
+  })
+
+  it('a receipt naming a block the chain does not have (another branch, above its tip) is not kept', async () => {
+    const chain = new Map([[16n, blockHash('aa')]])
+    const cache = createRpcCache({ ...big.cache, blockHashAt: (number) => chain.get(number) })
+    await cache.load(
+      txKey,
+      'mined',
+      fromNode(async () => receipt(blockHash('bb'), '0x10')),
+    )
+    assert.equal(cache.get(txKey, 'mined', 1), undefined, 'another branch')
+    await cache.load(
+      txKey,
+      'mined',
+      fromNode(async () => receipt(blockHash('cc'), '0x11')),
+    )
+    assert.equal(cache.get(txKey, 'mined', 1), undefined, 'above the tip')
+  })
+
+  it('not mined yet (null, a pending transaction) is kept until the next head', async () => {
+    const cache = createRpcCache({ ...big.cache, blockHashAt: () => undefined })
+    await cache.load(
+      txKey,
+      'mined',
+      fromNode(async () => answerOf('null')),
+    )
+    assert.deepEqual(parse(cache.get(txKey, 'mined', 3)), { jsonrpc: '2.0', id: 3, result: null })
+    cache.newHead()
+    assert.equal(cache.get(txKey, 'mined', 3), undefined)
+    const pending = '{"hash":"0x01","blockHash":null,"blockNumber":null}'
+    await cache.load(
+      'eth_getTransactionByHash["0x01"]',
+      'mined',
+      fromNode(async () => answerOf(pending)),
+    )
+    assert.ok(cache.get('eth_getTransactionByHash["0x01"]', 'mined', 1))
+    cache.newHead()
+    assert.equal(cache.get('eth_getTransactionByHash["0x01"]', 'mined', 1), undefined)
+  })
+
+  it('a load of a mined receipt across a dropped block is not kept', async () => {
+    const chain = new Map([[16n, blockHash('aa')]])
+    const cache = createRpcCache({ ...big.cache, blockHashAt: (number) => chain.get(number) })
+    const loader = deferredLoader()
+    const loading = cache.load(txKey, 'mined', loader.load)
+    cache.dropBlock(blockHash('99'))
+    loader.resolve(receipt(blockHash('aa'), '0x10'))
+    await loading
+    assert.equal(cache.get(txKey, 'mined', 1), undefined)
+  })
+
+  it('an answer under a block-pinned key is kept across heads and dropped with its block', async () => {
+    const cache = createRpcCache(big.cache)
+    const key = `eth_call[{"to":"0x01"},"0x10"]@${blockHash('aa')}`
+    await cache.load(
+      key,
+      'immutable',
+      fromNode(async () => answerOf('"0x2a"')),
+    )
+    cache.newHead()
+    cache.newHead()
+    assert.ok(cache.get(key, 'immutable', 1))
+    cache.dropBlock(blockHash('aa'))
+    assert.equal(cache.get(key, 'immutable', 1), undefined)
+  })
+})
+
+describe('createRpcCache: with a shared store', () => {
+  /** A shared store in memory: what was put, with its ttl, and gets of it. */
+  function memoryStore() {
+    const values = new Map<string, { value: string; ttlMs: number | undefined }>()
+    const store = {
+      get: async (key: string) => {
+        const kept = values.get(key)
+        return kept && Buffer.from(kept.value)
+      },
+      put: (key: string, value: string | Buffer, ttlMs?: number) => {
+        values.set(key, { value: value.toString(), ttlMs })
+      },
+      identify: async () => {},
+      forget: async () => {},
+      dropBlock: () => {},
+      onChange: () => () => {},
+    }
+    return { store, values }
+  }
+  const head = `0x${'12'.repeat(32)}`
+
+  it("an answer of the head is shared under the head's hash, for as long as a head lasts, and read by another instance at that head", async () => {
+    const { store, values } = memoryStore()
+    const first = createRpcCache({ ...big.cache, shared: store, headHash: () => head })
+    await first.load(
+      'eth_gasPrice[]',
+      'head',
+      fromNode(async () => answerOf('"0x7"')),
+    )
+    const kept = values.get(`eth_gasPrice[]@${head}`)
+    assert.equal(kept?.value, '"0x7"')
+    assert.ok(kept?.ttlMs !== undefined && kept.ttlMs <= 60_000, 'a short ttl')
+
+    const second = createRpcCache({ ...big.cache, shared: store, headHash: () => head })
+    const loaded = await second.load(
+      'eth_gasPrice[]',
+      'head',
+      fromNode(async () => assert.fail('the node is not asked')),
+    )
+    assert.equal(resultText(loaded), '"0x7"')
+    assert.equal(second.stats.sharedHits, 1)
+    // at another head, not read
+    const third = createRpcCache({ ...big.cache, shared: store, headHash: () => `0x${'34'.repeat(32)}` })
+    const fresh = await third.load(
+      'eth_gasPrice[]',
+      'head',
+      fromNode(async () => answerOf('"0x8"')),
+    )
+    assert.equal(resultText(fresh), '"0x8"')
+  })
+
+  it('an answer of the head loaded across a new head is not shared', async () => {
+    const { store, values } = memoryStore()
+    const cache = createRpcCache({ ...big.cache, shared: store, headHash: () => head })
+    const loader = deferredLoader()
+    const loading = cache.load('eth_gasPrice[]', 'head', loader.load)
+    await Promise.resolve()
+    cache.newHead()
+    loader.resolve(answerOf('"0x7"'))
+    await loading
+    assert.equal(values.size, 0)
+  })
+
+  it('a mined receipt from the shared store is read only when the chain has its block', async () => {
+    const { store } = memoryStore()
+    const key = `eth_getTransactionReceipt["0x${'cd'.repeat(32)}"]`
+    const onChain = `0x${'aa'.repeat(32)}`
+    store.put(key, `{"blockHash":"${`0x${'bb'.repeat(32)}`}","blockNumber":"0x10"}`)
+    const cache = createRpcCache({ ...big.cache, shared: store, blockHashAt: () => onChain })
+    const loaded = await cache.load(
+      key,
+      'mined',
+      fromNode(async () => answerOf(`{"blockHash":"${onChain}","blockNumber":"0x10"}`)),
+    )
+    assert.match(resultText(loaded), /aaaa/, 'the node asked: the shared one is of another branch')
+    assert.equal(cache.stats.sharedHits, 0)
   })
 })

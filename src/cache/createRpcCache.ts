@@ -1,8 +1,8 @@
-import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import { hashesIn } from '../jsonrpc/hashes.ts'
 import { PartnerAnswer, type SentAnswer } from '../jsonrpc/PartnerAnswer.ts'
 import type { RpcId, RpcPayload } from '../jsonrpc/types.ts'
 import { type CachedValue, createMemoryCache } from './createMemoryCache.ts'
+import { blockNumberIn, keptValueOf, minedIn, resultAnswer, splitAnswer } from './keptResults.ts'
 import type { SharedStore } from './sharedStore.ts'
 
 /**
@@ -28,23 +28,26 @@ export type CacheStats = {
   forgets: number
 }
 
+/**
+ * How long an answer is kept: `immutable` until evicted or its block (a hash its key names) leaves
+ * the chain; `mined` (a transaction or its receipt) as long as the block its result names stays on
+ * the chain, or, not mined yet (null, no block), until the next head; `head` until the next head.
+ */
+export type CacheKeep = 'immutable' | 'mined' | 'head'
+
 export type RpcCache = {
   /** The kept result for `key`, as a whole answer carrying `id`; undefined on a miss. */
-  get(key: string, scope: 'immutable' | 'head', id: RpcId): RpcPayload | undefined
+  get(key: string, keep: CacheKeep, id: RpcId): RpcPayload | undefined
   /**
    * The result kept since the caller's `get` missed, if one was; else runs `load` (the upstream
    * call) once for identical calls in flight of the same `group`, and keeps
-   * its result when it may be kept: never an error, never a null (it may be "not there yet"), never
-   * a partner's answer (it would reach keys that may not fail over), and a head-scoped result only
-   * if no new head arrived while it was being fetched. Calls join only loads of their own group:
+   * its result when it may be kept: never an error, never a partner's answer (it would reach keys
+   * that may not fail over), never a null (it may be "not there yet") but a transaction's not mined
+   * yet until the next head, a head-scoped result only if no new head arrived while it was being
+   * fetched, a mined one only if its block is the chain's. Calls join only loads of their own group:
    * calls that may fail over to partners load apart from those that may not.
    */
-  load(
-    key: string,
-    scope: 'immutable' | 'head',
-    load: () => Promise<SentAnswer>,
-    group?: string,
-  ): Promise<LoadedAnswer>
+  load(key: string, keep: CacheKeep, load: () => Promise<SentAnswer>, group?: string): Promise<LoadedAnswer>
   /** A new head (or a reorg): every head-scoped entry is dropped. */
   newHead(): void
   /**
@@ -88,10 +91,23 @@ export type RpcCacheOptions = {
    * the cache if a reorg dropped it.
    */
   chainTip?: () => bigint | undefined
+  /**
+   * The hash of the chain's block at a number, while the chain remembers it: a mined transaction is
+   * kept (and read from the shared cache) only when the block its answer names is this one.
+   */
+  blockHashAt?: (number: bigint) => string | undefined
+  /**
+   * The hash of the chain's newest block: with the shared cache, an answer of the head (`head`) is
+   * shared under it, read by every instance at the same head and never once that block is dropped.
+   */
+  headHash?: () => string | undefined
 }
 
-/** Results up to this size are kept as strings. */
-const stringBytes = 4096
+/** How long an answer of one head is kept in the shared cache: longer than a block, however slow the chain. */
+const sharedHeadTtlMs = 60_000
+
+/** The generations a load began in (bumped by new heads, by dropped blocks), and the head's hash then. */
+type LoadStart = { head: number; immutable: number; headHash: string | undefined }
 
 /**
  * A network's finality-aware answer cache, bounded in bytes (createMemoryCache): immutable entries
@@ -118,19 +134,96 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
   }
   const memory = createMemoryCache(options, stats)
 
-  /** A result the shared cache kept is kept in memory too; a miss there (or a failure) asks the upstream. */
+  /**
+   * A result the shared cache kept is kept in memory too; a miss there (or a failure, or a mined
+   * transaction whose block is not the chain's) asks the upstream.
+   */
   async function fromShared(
     key: string,
+    keep: 'immutable' | 'mined',
     from: SharedStore,
     fetch: () => Promise<LoadedAnswer>,
   ): Promise<LoadedAnswer> {
     const startedAt = immutableGeneration
     const kept = await from.get(key)
     if (kept === undefined) return fetch()
-    const result = kept.length <= stringBytes ? kept.toString() : detached(kept)
+    const result = keptValueOf(kept)
+    const block = keep === 'mined' ? chainBlockIn(result) : undefined
+    if (keep === 'mined' && block === undefined) return fetch()
     stats.sharedHits++
-    if (startedAt === immutableGeneration) memory.set(key, 'immutable', result)
+    if (startedAt === immutableGeneration) memory.set(key, 'immutable', result, block)
     return { result }
+  }
+
+  /** The hash of the block a mined transaction's result names, when the chain has that block; else undefined. */
+  function chainBlockIn(result: CachedValue): string | undefined {
+    const block = minedIn(result)
+    if (block === undefined) return undefined
+    return options.blockHashAt?.(block.number)?.toLowerCase() === block.hash ? block.hash : undefined
+  }
+
+  /** Keeps a loaded result where `keep` says, if it may be kept (see RpcCache.load). */
+  function keepLoaded(key: string, keep: CacheKeep, result: CachedValue, startedAt: LoadStart): void {
+    if (keep === 'mined') {
+      const mined = minedIn(result)
+      if (mined === undefined) {
+        // not mined yet (null, or pending): true until the next head
+        if (startedAt.head === generation) memory.set(key, 'head', result)
+        return
+      }
+      const block = chainBlockIn(result)
+      if (block === undefined || startedAt.immutable !== immutableGeneration) return
+      memory.set(key, 'immutable', result, block)
+      shared?.put(key, result)
+      return
+    }
+    if (result === 'null') return
+    if (keep === 'head') {
+      if (startedAt.head !== generation) return
+      memory.set(key, 'head', result)
+      if (startedAt.headHash !== undefined)
+        shared?.put(`${key}@${startedAt.headHash}`, result, sharedHeadTtlMs)
+      return
+    }
+    if (startedAt.immutable !== immutableGeneration || !seenByChain(key, result)) return
+    memory.set(key, 'immutable', result)
+    shared?.put(key, result)
+  }
+
+  /**
+   * An answer of the head another instance kept in the shared cache under the head's hash, kept in
+   * memory too until the next head; a miss there (or a failure) asks the upstream.
+   */
+  async function fromSharedHead(
+    key: string,
+    from: SharedStore,
+    startedAt: LoadStart,
+    fetch: () => Promise<LoadedAnswer>,
+  ): Promise<LoadedAnswer> {
+    const kept = await from.get(`${key}@${startedAt.headHash}`)
+    if (kept === undefined) return fetch()
+    const result = keptValueOf(kept)
+    stats.sharedHits++
+    if (startedAt.head === generation) memory.set(key, 'head', result)
+    return { result }
+  }
+
+  /** Where a load is from, to read from Redis and to keep only its own chain's answers. */
+  function fromStores(
+    key: string,
+    keep: CacheKeep,
+    startedAt: LoadStart,
+    fetch: () => Promise<LoadedAnswer>,
+  ) {
+    if (!shared) return fetch()
+    if (keep !== 'head') return fromShared(key, keep, shared, fetch)
+    return startedAt.headHash === undefined ? fetch() : fromSharedHead(key, shared, startedAt, fetch)
+  }
+
+  /** The result kept for `key` where `keep` looks: a mined transaction's in either. */
+  function keptValue(key: string, keep: CacheKeep): CachedValue | undefined {
+    if (keep !== 'mined') return memory.get(key, keep)
+    return memory.get(key, 'immutable') ?? memory.get(key, 'head')
   }
 
   /** Whether an immutable result may be kept: not one pinned by hash to a block above the chain's tip. */
@@ -160,8 +253,8 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
 
   return {
     stats,
-    get(key, scope, id) {
-      const value = memory.get(key, scope)
+    get(key, keep, id) {
+      const value = keptValue(key, keep)
       if (value === undefined) {
         stats.misses++
         return undefined
@@ -169,41 +262,35 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
       stats.hits++
       return resultAnswer(id, value)
     },
-    load(key, scope, load, group) {
+    load(key, keep, load, group) {
       // kept since the caller's get missed (while it waited for one of its key's slots)
-      const kept = memory.get(key, scope)
+      const kept = keptValue(key, keep)
       if (kept !== undefined) return Promise.resolve({ result: kept })
-      const inFlight = scope === 'immutable' ? inFlightImmutable : inFlightHead
+      // a mined transaction's load is not joined across a head: it may have been mined since
+      const inFlight = keep === 'immutable' ? inFlightImmutable : inFlightHead
       const flightKey = group === undefined ? key : `${group}\n${key}`
       const pending = inFlight.get(flightKey)
       if (pending) {
         stats.coalesced++
         return pending
       }
-      const startedAt = scope === 'immutable' ? immutableGeneration : generation
+      const startedAt: LoadStart = {
+        head: generation,
+        immutable: immutableGeneration,
+        headHash: shared && keep === 'head' ? options.headHash?.()?.toLowerCase() : undefined,
+      }
       const fetch = async (): Promise<LoadedAnswer> => {
         const sent = await load()
         // a partner's answer reaches the callers of its load, marked, and is never kept
         if (sent instanceof PartnerAnswer) return { ...splitAnswer(sent.payload), partner: true }
         const loaded = splitAnswer(sent)
-        const current = scope === 'immutable' ? immutableGeneration : generation
-        if (
-          'result' in loaded &&
-          loaded.result !== 'null' &&
-          startedAt === current &&
-          (scope === 'head' || seenByChain(key, loaded.result))
-        ) {
-          memory.set(key, scope, loaded.result)
-          if (scope === 'immutable') shared?.put(key, loaded.result)
-        }
+        if ('result' in loaded) keepLoaded(key, keep, loaded.result, startedAt)
         return loaded
       }
       // memory first (the caller's get), then the shared cache, then the upstream
-      const promise = (scope === 'immutable' && shared ? fromShared(key, shared, fetch) : fetch()).finally(
-        () => {
-          if (inFlight.get(flightKey) === promise) inFlight.delete(flightKey)
-        },
-      )
+      const promise = fromStores(key, keep, startedAt, fetch).finally(() => {
+        if (inFlight.get(flightKey) === promise) inFlight.delete(flightKey)
+      })
       inFlight.set(flightKey, promise)
       return promise
     },
@@ -241,62 +328,4 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
       memory.clearHead()
     },
   }
-}
-
-const answerPrefix = Buffer.from('{"jsonrpc":"2.0","id":1,"result":')
-const numberField = /"(?:number|blockNumber)":\s*"(0x[0-9a-fA-F]{1,16})"/
-
-/**
- * The block number a result names (a block's `number`, a receipt's or log's `blockNumber`), read from
- * its first bytes (a block's number comes before its transactions); undefined when it names none.
- */
-function blockNumberIn(result: CachedValue): bigint | undefined {
-  const text =
-    typeof result === 'string' ? result : result.toString('latin1', 0, Math.min(result.length, 4096))
-  const found = numberField.exec(text)
-  return found ? BigInt(found[1] as string) : undefined
-}
-/** The result's JSON text without parsing it when the node wrote the usual member order; else parsed. */
-export function splitAnswer(answer: Buffer): { result: CachedValue } | { answer: Buffer } {
-  let end = answer.length
-  while (end > 0 && isBlank(answer[end - 1] as number)) end--
-  if (answer.subarray(0, answerPrefix.length).equals(answerPrefix) && answer[end - 1] === 0x7d) {
-    let start = answerPrefix.length
-    let resultEnd = end - 1
-    // blanks around the result ("result": null) would hide a null from the caller's check
-    while (start < resultEnd && isBlank(answer[start] as number)) start++
-    while (resultEnd > start && isBlank(answer[resultEnd - 1] as number)) resultEnd--
-    const result = answer.subarray(start, resultEnd)
-    return { result: result.length <= stringBytes ? result.toString() : detached(result) }
-  }
-  const parsed = JSON.parse(answer.toString()) as { result?: unknown }
-  if (!('result' in parsed) || 'error' in parsed) return { answer }
-  const text = JSON.stringify(parsed.result)
-  return { result: text.length <= stringBytes ? text : Buffer.from(text) }
-}
-
-/** Bytes of a view that keeping it would hold on to, beyond its own: up to this, the view is kept. */
-const pinnedSlackBytes = 1024
-
-/**
- * A large result to keep: the view itself when the memory under it is the answer's own (a collected
- * answer of several chunks), a copy when it is a small part of something larger (one chunk of a
- * socket read, which would hold the whole read buffer). No copy that keeping it does not need.
- */
-function detached(result: Buffer): Buffer {
-  return result.buffer.byteLength - result.length <= pinnedSlackBytes ? result : Buffer.from(result)
-}
-
-/** A whole answer for `id` around a kept result. */
-export function resultAnswer(id: RpcId, value: CachedValue): RpcPayload {
-  const prefix = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`
-  if (typeof value === 'string') return `${prefix}${value}}`
-  // the kept bytes are written as they are, between the id's prefix and the closing brace
-  return new AnswerParts([Buffer.from(prefix), value, closingBrace])
-}
-
-const closingBrace = Buffer.from('}')
-
-function isBlank(byte: number): boolean {
-  return byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09
 }

@@ -265,7 +265,7 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
           return undefined
         }
       },
-      put(key, value) {
+      put(key, value, entryTtlMs = ttlMs) {
         const keyBase = epoch?.keyBase
         if (keyBase === undefined || redis.status !== 'ready') return
         const entry = entryKey(keyBase, key)
@@ -279,7 +279,7 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
             `${books}sizes`,
             `${books}bytes`,
             value,
-            ttlMs,
+            Math.min(entryTtlMs, ttlMs),
             size,
             options.maxBytes,
           )

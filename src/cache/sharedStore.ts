@@ -8,8 +8,11 @@ export type SharedStore = {
    * or a wait past the bound: never throws.
    */
   get(key: string): Promise<Buffer | undefined>
-  /** Keeps a result, in the background: a failure (or a chain not identified yet) is a result not kept. */
-  put(key: string, value: string | Buffer): void
+  /**
+   * Keeps a result, in the background: a failure (or a chain not identified yet) is a result not
+   * kept. `ttlMs`: how long, when shorter than the cache's own (an answer of one head).
+   */
+  put(key: string, value: string | Buffer, ttlMs?: number): void
   /**
    * The chain's identity: its genesis block's hash (`0x` and 64 hex digits; anything else is
    * ignored). Until it is known, every lookup misses and nothing is kept; a new one (a new chain

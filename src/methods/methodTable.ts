@@ -45,8 +45,16 @@ export type MethodSpec = {
   params: readonly ParamSpec[]
   costCredits: number
   cacheClass: CacheClass
-  /** A `head` answer pinned to a block hash or a finalized number never changes, so it is kept as immutable. */
+  /**
+   * A `head` answer pinned to a block hash or a finalized number never changes, so it is kept as
+   * immutable; one pinned to another number, as long as that block stays on the chain.
+   */
   pinnedIsImmutable: boolean
+  /**
+   * A transaction or its receipt by hash: once mined, its answer names the block it is in and is
+   * kept as long as that block stays on the chain; before, until the next block.
+   */
+  pinnedByAnswer: boolean
   /** May go to a partner provider when every upstream failed (docs/compatibility.md §7); config may replace the list. */
   failoverEligible: boolean
   /** Safe to send twice: retried on another upstream after a transient failure. */
@@ -111,6 +119,7 @@ const defaultMethodSpec: MethodSpec = {
   costCredits: 80,
   cacheClass: 'never',
   pinnedIsImmutable: true,
+  pinnedByAnswer: false,
   failoverEligible: false,
   idempotent: true,
   monotonicHead: false,
@@ -172,7 +181,7 @@ const rows: Record<string, [readonly ParamSpec[], Row?]> = {
   ],
   eth_getTransactionReceipt: [
     [required(hash)],
-    { nullWhenNotFound: true, failoverEligible: true, cacheClass: 'head' },
+    { nullWhenNotFound: true, failoverEligible: true, cacheClass: 'head', pinnedByAnswer: true },
   ],
   eth_getBlockReceipts: [
     [required(receiptsBlockRef)],
@@ -211,8 +220,11 @@ const rows: Record<string, [readonly ParamSpec[], Row?]> = {
   ],
   eth_getBalance: [[required(address), required(blockRef)], { ...onState, cacheClass: 'head' }],
   eth_getCode: [[required(address), required(blockRef)], { ...onState, cacheClass: 'head' }],
-  eth_getTransactionCount: [[required(address), required(blockRef)], onState],
-  eth_getTransactionByHash: [[required(hash)], { nullWhenNotFound: true, cacheClass: 'head' }],
+  eth_getTransactionCount: [[required(address), required(blockRef)], { ...onState, cacheClass: 'head' }],
+  eth_getTransactionByHash: [
+    [required(hash)],
+    { nullWhenNotFound: true, cacheClass: 'head', pinnedByAnswer: true },
+  ],
   eth_getBlockTransactionCountByHash: [
     [required(hash)],
     { ...onWholeBlock, costCredits: 150, cacheClass: 'immutable' },
@@ -323,6 +335,7 @@ function methodSpec(
     costCredits: spec.costCredits,
     cacheClass: spec.cacheClass,
     pinnedIsImmutable: spec.pinnedIsImmutable,
+    pinnedByAnswer: spec.pinnedByAnswer,
     failoverEligible: spec.failoverEligible,
     idempotent: spec.idempotent,
     monotonicHead: spec.monotonicHead,

@@ -19,6 +19,8 @@ export type HeadTracker = {
   finalized(): bigint | undefined
   /** The newest block of the network's chain of heads (undefined before the first one). */
   header(): Header | undefined
+  /** The hash of the chain's block at `number`, while the chain remembers it (read through NetworkHead). */
+  hashAt(number: bigint): string | undefined
   /** The hash of the chain's genesis block, once an upstream has answered it. */
   genesis(): string | undefined
   /** Forks, rewinds and new chains recognised since the start (for /metrics). */
@@ -302,6 +304,7 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     },
     finalized: anchors.finalized,
     header,
+    hashAt: (number) => chain.at(number)?.hash,
     genesis: anchors.genesis,
     stats,
     subscribe(listener) {

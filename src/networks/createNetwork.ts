@@ -28,7 +28,7 @@ export type Network = {
    * The chain of heads as it moves (the head tracker: its events, polls, newest header, genesis, stats),
    * for what follows the chain block by block; its head's numbers are read from `head`, the one view of them.
    */
-  heads: Omit<HeadTracker, 'latest' | 'finalized'>
+  heads: Omit<HeadTracker, 'latest' | 'finalized' | 'hashAt'>
   /** The network's head: latest, finalized and what clients have been shown. Every reader of a head number reads it here. */
   head: NetworkHead
   /** What history each upstream keeps (earliest state and block), for routing calls pinned to a block. */
@@ -120,6 +120,8 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
         maxEntryBytes: options.cache.maxEntryBytes,
         shared: options.shared?.store,
         chainTip: () => heads.latest()?.number,
+        blockHashAt: heads.hashAt,
+        headHash: () => heads.header()?.hash,
       })
     : undefined
   // made first: the shown head is lowered before the cache and the others hear of a fork

@@ -11,6 +11,11 @@ export type NetworkHead = {
   /** The network's finalized block number, or undefined while unknown (it goes back when the chain does). */
   finalized(): bigint | undefined
   /**
+   * The hash of the chain's block at `number` (at or below latest), while the chain remembers it (its
+   * newest 1,024 blocks): what an answer pinned to that number is kept under, until the block leaves.
+   */
+  hashAt(number: bigint): string | undefined
+  /**
    * The highest block an upstream in use has reached: at or above `latest` (whose chain follows the
    * upstreams that keep up, up to maxLagBlocks behind the first); undefined before any is known.
    */
@@ -60,6 +65,7 @@ export function createNetworkHead(tracker: HeadTracker, options: NetworkHeadOpti
   return {
     latest: tracker.latest,
     finalized: tracker.finalized,
+    hashAt: tracker.hashAt,
     reached: options.reached ?? (() => tracker.latest()?.number),
     poll: () => tracker.poll(),
     get shown() {

@@ -19,7 +19,8 @@ import type { RpcContext } from './rpcContext.ts'
 type ReadyCall = PreparedCall & { ok: true }
 
 /**
- * One prepared call's answer, step by step: answered here (a local result, a subscription); made
+ * One prepared call's answer, step by step: answered here (a local result, a subscription, the head
+ * model's eth_blockNumber); made
  * ready to send (the gas cap, the logs range bound; prepareCall put a named filter's node id in);
  * routed; from the cache or the upstreams, the partners, a split range (fetchAnswer); then the
  * docs/compatibility.md §7 duties on the answer (a new filter's id sealed, "not found" as null, the
@@ -39,6 +40,12 @@ export async function answerCall(
   if (spec.subscriptionOnly) return subscription(ctx, prepared)
   // an answer asked for before a lower of the shown head is not shown (see notBelowShownHead)
   const lowers = network.head.lowers
+  const known = spec.monotonicHead && network.cache ? network.head.latest() : undefined
+  if (known) {
+    // eth_blockNumber: the head model's own, no node asked (with the cache off, every call goes to one)
+    trail?.usedCache('hit')
+    return notBelowShownHead(network, call.id, local(call.id, `0x${known.number.toString(16)}`), lowers)
+  }
 
   let { params } = prepared
   if (spec.capsGas) {

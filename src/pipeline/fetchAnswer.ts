@@ -1,5 +1,6 @@
 import type { CacheScope } from '../cache/cacheScope.ts'
-import { type RpcCache, resultAnswer } from '../cache/createRpcCache.ts'
+import type { CacheKeep, RpcCache } from '../cache/createRpcCache.ts'
+import { resultAnswer } from '../cache/keptResults.ts'
 import type { Cancellation } from '../failsafe/Cancellation.ts'
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import { type CallAnswer, PartnerAnswer, payloadOf, type SentAnswer } from '../jsonrpc/PartnerAnswer.ts'
@@ -94,8 +95,8 @@ async function cachedAnswer(
 ): Promise<CallAnswer> {
   // the params are serialised once: for the cache key and the upstream body alike
   const paramsJson = JSON.stringify(params)
-  const key = `${spec.name}${paramsJson}`
-  const hit = cache.get(key, scope, call.id)
+  const { key, keep } = cachePlace(ctx, `${spec.name}${paramsJson}`, scope, route)
+  const hit = cache.get(key, keep, call.id)
   if (hit !== undefined) {
     trail?.usedCache('hit')
     holdKept(ctx, hit)
@@ -108,7 +109,7 @@ async function cachedAnswer(
   const loaded = await inSlot(ctx, () =>
     cache.load(
       key,
-      scope,
+      keep,
       () => {
         loading = true
         trail?.usedCache('miss')
@@ -121,6 +122,22 @@ async function cachedAnswer(
   const payload = 'result' in loaded ? resultAnswer(call.id, loaded.result) : withId(loaded.answer, call.id)
   holdKept(ctx, payload)
   return loaded.partner === true ? new PartnerAnswer(payload) : payload
+}
+
+/**
+ * Where a call's answer is kept: pinned to a block number (`block`), under that block's hash for as
+ * long as it stays on the chain (with Redis, by every instance), or until the next head while the
+ * chain does not have the block (above its tip, or older than it remembers); else by its scope.
+ */
+function cachePlace(
+  ctx: RpcContext,
+  key: string,
+  scope: Exclude<CacheScope, 'never'>,
+  route: Route,
+): { key: string; keep: CacheKeep } {
+  if (scope !== 'block') return { key, keep: scope }
+  const hash = route.block === undefined ? undefined : ctx.network.head.hashAt(route.block)
+  return hash === undefined ? { key, keep: 'head' } : { key: `${key}@${hash}`, keep: 'immutable' }
 }
 
 /**

@@ -1,4 +1,4 @@
-import { splitAnswer } from '../cache/createRpcCache.ts'
+import { splitAnswer } from '../cache/keptResults.ts'
 import { ClientGoneError } from '../errors/callEndings.ts'
 import { TollgateError } from '../errors/TollgateError.ts'
 import { MalformedUpstreamAnswerError, UpstreamTimeoutError } from '../errors/upstreamErrors.ts'
