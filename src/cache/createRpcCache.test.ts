@@ -723,10 +723,11 @@ describe('createRpcCache: with a shared store', () => {
   function memoryStore() {
     const values = new Map<string, { value: string; ttlMs: number | undefined }>()
     const store = {
-      get: async (key: string) => {
+      lookup: async (key: string): Promise<Buffer | 'load'> => {
         const kept = values.get(key)
-        return kept && Buffer.from(kept.value)
+        return kept ? Buffer.from(kept.value) : 'load'
       },
+      release: () => {},
       put: (key: string, value: string | Buffer, ttlMs?: number) => {
         values.set(key, { value: value.toString(), ttlMs })
       },

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import { hashesIn } from '../jsonrpc/hashes.ts'
 import { PartnerAnswer, type SentAnswer } from '../jsonrpc/PartnerAnswer.ts'
 import type { RpcId, RpcPayload } from '../jsonrpc/types.ts'
@@ -103,6 +104,13 @@ export type RpcCacheOptions = {
   headHash?: () => string | undefined
 }
 
+/**
+ * The longest a load waits for another instance's load of the same answer (its claim, in the shared
+ * cache) before asking the upstream itself: more than most node calls take, so that a fleet asks
+ * the node once for an answer as one instance does.
+ */
+const maxSharedWaitMs = 1_000
+
 /** How long an answer of one head is kept in the shared cache: longer than a block, however slow the chain. */
 const sharedHeadTtlMs = 60_000
 
@@ -135,23 +143,34 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
   const memory = createMemoryCache(options, stats)
 
   /**
-   * A result the shared cache kept is kept in memory too; a miss there (or a failure, or a mined
-   * transaction whose block is not the chain's) asks the upstream.
+   * A result the shared cache kept (an answer of the head: under the head's hash) is kept in memory
+   * too; a miss there asks the upstream, after waiting for the answer of another instance that is
+   * loading it (at most maxSharedWaitMs); a failure, or a mined transaction whose block is not the
+   * chain's, asks the upstream at once.
    */
   async function fromShared(
     key: string,
-    keep: 'immutable' | 'mined',
+    keep: CacheKeep,
     from: SharedStore,
+    startedAt: LoadStart,
     fetch: () => Promise<LoadedAnswer>,
   ): Promise<LoadedAnswer> {
-    const startedAt = immutableGeneration
-    const kept = await from.get(key)
-    if (kept === undefined) return fetch()
-    const result = keptValueOf(kept)
+    const sharedKey = keep === 'head' ? `${key}@${startedAt.headHash}` : key
+    let found = await from.lookup(sharedKey, true)
+    if (found === 'claimed') return fetch().finally(() => from.release(sharedKey))
+    for (let waitedMs = 0, stepMs = 2; found === 'wait' && waitedMs < maxSharedWaitMs; waitedMs += stepMs) {
+      await sleep(stepMs)
+      stepMs = Math.min(stepMs * 2, 50)
+      found = await from.lookup(sharedKey, false)
+    }
+    if (typeof found === 'string') return fetch()
+    const result = keptValueOf(found)
     const block = keep === 'mined' ? chainBlockIn(result) : undefined
     if (keep === 'mined' && block === undefined) return fetch()
     stats.sharedHits++
-    if (startedAt === immutableGeneration) memory.set(key, 'immutable', result, block)
+    if (keep === 'head') {
+      if (startedAt.head === generation) memory.set(key, 'head', result)
+    } else if (startedAt.immutable === immutableGeneration) memory.set(key, 'immutable', result, block)
     return { result }
   }
 
@@ -190,34 +209,15 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
     shared?.put(key, result)
   }
 
-  /**
-   * An answer of the head another instance kept in the shared cache under the head's hash, kept in
-   * memory too until the next head; a miss there (or a failure) asks the upstream.
-   */
-  async function fromSharedHead(
-    key: string,
-    from: SharedStore,
-    startedAt: LoadStart,
-    fetch: () => Promise<LoadedAnswer>,
-  ): Promise<LoadedAnswer> {
-    const kept = await from.get(`${key}@${startedAt.headHash}`)
-    if (kept === undefined) return fetch()
-    const result = keptValueOf(kept)
-    stats.sharedHits++
-    if (startedAt.head === generation) memory.set(key, 'head', result)
-    return { result }
-  }
-
-  /** Where a load is from, to read from Redis and to keep only its own chain's answers. */
+  /** Where a load is from: the shared cache first, when there is one (an answer of the head, at a known head). */
   function fromStores(
     key: string,
     keep: CacheKeep,
     startedAt: LoadStart,
     fetch: () => Promise<LoadedAnswer>,
   ) {
-    if (!shared) return fetch()
-    if (keep !== 'head') return fromShared(key, keep, shared, fetch)
-    return startedAt.headHash === undefined ? fetch() : fromSharedHead(key, shared, startedAt, fetch)
+    if (!shared || (keep === 'head' && startedAt.headHash === undefined)) return fetch()
+    return fromShared(key, keep, shared, startedAt, fetch)
   }
 
   /** The result kept for `key` where `keep` looks: a mined transaction's in either. */

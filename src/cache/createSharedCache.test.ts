@@ -11,6 +11,13 @@ import { PartnerAnswer, type SentAnswer } from '../jsonrpc/PartnerAnswer.ts'
 import { createRpcCache } from './createRpcCache.ts'
 import { createSharedCache, type SharedCache } from './createSharedCache.ts'
 import { raiseHeadScript } from './sharedCacheScripts.ts'
+import type { SharedStore } from './sharedStore.ts'
+
+/** A lookup that claims nothing: the kept bytes, or undefined. */
+async function read(store: SharedStore, key: string): Promise<Buffer | undefined> {
+  const found = await store.lookup(key, false)
+  return typeof found === 'string' ? undefined : found
+}
 
 const answerOf = (resultText: string) => Buffer.from(`{"jsonrpc":"2.0","id":1,"result":${resultText}}`)
 const fromNode = (text: string, partner = false) => {
@@ -70,9 +77,9 @@ describe('createSharedCache on a real Redis', () => {
     mine.store.put(short, '{"a":1}')
     mine.store.put(long, Buffer.from('"0xlong"'))
     await until(async () => (await prefix.redis.zcard(books(1, 'index'))) === 2, 'both kept')
-    assert.equal((await theirs.store.get(short))?.toString(), '{"a":1}')
-    assert.equal((await theirs.store.get(long))?.toString(), '"0xlong"')
-    assert.equal(await (await chainOf(two, 2)).store.get(short), undefined, 'another chain has its own')
+    assert.equal((await read(theirs.store, short))?.toString(), '{"a":1}')
+    assert.equal((await read(theirs.store, long))?.toString(), '"0xlong"')
+    assert.equal(await read((await chainOf(two, 2)).store, short), undefined, 'another chain has its own')
     const keys = await prefix.redis.zrange(books(1, 'index'), '0', '-1')
     assert.ok(keys.every((key) => key.length < 200))
     assert.deepEqual(two.stats, { hits: 2, misses: 1, failures: 0, puts: 0, forgets: 0 })
@@ -85,7 +92,7 @@ describe('createSharedCache on a real Redis', () => {
     for (let index = 0; index < 20; index++) store.put(`k${index}`, value)
     store.put('huge', `"${'y'.repeat(5_000)}"`)
     store.put('last', value)
-    await until(async () => (await store.get('last')) !== undefined, 'the last put')
+    await until(async () => (await read(store, 'last')) !== undefined, 'the last put')
     const total = Number(await prefix.redis.get(books(7, 'bytes')))
     const sizes = await prefix.redis.hvals(books(7, 'sizes'))
     assert.ok(total <= 4_000 && total > 3_000, `${total} bytes`)
@@ -93,10 +100,10 @@ describe('createSharedCache on a real Redis', () => {
       sizes.reduce((sum, size) => sum + Number(size), 0),
       total,
     )
-    assert.equal(await store.get('huge'), undefined)
+    assert.equal(await read(store, 'huge'), undefined)
     // the oldest went, the newest stayed
-    assert.equal(await store.get('k0'), undefined)
-    assert.ok((await store.get('k19')) !== undefined)
+    assert.equal(await read(store, 'k0'), undefined)
+    assert.ok((await read(store, 'k19')) !== undefined)
     const kept = await prefix.redis.zrange(books(7, 'index'), '0', '-1')
     assert.equal(kept.length, sizes.length)
     for (const key of kept) assert.equal(await prefix.redis.exists(key), 1)
@@ -106,10 +113,10 @@ describe('createSharedCache on a real Redis', () => {
     const shared = await open({ ttlSeconds: 1 })
     const { store } = await chainOf(shared, 8)
     store.put('brief', '"0x1"')
-    await until(async () => (await store.get('brief')) !== undefined, 'kept')
-    await until(async () => (await store.get('brief')) === undefined, 'expired')
+    await until(async () => (await read(store, 'brief')) !== undefined, 'kept')
+    await until(async () => (await read(store, 'brief')) === undefined, 'expired')
     store.put('next', '"0x2"')
-    await until(async () => (await store.get('next')) !== undefined, 'the next kept')
+    await until(async () => (await read(store, 'next')) !== undefined, 'the next kept')
     assert.deepEqual(await prefix.redis.hkeys(books(8, 'sizes')), [
       `${prefix.keyPrefix}cache:8:${genesis}:0:next`,
     ])
@@ -191,20 +198,57 @@ describe('createSharedCache on a real Redis', () => {
     await second.load('balance', 'head', fromNode('"0x1"').load)
     assert.equal(two.stats.hits + two.stats.misses, before, 'a head call never asks Redis')
   })
+
+  it('while one instance loads an answer, another waits for it instead of asking the node; one that loads nothing lets the others load', async () => {
+    const [one, two] = [await open(), await open()]
+    const [mine, theirs] = [(await chainOf(one, 14)).store, (await chainOf(two, 14)).store]
+    assert.equal(await mine.lookup('call', true), 'claimed')
+    assert.equal(await theirs.lookup('call', true), 'wait', 'the claim is held')
+    assert.equal(await theirs.lookup('call', false), 'wait')
+    mine.put('call', '"0x1"')
+    await until(async () => (await theirs.lookup('call', false)) instanceof Buffer, 'the answer put')
+    // a released claim: the one waiting loads without claiming, a new caller claims
+    assert.equal(await mine.lookup('other', true), 'claimed')
+    mine.release('other')
+    await until(async () => (await theirs.lookup('other', false)) === 'load', 'the claim given up')
+    assert.equal(await theirs.lookup('other', true), 'claimed')
+
+    // two RPC caches: the second's miss waits for the first's load, its upstream never asked
+    const first = createRpcCache({ ...memory, shared: mine })
+    const second = createRpcCache({ ...memory, shared: theirs })
+    let answer: (value: Buffer) => void = () => {}
+    const slow = new Promise<Buffer>((resolve) => {
+      answer = resolve
+    })
+    const loading = first.load('slow', 'immutable', () => slow)
+    await until(async () => (await theirs.lookup('slow', false)) === 'wait', 'the first to claim')
+    const never = fromNode('"wrong"')
+    const waiting = second.load('slow', 'immutable', never.load)
+    answer(answerOf('"0x2a"'))
+    assert.deepEqual(await loading, { result: '"0x2a"' })
+    assert.deepEqual(await waiting, { result: '"0x2a"' })
+    assert.equal(never.calls, 0)
+    assert.equal(second.stats.sharedHits, 1)
+    // nothing kept (a null): the other instance asks the node itself
+    const nulls = fromNode('null')
+    await first.load('nothing', 'immutable', nulls.load)
+    await second.load('nothing', 'immutable', nulls.load)
+    assert.equal(nulls.calls, 2)
+  })
   it("a chain's entries are its genesis's: none read or kept before it is known, none of another genesis", async () => {
     const [one, two] = [await open(), await open()]
     const unknown = one.forNetwork(11)
     unknown.store.put('block', '"before"')
-    assert.equal(await unknown.store.get('block'), undefined)
+    assert.equal(await read(unknown.store, 'block'), undefined)
     const old = await chainOf(one, 11)
     old.store.put('block', '"old chain"')
-    await until(async () => (await old.store.get('block')) !== undefined, 'kept')
+    await until(async () => (await read(old.store, 'block')) !== undefined, 'kept')
     assert.equal(await prefix.redis.hlen(books(11, 'sizes')), 1, 'only the identified store kept it')
 
     // the chain started again under the same chain id: another instance, and one that meets the new
     // genesis while running (its memory cache drops what it kept)
     const restarted = await chainOf(two, 11, otherGenesis)
-    assert.equal(await restarted.store.get('block'), undefined)
+    assert.equal(await read(restarted.store, 'block'), undefined)
     const memoryCache = createRpcCache({ ...memory, shared: old.store })
     await memoryCache.load('block', 'immutable', fromNode('"old chain"').load)
     assert.equal(memoryCache.get('block', 'immutable', 1), '{"jsonrpc":"2.0","id":1,"result":"old chain"}')
@@ -214,10 +258,10 @@ describe('createSharedCache on a real Redis', () => {
     const node = fromNode('"new chain"')
     assert.deepEqual(await memoryCache.load('block', 'immutable', node.load), { result: '"new chain"' })
     assert.equal(node.calls, 1, 'the old entry was not met')
-    await until(async () => (await restarted.store.get('block'))?.toString() === '"new chain"', 'shared')
+    await until(async () => (await read(restarted.store, 'block'))?.toString() === '"new chain"', 'shared')
     // not a hash: ignored
     await old.store.identify('0x1234')
-    assert.equal((await old.store.get('block'))?.toString(), '"new chain"')
+    assert.equal((await read(old.store, 'block'))?.toString(), '"new chain"')
   })
 
   it('a forget moves every instance to a new epoch: none reads what was kept before, memory included', async () => {
@@ -230,12 +274,12 @@ describe('createSharedCache on a real Redis', () => {
     const theirCache = createRpcCache({ ...memory, shared: theirs.store })
     mine.store.put('block', '"before"')
     mine.store.put('other', '"before"')
-    await until(async () => (await theirs.store.get('other')) !== undefined, 'shared')
+    await until(async () => (await read(theirs.store, 'other')) !== undefined, 'shared')
     await theirCache.load('block', 'immutable', fromNode('"never"').load)
     assert.equal(theirCache.get('block', 'immutable', 1), '{"jsonrpc":"2.0","id":1,"result":"before"}')
 
     const forgetting = mine.store.forget('a test')
-    assert.equal(await mine.store.get('block'), undefined, 'at once, on the instance that forgets')
+    assert.equal(await read(mine.store, 'block'), undefined, 'at once, on the instance that forgets')
     await forgetting
     assert.equal(one.stats.forgets, 1)
     const [epoch] = await prefix.redis.keys(`${prefix.keyPrefix}epoch:12:${genesis}`)
@@ -243,18 +287,18 @@ describe('createSharedCache on a real Redis', () => {
     // the other hears it: its memory drops the answer, and Redis's old entries are not read
     await until(() => theirCache.stats.forgets === 1, 'the other instance to hear of it')
     assert.equal(theirCache.get('block', 'immutable', 1), undefined)
-    assert.equal(await theirs.store.get('other'), undefined)
+    assert.equal(await read(theirs.store, 'other'), undefined)
     const node = fromNode('"after"')
     assert.deepEqual(await theirCache.load('block', 'immutable', node.load), { result: '"after"' })
     assert.equal(node.calls, 1)
     await until(
-      async () => (await mine.store.get('block'))?.toString() === '"after"',
+      async () => (await read(mine.store, 'block'))?.toString() === '"after"',
       'kept in the new epoch',
     )
     // an instance started later reads the epoch
     const late = await chainOf(await open(), 12)
-    assert.equal((await late.store.get('block'))?.toString(), '"after"')
-    assert.equal(await late.store.get('other'), undefined)
+    assert.equal((await read(late.store, 'block'))?.toString(), '"after"')
+    assert.equal(await read(late.store, 'other'), undefined)
   })
 
   it('a block the chain left: no instance reads an answer naming its hash again', async () => {
@@ -266,15 +310,15 @@ describe('createSharedCache on a real Redis', () => {
     const byKept = `eth_getBlockReceipts["${kept}"]`
     const call = `eth_call[{"to":"0x${'00'.repeat(20)}"},{"blockHash":"${left.toUpperCase().replace('0X', '0x')}"}]`
     for (const key of [byLeft, byKept, call]) mine.store.put(key, '"kept"')
-    await until(async () => (await theirs.store.get(call)) !== undefined, 'shared')
+    await until(async () => (await read(theirs.store, call)) !== undefined, 'shared')
     mine.store.dropBlock(left)
-    await until(async () => (await theirs.store.get(byLeft)) === undefined, 'the left block not read')
-    assert.equal(await theirs.store.get(call), undefined, 'its hash in any case')
-    assert.equal((await theirs.store.get(byKept))?.toString(), '"kept"', 'other blocks are read')
+    await until(async () => (await read(theirs.store, byLeft)) === undefined, 'the left block not read')
+    assert.equal(await read(theirs.store, call), undefined, 'its hash in any case')
+    assert.equal((await read(theirs.store, byKept))?.toString(), '"kept"', 'other blocks are read')
     // the same hash on another chain (genesis) is not touched
     const other = await chainOf(one, 14, otherGenesis)
     other.store.put(byLeft, '"other chain"')
-    await until(async () => (await other.store.get(byLeft)) !== undefined, 'kept on the other chain')
+    await until(async () => (await read(other.store, byLeft)) !== undefined, 'kept on the other chain')
   })
 
   it('a lower is shown by every instance; a raise of a number found before it is refused', async () => {
@@ -346,7 +390,7 @@ describe('createSharedCache while Redis fails', () => {
     const { store, head } = await chainOf(shared, 1)
     const cache = createRpcCache({ ...memory, shared: store })
     store.put('kept', '"0x1"')
-    await until(async () => (await store.get('kept')) !== undefined, 'kept')
+    await until(async () => (await read(store, 'kept')) !== undefined, 'kept')
 
     const probe = createTestPrefix(server.url)
     const pid = Number(/process_id:(\d+)/.exec(await probe.redis.info('server'))?.[1])
@@ -355,7 +399,7 @@ describe('createSharedCache while Redis fails', () => {
     process.kill(pid, 'SIGSTOP')
     try {
       const failures = shared.stats.failures
-      assert.equal(await store.get('kept'), undefined)
+      assert.equal(await read(store, 'kept'), undefined)
       assert.equal(shared.stats.failures, failures + 1)
       const node = fromNode('"0x1"')
       assert.deepEqual(await cache.load('kept', 'immutable', node.load), { result: '"0x1"' })
@@ -393,14 +437,14 @@ describe('createSharedCache while Redis fails', () => {
       // identified while Redis is down: the epoch is read once it is up
       const { store, head } = await chainOf(one, 3)
       const theirs = await chainOf(two, 3)
-      assert.equal(await store.get('anything'), undefined)
+      assert.equal(await read(store, 'anything'), undefined)
       store.put('anything', '"0x1"')
       head.show(7n)
       await server.start()
       // both reconnect by themselves: what one keeps and shows then reaches the other
       await until(async () => {
         store.put('later', '"0x2"')
-        return (await theirs.store.get('later'))?.toString() === '"0x2"'
+        return (await read(theirs.store, 'later'))?.toString() === '"0x2"'
       }, 'the shared store to work')
       // both subscribed (the SUBSCRIBE waited for the connection): a raise reaches the other
       const looker = createTestPrefix(server.url)
@@ -439,7 +483,7 @@ describe('createSharedCache while Redis fails', () => {
       const [mine, theirs] = [await chainOf(one, 5), await chainOf(two, 5)]
       await until(async () => {
         mine.store.put('ready', '"0x1"')
-        return (await theirs.store.get('ready')) !== undefined
+        return (await read(theirs.store, 'ready')) !== undefined
       }, 'the shared store to work')
       await server.stop()
       const hashes = Array.from({ length: 1_030 }, (_, index) => `0x${index.toString(16).padStart(64, '0')}`)
@@ -458,9 +502,9 @@ describe('createSharedCache while Redis fails', () => {
       const byLeft = `eth_getBlockByHash["${newest}",false]`
       theirs.store.put(byLeft, '"kept"')
       theirs.store.put('other', '"kept"')
-      await until(async () => (await mine.store.get('other')) !== undefined, 'kept')
-      assert.equal(await mine.store.get(byLeft), undefined)
-      assert.equal(await theirs.store.get(byLeft), undefined)
+      await until(async () => (await read(mine.store, 'other')) !== undefined, 'kept')
+      assert.equal(await read(mine.store, byLeft), undefined)
+      assert.equal(await read(theirs.store, byLeft), undefined)
     } finally {
       looker.redis.disconnect()
       await one.close()

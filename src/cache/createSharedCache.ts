@@ -5,6 +5,7 @@ import { openRedis } from '../store/openRedis.ts'
 import { type ChainEpoch, createSharedEpochs } from './createSharedEpochs.ts'
 import { createSharedHeads, type SharedHead } from './createSharedHeads.ts'
 import {
+  lookupScript,
   lowerHeadScript,
   moveEpochScript,
   putScript,
@@ -35,6 +36,13 @@ export type SharedCacheOptions = {
   log?: Logger
 }
 
+/**
+ * How long an instance's claim to load an answer holds (lookupScript): others wait for its answer
+ * meanwhile, at most this long if it never comes (the instance stopped).
+ */
+const claimMs = 2_000
+/** An answer's load claim: beside the entry, under the same prefix. */
+const claimKey = (entry: string) => `${entry}~loading`
 /** A failed or slow lookup skips Redis for this long: misses do not each wait out the bound. */
 const pauseMs = 1_000
 /** Keys longer than this are kept under their hash. */
@@ -78,7 +86,8 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
       readHeads()
     },
   })) as ScriptRedis
-  redis.defineCommand('tollgateCachePut', { numberOfKeys: 4, lua: putScript })
+  redis.defineCommand('tollgateCachePut', { numberOfKeys: 5, lua: putScript })
+  redis.defineCommand('tollgateCacheLookup', { lua: lookupScript })
   redis.defineCommand('tollgateRaiseHead', { numberOfKeys: 3, lua: raiseHeadScript })
   redis.defineCommand('tollgateLowerHead', { numberOfKeys: 3, lua: lowerHeadScript })
   redis.defineCommand('tollgateMoveEpoch', { numberOfKeys: 1, lua: moveEpochScript })
@@ -236,34 +245,44 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
       for (const listener of listeners) listener()
     }
     const store: SharedStore = {
-      async get(key) {
+      async lookup(key, claim) {
         const keyBase = epoch?.keyBase
-        if (keyBase === undefined) return undefined
+        if (keyBase === undefined) return 'load'
         if (performance.now() < pausedUntil || redis.status !== 'ready') {
           stats.failures++
-          return undefined
+          return 'load'
         }
         try {
           // an answer naming a block the chain left is not read: asked with its markers, one round trip
-          const hashes = hashesIn(key)
           const genesis = epoch?.genesis ?? ''
-          const value =
-            hashes.length === 0
-              ? await redis.getBuffer(entryKey(keyBase, key))
-              : await redis
-                  .mgetBuffer(
-                    entryKey(keyBase, key),
-                    ...hashes.map((hash) => droppedKey(chainId, genesis, hash)),
-                  )
-                  .then(([kept, ...dropped]) => (dropped.some((marker) => marker !== null) ? null : kept))
-          if (value === null || value === undefined) stats.misses++
-          else stats.hits++
-          return value ?? undefined
+          const markers = hashesIn(key).map((hash) => droppedKey(chainId, genesis, hash))
+          const entry = entryKey(keyBase, key)
+          const [found, value] = await redis.tollgateCacheLookupBuffer(
+            2 + markers.length,
+            entry,
+            claimKey(entry),
+            ...markers,
+            claimMs,
+            claim ? 1 : 0,
+          )
+          if (Number(found) === 3) return 'wait'
+          if (Number(found) === 2) return 'claimed'
+          if (Number(found) === 1 && value) {
+            stats.hits++
+            return value
+          }
+          stats.misses++
+          return 'load'
         } catch {
           stats.failures++
           pausedUntil = performance.now() + pauseMs
-          return undefined
+          return 'load'
         }
+      },
+      release(key) {
+        const keyBase = epoch?.keyBase
+        if (keyBase === undefined || redis.status !== 'ready') return
+        redis.del(claimKey(entryKey(keyBase, key))).catch(() => undefined)
       },
       put(key, value, entryTtlMs = ttlMs) {
         const keyBase = epoch?.keyBase
@@ -278,6 +297,7 @@ export async function createSharedCache(options: SharedCacheOptions): Promise<Sh
             `${books}index`,
             `${books}sizes`,
             `${books}bytes`,
+            claimKey(entry),
             value,
             Math.min(entryTtlMs, ttlMs),
             size,

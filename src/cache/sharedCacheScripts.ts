@@ -4,13 +4,14 @@ import type { KeptHead } from './createSharedHeads.ts'
 /**
  * Keeps one answer in a network's shared cache, within the network's byte budget. KEYS: the entry,
  * the network's index (a sorted set of entry keys by expiry, µs), its sizes (a hash of entry key →
- * bytes counted) and its byte total. ARGV: the value, its ttl (ms), the bytes it counts, the budget.
+ * bytes counted), its byte total, and the entry's load claim (lookupScript), given up. ARGV: the value, its ttl (ms), the bytes it counts, the budget.
  * Entries whose expiry has passed are dropped from the books first (at most 100 per call, so a call
  * stays short); then, while the new entry does not fit, the soonest-expiring ones are deleted. An
  * entry larger than the budget is not kept. Time is Redis's own, the same for every instance.
  * Answers 1 when kept, 0 when not.
  */
 export const putScript = `
+redis.call('DEL', KEYS[5])
 local t = redis.call('TIME')
 -- microseconds: answers kept one after the other have distinct expiries
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -49,6 +50,29 @@ for _, key in ipairs({ index, sizes, total }) do
   if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
 end
 return 1
+`
+
+/**
+ * Looks an answer up, or claims its load: KEYS: the entry, its load claim, then the dropped-block
+ * markers of the hashes its key names. ARGV: the claim's ttl (ms), and `1` to claim (a first look)
+ * or `0` (a look again while waiting). Answers { 1, value } when kept (and no marker is set); { 0 }
+ * when a marker is set (a block the chain left: the caller loads, with no claim); { 2 } when the
+ * caller now holds the claim (it loads, and its put or release gives the claim up); { 3 } when
+ * another instance holds it (its answer is on the way: the caller looks again); { 0 } too when no
+ * one holds it and the caller does not claim.
+ */
+export const lookupScript = `
+for index = 3, #KEYS do
+  if redis.call('EXISTS', KEYS[index]) == 1 then return { 0 } end
+end
+local value = redis.call('GET', KEYS[1])
+if value then return { 1, value } end
+if ARGV[2] == '1' then
+  if redis.call('SET', KEYS[2], '1', 'NX', 'PX', tonumber(ARGV[1])) then return { 2 } end
+  return { 3 }
+end
+if redis.call('EXISTS', KEYS[2]) == 1 then return { 3 } end
+return { 0 }
 `
 
 /**
@@ -143,11 +167,14 @@ export type ScriptRedis = RedisClient & {
     index: string,
     sizes: string,
     total: string,
+    claim: string,
     value: string | Buffer,
     ttlMs: number,
     size: number,
     budget: number,
   ): Promise<number>
+  /** lookupScript: the number of keys, the keys, the claim's ttl. */
+  tollgateCacheLookupBuffer(keys: number, ...args: (string | number)[]): Promise<[number, Buffer?]>
   tollgateRaiseHead(
     key: string,
     raisedAtKey: string,

@@ -4,13 +4,19 @@
  */
 export type SharedStore = {
   /**
-   * The kept result's bytes; undefined on a miss, before the chain is identified, a Redis failure
-   * or a wait past the bound: never throws.
+   * The kept result's bytes, or what to do without one: `claimed` (ask the upstream: this instance
+   * now holds the load's claim, given up by its put or release), `wait` (another instance holds it:
+   * look again soon, without `claim`), `load` (ask the upstream, no claim held: no instance holds one
+   * and `claim` was not asked, or Redis could not tell: before the chain is identified, a failure,
+   * a wait past the bound, a block the chain left). Never throws.
    */
-  get(key: string): Promise<Buffer | undefined>
+  lookup(key: string, claim: boolean): Promise<Buffer | 'claimed' | 'wait' | 'load'>
+  /** A load this instance claimed ended (what it kept is put first): the others waiting for it read it, or load it themselves. */
+  release(key: string): void
   /**
    * Keeps a result, in the background: a failure (or a chain not identified yet) is a result not
-   * kept. `ttlMs`: how long, when shorter than the cache's own (an answer of one head).
+   * kept. `ttlMs`: how long, when shorter than the cache's own (an answer of one head). Gives up
+   * the load's claim (lookup).
    */
   put(key: string, value: string | Buffer, ttlMs?: number): void
   /**

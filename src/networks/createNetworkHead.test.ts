@@ -35,6 +35,39 @@ function fakeTracker() {
 }
 
 describe('createNetworkHead', () => {
+  it("eth_blockNumber's number is the chain's, withheld after another instance's lower until the chain moves", () => {
+    const { tracker, state, emit, fork } = fakeTracker()
+    let lowered: () => void = () => {}
+    let lowers = 0
+    // a shown head another instance lowers (as createSharedHeads does on hearing it)
+    const shared = {
+      shown: 0n,
+      get lowers() {
+        return lowers
+      },
+      show: () => undefined,
+      lower: async () => {},
+      onLower(listener: () => void) {
+        lowered = listener
+        return () => {}
+      },
+    }
+    const head = createNetworkHead(tracker, { shared })
+    assert.equal(head.blockNumber(), undefined, 'no head yet')
+    state.latest = { number: 191n, gasLimit: 1n }
+    assert.equal(head.blockNumber(), 191n)
+    lowers++
+    lowered()
+    assert.equal(head.blockNumber(), undefined, 'a rewind this chain has not seen')
+    assert.equal(state.looks, 1, 'the tracker looks at once')
+    state.latest = { number: 46n, gasLimit: 1n }
+    fork(191n, 46n)
+    assert.equal(head.blockNumber(), 46n)
+    emit({ kind: 'head', header: { number: '0x2f', hash: '0x2f', parentHash: '0x2e' } })
+    state.latest = { number: 47n, gasLimit: 1n }
+    assert.equal(head.blockNumber(), 47n)
+  })
+
   it("latest and finalized are the tracker's, as they change", () => {
     const { tracker, state } = fakeTracker()
     const head = createNetworkHead(tracker)

@@ -20,6 +20,12 @@ export type NetworkHead = {
    * upstreams that keep up, up to maxLagBlocks behind the first); undefined before any is known.
    */
   reached(): bigint | undefined
+  /**
+   * What eth_blockNumber answers without asking a node: the chain's newest block number, unless the
+   * shown head was lowered (by another instance) since the chain last moved: this instance's chain
+   * has not seen that rewind yet, so undefined (a node is asked) until it does.
+   */
+  blockNumber(): bigint | undefined
   /** Asks every upstream for its head now; resolves when done. */
   poll(): Promise<void>
   /** The highest block number a client may be told: eth_blockNumber never answers less. */
@@ -58,15 +64,26 @@ export type NetworkHeadOptions = {
 export function createNetworkHead(tracker: HeadTracker, options: NetworkHeadOptions = {}): NetworkHead {
   const shown = options.shared ?? createOwnShownHead()
   const stopHearingLowers = options.onLower && shown.onLower(options.onLower)
+  /** The shown head's lowers when the chain last moved: one after it is another instance's, not seen here yet. */
+  let loweredWhenMoved = shown.lowers
   const stopFollowing = tracker.subscribe((event) => {
     // the chain went back: a client may be told its lower head now
     if (event.kind === 'fork' && event.to < event.before && shown.shown > event.to) void shown.lower(event.to)
+    loweredWhenMoved = shown.lowers
   })
   return {
     latest: tracker.latest,
     finalized: tracker.finalized,
     hashAt: tracker.hashAt,
     reached: options.reached ?? (() => tracker.latest()?.number),
+    blockNumber() {
+      if (shown.lowers !== loweredWhenMoved) {
+        // look now: the chain follows the rewind at once, not at the next poll
+        tracker.look()
+        return undefined
+      }
+      return tracker.latest()?.number
+    },
     poll: () => tracker.poll(),
     get shown() {
       return shown.shown

@@ -40,11 +40,11 @@ export async function answerCall(
   if (spec.subscriptionOnly) return subscription(ctx, prepared)
   // an answer asked for before a lower of the shown head is not shown (see notBelowShownHead)
   const lowers = network.head.lowers
-  const known = spec.monotonicHead && network.cache ? network.head.latest() : undefined
-  if (known) {
+  const known = spec.monotonicHead && network.cache ? network.head.blockNumber() : undefined
+  if (known !== undefined) {
     // eth_blockNumber: the head model's own, no node asked (with the cache off, every call goes to one)
     trail?.usedCache('hit')
-    return notBelowShownHead(network, call.id, local(call.id, `0x${known.number.toString(16)}`), lowers)
+    return notBelowShownHead(network, call.id, local(call.id, `0x${known.toString(16)}`), lowers)
   }
 
   let { params } = prepared
