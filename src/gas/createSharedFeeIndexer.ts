@@ -1,5 +1,5 @@
 import type { Logger } from 'pino'
-import type { HeadEvent } from '../networks/createHeadChain.ts'
+import type { HeadEvent, Header } from '../networks/createHeadChain.ts'
 import type { Network } from '../networks/createNetwork.ts'
 import type { Leadership } from '../store/leadership.ts'
 import type { FeeIndexer, FeeIndexerStatus, FeeWindow } from './createFeeIndexer.ts'
@@ -28,7 +28,10 @@ export type SharedFeeIndexerOptions = {
  * One chain's fee history, indexed by one process among all on the database and read by the rest.
  * The process that holds the leadership runs the indexer; the others read the window it stores
  * (fee_history, its head hashes, the next base fee) on each head their own tracker announces, until
- * it has caught up with that head. The gas API asks `window()` the same way on either: a new
+ * it has caught up with that head. They follow reorgs and rewinds as the indexer does: blocks their
+ * own tracker says the chain left leave their window at once, and a stored head above their
+ * tracker's, or another block than their chain's at its number, is not caught up (the indexer has
+ * not replaced what the chain left yet): they read again until the store agrees. The gas API asks `window()` the same way on either: a new
  * window (a new object) per indexed head. Taking or losing the lead switches between the two; the
  * last window stays served until the other side has one.
  */
@@ -46,6 +49,11 @@ export function createSharedFeeIndexer(options: SharedFeeIndexerOptions): FeeInd
   let stopHeads: (() => void) | undefined
   let stopLeadership: (() => void) | undefined
   let stopped = true
+  /**
+   * Our own chain's recent blocks, number to hash, as our tracker announced them (at most
+   * windowBlocks): what a stored head is checked against.
+   */
+  const chainHashes = new Map<number, string>()
 
   /** Reads the indexed window from the store; answers whether the indexer is behind our head. */
   async function readOnce(): Promise<boolean> {
@@ -61,6 +69,9 @@ export function createSharedFeeIndexer(options: SharedFeeIndexerOptions): FeeInd
     const next = await store.getNextBaseFee(chainId)
     // nothing indexed yet, or the indexer is between its writes for a head: look again soon
     if (hash === undefined || next?.head !== head) return true
+    // the store above our chain's head or on another branch: blocks our chain left that the indexer
+    // has not replaced yet (or one our tracker has not heard of): look again until it agrees
+    if (!agreesWithChain(head, hash, header)) return true
     const previous = followed
     if (previous?.head !== head || followedHash !== hash || previous.nextBaseFee !== next.baseFee) {
       let blocks: FeeBlock[] | undefined
@@ -117,8 +128,49 @@ export function createSharedFeeIndexer(options: SharedFeeIndexerOptions): FeeInd
     retryTimer.unref()
   }
 
+  /**
+   * Whether a stored head `head` with `hash` is on our chain as our tracker has it (`header`, its
+   * newest block): not above it, and where we know our block at that number, the same block.
+   */
+  function agreesWithChain(head: number, hash: string, header: Header | undefined): boolean {
+    if (header === undefined) return true
+    const ours = Number(header.number)
+    if (head > ours) return false
+    const known = head === ours ? header.hash : chainHashes.get(head)
+    return known === undefined || known === hash
+  }
+
+  function rememberHash(header: Header): void {
+    chainHashes.set(Number(header.number), header.hash)
+    if (chainHashes.size > windowBlocks) chainHashes.delete(chainHashes.keys().next().value as number)
+  }
+
+  /**
+   * Our chain left its blocks from `from` on (a reorg, a rewind, a new chain: 0): they leave the
+   * followed window at once, as the indexer drops them from the store, whatever the store still
+   * says. The next base fee is then the first block left's: a block's base fee follows from its
+   * parent alone, which both branches share. A window with nothing left is served no more until the
+   * store has the chain's.
+   */
+  function leave(from: number): void {
+    for (const number of chainHashes.keys()) if (number >= from) chainHashes.delete(number)
+    if (!followed || followed.head < from) return
+    const kept = followed.blocks.filter((block) => block.number < from)
+    const firstLeft = followed.blocks.find((block) => block.number >= from)
+    followed =
+      kept.length === 0 || firstLeft === undefined
+        ? undefined
+        : { ...followed, head: from - 1, blocks: kept, nextBaseFee: firstLeft.baseFee }
+    // the next window read from the store is read whole: this one is short of the blocks it lost
+    followedHash = undefined
+  }
+
   function onHead(event: HeadEvent): void {
-    if (event.kind === 'head' || event.kind === 'fork') void read()
+    if (event.kind === 'head') rememberHash(event.header)
+    else if (event.kind === 'fork') leave(Number(event.from))
+    else if (event.kind === 'dropped') leave(Number(event.header.number))
+    else leave(0)
+    if (event.kind !== 'dropped') void read()
   }
 
   function follow(): void {
