@@ -270,6 +270,51 @@ describe('createSharedFeeIndexer', async () => {
     await leader.indexer.stop()
   })
 
+  it('a read of the store under way when the chain leaves blocks is not taken', async () => {
+    const leader = instance(stores.feeHistory, true)
+    let gate: Promise<void> | undefined
+    let open = () => {}
+    const stalled = { reads: 0, done: 0 }
+    const follower = instance(
+      {
+        ...stores.feeHistory,
+        async getNextBaseFee(id) {
+          if (gate) {
+            stalled.reads++
+            await gate
+          }
+          const next = await stores.feeHistory.getNextBaseFee(id)
+          if (gate) stalled.done++
+          return next
+        },
+      },
+      false,
+    )
+    leader.indexer.start()
+    follower.indexer.start()
+    for (const number of [11, 12, 13]) {
+      leader.announce(number)
+      follower.announce(number)
+    }
+    await until(() => follower.indexer.window()?.head === 13, 'the follower at 13')
+    leader.announce(14)
+    await until(() => leader.indexer.window()?.head === 14, 'the leader at 14')
+    gate = new Promise((resolve) => {
+      open = resolve
+    })
+    // the follower's read for 14 stops inside the store; meanwhile its tracker rewinds to 13
+    follower.announce(14)
+    await until(() => stalled.reads === 1, "the follower's read under way")
+    follower.fork(14, 13)
+    open()
+    await until(() => stalled.done >= 1, 'the read done')
+    const readsThen = stalled.done
+    await until(() => stalled.done >= readsThen + 2, 'the follower reading the store again')
+    assert.equal(follower.indexer.window()?.head, 13, 'the stored 14, read before the rewind, is not taken')
+    await follower.indexer.stop()
+    await leader.indexer.stop()
+  })
+
   it('says it took the lead at info where instances compete for it, at debug alone on its database (SQLite)', async () => {
     for (const sole of [undefined, true] as const) {
       const lines: { level: number; msg: string }[] = []

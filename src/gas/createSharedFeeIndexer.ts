@@ -25,15 +25,21 @@ export type SharedFeeIndexerOptions = {
 }
 
 /**
+ * Blocks of our own chain a follower remembers the hashes of: as many as the indexer keeps head
+ * hashes in the store. A stored head further below our head than this is checked by number only.
+ */
+const rememberedHashes = 256
+
+/**
  * One chain's fee history, indexed by one process among all on the database and read by the rest.
  * The process that holds the leadership runs the indexer; the others read the window it stores
  * (fee_history, its head hashes, the next base fee) on each head their own tracker announces, until
  * it has caught up with that head. They follow reorgs and rewinds as the indexer does: blocks their
  * own tracker says the chain left leave their window at once, and a stored head above their
  * tracker's, or another block than their chain's at its number, is not caught up (the indexer has
- * not replaced what the chain left yet): they read again until the store agrees. The gas API asks `window()` the same way on either: a new
- * window (a new object) per indexed head. Taking or losing the lead switches between the two; the
- * last window stays served until the other side has one.
+ * not replaced what the chain left yet): they read again until the store agrees. The gas API asks
+ * `window()` the same way on either: a new window (a new object) per indexed head. Taking or losing
+ * the lead switches between the two; the last window stays served until the other side has one.
  */
 export function createSharedFeeIndexer(options: SharedFeeIndexerOptions): FeeIndexer {
   const { network, leadership, store, windowBlocks, followMs = 250, log } = options
@@ -50,13 +56,16 @@ export function createSharedFeeIndexer(options: SharedFeeIndexerOptions): FeeInd
   let stopLeadership: (() => void) | undefined
   let stopped = true
   /**
-   * Our own chain's recent blocks, number to hash, as our tracker announced them (at most
-   * windowBlocks): what a stored head is checked against.
+   * Our own chain's recent blocks, number to hash, as our tracker announced them (the newest
+   * rememberedHashes): what a stored head is checked against.
    */
   const chainHashes = new Map<number, string>()
+  /** Bumped each time our chain leaves blocks: a read of the store begun before is not taken. */
+  let forks = 0
 
   /** Reads the indexed window from the store; answers whether the indexer is behind our head. */
   async function readOnce(): Promise<boolean> {
+    const forksBefore = forks
     const header = network.heads.header()
     if (header && header.baseFeePerGas === undefined) {
       followStatus = 'no-base-fee'
@@ -84,12 +93,10 @@ export function createSharedFeeIndexer(options: SharedFeeIndexerOptions): FeeInd
       }
       blocks ??= await store.latest(chainId, head, windowBlocks)
       if (blocks.length === 0) return true
-      followed = {
-        head,
-        blocks,
-        nextBaseFee: next.baseFee,
-        nodePriorityFee: await getNodePriorityFee(network, blocks, log),
-      }
+      const nodePriorityFee = await getNodePriorityFee(network, blocks, log)
+      // our chain left blocks while the store was read: what was read may hold them
+      if (forks !== forksBefore) return true
+      followed = { head, blocks, nextBaseFee: next.baseFee, nodePriorityFee }
       followedHash = hash
       followStatus = 'ready'
     }
@@ -142,7 +149,7 @@ export function createSharedFeeIndexer(options: SharedFeeIndexerOptions): FeeInd
 
   function rememberHash(header: Header): void {
     chainHashes.set(Number(header.number), header.hash)
-    if (chainHashes.size > windowBlocks) chainHashes.delete(chainHashes.keys().next().value as number)
+    if (chainHashes.size > rememberedHashes) chainHashes.delete(chainHashes.keys().next().value as number)
   }
 
   /**
@@ -153,10 +160,11 @@ export function createSharedFeeIndexer(options: SharedFeeIndexerOptions): FeeInd
    * store has the chain's.
    */
   function leave(from: number): void {
+    forks++
     for (const number of chainHashes.keys()) if (number >= from) chainHashes.delete(number)
     if (!followed || followed.head < from) return
     const kept = followed.blocks.filter((block) => block.number < from)
-    const firstLeft = followed.blocks.find((block) => block.number >= from)
+    const firstLeft = followed.blocks.find((block) => block.number === from)
     followed =
       kept.length === 0 || firstLeft === undefined
         ? undefined
@@ -168,8 +176,11 @@ export function createSharedFeeIndexer(options: SharedFeeIndexerOptions): FeeInd
   function onHead(event: HeadEvent): void {
     if (event.kind === 'head') rememberHash(event.header)
     else if (event.kind === 'fork') leave(Number(event.from))
-    else if (event.kind === 'dropped') leave(Number(event.header.number))
-    else leave(0)
+    else if (event.kind === 'dropped') {
+      // its fork left it already, unless the window took it in since
+      const number = Number(event.header.number)
+      if (followed && followed.head >= number) leave(number)
+    } else leave(0)
     if (event.kind !== 'dropped') void read()
   }
 
