@@ -11,6 +11,7 @@ import { findNodeErrorRule, type NodeError, readNodeError } from '../upstreams/n
 import { type RangeLimit, readRangeLimit } from '../upstreams/readRangeLimit.ts'
 import type { SendOptions } from '../upstreams/SendOptions.ts'
 import type { ChunkCharge } from './CallCharge.ts'
+import { chunkRoute } from './chunkRoute.ts'
 import { LogsWidths } from './LogsWidths.ts'
 import { countLogs, logsPartsOf, mergeLogs } from './mergeLogs.ts'
 
@@ -322,8 +323,8 @@ class Split {
   ): Promise<{ parts: Buffer[] } | Buffer | MalformedUpstreamAnswerError> {
     const filter = { ...this.filter, fromBlock: hex(from), toBlock: hex(to) }
     const { cache, head } = this.network
-    const options = { ...this.options, answeredBy, cancellation: this.ended }
     const finalized = head.finalized()
+    const options = { ...chunkRoute(this.options, from, to, finalized), answeredBy, cancellation: this.ended }
     let answer: Buffer
     if (cache && finalized !== undefined && to <= finalized) {
       // the same key as a client's own call for this chunk

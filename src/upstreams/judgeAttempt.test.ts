@@ -94,6 +94,14 @@ describe('judgeAttempt', () => {
     })
     const quickNode = nodeError(-32614, 'eth_getLogs is limited to a 10,000 range')
     assert.ok('nodeAnswer' in answered(quickNode, 413))
+    // proxyd's refusal, known by its meaning: kept for the split, not passed on as the answer
+    const proxyd =
+      '{"jsonrpc":"2.0","error":{"code":-32602,"message":"block range greater than 1000 max"},"id":1}'
+    assert.deepEqual(answered(proxyd, 400), {
+      reason: '-32602: block range greater than 1000 max',
+      blame: 'none',
+      nodeAnswer: Buffer.from(proxyd),
+    })
     // an error the table does not name is the client's answer, whatever the status
     const invalid = nodeError(-32602, 'invalid argument 0: hex string without 0x prefix')
     const verdict = answered(invalid, 400)

@@ -1,3 +1,5 @@
+import { speaksOfRangeLimit } from './speaksOfRangeLimit.ts'
+
 /**
  * What a node means when it answers a JSON-RPC error that is not the client's answer: the one
  * table of "cannot answer now" errors of the node clients and hosted providers tollgate may sit
@@ -23,8 +25,11 @@ export type NodeErrorRule = {
   source: string
   /** Only with this JSON-RPC code (where the message alone would say too little). */
   code?: number
-  /** Matched against the message; a rule with a code and no message takes every message. */
-  message?: RegExp
+  /**
+   * Matched against the message (a pattern, or a reading of its meaning: speaksOfRangeLimit); a rule
+   * with a code and no message takes every message.
+   */
+  message?: Pick<RegExp, 'test'>
   /** An eth_getLogs refusal of its block range or of its answer's size: a smaller range may be answered. */
   splitsRange?: true
 }
@@ -105,6 +110,13 @@ export const nodeErrorRules: readonly NodeErrorRule[] = [
       'geth (-32003 `response too large`), proxyd (`backend response too large`), Arbitrum (`logs matched by query exceeds limit of 10000`), 1RPC (`response size should not greater than N bytes`)',
     message:
       /^(backend )?response too large|logs matched by query exceeds limit|response size should not greater/i,
+    splitsRange: true,
+  },
+  {
+    kind: 'refused',
+    source:
+      'any other node or proxy whose refusal speaks of a block range or a result limit, read by its meaning (speaksOfRangeLimit): proxyd (HTTP 400, -32602 `block range greater than 1000 max`), and wordings nobody listed yet',
+    message: { test: speaksOfRangeLimit },
     splitsRange: true,
   },
   { kind: 'refused', source: 'every client: a method this node does not serve', code: -32601 },

@@ -69,6 +69,16 @@ describe('readRangeLimit', () => {
     }
   })
 
+  it("reads the width a range refusal's limit words give, never a size refusal's count of results or bytes", () => {
+    assert.deepEqual(readRangeLimit('block range greater than 1000 max'), { limitBlocks: 1000n })
+    assert.deepEqual(readRangeLimit('Block range limit of 2,000 reached'), { limitBlocks: 2000n })
+    assert.deepEqual(readRangeLimit('block range 5000 exceeds max 1000'), { limitBlocks: 1000n })
+    assert.deepEqual(readRangeLimit('the block range may be at most 500 blocks'), { limitBlocks: 500n })
+    assert.deepEqual(readRangeLimit('requested block range exceeds the configured maximum'), {})
+    assert.deepEqual(readRangeLimit('response size exceeds the limit of 10 MB'), { bySize: true })
+    assert.deepEqual(readRangeLimit('query would return more than 10000 results'), { bySize: true })
+  })
+
   it('a suggested range written backwards, or a zero width, is not read', () => {
     assert.deepEqual(readRangeLimit('Try with this block range [0x10, 0x2].'), {})
     assert.deepEqual(readRangeLimit('ranges over 0 blocks are not supported on freetier'), {})

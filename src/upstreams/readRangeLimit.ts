@@ -51,6 +51,16 @@ const statedLimits: readonly RegExp[] = [
   /range allowed for your plan \(\d+ > (\d+)()\)/i,
 ]
 
+/**
+ * A width read by its meaning, in a refusal of the range (not of the answer's size, whose numbers
+ * count results or bytes) that none of statedLimits reads: the number a limit's words give, proxyd's
+ * `block range greater than 1000 max`, `range limit is 2000`, `at most 500 blocks`, `max: 10000`.
+ */
+const limitByMeaning =
+  /(?:(?:greater|larger|bigger|wider|more|longer) than|\bmax(?:imum)?|\blimit(?: of| is)?|\bat most|\bup to)\s*[:=]?\s*(\d[\d,]*)()/i
+
+const rangeLimits = [...statedLimits, limitByMeaning]
+
 /** The widths a range refusal's message states, and whether it refuses the answer's size (see RangeLimit); an empty object when it states neither. */
 export function readRangeLimit(message: string): RangeLimit {
   const limit: RangeLimit = {}
@@ -63,7 +73,7 @@ export function readRangeLimit(message: string): RangeLimit {
     if (to >= from) limit.suggestedBlocks = to - from + 1n
     break
   }
-  for (const pattern of statedLimits) {
+  for (const pattern of limit.bySize ? statedLimits : rangeLimits) {
     const match = pattern.exec(message)
     if (!match) continue
     // alternations put the number in the first group that matched, the K suffix beside it

@@ -111,6 +111,12 @@ export const rangeRefusals: readonly RangeRefusal[] = [
     stated: undefined,
   },
   {
+    vendor: 'proxyd (HTTP 400)',
+    status: 400,
+    refusal: (_from, _to, limit) => ({ code: -32602, message: `block range greater than ${limit} max` }),
+    stated: 'limit',
+  },
+  {
     vendor: 'Blast',
     refusal: (from, to, limit) => ({
       code: -32602,
