@@ -166,6 +166,35 @@ describe('answers kept while their block stays on the chain', () => {
     for (const depth of [1, 10, 150]) {
       it(`a reorg ${depth} deep`, () => checkReorg([gateway], depth))
     }
+
+    it('what the head model knows is its answer: eth_blockNumber, and the latest block as its poll fetched it', async () => {
+      // HTTP only: every head is heard from a poll, whose block is the latest block's answer
+      const polling = await startTestGateway({
+        config: {
+          networks: [{ name: 'devnet', chainId: 31337, upstreams: [{ url: proxy.url }] }],
+          upstreams: { headPollMs: 200 },
+        },
+      })
+      try {
+        const cache = networkOf(polling).cache
+        assert.ok(cache)
+        await rpc('anvil_mine', ['0x1'])
+        await untilFollowed([polling])
+        const head = await headNumber()
+        const { hits, misses } = cache.stats
+        const numbers = proxy.watch('"eth_blockNumber"')
+        const answer = (await via(polling, ['eth_blockNumber', []])) as { result: unknown }
+        assert.equal(answer.result, hex(head))
+        assert.equal(numbers.sent, 0, 'no node asked')
+        await sameAsNode(polling, [
+          ['eth_getBlockByNumber', ['latest', false]],
+          ['eth_getBlockByNumber', [hex(head), false]],
+        ])
+        assert.deepEqual([cache.stats.hits - hits, cache.stats.misses - misses], [2, 0])
+      } finally {
+        await polling.close()
+      }
+    })
   })
 
   describe('two instances sharing Redis', () => {

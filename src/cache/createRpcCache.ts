@@ -49,6 +49,12 @@ export type RpcCache = {
    * calls that may fail over to partners load apart from those that may not.
    */
   load(key: string, keep: CacheKeep, load: () => Promise<SentAnswer>, group?: string): Promise<LoadedAnswer>
+  /**
+   * The chain's newest block, whole as eth_getBlockByNumber answers it with transaction hashes only
+   * (the head model's poll fetched it): kept as the answer of `latest` until the next head, and of
+   * its number while it stays on the chain.
+   */
+  keepLatestBlock(block: { number: string; hash?: unknown }): void
   /** A new head (or a reorg): every head-scoped entry is dropped. */
   newHead(): void
   /**
@@ -102,6 +108,14 @@ export type RpcCacheOptions = {
    * shared under it, read by every instance at the same head and never once that block is dropped.
    */
   headHash?: () => string | undefined
+}
+
+/**
+ * A call's key in the cache: its method and params (their JSON), and for an answer pinned to a block
+ * number, the hash of the chain's block there (the key names the block, so the block's leaving drops it).
+ */
+export function cacheKey(method: string, paramsJson: string, blockHash?: string): string {
+  return blockHash === undefined ? `${method}${paramsJson}` : `${method}${paramsJson}@${blockHash}`
 }
 
 /**
@@ -320,6 +334,12 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
       const forgetting = shared.forget(reason)
       if (stats.forgets === before) forgetAll()
       return forgetting
+    },
+    keepLatestBlock(block) {
+      if (typeof block.hash !== 'string') return
+      const text = JSON.stringify(block)
+      memory.set(cacheKey('eth_getBlockByNumber', '["latest",false]'), 'head', text)
+      memory.set(cacheKey('eth_getBlockByNumber', `["${block.number}",false]`, block.hash), 'immutable', text)
     },
     newHead() {
       generation++

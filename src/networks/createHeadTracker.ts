@@ -21,6 +21,12 @@ export type HeadTracker = {
   header(): Header | undefined
   /** The hash of the chain's block at `number`, while the chain remembers it (read through NetworkHead). */
   hashAt(number: bigint): string | undefined
+  /**
+   * The block with this hash as the last poll fetched it (eth_getBlockByNumber `latest`, transaction
+   * hashes only: the whole answer), if that poll's block was this one: the cache keeps it as the
+   * latest block's answer, so no client's call fetches it again.
+   */
+  polledBlock(hash: string): BlockSummary | undefined
   /** The hash of the chain's genesis block, once an upstream has answered it. */
   genesis(): string | undefined
   /** Forks, rewinds and new chains recognised since the start (for /metrics). */
@@ -123,6 +129,8 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
   let headerFields: string[] | undefined
   /** The last head given to the chain. */
   let fed: Header | undefined
+  /** The block the last poll answered, whole. */
+  let lastPolled: BlockSummary | undefined
 
   const chain = createHeadChain({
     fetchBlock: async (method, id) => {
@@ -254,6 +262,7 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     // a notification that came while this answer was on its way is newer than it, whatever its number
     if (follower.heardAt !== undefined && follower.heardAt > checked.sentAt) return
     observe(follower, checked.block, true)
+    lastPolled = checked.block
     // the first head waits for the round (feedChain after it): not the head of whichever member
     // answered first, which may be one lagging behind the others
     if (chain.tip()) feedChain()
@@ -305,6 +314,7 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     finalized: anchors.finalized,
     header,
     hashAt: (number) => chain.at(number)?.hash,
+    polledBlock: (hash) => (lastPolled?.hash === hash ? lastPolled : undefined),
     genesis: anchors.genesis,
     stats,
     subscribe(listener) {

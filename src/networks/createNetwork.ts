@@ -28,7 +28,7 @@ export type Network = {
    * The chain of heads as it moves (the head tracker: its events, polls, newest header, genesis, stats),
    * for what follows the chain block by block; its head's numbers are read from `head`, the one view of them.
    */
-  heads: Omit<HeadTracker, 'latest' | 'finalized' | 'hashAt'>
+  heads: Omit<HeadTracker, 'latest' | 'finalized' | 'hashAt' | 'polledBlock'>
   /** The network's head: latest, finalized and what clients have been shown. Every reader of a head number reads it here. */
   head: NetworkHead
   /** What history each upstream keeps (earliest state and block), for routing calls pinned to a block. */
@@ -165,9 +165,13 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
 function followChain(cache: RpcCache, heads: HeadTracker): void {
   heads.subscribe((event) => {
     switch (event.kind) {
-      case 'head':
+      case 'head': {
         cache.newHead()
+        // the latest block as a poll fetched it: a client's call for it in that shape asks no node
+        const block = heads.polledBlock(event.header.hash)
+        if (block) cache.keepLatestBlock(block)
         return
+      }
       case 'fork':
         cache.newHead()
         // with Redis, on every instance (the tracker logs it)

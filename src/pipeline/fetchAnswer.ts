@@ -1,5 +1,5 @@
 import type { CacheScope } from '../cache/cacheScope.ts'
-import type { CacheKeep, RpcCache } from '../cache/createRpcCache.ts'
+import { type CacheKeep, cacheKey, type RpcCache } from '../cache/createRpcCache.ts'
 import { resultAnswer } from '../cache/keptResults.ts'
 import type { Cancellation } from '../failsafe/Cancellation.ts'
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
@@ -95,7 +95,7 @@ async function cachedAnswer(
 ): Promise<CallAnswer> {
   // the params are serialised once: for the cache key and the upstream body alike
   const paramsJson = JSON.stringify(params)
-  const { key, keep } = cachePlace(ctx, `${spec.name}${paramsJson}`, scope, route)
+  const { key, keep } = cachePlace(ctx, spec.name, paramsJson, scope, route)
   const hit = cache.get(key, keep, call.id)
   if (hit !== undefined) {
     trail?.usedCache('hit')
@@ -131,13 +131,15 @@ async function cachedAnswer(
  */
 function cachePlace(
   ctx: RpcContext,
-  key: string,
+  method: string,
+  paramsJson: string,
   scope: Exclude<CacheScope, 'never'>,
   route: Route,
 ): { key: string; keep: CacheKeep } {
-  if (scope !== 'block') return { key, keep: scope }
-  const hash = route.block === undefined ? undefined : ctx.network.head.hashAt(route.block)
-  return hash === undefined ? { key, keep: 'head' } : { key: `${key}@${hash}`, keep: 'immutable' }
+  const hash =
+    scope === 'block' && route.block !== undefined ? ctx.network.head.hashAt(route.block) : undefined
+  if (hash !== undefined) return { key: cacheKey(method, paramsJson, hash), keep: 'immutable' }
+  return { key: cacheKey(method, paramsJson), keep: scope === 'block' ? 'head' : scope }
 }
 
 /**
