@@ -154,7 +154,7 @@ describe('createPollRhythm', () => {
       assert.equal((polls[index] as number) - (polls[index - 1] as number), 2_000)
   })
 
-  it('a lower head (the chain went back) starts the rhythm again; an answer older than one heard is ignored', () => {
+  it('a head more than a block lower (the chain went back) starts the rhythm again; an answer older than one heard is ignored', () => {
     const rhythm = createPollRhythm({ pollMs })
     const seeBlock = (number: number, at: number) => {
       rhythm.heard(at - 100, { number: hex(number - 1), timestamp: hex(1_000 + 2 * (number - 1)) })
@@ -165,7 +165,10 @@ describe('createPollRhythm', () => {
     // an answer to a poll sent before the newest one heard: nothing new
     rhythm.heard(11_000, { number: hex(2), timestamp: hex(1_004) })
     assert.equal(rhythm.nextPollAt(12_000), 13_950)
-    rhythm.heard(12_500, { number: hex(3), timestamp: hex(1_006) })
+    // a block lower: a backend a block behind, not a rewind
+    rhythm.heard(12_200, { number: hex(5), timestamp: hex(1_010) })
+    assert.equal(rhythm.nextPollAt(12_200), 13_950)
+    rhythm.heard(12_500, { number: hex(4), timestamp: hex(1_008) })
     assert.equal(rhythm.nextPollAt(12_500), undefined)
   })
 

@@ -106,9 +106,10 @@ export function createPollRhythm(options: PollRhythmOptions): PollRhythm {
       const number = BigInt(block.number)
       const newest = blocks.at(-1)
       if (newest && number <= newest.number) {
-        // a lower head: the chain went back (or the leader lags); the rhythm is learned again
-        if (number < newest.number) blocks = []
-        missedAt = sentAt
+        // one block lower is a load-balanced node's backend a block behind, as often as not: it
+        // says nothing of the next block; more is the chain going back, its rhythm learned again
+        if (number + 1n < newest.number) blocks = []
+        if (number + 1n !== newest.number) missedAt = sentAt
         return
       }
       const timestampMs = Number(BigInt(block.timestamp)) * 1_000
