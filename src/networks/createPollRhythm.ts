@@ -5,7 +5,7 @@ import { type BlockSummary, isQuantity } from '../upstreams/fetchBlock.ts'
  * T ms are looked for just before and at the moment the next one is due, and every quickPollMs
  * after that while it has not come; in between, the fixed poll (pollMs) does. Without a rhythm
  * (too few blocks heard, irregular timestamps, blocks faster than pollMs, or a chain that missed
- * more than missedBeats blocks in a row) there is no quick poll, only the fixed one.
+ * missedBeats blocks in a row: stalled) there is no quick poll, only the fixed one.
  */
 export type PollRhythm = {
   /**
@@ -26,7 +26,7 @@ export type PollRhythmOptions = {
 export const quickPollMs = 50
 /** Polls every quickPollMs after a block was due, before waiting for the next beat. */
 const latePolls = 4
-/** Beats a block may miss (a missed slot) before the chain is taken to have stalled. */
+/** The beats after the newest block polled for: the next block may skip a slot; missing these is a stall. */
 const missedBeats = 2
 /** The blocks the rhythm is learned from. */
 const keptBlocks = 8
@@ -55,6 +55,7 @@ export function createPollRhythm(options: PollRhythmOptions): PollRhythm {
   /** The newest poll heard: an answer to an older one (sent before it) says nothing new. */
   let heardAt: number | undefined
 
+  /** The block interval, ms, when the blocks kept come at a regular one of a second or more. */
   function intervalMs(): number | undefined {
     const gaps: number[] = []
     for (let index = 1; index < blocks.length; index++) {
