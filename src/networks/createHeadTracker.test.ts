@@ -6,19 +6,20 @@ import { createUpstreamPool } from '../upstreams/createUpstreamPool.ts'
 import type { UpstreamSocket } from '../upstreams/createUpstreamSocket.ts'
 import type { HeadEvent, Header } from './createHeadChain.ts'
 import { createHeadTracker, type HeadTracker } from './createHeadTracker.ts'
+import { quickPollMs } from './createPollRhythm.ts'
 
 const pollMs = 1_000
 const hash = (number: number) => `0x${number.toString(16).padStart(64, '0')}`
 
-/** Block `number` as eth_getBlockByNumber(number, false) answers it. */
-function block(number: number): Header {
+/** Block `number` as eth_getBlockByNumber(number, false) answers it (a block every `blockSeconds`). */
+function block(number: number, blockSeconds = 1): Header {
   return {
     hash: hash(number),
     parentHash: hash(number - 1),
     number: `0x${number.toString(16)}`,
     gasLimit: '0x1c9c380',
     gasUsed: '0x5208',
-    timestamp: `0x${(1_000 + number).toString(16)}`,
+    timestamp: `0x${(1_000 + number * blockSeconds).toString(16)}`,
     baseFeePerGas: '0x7',
     size: '0x267',
     uncles: [],
@@ -34,7 +35,7 @@ function gethHeader(number: number): Header {
 
 /** A node over HTTP at block `latest` (finalized 10 behind); `down` refuses; records each call. */
 function fakeNode(label: string) {
-  const node = { latest: 1, down: false, calls: [] as string[] }
+  const node = { latest: 1, down: false, calls: [] as string[], blockSeconds: 1 }
   // a cast: the test needs post() only, whatever else the request path's Upstream grows
   const upstream = {
     label,
@@ -52,7 +53,7 @@ function fakeNode(label: string) {
               ? Math.max(0, node.latest - 10)
               : Number(tag)
       // a block above its head it does not have (after a rewind, say)
-      const result = number > node.latest ? null : block(number)
+      const result = number > node.latest ? null : block(number, node.blockSeconds)
       return { status: 200, body: Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, result })) }
     },
     dispatch() {
@@ -350,6 +351,39 @@ describe('createHeadTracker', () => {
       events.map((event) => event.kind),
       ['head', 'head'],
     )
+    tracker.close()
+  })
+
+  it('members without a WebSocket on 2 s blocks: the leader polled around the moment each is due, the others once per pollMs', async () => {
+    const { timers, nodes, tracker, events } = setUp([{ ws: false }, { ws: false }])
+    const [leader, other] = [node(nodes, 0), node(nodes, 1)]
+    for (const { node: http } of nodes) http.blockSeconds = 2
+    /** When the nodes have block `number`: every 2 s, off the pollMs grid. */
+    const arrival = (number: number) => 300 + number * 2_000
+    const seenAt = new Map<number, number>()
+    tracker.subscribe((event) => {
+      if (event.kind === 'head') seenAt.set(Number(event.header.number), timers.now())
+    })
+    const pollsAt = new Map<number, [number, number]>()
+    for (let number = 1; number <= 20; number++) {
+      while (timers.now() < arrival(number)) await timers.advance(5)
+      for (const { node: http } of nodes) http.latest = number
+      pollsAt.set(number, [leader.headPolls(), other.headPolls()])
+    }
+    await timers.advance(2_000)
+    const late = Array.from({ length: 10 }, (_, index) => {
+      const number = index + 10
+      return (seenAt.get(number) as number) - arrival(number)
+    })
+    assert.ok(
+      late.every((ms) => ms <= quickPollMs),
+      `ms after the node had each block: ${late.join(' ')}`,
+    )
+    const [leaderAt10, otherAt10] = pollsAt.get(10) as [number, number]
+    const [leaderAt20, otherAt20] = pollsAt.get(20) as [number, number]
+    assert.ok(leaderAt20 - leaderAt10 <= 4 * 10, `the leader: ${leaderAt20 - leaderAt10} polls in 10 blocks`)
+    assert.ok(otherAt20 - otherAt10 <= 2 * 10 + 1, `the other: ${otherAt20 - otherAt10} polls in 10 blocks`)
+    assert.equal(events.filter((event) => event.kind !== 'head').length, 0)
     tracker.close()
   })
 })

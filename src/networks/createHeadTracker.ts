@@ -7,6 +7,7 @@ import { createUpstreamSocket, type UpstreamSocket } from '../upstreams/createUp
 import { type BlockSummary, isBlock, isQuantity } from '../upstreams/fetchBlock.ts'
 import { createChainAnchors } from './createChainAnchors.ts'
 import { createHeadChain, type HeadEvent, type Header } from './createHeadChain.ts'
+import { createPollRhythm } from './createPollRhythm.ts'
 import { getLeader, type HeadFollower, isGoingBack } from './HeadFollower.ts'
 import { isHeader, toHeader } from './toHeader.ts'
 
@@ -74,7 +75,8 @@ export type HeadTrackerOptions = {
 
 /**
  * The one loop per network that asks upstreams for their head. It follows every member: over its
- * WebSocket's newHeads where it has one, and by a poll of its latest block every pollMs (a poll is
+ * WebSocket's newHeads where it has one, and by a poll of its latest block every pollMs, the
+ * leader without live newHeads also on the chain's rhythm around each block's moment (a poll is
  * its health check, createHealthProber's, recorded on the member: an answer brings it back, a
  * failure opens its breaker; and a rewind sends no notification). From what it hears:
  * each member's head for the pool's lag ranking, the finalized block (the cache) and the genesis
@@ -101,6 +103,7 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
           log.warn({ err: (err as Error).message, upstream: label }, 'upstream WebSocket error'),
       }))
   const prober = createHealthProber({ pollMs, timeoutMs: options.timeoutMs, now })
+  const rhythm = createPollRhythm({ pollMs })
   const listeners = new Set<(event: HeadEvent) => void>()
   /** The chain's tip as a Head, kept for the header it was read from (read on the request path). */
   let latest: { header: Header; head: Head } | undefined
@@ -261,6 +264,7 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     if (!checked || closed) return
     // a notification that came while this answer was on its way is newer than it, whatever its number
     if (follower.heardAt !== undefined && follower.heardAt > checked.sentAt) return
+    if (follower === leader()) rhythm.heard(checked.sentAt, checked.block)
     observe(follower, checked.block, true)
     lastPolled = checked.block
     // the first head waits for the round (feedChain after it): not the head of whichever member
@@ -270,10 +274,11 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
 
   /**
    * A member to poll this round: each one once per pollMs, a subscribed one too (a poll is its health
-   * check, and a rewind sends no notification); its newHeads come in between.
+   * check, and a rewind sends no notification; its newHeads come in between), and the leader at the
+   * chain's rhythm (`quick`: this round is its quick poll).
    */
-  function needsPoll(follower: HeadFollower): boolean {
-    return prober.isDue(follower.member)
+  function needsPoll(follower: HeadFollower, quick: HeadFollower | undefined): boolean {
+    return follower === quick || prober.isDue(follower.member)
   }
 
   function pollEach(due: HeadFollower[], force: boolean): Promise<void> {
@@ -287,13 +292,37 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     return polling
   }
 
+  /** The leader when it is heard of by polls only (no live newHeads): polled on the chain's rhythm. */
+  function polledLeader(): HeadFollower | undefined {
+    const leading = leader()
+    return leading?.socket?.connected() ? undefined : leading
+  }
+
+  /**
+   * The next round's wait, and whether it is the leader's quick poll: each member is polled when
+   * due (pollMs); a leader heard of by polls only also on the chain's rhythm (createPollRhythm:
+   * around the moment its next block is due).
+   */
+  function nextRound(): { delayMs: number; quick: boolean } {
+    const at = now()
+    const quickAt = polledLeader() ? rhythm.nextPollAt(at) : undefined
+    return quickAt !== undefined && quickAt - at < pollMs
+      ? { delayMs: quickAt - at, quick: true }
+      : { delayMs: pollMs, quick: false }
+  }
+
   function schedule(): void {
     if (closed) return
+    const { delayMs, quick } = nextRound()
     timer = timers.setTimeout(() => {
-      pollEach(followers.filter(needsPoll), false)
+      const leading = quick ? polledLeader() : undefined
+      pollEach(
+        followers.filter((each) => needsPoll(each, leading)),
+        false,
+      )
         .catch((err) => log.error({ err }, 'head poll failed'))
         .finally(schedule)
-    }, pollMs)
+    }, delayMs)
     ;(timer as { unref?: () => void }).unref?.()
   }
   schedule()
