@@ -118,6 +118,9 @@ export function cacheKey(method: string, paramsJson: string, blockHash?: string)
   return blockHash === undefined ? `${method}${paramsJson}` : `${method}${paramsJson}@${blockHash}`
 }
 
+/** An answer of the head's key in the shared cache: under the head block's hash, which a reorg's marker drops. */
+const atHead = (key: string, headHash: string) => `${key}@${headHash}`
+
 /**
  * The longest a load waits for another instance's load of the same answer (its claim, in the shared
  * cache) before asking the upstream itself: more than most node calls take, so that a fleet asks
@@ -169,7 +172,7 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
     startedAt: LoadStart,
     fetch: () => Promise<LoadedAnswer>,
   ): Promise<LoadedAnswer> {
-    const sharedKey = keep === 'head' ? `${key}@${startedAt.headHash}` : key
+    const sharedKey = keep === 'head' ? atHead(key, startedAt.headHash as string) : key
     let found = await from.lookup(sharedKey, true)
     if (found === 'claimed') return fetch().finally(() => from.release(sharedKey))
     for (let waitedMs = 0, stepMs = 2; found === 'wait' && waitedMs < maxSharedWaitMs; waitedMs += stepMs) {
@@ -215,7 +218,7 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
       if (startedAt.head !== generation) return
       memory.set(key, 'head', result)
       if (startedAt.headHash !== undefined)
-        shared?.put(`${key}@${startedAt.headHash}`, result, sharedHeadTtlMs)
+        shared?.put(atHead(key, startedAt.headHash), result, sharedHeadTtlMs)
       return
     }
     if (startedAt.immutable !== immutableGeneration || !seenByChain(key, result)) return
@@ -338,8 +341,13 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
     keepLatestBlock(block) {
       if (typeof block.hash !== 'string') return
       const text = JSON.stringify(block)
-      memory.set(cacheKey('eth_getBlockByNumber', '["latest",false]'), 'head', text)
-      memory.set(cacheKey('eth_getBlockByNumber', `["${block.number}",false]`, block.hash), 'immutable', text)
+      const latest = cacheKey('eth_getBlockByNumber', '["latest",false]')
+      const pinned = cacheKey('eth_getBlockByNumber', `["${block.number}",false]`, block.hash)
+      memory.set(latest, 'head', text)
+      memory.set(pinned, 'immutable', text)
+      // for the instances that follow this one's head polls (and keep none of their own)
+      shared?.put(atHead(latest, block.hash.toLowerCase()), text, sharedHeadTtlMs)
+      shared?.put(pinned, text)
     },
     newHead() {
       generation++
