@@ -7,7 +7,9 @@ import { createUpstreamSocket, type UpstreamSocket } from '../upstreams/createUp
 import { type BlockSummary, isBlock, isQuantity } from '../upstreams/fetchBlock.ts'
 import { createChainAnchors } from './createChainAnchors.ts'
 import { createHeadChain, type HeadEvent, type Header } from './createHeadChain.ts'
+import { createHeadSource, type HeadFleet } from './createHeadSource.ts'
 import { getLeader, type HeadFollower, isGoingBack } from './HeadFollower.ts'
+import type { HeadReport } from './HeadReport.ts'
 import { isHeader, toHeader } from './toHeader.ts'
 
 export type Head = { number: bigint; gasLimit: bigint }
@@ -62,6 +64,13 @@ export type HeadTrackerOptions = {
   timers?: Timers
   /** Opens a member's WebSocket (tests give a fake). */
   openSocket?: (url: string) => UpstreamSocket
+  /**
+   * The fleet this network's head polls are shared with (instances on one Redis): only the lease
+   * holder polls, the others follow its reports (createHeadSource). Undefined: this instance polls.
+   */
+  fleet?: HeadFleet | undefined
+  /** The members' keys among the fleet (toMemberKeys), in the members' order. */
+  memberKeys?: readonly string[]
 }
 
 /**
@@ -75,7 +84,9 @@ export type HeadTrackerOptions = {
  * network's head (eth_blockNumber's floor, the gas cap's gas limit), its events (HeadEvent) drive
  * subscriptions, the cache and the fee indexer. A lower head from the leader is a rewind when no
  * member in use is higher and the leader had been at the tip (isGoingBack); otherwise it is the
- * leader lagging, and waited out.
+ * leader lagging, and waited out. In a fleet, only the lease holder polls on the head's rhythm; the
+ * others feed their chain the holder's reports (createHeadSource), and their chain still fetches
+ * gaps and walks reorgs from the node itself.
  */
 export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOptions): HeadTracker {
   const { pollMs } = options
@@ -93,6 +104,7 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
           log.warn({ err: (err as Error).message, upstream: label }, 'upstream WebSocket error'),
       }))
   const prober = createHealthProber({ pollMs, timeoutMs: options.timeoutMs, now })
+  const memberKeys = options.memberKeys ?? []
   const listeners = new Set<(event: HeadEvent) => void>()
   /** The chain's tip as a Head, kept for the header it was read from (read on the request path). */
   let latest: { header: Header; head: Head } | undefined
@@ -137,6 +149,42 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     onError: (err) => log.warn({ err }, 'could not follow a new head; waiting for the next one'),
     finalized: anchors.finalizedMark,
   })
+
+  const source = createHeadSource({
+    fleet: options.fleet,
+    members: pool.members,
+    memberKeys: options.memberKeys ?? [],
+    known: () => ({ finalized: anchors.finalized(), genesis: anchors.genesis(), gasLimit }),
+    follow,
+    onPolling: forgetPolledHeads,
+  })
+
+  /** A head for the chain, from this instance's own upstreams or the fleet's holder. */
+  function accept(header: Header, goesBack: boolean): void {
+    fed = header
+    chain.accept(header, goesBack)
+    source.accepted(header, goesBack)
+  }
+
+  /** The holder's report, while this instance follows: its members' heads, its anchors, its head. */
+  function follow(report: HeadReport): void {
+    if (closed) return
+    followers.forEach((follower, index) => {
+      const head = report.members.get(memberKeys[index] ?? '')
+      if (head !== undefined) follower.member.noteNotifiedHead(head, now())
+    })
+    if (report.gasLimit !== undefined) gasLimit = report.gasLimit
+    anchors.hear(report.finalized, report.genesis)
+    if (report.header.hash !== fed?.hash) accept(report.header, report.goesBack)
+  }
+
+  /**
+   * Polling again after following: the answers of polls made before are old, and must not lead the
+   * chain (notifications, still heard, are kept).
+   */
+  function forgetPolledHeads(): void {
+    for (const follower of followers) if (follower.polled) follower.header = undefined
+  }
 
   function announce(event: HeadEvent): void {
     for (const listener of listeners) {
@@ -191,7 +239,7 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
       follower.socket.subscribe(
         ['newHeads'],
         (result) => hearNotification(follower, result),
-        () => void pollMember(follower).then(feedChain),
+        () => void pollMember(follower).then(() => feedChain()),
       )
     }
     return follower
@@ -203,6 +251,7 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     headerFields = Object.keys(result)
     follower.member.noteNotifiedHead(BigInt(result.number), follower.heardAt)
     observe(follower, result, false)
+    if (!source.polls()) return
     feedChain()
     void anchors.askFinalized(false)
   }
@@ -225,8 +274,10 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
   /**
    * The leader's head goes to the chain: a higher one or one at the same height; a lower one only as
    * the chain going back (isGoingBack), when the chain then asks the node whether its tip is gone.
+   * Not while this instance follows the fleet (`force`: a poll asked for, the first head at start).
    */
-  function feedChain(): void {
+  function feedChain(force = false): void {
+    if (!force && !source.polls()) return
     const leading = leader()
     const header = leading?.header
     if (!leading || !header || header === fed) return
@@ -241,8 +292,7 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
         if (!goesBack) return
       }
     }
-    fed = header
-    chain.accept(header, goesBack)
+    accept(header, goesBack)
   }
 
   /** One poll: the member's health check (createHealthProber), whose block is its head here too. */
@@ -262,13 +312,18 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
    * check, and a rewind sends no notification); its newHeads come in between.
    */
   function needsPoll(follower: HeadFollower): boolean {
-    return prober.isDue(follower.member)
+    return prober.isDue(follower.member) && (source.polls() || source.checks(follower.member))
   }
 
+  /** `force`: asked for (at start, by a reader): the whole round, followed or not. */
   function pollEach(due: HeadFollower[], force: boolean): Promise<void> {
     polling ??= Promise.all(due.map(pollMember))
-      .then(feedChain)
-      .then(() => Promise.all([anchors.askFinalized(force), anchors.askGenesis(false)]))
+      .then(() => feedChain(force))
+      .then(() =>
+        force || source.polls()
+          ? Promise.all([anchors.askFinalized(force), anchors.askGenesis(false)]).then(source.polled)
+          : undefined,
+      )
       .then(() => undefined)
       .finally(() => {
         polling = undefined
@@ -314,12 +369,15 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     poll: () => (polling ?? Promise.resolve()).then(() => pollEach(followers, true)),
     look() {
       const at = now()
+      // a follower hears the holder's next head without asking
+      if (!source.polls()) return
       if (polling || (lookedAt !== undefined && at - lookedAt < pollMs / 2)) return
       lookedAt = at
       pollEach(followers, false).catch((err) => log.error({ err }, 'head poll failed'))
     },
     close() {
       closed = true
+      source.close()
       prober.close()
       timers.clearTimeout(timer)
       listeners.clear()

@@ -1,0 +1,110 @@
+import type { PoolMember } from '../upstreams/PoolMember.ts'
+import type { Header } from './createHeadChain.ts'
+import type { HeadReport } from './HeadReport.ts'
+
+/** A network's share of a fleet's head polling (createFleetHeads: one lease and one report channel per network). */
+export type HeadFleet = {
+  /** This instance holds the network's lease: it polls the head and reports. */
+  leads(): boolean
+  /** Redis answers, and its reports reach this instance: it can follow. */
+  connected(): boolean
+  /** Tells the other instances (only the lease holder's reports are sent). */
+  report(report: HeadReport): void
+  /** The holder's reports, the latest kept one first; the returned function stops listening. */
+  onReport(listener: (report: HeadReport) => void): () => void
+  /** This network stops: it leaves the lease and the reports. */
+  close(): void
+}
+
+/** Where a head tracker's heads come from: its own polls, or the fleet's lease holder. */
+export type HeadSource = {
+  /** Whether this instance asks its upstreams for the head itself now (no fleet, the lease held, or Redis away). */
+  polls(): boolean
+  /**
+   * While following, whether `member` is still polled here: out of use or degraded here (a poll is
+   * what brings it back), or not in the holder's last report (it does not vouch for its head).
+   */
+  checks(member: PoolMember): boolean
+  /** The tracker gave its chain `header`: the holder reports it. */
+  accepted(header: Header, goesBack: boolean): void
+  /** A round of polls ended: the holder reports what changed (members' heads, finalized). */
+  polled(): void
+  close(): void
+}
+
+export type HeadSourceOptions = {
+  /** Undefined: no fleet (no Redis): this instance always polls. */
+  fleet: HeadFleet | undefined
+  members: readonly PoolMember[]
+  /** The members' keys among the fleet (toMemberKeys), in the members' order. */
+  memberKeys: readonly string[]
+  /** What the tracker knows beside its heads, for a report. */
+  known(): Pick<HeadReport, 'finalized' | 'genesis' | 'gasLimit'>
+  /** A report of the holder while this instance follows: the tracker takes it. */
+  follow(report: HeadReport): void
+  /** This instance starts polling after it followed (it took the lease, or Redis went away). */
+  onPolling(): void
+}
+
+/**
+ * The layer between a head tracker and its fleet: it polls when it holds the network's lease (or
+ * has no fleet, or Redis is away: no head is lost), and reports each head it gives its chain and,
+ * after each round, its members' heads and the finalized block; otherwise it follows the holder's
+ * reports, and polls only the members the holder does not vouch for.
+ */
+export function createHeadSource(options: HeadSourceOptions): HeadSource {
+  const { fleet, members, memberKeys } = options
+  const keyOf = new Map(members.map((member, index) => [member, memberKeys[index] ?? String(index)]))
+  let polling = true
+  let last: { header: Header; goesBack: boolean } | undefined
+  /** What the last report sent said (its header by hash): the same again is not sent. */
+  let sent: string | undefined
+  /** The members the holder's last report vouched for. */
+  let vouched: ReadonlyMap<string, bigint> = new Map()
+
+  function polls(): boolean {
+    const now = fleet === undefined || fleet.leads() || !fleet.connected()
+    if (now !== polling) {
+      polling = now
+      if (now) options.onPolling()
+      else sent = undefined
+    }
+    return now
+  }
+
+  function report(): void {
+    if (!fleet?.leads() || !last) return
+    const heads = new Map<string, bigint>()
+    for (const member of members) {
+      const key = keyOf.get(member)
+      if (key !== undefined && member.isInUse() && member.head !== undefined) heads.set(key, member.head)
+    }
+    const made: HeadReport = { ...last, ...options.known(), members: heads }
+    const text = `${made.header.hash} ${made.goesBack} ${made.finalized} ${made.genesis} ${made.gasLimit} ${[...heads].join(' ')}`
+    if (text === sent) return
+    sent = text
+    fleet.report(made)
+  }
+
+  const stopListening = fleet?.onReport((heard) => {
+    vouched = heard.members
+    if (!polls()) options.follow(heard)
+  })
+
+  return {
+    polls,
+    checks(member) {
+      const key = keyOf.get(member)
+      return !member.isInUse() || member.isDegraded() || key === undefined || !vouched.has(key)
+    },
+    accepted(header, goesBack) {
+      last = { header, goesBack }
+      report()
+    },
+    polled: report,
+    close() {
+      stopListening?.()
+      fleet?.close()
+    },
+  }
+}
