@@ -68,25 +68,29 @@ function fakeFleet() {
   return { fleet, state, tell }
 }
 
-function setUp() {
+function setUp(memberKeys = ['node-a']) {
   const timers = createFakeTimers()
-  const http = fakeNode()
-  const realPool = createUpstreamPool([http.upstream], {
-    timeoutMs: 5_000,
-    attemptTimeoutMs: 1_000,
-    maxAttempts: 2,
-    maxLagBlocks: 2,
-    breakerFailures: 3,
-    breakerCooldownMs: 60_000,
-    breakerMaxCooldownMs: 60_000,
-    hedge: undefined,
-    now: timers.now,
-    timers,
-  })
+  const nodes = memberKeys.map(() => fakeNode())
+  const http = nodes[0] as ReturnType<typeof fakeNode>
+  const realPool = createUpstreamPool(
+    nodes.map((each) => each.upstream),
+    {
+      timeoutMs: 5_000,
+      attemptTimeoutMs: 1_000,
+      maxAttempts: 2,
+      maxLagBlocks: 2,
+      breakerFailures: 3,
+      breakerCooldownMs: 60_000,
+      breakerMaxCooldownMs: 60_000,
+      hedge: undefined,
+      now: timers.now,
+      timers,
+    },
+  )
   const pool = { ...realPool, send: async (body: string) => (await http.upstream.post(body)).body }
   const { fleet, state, tell } = fakeFleet()
   const tracker = createHeadTracker(pool, {
-    wsUrls: [undefined],
+    wsUrls: memberKeys.map(() => undefined),
     pollMs,
     timeoutMs: 1_000,
     maxLagBlocks: 2,
@@ -94,12 +98,12 @@ function setUp() {
     now: timers.now,
     timers,
     fleet,
-    memberKeys: ['node-a'],
+    memberKeys,
   })
   const events: HeadEvent[] = []
   tracker.subscribe((event) => events.push(event))
   const heads = () => events.flatMap((event) => (event.kind === 'head' ? [Number(event.header.number)] : []))
-  return { timers, http, pool, tracker, state, tell, events, heads }
+  return { timers, http, nodes, pool, tracker, state, tell, events, heads }
 }
 
 const reportOf = (header: Header, members: [string, bigint][], goesBack = false): HeadReport => ({
@@ -133,6 +137,26 @@ describe('a head tracker in a fleet', () => {
   })
 
   it('a follower polls a member the holder does not vouch for (its head only: the chain follows the reports)', async () => {
+    const { timers, nodes, tracker, tell, heads, pool } = setUp(['node-a', 'node-b'])
+    await tracker.poll()
+    const polls = nodes.map((each) => each.headPolls())
+    for (const each of nodes) each.node.latest = 3
+    tell(reportOf(block(2), [['node-a', 2n]]))
+    await timers.advance(pollMs)
+    await timers.advance(pollMs)
+    assert.deepEqual(
+      nodes.map((each, index) => each.headPolls() - (polls[index] ?? 0)),
+      [0, 2],
+    )
+    assert.deepEqual(heads(), [2])
+    assert.deepEqual(
+      pool.members.map((member) => member.head),
+      [2n, 3n],
+    )
+    tracker.close()
+  })
+
+  it('an instance the holder reaches none of whose upstreams polls its own, as without a fleet', async () => {
     const { timers, http, tracker, tell, heads } = setUp()
     await tracker.poll()
     const polls = http.headPolls()
@@ -141,7 +165,7 @@ describe('a head tracker in a fleet', () => {
     await timers.advance(pollMs)
     await timers.advance(pollMs)
     assert.equal(http.headPolls(), polls + 2)
-    assert.deepEqual(heads(), [2])
+    assert.deepEqual(heads(), [2, 3], 'its own heads, not the report')
     tracker.close()
   })
 

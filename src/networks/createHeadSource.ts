@@ -18,7 +18,10 @@ export type HeadFleet = {
 
 /** Where a head tracker's heads come from: its own polls, or the fleet's lease holder. */
 export type HeadSource = {
-  /** Whether this instance asks its upstreams for the head itself now (no fleet, the lease held, or Redis away). */
+  /**
+   * Whether this instance asks its upstreams for the head itself now: no fleet, the lease held, Redis
+   * away, or the holder's last report vouched for none of this network's members.
+   */
   polls(): boolean
   /**
    * While following, whether `member` is still polled here: out of use or degraded here (a poll is
@@ -50,7 +53,8 @@ export type HeadSourceOptions = {
  * The layer between a head tracker and its fleet: it polls when it holds the network's lease (or
  * has no fleet, or Redis is away: no head is lost), and reports each head it gives its chain and,
  * after each round, its members' heads and the finalized block; otherwise it follows the holder's
- * reports, and polls only the members the holder does not vouch for.
+ * reports, and polls only the members the holder does not vouch for. An instance whose upstreams
+ * the holder does not reach at all (another node set, or the holder's are out of use) polls its own.
  */
 export function createHeadSource(options: HeadSourceOptions): HeadSource {
   const { fleet, members, memberKeys } = options
@@ -62,8 +66,18 @@ export function createHeadSource(options: HeadSourceOptions): HeadSource {
   /** The members the holder's last report vouched for. */
   let vouched: ReadonlyMap<string, bigint> = new Map()
 
+  /**
+   * Whether the holder's last report vouched for one of this network's members: its reports are of
+   * the same upstreams (one at least). Otherwise (before the first report, or the holder reaches none
+   * of them) this instance polls its own, as without a fleet.
+   */
+  function sharesMembers(): boolean {
+    for (const key of keyOf.values()) if (vouched.has(key)) return true
+    return false
+  }
+
   function polls(): boolean {
-    const now = fleet === undefined || fleet.leads() || !fleet.connected()
+    const now = fleet === undefined || fleet.leads() || !fleet.connected() || !sharesMembers()
     if (now !== polling) {
       polling = now
       if (now) options.onPolling()
