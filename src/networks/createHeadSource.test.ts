@@ -201,9 +201,9 @@ describe('a head tracker in a fleet', () => {
     state.leads = true
     http.node.latest = 20
     await tracker.poll()
-    // the head at once, then with what the round learned beside it
-    assert.equal(state.reports.length, 2)
-    assert.deepEqual(state.reports[1], {
+    // the block the chain starts at, with what the round learned beside it
+    assert.equal(state.reports.length, 1)
+    assert.deepEqual(state.reports[0], {
       header: block(20),
       goesBack: false,
       finalized: 10n,
@@ -213,19 +213,47 @@ describe('a head tracker in a fleet', () => {
     })
     await timers.advance(pollMs)
     await timers.advance(pollMs)
-    assert.equal(state.reports.length, 2, 'nothing new: nothing sent')
+    assert.equal(state.reports.length, 1, 'nothing new: nothing sent')
     http.node.latest = 21
     await timers.advance(pollMs)
     assert.deepEqual(heads(), [21])
     assert.equal(http.headPolls(), 4)
     assert.deepEqual(
       state.reports
-        .slice(2)
+        .slice(1)
         .map((report) => [report.header.number, report.members.get('node-a'), report.finalized]),
       [
         ['0x15', 21n, 10n],
         // with the finalized block the round asked for after it
         ['0x15', 21n, 11n],
+      ],
+    )
+
+    // blocks the poll skipped are fetched by the holder's chain and reported, each one: the
+    // followers need not fetch them too
+    const reported = state.reports.length
+    http.node.latest = 24
+    await timers.advance(pollMs)
+    assert.deepEqual(heads(), [21, 22, 23, 24])
+    assert.deepEqual(
+      state.reports.slice(reported).map((report) => [Number(report.header.number), report.goesBack]),
+      [
+        // the round's news (its member at 24) while the chain still links the blocks it skipped
+        [21, false],
+        [22, false],
+        [23, false],
+        [24, false],
+      ],
+    )
+    // a rewind: the new tip, going back
+    const beforeRewind = state.reports.length
+    http.node.latest = 22
+    await timers.advance(pollMs)
+    assert.deepEqual(
+      state.reports.slice(beforeRewind).map((report) => [Number(report.header.number), report.goesBack]),
+      [
+        [22, true],
+        [22, true],
       ],
     )
     tracker.close()

@@ -1,5 +1,5 @@
 import type { PoolMember } from '../upstreams/PoolMember.ts'
-import type { Header } from './createHeadChain.ts'
+import type { HeadEvent, Header } from './createHeadChain.ts'
 import type { HeadReport } from './HeadReport.ts'
 
 /** A network's share of a fleet's head polling (createFleetHeads: one lease and one report channel per network). */
@@ -28,8 +28,12 @@ export type HeadSource = {
    * what brings it back), or not in the holder's last report (it does not vouch for its head).
    */
   checks(member: PoolMember): boolean
-  /** The tracker gave its chain `header`: the holder reports it. */
-  accepted(header: Header, goesBack: boolean): void
+  /**
+   * The tracker's chain moved (`tip`: its newest block after `event`): the holder reports each block
+   * it links, so that the others need not fetch the blocks between two polls, and a rewind (a fork
+   * with no new branch) as its new tip going back.
+   */
+  heard(event: HeadEvent, tip: Header | undefined): void
   /** A round of polls ended: the holder reports what changed (members' heads, finalized). */
   polled(): void
   close(): void
@@ -41,6 +45,8 @@ export type HeadSourceOptions = {
   members: readonly PoolMember[]
   /** The members' keys among the fleet (toMemberKeys), in the members' order. */
   memberKeys: readonly string[]
+  /** The chain's newest block: reported before any block linked since (the block it started at). */
+  tip(): Header | undefined
   /** What the tracker knows beside its heads, for a report. */
   known(): Pick<HeadReport, 'finalized' | 'genesis' | 'gasLimit'>
   /** A report of the holder while this instance follows: the tracker takes it. */
@@ -51,8 +57,8 @@ export type HeadSourceOptions = {
 
 /**
  * The layer between a head tracker and its fleet: it polls when it holds the network's lease (or
- * has no fleet, or Redis is away: no head is lost), and reports each head it gives its chain and,
- * after each round, its members' heads and the finalized block; otherwise it follows the holder's
+ * has no fleet, or Redis is away: no head is lost), and reports each block its chain links (a
+ * rewind as its tip going back) and, after each round, its members' heads and the finalized block; otherwise it follows the holder's
  * reports, and polls only the members the holder does not vouch for. An instance whose upstreams
  * the holder does not reach at all (another node set, or the holder's are out of use) polls its own.
  */
@@ -87,13 +93,16 @@ export function createHeadSource(options: HeadSourceOptions): HeadSource {
   }
 
   function report(): void {
-    if (!fleet?.leads() || !last) return
+    if (!fleet?.leads()) return
+    const tip = options.tip()
+    const base = last?.header === tip || !tip ? last : { header: tip, goesBack: false }
+    if (!base) return
     const heads = new Map<string, bigint>()
     for (const member of members) {
       const key = keyOf.get(member)
       if (key !== undefined && member.isInUse() && member.head !== undefined) heads.set(key, member.head)
     }
-    const made: HeadReport = { ...last, ...options.known(), members: heads }
+    const made: HeadReport = { ...base, ...options.known(), members: heads }
     const text = `${made.header.hash} ${made.goesBack} ${made.finalized} ${made.genesis} ${made.gasLimit} ${[...heads].join(' ')}`
     if (text === sent) return
     sent = text
@@ -111,8 +120,10 @@ export function createHeadSource(options: HeadSourceOptions): HeadSource {
       const key = keyOf.get(member)
       return !member.isInUse() || member.isDegraded() || key === undefined || !vouched.has(key)
     },
-    accepted(header, goesBack) {
-      last = { header, goesBack }
+    heard(event, tip) {
+      if (event.kind === 'head') last = { header: event.header, goesBack: false }
+      else if (event.kind === 'fork' && event.to < event.from && tip) last = { header: tip, goesBack: true }
+      else return
       report()
     },
     polled: report,

@@ -144,6 +144,7 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     },
     emit(event) {
       if (event.kind === 'fork') noteFork(event)
+      source.heard(event, chain.tip())
       announce(event)
     },
     onError: (err) => log.warn({ err }, 'could not follow a new head; waiting for the next one'),
@@ -154,6 +155,7 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     fleet: options.fleet,
     members: pool.members,
     memberKeys: options.memberKeys ?? [],
+    tip: () => chain.tip(),
     known: () => ({ finalized: anchors.finalized(), genesis: anchors.genesis(), gasLimit }),
     follow,
     onPolling: forgetPolledHeads,
@@ -163,7 +165,6 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
   function accept(header: Header, goesBack: boolean): void {
     fed = header
     chain.accept(header, goesBack)
-    source.accepted(header, goesBack)
   }
 
   /** The holder's report, while this instance follows: its members' heads, its anchors, its head. */
