@@ -1,3 +1,4 @@
+import type { Logger } from 'pino'
 import type { PoolMember } from '../upstreams/PoolMember.ts'
 import type { HeadEvent, Header } from './createHeadChain.ts'
 import type { HeadReport } from './HeadReport.ts'
@@ -45,11 +46,17 @@ export type HeadSourceOptions = {
   members: readonly PoolMember[]
   /** The members' keys among the fleet (toMemberKeys), in the members' order. */
   memberKeys: readonly string[]
+  /** The health checks' clock (a reported head is noted on the member as heard then). */
+  now: () => number
+  log: Logger
   /** The chain's newest block: reported before any block linked since (the block it started at). */
   tip(): Header | undefined
   /** What the tracker knows beside its heads, for a report. */
   known(): Pick<HeadReport, 'finalized' | 'genesis' | 'gasLimit'>
-  /** A report of the holder while this instance follows: the tracker takes it. */
+  /**
+   * A report of the holder while this instance follows (its members' heads noted already): the
+   * tracker takes its head and anchors.
+   */
   follow(report: HeadReport): void
   /** This instance starts polling after it followed (it took the lease, or Redis went away). */
   onPolling(): void
@@ -88,6 +95,11 @@ export function createHeadSource(options: HeadSourceOptions): HeadSource {
       polling = now
       if (now) options.onPolling()
       else sent = undefined
+      options.log.info(
+        now
+          ? 'this instance polls the head of the network (it holds the fleet lease, or Redis is away)'
+          : "this instance follows the head of the network from the fleet lease holder's reports",
+      )
     }
     return now
   }
@@ -111,7 +123,13 @@ export function createHeadSource(options: HeadSourceOptions): HeadSource {
 
   const stopListening = fleet?.onReport((heard) => {
     vouched = heard.members
-    if (!polls()) options.follow(heard)
+    if (polls()) return
+    // the holder's word on each member's head (its lag), not on its health here
+    for (const [member, key] of keyOf) {
+      const head = heard.members.get(key)
+      if (head !== undefined) member.noteNotifiedHead(head, options.now())
+    }
+    options.follow(heard)
   })
 
   return {

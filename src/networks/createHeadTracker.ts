@@ -104,7 +104,6 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
           log.warn({ err: (err as Error).message, upstream: label }, 'upstream WebSocket error'),
       }))
   const prober = createHealthProber({ pollMs, timeoutMs: options.timeoutMs, now })
-  const memberKeys = options.memberKeys ?? []
   const listeners = new Set<(event: HeadEvent) => void>()
   /** The chain's tip as a Head, kept for the header it was read from (read on the request path). */
   let latest: { header: Header; head: Head } | undefined
@@ -158,33 +157,22 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     tip: () => chain.tip(),
     known: () => ({ finalized: anchors.finalized(), genesis: anchors.genesis(), gasLimit }),
     follow,
-    onPolling: forgetPolledHeads,
+    now,
+    log,
+    // polling again after following: old poll answers must not lead the chain (notifications, still heard, may)
+    onPolling: () => {
+      for (const follower of followers) if (follower.polled) follower.header = undefined
+    },
   })
 
-  /** A head for the chain, from this instance's own upstreams or the fleet's holder. */
-  function accept(header: Header, goesBack: boolean): void {
-    fed = header
-    chain.accept(header, goesBack)
-  }
-
-  /** The holder's report, while this instance follows: its members' heads, its anchors, its head. */
+  /** The holder's report, while this instance follows: its anchors and its head. */
   function follow(report: HeadReport): void {
     if (closed) return
-    followers.forEach((follower, index) => {
-      const head = report.members.get(memberKeys[index] ?? '')
-      if (head !== undefined) follower.member.noteNotifiedHead(head, now())
-    })
     if (report.gasLimit !== undefined) gasLimit = report.gasLimit
     anchors.hear(report.finalized, report.genesis)
-    if (report.header.hash !== fed?.hash) accept(report.header, report.goesBack)
-  }
-
-  /**
-   * Polling again after following: the answers of polls made before are old, and must not lead the
-   * chain (notifications, still heard, are kept).
-   */
-  function forgetPolledHeads(): void {
-    for (const follower of followers) if (follower.polled) follower.header = undefined
+    if (report.header.hash === fed?.hash) return
+    fed = report.header
+    chain.accept(report.header, report.goesBack)
   }
 
   function announce(event: HeadEvent): void {
@@ -293,7 +281,8 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
         if (!goesBack) return
       }
     }
-    accept(header, goesBack)
+    fed = header
+    chain.accept(header, goesBack)
   }
 
   /** One poll: the member's health check (createHealthProber), whose block is its head here too. */
