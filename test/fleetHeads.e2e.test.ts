@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
+import { stringify } from 'yaml'
 import { type Anvil, startAnvil } from '../src/devnet/startAnvil.ts'
+import { exited, type GatewayProcess, startGatewayProcess } from './helpers/gatewayProcess.ts'
 import { openSocket } from './helpers/openSocket.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
 import { type CountingProxy, startCountingProxy, type Tally } from './helpers/startCountingProxy.ts'
@@ -217,5 +222,63 @@ describe('a fleet whose Redis goes away: every instance polls itself, no head lo
       await mineOne(anvil, instances, 'a block with Redis back')
       return pollers(instances).length === 1
     }, 'one instance to poll again')
+  })
+})
+
+describe('the holder killed (SIGKILL): its lease expires and another instance takes over', () => {
+  let anvil: Anvil
+  let prefix: TestPrefix
+  let dir: string
+  let holder: GatewayProcess | undefined
+  let holderProxy: CountingProxy
+  let follower: Instance
+
+  before(async () => {
+    anvil = await startAnvil()
+    prefix = createTestPrefix()
+    holderProxy = await startCountingProxy(anvil.url)
+    dir = mkdtempSync(join(tmpdir(), 'tollgate-fleet-'))
+    const configFile = join(dir, 'tollgate.yaml')
+    writeFileSync(
+      configFile,
+      stringify({
+        server: { host: '127.0.0.1', port: 0 },
+        storage: { sqlite: join(dir, 'tollgate.db') },
+        redis: { url: prefix.url, keyPrefix: prefix.keyPrefix },
+        upstreams: { headPollMs: 250 },
+        networks: [{ name: 'devnet', chainId: 31337, upstreams: [{ url: holderProxy.url, name: 'anvil' }] }],
+        gas: { enabled: false },
+        log: { level: 'warn' },
+      }),
+    )
+    // started first: it takes the lease
+    holder = await startGatewayProcess(['start', '--config', configFile])
+    await until(async () => (await prefix.redis.keys(`${prefix.keyPrefix}lease:*`)).length === 1, 'the lease')
+    follower = await startInstance(anvil, { url: prefix.url, keyPrefix: prefix.keyPrefix })
+    await mineOne(anvil, [follower], 'the start')
+  })
+  after(async () => {
+    if (holder && holder.child.exitCode === null) {
+      holder.child.kill('SIGKILL')
+      await exited(holder.child)
+    }
+    await follower?.gateway.close()
+    await holderProxy?.close()
+    await anvil?.stop()
+    await prefix?.remove()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('heads keep flowing to the follower, which polls once the lease expired', async () => {
+    const holderPolls = holderProxy.watch(headPollMarker)
+    watchPolls([follower])
+    await mineOne(anvil, [follower], 'a block from the holder')
+    assert.ok(holderPolls.sent > 0)
+    assert.equal(follower.polls.sent, 0, 'the follower polls nothing while the holder lives')
+    const child = (holder as GatewayProcess).child
+    child.kill('SIGKILL')
+    await exited(child)
+    for (let block = 0; block < 3; block++) await mineOne(anvil, [follower], `block ${block} after the kill`)
+    assert.ok(follower.polls.sent > 0, 'the follower took over')
   })
 })
