@@ -43,8 +43,8 @@ const mayImport: Record<string, readonly string[] | 'anything'> = {
   auth: ['metering', 'methods', 'store', 'config', 'errors', 'formats'],
   metering: ['store', 'config', 'errors', 'failsafe'],
   cache: ['methods', 'store', 'jsonrpc', 'failsafe'],
-  // the head tracker shares heads between gateways through cache/
-  networks: ['cache', 'upstreams', 'config', 'failsafe'],
+  // the head tracker shares heads between gateways through cache/, and its polls by a lease in store/
+  networks: ['cache', 'upstreams', 'store', 'config', 'failsafe'],
   methods: ['errors'],
   upstreams: ['config', 'jsonrpc', 'failsafe', 'errors'],
   // the low folders: nothing above them

@@ -3,6 +3,7 @@ import { createSharedCache, type SharedCache } from '../cache/createSharedCache.
 import type { Config, NetworkConfig } from '../config/configSchema.ts'
 import { withTimeout } from '../failsafe/withTimeout.ts'
 import { getFailoverMethods } from '../methods/methodTable.ts'
+import { createFleetHeads, type FleetHeads } from '../networks/createFleetHeads.ts'
 import { createNetwork, type Network } from '../networks/createNetwork.ts'
 import { identifyChain } from '../networks/identifyChain.ts'
 
@@ -45,6 +46,15 @@ export async function createNetworkStarter(config: Config, log: Logger): Promise
           log,
         })
       : undefined
+  // with Redis, one instance of the fleet polls each network's head (the lease holder)
+  const fleetHeads = config.redis
+    ? await createFleetHeads({
+        url: config.redis.url,
+        keyPrefix: config.redis.keyPrefix,
+        pollMs: config.upstreams.headPollMs,
+        log,
+      })
+    : undefined
   // one chain's shared parts for the process's life: a network rebuilt by a reload takes its
   // predecessor's (its shown head included), and nothing is joined again in Redis
   const sharedByChain = new Map<number, SharedParts>()
@@ -58,9 +68,9 @@ export async function createNetworkStarter(config: Config, log: Logger): Promise
     return parts
   }
   return {
-    start: (settings, networkConfigs) => startNetworks(settings, networkConfigs, log, sharedFor),
+    start: (settings, networkConfigs) => startNetworks(settings, networkConfigs, log, sharedFor, fleetHeads),
     close: async () => {
-      await sharedCache?.close()
+      await Promise.all([sharedCache?.close(), fleetHeads?.close()])
     },
   }
 }
@@ -70,22 +80,27 @@ async function startNetworks(
   networkConfigs: readonly NetworkConfig[],
   log: Logger,
   sharedFor: (chainId: number) => SharedParts | undefined,
+  fleetHeads: FleetHeads | undefined,
 ): Promise<LiveNetwork[]> {
   const failoverMethods = new Set(config.failover.methods ?? getFailoverMethods())
   // one head tracker per network: the pool, the cache, subscriptions and the fee indexer read it
   const { headPollMs } = config.upstreams
-  const built = networkConfigs.map((network) => ({
-    config: network,
-    network: createNetwork(network, {
-      upstreams: config.upstreams,
-      cache: config.cache,
-      failoverMethods,
-      headPollMs,
-      log,
-      // the embedded devnet is each instance's own chain: nothing of it is shared
-      shared: network.name === 'devnet' && config.devnet ? undefined : sharedFor(network.chainId),
-    }),
-  }))
+  const built = networkConfigs.map((network) => {
+    // the embedded devnet is each instance's own chain: nothing of it is shared
+    const own = network.name === 'devnet' && config.devnet
+    return {
+      config: network,
+      network: createNetwork(network, {
+        upstreams: config.upstreams,
+        cache: config.cache,
+        failoverMethods,
+        headPollMs,
+        log,
+        shared: own ? undefined : sharedFor(network.chainId),
+        fleet: own ? undefined : fleetHeads?.forNetwork(network.chainId, network.name),
+      }),
+    }
+  })
   const networks = built.map((each) => each.network)
   // each upstream's head, then what history it keeps (createHistoryProber), before the first call;
   // a slow node's probe goes on in the background past a bound (calls it cannot answer meanwhile

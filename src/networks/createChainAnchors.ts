@@ -29,6 +29,12 @@ export type ChainAnchors = {
    * remembers is checked for a new chain: the check, settled once it has answered (undefined: none).
    */
   noteFork(event: HeadEvent & { kind: 'fork' }): Promise<void> | undefined
+  /**
+   * What the fleet's lease holder reported (this instance follows it, createHeadSource): its finalized
+   * block is taken as asked; a genesis other than the one known is asked of the node (a new chain is
+   * this instance's own finding).
+   */
+  hear(finalized: bigint | undefined, genesis: string | undefined): void
 }
 
 export type ChainAnchorsOptions = {
@@ -71,6 +77,8 @@ export function createChainAnchors(pool: UpstreamPool, options: ChainAnchorsOpti
   let finalizing: Promise<void> | undefined
   let genesis: string | undefined
   let genesisAsked: Promise<void> | undefined
+  /** The last genesis the fleet's holder reported that differed from the one known. */
+  let genesisHeard: string | undefined
 
   function memberAtHead(top: bigint | undefined) {
     return pool.members.find((each) => each.isInUse() && each.head === top)
@@ -97,6 +105,11 @@ export function createChainAnchors(pool: UpstreamPool, options: ChainAnchorsOpti
     return genesisAsked
   }
 
+  function takeFinalized(number: bigint): void {
+    finalized = number
+    if (finalizedMark === undefined || finalized > finalizedMark) finalizedMark = finalized
+  }
+
   return {
     finalized: () => finalized,
     finalizedMark: () => finalizedMark,
@@ -117,9 +130,7 @@ export function createChainAnchors(pool: UpstreamPool, options: ChainAnchorsOpti
         .then(
           (block) => {
             // the node's word, lower too: a dev chain's finalized block goes back with its head
-            if (!block) return
-            finalized = BigInt(block.number)
-            if (finalizedMark === undefined || finalized > finalizedMark) finalizedMark = finalized
+            if (block) takeFinalized(BigInt(block.number))
           },
           // a node without the finalized tag: nothing is cached by number
           () => undefined,
@@ -138,6 +149,13 @@ export function createChainAnchors(pool: UpstreamPool, options: ChainAnchorsOpti
       // what was kept as unchanging is dropped with a fork past finality: the mark starts again
       if (event.pastFinality) finalizedMark = finalized
       return event.from === 0n || event.deeper ? askGenesis(true) : undefined
+    },
+    hear(heardFinalized, heardGenesis) {
+      if (heardFinalized !== undefined) takeFinalized(heardFinalized)
+      // once per genesis heard: a node that answers another one is not asked on every report
+      if (heardGenesis === undefined || heardGenesis === genesis || heardGenesis === genesisHeard) return
+      genesisHeard = heardGenesis
+      void askGenesis(true)
     },
   }
 }

@@ -5,8 +5,9 @@ import type { Upstream } from '../upstreams/createUpstream.ts'
 import { createUpstreamPool } from '../upstreams/createUpstreamPool.ts'
 import type { UpstreamSocket } from '../upstreams/createUpstreamSocket.ts'
 import type { HeadEvent, Header } from './createHeadChain.ts'
-import { createHeadTracker, type HeadTracker } from './createHeadTracker.ts'
+import { createHeadTracker } from './createHeadTracker.ts'
 import { quickPollMs } from './createPollRhythm.ts'
+import type { HeadTracker } from './HeadTracker.ts'
 
 const pollMs = 1_000
 const hash = (number: number) => `0x${number.toString(16).padStart(64, '0')}`

@@ -7,53 +7,12 @@ import { createUpstreamSocket, type UpstreamSocket } from '../upstreams/createUp
 import { type BlockSummary, isBlock, isQuantity } from '../upstreams/fetchBlock.ts'
 import { createChainAnchors } from './createChainAnchors.ts'
 import { createHeadChain, type HeadEvent, type Header } from './createHeadChain.ts'
+import { createHeadSource, type HeadFleet } from './createHeadSource.ts'
 import { createPollRhythm } from './createPollRhythm.ts'
 import { getLeader, type HeadFollower, isGoingBack } from './HeadFollower.ts'
+import type { HeadReport } from './HeadReport.ts'
+import type { Head, HeadStats, HeadTracker } from './HeadTracker.ts'
 import { isHeader, toHeader } from './toHeader.ts'
-
-export type Head = { number: bigint; gasLimit: bigint }
-
-export type HeadTracker = {
-  /** The chain's newest block (number and gas limit), or undefined before the first one (read through NetworkHead). */
-  latest(): Head | undefined
-  /** The chain's finalized block number, or undefined while unknown (it goes back when the chain does). */
-  finalized(): bigint | undefined
-  /** The newest block of the network's chain of heads (undefined before the first one). */
-  header(): Header | undefined
-  /** The hash of the chain's block at `number`, while the chain remembers it (read through NetworkHead). */
-  hashAt(number: bigint): string | undefined
-  /**
-   * The block with this hash as the last poll fetched it (eth_getBlockByNumber `latest`, transaction
-   * hashes only: the whole answer), if that poll's block was this one: the cache keeps it as the
-   * latest block's answer, so no client's call fetches it again.
-   */
-  polledBlock(hash: string): BlockSummary | undefined
-  /** The hash of the chain's genesis block, once an upstream has answered it. */
-  genesis(): string | undefined
-  /** Forks, rewinds and new chains recognised since the start (for /metrics). */
-  readonly stats: HeadStats
-  /**
-   * The network's heads, gap-free, in order, reorgs, rewinds and new chains announced (HeadEvent),
-   * from the next one on.
-   */
-  subscribe(listener: (event: HeadEvent) => void): () => void
-  /** Asks every upstream for its head now; resolves when done (failures open the member's breaker). */
-  poll(): Promise<void>
-  /**
-   * A client was told a block the chain has not heard of yet: the upstreams are asked for their head
-   * soon, at most once per half pollMs, never awaited.
-   */
-  look(): void
-  close(): void
-}
-
-export type HeadStats = {
-  /** The chain left blocks it had (a reorg or a rewind). */
-  forks: number
-  /** Of those, forks at or below the finalized block (or deeper than the chain remembers). */
-  pastFinality: number
-  newChains: number
-}
 
 export type HeadTrackerOptions = {
   /** Each pool member's WebSocket URL (same order as the members), or undefined: that one is polled. */
@@ -71,6 +30,13 @@ export type HeadTrackerOptions = {
   timers?: Timers
   /** Opens a member's WebSocket (tests give a fake). */
   openSocket?: (url: string) => UpstreamSocket
+  /**
+   * The fleet this network's head polls are shared with (instances on one Redis): only the lease
+   * holder polls, the others follow its reports (createHeadSource). Undefined: this instance polls.
+   */
+  fleet?: HeadFleet | undefined
+  /** The members' keys among the fleet (toMemberKeys), in the members' order. */
+  memberKeys?: readonly string[]
 }
 
 /**
@@ -85,7 +51,9 @@ export type HeadTrackerOptions = {
  * network's head (eth_blockNumber's floor, the gas cap's gas limit), its events (HeadEvent) drive
  * subscriptions, the cache and the fee indexer. A lower head from the leader is a rewind when no
  * member in use is higher and the leader had been at the tip (isGoingBack); otherwise it is the
- * leader lagging, and waited out.
+ * leader lagging, and waited out. In a fleet, only the lease holder polls on the head's rhythm; the
+ * others feed their chain the holder's reports (createHeadSource), and their chain still fetches
+ * gaps and walks reorgs from the node itself.
  */
 export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOptions): HeadTracker {
   const { pollMs } = options
@@ -145,11 +113,37 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     },
     emit(event) {
       if (event.kind === 'fork') noteFork(event)
+      source.heard(event, chain.tip())
       announce(event)
     },
     onError: (err) => log.warn({ err }, 'could not follow a new head; waiting for the next one'),
     finalized: anchors.finalizedMark,
   })
+
+  const source = createHeadSource({
+    fleet: options.fleet,
+    members: pool.members,
+    memberKeys: options.memberKeys ?? [],
+    tip: () => chain.tip(),
+    known: () => ({ finalized: anchors.finalized(), genesis: anchors.genesis(), gasLimit }),
+    follow,
+    now,
+    log,
+    // polling again after following: old poll answers must not lead the chain (notifications, still heard, may)
+    onPolling: () => {
+      for (const follower of followers) if (follower.polled) follower.header = undefined
+    },
+  })
+
+  /** The holder's report, while this instance follows: its anchors and its head. */
+  function follow(report: HeadReport): void {
+    if (closed) return
+    if (report.gasLimit !== undefined) gasLimit = report.gasLimit
+    anchors.hear(report.finalized, report.genesis)
+    if (report.header.hash === fed?.hash) return
+    fed = report.header
+    chain.accept(report.header, report.goesBack)
+  }
 
   function announce(event: HeadEvent): void {
     for (const listener of listeners) {
@@ -204,7 +198,7 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
       follower.socket.subscribe(
         ['newHeads'],
         (result) => hearNotification(follower, result),
-        () => void pollMember(follower).then(feedChain),
+        () => void pollMember(follower).then(() => feedChain()),
       )
     }
     return follower
@@ -216,6 +210,7 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     headerFields = Object.keys(result)
     follower.member.noteNotifiedHead(BigInt(result.number), follower.heardAt)
     observe(follower, result, false)
+    if (!source.polls()) return
     feedChain()
     void anchors.askFinalized(false)
   }
@@ -238,8 +233,10 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
   /**
    * The leader's head goes to the chain: a higher one or one at the same height; a lower one only as
    * the chain going back (isGoingBack), when the chain then asks the node whether its tip is gone.
+   * Not while this instance follows the fleet (`force`: a poll asked for, the first head at start).
    */
-  function feedChain(): void {
+  function feedChain(force = false): void {
+    if (!force && !source.polls()) return
     const leading = leader()
     const header = leading?.header
     if (!leading || !header || header === fed) return
@@ -278,13 +275,20 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
    * chain's rhythm (`quick`: this round is its quick poll).
    */
   function needsPoll(follower: HeadFollower, quick: HeadFollower | undefined): boolean {
+    // following another instance's reports: only the members its reports do not cover
+    if (!source.polls()) return prober.isDue(follower.member) && source.checks(follower.member)
     return follower === quick || prober.isDue(follower.member)
   }
 
+  /** `force`: asked for (at start, by a reader): the whole round, followed or not. */
   function pollEach(due: HeadFollower[], force: boolean): Promise<void> {
     polling ??= Promise.all(due.map(pollMember))
-      .then(feedChain)
-      .then(() => Promise.all([anchors.askFinalized(force), anchors.askGenesis(false)]))
+      .then(() => feedChain(force))
+      .then(() =>
+        force || source.polls()
+          ? Promise.all([anchors.askFinalized(force), anchors.askGenesis(false)]).then(source.polled)
+          : undefined,
+      )
       .then(() => undefined)
       .finally(() => {
         polling = undefined
@@ -292,8 +296,12 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     return polling
   }
 
-  /** The leader when it is heard of by polls only (no live newHeads): polled on the chain's rhythm. */
+  /**
+   * The leader when it is heard of by polls only (no live newHeads) by this instance's own polls (not
+   * following another's): polled on the chain's rhythm.
+   */
   function polledLeader(): HeadFollower | undefined {
+    if (!source.polls()) return undefined
     const leading = leader()
     return leading?.socket?.connected() ? undefined : leading
   }
@@ -356,12 +364,15 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     poll: () => (polling ?? Promise.resolve()).then(() => pollEach(followers, true)),
     look() {
       const at = now()
+      // a follower hears the holder's next head without asking
+      if (!source.polls()) return
       if (polling || (lookedAt !== undefined && at - lookedAt < pollMs / 2)) return
       lookedAt = at
       pollEach(followers, false).catch((err) => log.error({ err }, 'head poll failed'))
     },
     close() {
       closed = true
+      source.close()
       prober.close()
       timers.clearTimeout(timer)
       listeners.clear()

@@ -12,8 +12,11 @@ import { CallCount } from '../failsafe/CallCount.ts'
 import { createHistoryProber, type HistoryProber } from '../upstreams/createHistoryProber.ts'
 import { createUpstream } from '../upstreams/createUpstream.ts'
 import { createUpstreamPool, type UpstreamPool } from '../upstreams/createUpstreamPool.ts'
-import { createHeadTracker, type HeadTracker } from './createHeadTracker.ts'
+import type { HeadFleet } from './createHeadSource.ts'
+import { createHeadTracker } from './createHeadTracker.ts'
 import { createNetworkHead, type NetworkHead } from './createNetworkHead.ts'
+import type { HeadTracker } from './HeadTracker.ts'
+import { toMemberKeys } from './toMemberKeys.ts'
 
 export type Network = {
   name: string
@@ -65,6 +68,8 @@ export type CreateNetworkOptions = Pick<Config, 'upstreams' | 'cache'> & {
   log?: Logger
   /** What instances share through Redis: immutable answers and the highest block number shown. */
   shared?: { store: SharedStore; head: SharedHead } | undefined
+  /** The instances this network's head polls are shared with (createFleetHeads); undefined: it polls alone. */
+  fleet?: HeadFleet | undefined
 }
 
 export function createNetwork(config: NetworkConfig, options: CreateNetworkOptions): Network {
@@ -109,6 +114,8 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
     maxLagBlocks: settings.maxLagBlocks,
     requestTimeoutMs: settings.attemptTimeoutMs,
     ...(log ? { log } : {}),
+    fleet: options.fleet,
+    memberKeys: toMemberKeys(config.upstreams),
   })
   const history = createHistoryProber(pool, {
     intervalMs: settings.historyProbeMs,

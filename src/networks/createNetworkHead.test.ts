@@ -2,8 +2,8 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { createSharedHeads } from '../cache/createSharedHeads.ts'
 import type { HeadEvent } from './createHeadChain.ts'
-import type { Head, HeadTracker } from './createHeadTracker.ts'
 import { createNetworkHead } from './createNetworkHead.ts'
+import type { Head, HeadTracker } from './HeadTracker.ts'
 
 /** A head tracker whose head the test sets and whose events it sends; counts the looks asked for. */
 function fakeTracker() {

@@ -1,5 +1,5 @@
 import type { SharedHead } from '../cache/createSharedHeads.ts'
-import type { Head, HeadTracker } from './createHeadTracker.ts'
+import type { Head, HeadTracker } from './HeadTracker.ts'
 
 /**
  * A network's head, as every reader outside the head model reads it: the chain's newest block and

@@ -1,5 +1,5 @@
-import type { Head } from '../networks/createHeadTracker.ts'
 import type { Network } from '../networks/createNetwork.ts'
+import type { Head } from '../networks/HeadTracker.ts'
 
 /** What a network accepts of a call's gas, besides 10x its block gas limit. */
 export type GasCaps = Pick<Network, 'maxTransactionGas' | 'fillsTransactionGas'>

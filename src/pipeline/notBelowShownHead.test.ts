@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { HeadEvent } from '../networks/createHeadChain.ts'
-import type { HeadTracker } from '../networks/createHeadTracker.ts'
 import type { Network } from '../networks/createNetwork.ts'
 import { createNetworkHead } from '../networks/createNetworkHead.ts'
+import type { HeadTracker } from '../networks/HeadTracker.ts'
 import { notBelowShownHead } from './notBelowShownHead.ts'
 
 /** A network with only its head view, on a tracker at block 100 whose forks the test sends. */
