@@ -1,4 +1,5 @@
 import type { Logger } from 'pino'
+import { createAccountAdmin } from '../accounts/createAccountAdmin.ts'
 import { createAdminTokenFailures } from '../admin/createAdminTokenFailures.ts'
 import { createDashboard } from '../admin/createDashboard.ts'
 import type { DashboardStats } from '../admin/createDashboardStats.ts'
@@ -36,7 +37,7 @@ export type RequestHandling = {
 }
 
 export type RequestHandlingDeps = {
-  stores: Pick<Stores, 'keys' | 'usage'>
+  stores: Pick<Stores, 'keys' | 'usage' | 'accounts'>
   keys: KeyRegistry
   keyAdmin: KeyAdmin
   meter: Meter
@@ -61,10 +62,18 @@ export async function createRequestHandling(
   const secretHashKey = await getSecretHashKey(stores.keys)
   // wrong admin tokens, per client address: /admin and the dashboard's sign-in count together
   const tokenFailures = createAdminTokenFailures(now)
+  const accounts = createAccountAdmin({
+    keys: stores.keys,
+    accounts: stores.accounts,
+    usage: stores.usage,
+    plans: () => deps.keyAdmin.plans,
+    now,
+  })
   const adminDeps = {
     token: config.admin.token,
     tokenFailures,
     admin: deps.keyAdmin,
+    accounts,
     usage: stores.usage,
     get networks() {
       return networks.all.map((network) => network.name)
