@@ -17,10 +17,10 @@ import { RouteNotFoundError } from '../errors/httpErrors.ts'
 import { AuthRateLimitError } from '../errors/limitErrors.ts'
 import { toWireError } from '../errors/toWireError.ts'
 import { utcDay, utcHour } from '../metering/clock.ts'
+import { parseWholeNumber } from '../metering/parseWholeNumber.ts'
+import { usageDays, usageHours } from '../metering/usageBounds.ts'
 import type { UsageStore } from '../metering/usageStore.ts'
 import { adminTokenKeyId } from './createAdminTokenFailures.ts'
-import { parseWholeNumber } from './parseWholeNumber.ts'
-import { usageDays, usageHours } from './usageBounds.ts'
 
 export type AdminRequest = {
   method: string

@@ -1,11 +1,17 @@
 import type { Logger } from 'pino'
 import { createAccountAdmin } from '../accounts/createAccountAdmin.ts'
+import {
+  type AccountApiRequest,
+  type AccountApiResponse,
+  handleAccountApi,
+} from '../accounts/handleAccountApi.ts'
 import { createAdminTokenFailures } from '../admin/createAdminTokenFailures.ts'
 import { createDashboard } from '../admin/createDashboard.ts'
 import type { DashboardStats } from '../admin/createDashboardStats.ts'
 import type { AdminRequest, AdminResponse } from '../admin/handleAdmin.ts'
 import { handleAdmin } from '../admin/handleAdmin.ts'
 import type { DashboardRequest, DashboardResponse } from '../admin/handleDashboard.ts'
+import { createAuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
 import { createFilterIds } from '../auth/createFilterIds.ts'
 import type { KeyRegistry } from '../auth/createKeyRegistry.ts'
 import { createSecretVerifier } from '../auth/createSecretVerifier.ts'
@@ -28,6 +34,8 @@ export type RequestHandling = {
   /** The request path's settings: a reload swaps them whole (createReloader). */
   settings: LiveRequestSettings
   admin(request: AdminRequest): Promise<AdminResponse>
+  /** The account API (/account/api): key holders' scripts, signed in with their account's token. */
+  account(request: AccountApiRequest): Promise<AccountApiResponse>
   /** Undefined when the dashboard is off (no admin token). */
   dashboard: ((request: DashboardRequest) => Promise<DashboardResponse>) | undefined
   /** The bound on answers in flight for the process, over HTTP and WebSocket alike. */
@@ -82,6 +90,19 @@ export async function createRequestHandling(
     now,
   }
   const admin = (request: AdminRequest) => handleAdmin(adminDeps, request)
+  const accountDeps = {
+    accounts,
+    usage: stores.usage,
+    flushUsage: () => meter.flush(),
+    now,
+    // wrong account tokens count per client address as wrong key secrets do (the numbers at start)
+    tokenFailures: createAuthFailureLimiter({
+      burst: config.auth.failureBurst,
+      perMinute: config.auth.failuresPerMinute,
+      now,
+    }),
+  }
+  const account = (request: AccountApiRequest) => handleAccountApi(accountDeps, request)
   const dashboard =
     config.admin.token === undefined
       ? undefined
@@ -128,5 +149,5 @@ export async function createRequestHandling(
     },
     config,
   )
-  return { settings, admin, dashboard, answers, bodies }
+  return { settings, admin, account, dashboard, answers, bodies }
 }
