@@ -58,10 +58,13 @@ export function createAccountAdmin(deps: AccountAdminDeps) {
   async function details(account: AccountRecord): Promise<AccountDetails> {
     const nowMs = now()
     const plan = deps.plans()[account.plan]
-    const [allKeys, daily] = await Promise.all([keys.listKeys(), usage.loadDailyUsage(utcDay(nowMs))])
+    const [accountKeys, daily] = await Promise.all([
+      keys.listAccountKeys(account.id),
+      usage.loadDailyUsage(utcDay(nowMs)),
+    ])
     return {
       account,
-      keys: allKeys.filter((key) => key.account.id === account.id),
+      keys: accountKeys,
       dailyCredits: plan?.dailyCredits ?? account.dailyCredits,
       creditsPerSecond: plan?.creditsPerSecond ?? account.creditsPerSecond,
       creditsUsedToday: daily.get(accountSubject(account.id)) ?? 0,
@@ -75,6 +78,9 @@ export function createAccountAdmin(deps: AccountAdminDeps) {
     async show(name: string): Promise<AccountDetails> {
       return details(await record(name))
     },
+
+    /** The account's keys, revoked ones included, oldest first. */
+    keysOf: (account: Account) => keys.listAccountKeys(account.id),
 
     /** A new token for the account, in place of the one before (which stops working now). */
     async makeToken(name: string): Promise<string> {

@@ -82,15 +82,15 @@ async function route(deps: AccountApiDeps, account: Account, request: AccountApi
     // checked before anything is read or written
     const days = parseWholeNumber('days', url.searchParams.get('days'), usageDays)
     await deps.flushUsage()
-    const details = await deps.accounts.show(account.name)
-    const usage = await getAccountUsage(deps.usage, details.keys, { days, nowMs: deps.now() })
+    const keys = await deps.accounts.keysOf(account)
+    const usage = await getAccountUsage(deps.usage, keys, { days, nowMs: deps.now() })
     return { account: account.name, days, usage }
   }
-  if (resource === 'account') await deps.flushUsage()
-  const details = await deps.accounts.show(account.name)
   if (resource === 'keys') {
-    return { account: account.name, keys: details.keys.map(toKeyView) }
+    return { account: account.name, keys: (await deps.accounts.keysOf(account)).map(toKeyView) }
   }
+  await deps.flushUsage()
+  const details = await deps.accounts.show(account.name)
   return {
     account: account.name,
     plan: details.account.plan,
