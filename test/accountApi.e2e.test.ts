@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
+import { parse, stringify } from 'yaml'
+import { loadConfig } from '../src/config/loadConfig.ts'
 import { createTestSchema, type TestSchema } from './helpers/createTestSchema.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
 import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
@@ -257,6 +260,14 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const locked = await account('/keys', tokens.acme)
       assert.equal(locked.status, 429)
       assert.ok(Number(locked.headers.get('retry-after')) >= 1)
+    })
+
+    it('a reload that changes auth numbers starts the count of wrong tokens again, as for key secrets', async () => {
+      assert.equal((await account('/keys', tokens.acme)).status, 429)
+      const config = parse(readFileSync(gateway.configFile, 'utf8')) as Record<string, unknown>
+      writeFileSync(gateway.configFile, stringify({ ...config, auth: { failureBurst: failureBurst + 1 } }))
+      await gateway.app.reloader.reload(loadConfig(gateway.configFile))
+      assert.equal((await account('/keys', tokens.acme)).status, 200)
     })
   })
 }

@@ -90,17 +90,16 @@ export async function createRequestHandling(
     now,
   }
   const admin = (request: AdminRequest) => handleAdmin(adminDeps, request)
+  // wrong account tokens count per client address with the numbers wrong key secrets have, in a
+  // count of their own (a script with a stale token must not lock its address out of its keys)
+  const accountTokenFailures = (auth: Config['auth']) =>
+    createAuthFailureLimiter({ burst: auth.failureBurst, perMinute: auth.failuresPerMinute, now })
   const accountDeps = {
     accounts,
     usage: stores.usage,
     flushUsage: () => meter.flush(),
     now,
-    // wrong account tokens count per client address as wrong key secrets do (the numbers at start)
-    tokenFailures: createAuthFailureLimiter({
-      burst: config.auth.failureBurst,
-      perMinute: config.auth.failuresPerMinute,
-      now,
-    }),
+    tokenFailures: accountTokenFailures(config.auth),
   }
   const account = (request: AccountApiRequest) => handleAccountApi(accountDeps, request)
   const dashboard =
@@ -126,7 +125,7 @@ export async function createRequestHandling(
     config.server.maxBodyBytesInFlightPerClient,
   )
   // what the live keys set, read through one reference: a reload swaps in new settings whole
-  const settings = createRequestSettings(
+  const liveSettings = createRequestSettings(
     {
       rpc: {
         keys: deps.keys,
@@ -149,5 +148,13 @@ export async function createRequestHandling(
     },
     config,
   )
+  const settings: LiveRequestSettings = {
+    current: liveSettings.current,
+    swap(next, authChanged) {
+      liveSettings.swap(next, authChanged)
+      // new numbers start a new count, as the key secrets' limiter's do
+      if (authChanged) accountDeps.tokenFailures = accountTokenFailures(next.auth)
+    },
+  }
   return { settings, admin, account, dashboard, answers, bodies }
 }
