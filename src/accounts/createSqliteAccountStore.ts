@@ -50,7 +50,9 @@ export function createSqliteAccountStore(db: SqliteDatabase): AccountStore {
       return row ? toAccountRecord(row) : undefined
     },
     async replaceToken(accountName, tokenHash) {
-      return replace(accountName, tokenHash)
+      // BEGIN IMMEDIATE: a CLI beside the gateway replacing at once waits (busy_timeout) rather than
+      // failing to turn its read into a write
+      return replace.immediate(accountName, tokenHash)
     },
     async revokeToken(accountName) {
       const account = selectId.get(accountName)
