@@ -155,13 +155,14 @@ describe('tollgate keys', () => {
         'applied migration 2: accounts and usage ledger',
         'applied migration 3: fee history',
         'applied migration 4: usage batches',
-        `sqlite ${file} is at schema version 4`,
+        'applied migration 5: account tokens',
+        `sqlite ${file} is at schema version 5`,
         '',
       ].join('\n'),
     )
     assert.equal(
       (await tollgate(['migrate', '--config', configFile])).stdout,
-      `sqlite ${file} is at schema version 4 (nothing to apply)\n`,
+      `sqlite ${file} is at schema version 5 (nothing to apply)\n`,
     )
     // the running gateway's file is up to date already, and migrate does not need its lock
     const running = JSON.parse((await tollgate(['migrate', '--json', '--config', gateway.configFile])).stdout)

@@ -81,7 +81,8 @@ describe('tollgate on PostgreSQL: every CLI command, the gateway beside it, read
         'applied migration 3: fee history',
         'applied migration 4: key change notifications',
         'applied migration 5: usage batches',
-        `postgres ${toPostgresAddress(schema.url)} schema ${schema.schema} is at schema version 5`,
+        'applied migration 6: account tokens',
+        `postgres ${toPostgresAddress(schema.url)} schema ${schema.schema} is at schema version 6`,
         '',
       ].join('\n'),
     )
@@ -89,7 +90,7 @@ describe('tollgate on PostgreSQL: every CLI command, the gateway beside it, read
     assert.deepEqual(again, {
       database: `postgres ${toPostgresAddress(schema.url)} schema ${schema.schema}`,
       applied: [],
-      version: 5,
+      version: 6,
     })
   })
 

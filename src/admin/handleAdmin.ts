@@ -1,5 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { z } from 'zod'
+import { toAccountSummary, toAccountView } from '../accounts/accountView.ts'
+import type { AccountAdmin } from '../accounts/createAccountAdmin.ts'
 import type { AuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
 import type { KeyAdmin } from '../auth/keyAdmin.ts'
 import { toKeyView } from '../auth/keyView.ts'
@@ -8,16 +10,17 @@ import { planNames } from '../config/planNames.ts'
 import {
   AdminRequestError,
   AdminTokenRequiredError,
+  NoAccountError,
   UnknownAllowlistKindError,
 } from '../errors/adminErrors.ts'
 import { RouteNotFoundError } from '../errors/httpErrors.ts'
 import { AuthRateLimitError } from '../errors/limitErrors.ts'
 import { toWireError } from '../errors/toWireError.ts'
 import { utcDay, utcHour } from '../metering/clock.ts'
+import { parseWholeNumber } from '../metering/parseWholeNumber.ts'
+import { usageDays, usageHours } from '../metering/usageBounds.ts'
 import type { UsageStore } from '../metering/usageStore.ts'
 import { adminTokenKeyId } from './createAdminTokenFailures.ts'
-import { parseWholeNumber } from './parseWholeNumber.ts'
-import { usageDays, usageHours } from './usageBounds.ts'
 
 export type AdminRequest = {
   method: string
@@ -33,6 +36,7 @@ export type AdminDeps = {
   /** The bearer token; undefined turns the admin API off (404). */
   token: string | undefined
   admin: KeyAdmin
+  accounts: AccountAdmin
   usage: UsageStore
   networks: readonly string[]
   /** Pending usage is written before usage is read, so answers include the latest calls. */
@@ -104,6 +108,7 @@ async function route(deps: AdminDeps, request: AdminRequest): Promise<AdminRespo
   if (resource === 'plans' && parts.length === 1 && method === 'GET') return ok(admin.plans)
   if (resource === 'usage' && parts.length === 1 && method === 'GET')
     return ok(await usage(deps, url.searchParams))
+  if (resource === 'accounts') return routeAccounts(deps.accounts, method, parts.slice(1))
   if (resource !== 'keys') throw new RouteNotFoundError()
 
   if (key === undefined) {
@@ -144,6 +149,33 @@ async function route(deps: AdminDeps, request: AdminRequest): Promise<AdminRespo
       return ok(toKeyView(await admin.removeJwtKey(key, subId)).jwt)
   }
   throw new RouteNotFoundError()
+}
+
+/** /admin/accounts, /admin/accounts/NAME and its token (made: shown once; DELETE: revoked). */
+async function routeAccounts(
+  accounts: AccountAdmin,
+  method: string,
+  parts: string[],
+): Promise<AdminResponse> {
+  const [encoded, sub] = parts
+  const name = encoded === undefined ? undefined : decodeName(encoded)
+  if (name === undefined && method === 'GET') return ok((await accounts.list()).map(toAccountSummary))
+  if (name !== undefined && parts.length === 1 && method === 'GET')
+    return ok(toAccountView(await accounts.show(name)))
+  if (name !== undefined && sub === 'token' && parts.length === 2) {
+    if (method === 'POST') return { status: 201, body: { token: await accounts.makeToken(name) } }
+    if (method === 'DELETE') return ok({ account: name, revoked: await accounts.revokeToken(name) })
+  }
+  throw new RouteNotFoundError()
+}
+
+/** An account name from a path (`acme%20labs`); one that is not percent-encoded text names no account. */
+function decodeName(encoded: string): string {
+  try {
+    return decodeURIComponent(encoded)
+  } catch {
+    throw new NoAccountError()
+  }
 }
 
 async function patchKey(deps: AdminDeps, key: string, patch: z.infer<typeof patchBody>) {

@@ -1,3 +1,4 @@
+import { createPostgresAccountStore } from '../accounts/createPostgresAccountStore.ts'
 import { createPostgresKeyStore } from '../auth/createPostgresKeyStore.ts'
 import { createPostgresKeyWatch } from '../auth/createPostgresKeyWatch.ts'
 import { createPostgresFeeHistoryStore } from '../gas/createPostgresFeeHistoryStore.ts'
@@ -38,6 +39,7 @@ export async function createPostgresStores(
   let answeredAtMs = Date.now()
   return {
     keys: createPostgresKeyStore(pool),
+    accounts: createPostgresAccountStore(pool),
     usage: createPostgresUsageStore(pool),
     feeHistory: createPostgresFeeHistoryStore(pool),
     watchKeys: keyWatch.watch,

@@ -1,10 +1,17 @@
 import type { Logger } from 'pino'
+import { createAccountAdmin } from '../accounts/createAccountAdmin.ts'
+import {
+  type AccountApiRequest,
+  type AccountApiResponse,
+  handleAccountApi,
+} from '../accounts/handleAccountApi.ts'
 import { createAdminTokenFailures } from '../admin/createAdminTokenFailures.ts'
 import { createDashboard } from '../admin/createDashboard.ts'
 import type { DashboardStats } from '../admin/createDashboardStats.ts'
 import type { AdminRequest, AdminResponse } from '../admin/handleAdmin.ts'
 import { handleAdmin } from '../admin/handleAdmin.ts'
 import type { DashboardRequest, DashboardResponse } from '../admin/handleDashboard.ts'
+import { createAuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
 import { createFilterIds } from '../auth/createFilterIds.ts'
 import type { KeyRegistry } from '../auth/createKeyRegistry.ts'
 import { createSecretVerifier } from '../auth/createSecretVerifier.ts'
@@ -27,6 +34,8 @@ export type RequestHandling = {
   /** The request path's settings: a reload swaps them whole (createReloader). */
   settings: LiveRequestSettings
   admin(request: AdminRequest): Promise<AdminResponse>
+  /** The account API (/account/api): key holders' scripts, signed in with their account's token. */
+  account(request: AccountApiRequest): Promise<AccountApiResponse>
   /** Undefined when the dashboard is off (no admin token). */
   dashboard: ((request: DashboardRequest) => Promise<DashboardResponse>) | undefined
   /** The bound on answers in flight for the process, over HTTP and WebSocket alike. */
@@ -36,7 +45,7 @@ export type RequestHandling = {
 }
 
 export type RequestHandlingDeps = {
-  stores: Pick<Stores, 'keys' | 'usage'>
+  stores: Pick<Stores, 'keys' | 'usage' | 'accounts'>
   keys: KeyRegistry
   keyAdmin: KeyAdmin
   meter: Meter
@@ -61,10 +70,18 @@ export async function createRequestHandling(
   const secretHashKey = await getSecretHashKey(stores.keys)
   // wrong admin tokens, per client address: /admin and the dashboard's sign-in count together
   const tokenFailures = createAdminTokenFailures(now)
+  const accounts = createAccountAdmin({
+    keys: stores.keys,
+    accounts: stores.accounts,
+    usage: stores.usage,
+    plans: () => deps.keyAdmin.plans,
+    now,
+  })
   const adminDeps = {
     token: config.admin.token,
     tokenFailures,
     admin: deps.keyAdmin,
+    accounts,
     usage: stores.usage,
     get networks() {
       return networks.all.map((network) => network.name)
@@ -73,6 +90,18 @@ export async function createRequestHandling(
     now,
   }
   const admin = (request: AdminRequest) => handleAdmin(adminDeps, request)
+  // wrong account tokens count per client address with the numbers wrong key secrets have, in a
+  // count of their own (a script with a stale token must not lock its address out of its keys)
+  const accountTokenFailures = (auth: Config['auth']) =>
+    createAuthFailureLimiter({ burst: auth.failureBurst, perMinute: auth.failuresPerMinute, now })
+  const accountDeps = {
+    accounts,
+    usage: stores.usage,
+    flushUsage: () => meter.flush(),
+    now,
+    tokenFailures: accountTokenFailures(config.auth),
+  }
+  const account = (request: AccountApiRequest) => handleAccountApi(accountDeps, request)
   const dashboard =
     config.admin.token === undefined
       ? undefined
@@ -96,7 +125,7 @@ export async function createRequestHandling(
     config.server.maxBodyBytesInFlightPerClient,
   )
   // what the live keys set, read through one reference: a reload swaps in new settings whole
-  const settings = createRequestSettings(
+  const liveSettings = createRequestSettings(
     {
       rpc: {
         keys: deps.keys,
@@ -119,5 +148,13 @@ export async function createRequestHandling(
     },
     config,
   )
-  return { settings, admin, dashboard, answers, bodies }
+  const settings: LiveRequestSettings = {
+    current: liveSettings.current,
+    swap(next, authChanged) {
+      liveSettings.swap(next, authChanged)
+      // new numbers start a new count, as the key secrets' limiter's do
+      if (authChanged) accountDeps.tokenFailures = accountTokenFailures(next.auth)
+    },
+  }
+  return { settings, admin, account, dashboard, answers, bodies }
 }

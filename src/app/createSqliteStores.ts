@@ -1,3 +1,4 @@
+import { createSqliteAccountStore } from '../accounts/createSqliteAccountStore.ts'
 import { createSqliteKeyStore } from '../auth/createSqliteKeyStore.ts'
 import { createSqliteFeeHistoryStore } from '../gas/createSqliteFeeHistoryStore.ts'
 import { createSqliteUsageStore } from '../metering/createSqliteUsageStore.ts'
@@ -21,6 +22,7 @@ export function createSqliteStores(file: string, options: CreateStoresOptions): 
   }
   return {
     keys: createSqliteKeyStore(db),
+    accounts: createSqliteAccountStore(db),
     usage: createSqliteUsageStore(db),
     feeHistory: createSqliteFeeHistoryStore(db),
     watchKeys: undefined,

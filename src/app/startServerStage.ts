@@ -107,6 +107,7 @@ export async function startServerStage(config: Config, deps: ServerStageDeps): P
         metrics && ((request) => handleMetrics({ metrics, token: settings.current().metricsToken }, request)),
       gas: (request) => handleGasRequest(settings.current().gas, request),
       admin: handling.admin,
+      account: handling.account,
       dashboard: handling.dashboard,
       upgrade: webSockets.handleUpgrade,
     },

@@ -1,3 +1,4 @@
+import type { AccountStore } from '../accounts/accountStore.ts'
 import type { KeyStore } from '../auth/keyStore.ts'
 import type { FeeHistoryStore } from '../gas/feeHistoryStore.ts'
 import type { UsageStore } from '../metering/usageStore.ts'
@@ -6,6 +7,8 @@ import type { Leadership } from '../store/leadership.ts'
 /** Every store the gateway and the CLI use, on one database; nothing here names the driver. */
 export type Stores = {
   keys: KeyStore
+  /** Accounts' sign-in tokens (the account API). */
+  accounts: AccountStore
   usage: UsageStore
   feeHistory: FeeHistoryStore
   /**

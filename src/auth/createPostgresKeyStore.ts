@@ -95,6 +95,12 @@ export function createPostgresKeyStore(pool: PostgresPool): KeyStore {
       const { rows } = await pool.query<KeyRow>(`${selectKeys} ORDER BY k.id`)
       return rows.map(toApiKey)
     },
+    async listAccountKeys(accountId) {
+      const { rows } = await pool.query<KeyRow>(`${selectKeys} WHERE k.account_id = $1 ORDER BY k.id`, [
+        accountId,
+      ])
+      return rows.map(toApiKey)
+    },
     async getKey(key) {
       const { rows } = await pool.query<KeyRow>(`${selectKeys} WHERE k.key = $1`, [key])
       return rows[0] ? toApiKey(rows[0]) : undefined

@@ -41,6 +41,7 @@ export function createSqliteKeyStore(db: SqliteDatabase): KeyStore {
     'INSERT INTO api_keys (key, name, settings, account_id, created_at) VALUES (?, ?, ?, ?, ?)',
   )
   const selectAll = db.prepare<[], KeyRow>(`${selectKeys} ORDER BY k.id`)
+  const selectOfAccount = db.prepare<[number], KeyRow>(`${selectKeys} WHERE k.account_id = ? ORDER BY k.id`)
   const selectOne = db.prepare<[string], KeyRow>(`${selectKeys} WHERE k.key = ?`)
   const updateSettings = db.prepare<[string, string]>(
     'UPDATE api_keys SET settings = ? WHERE key = ? AND revoked_at IS NULL',
@@ -97,6 +98,9 @@ export function createSqliteKeyStore(db: SqliteDatabase): KeyStore {
     },
     async listKeys() {
       return selectAll.all().map(toApiKey)
+    },
+    async listAccountKeys(accountId) {
+      return selectOfAccount.all(accountId).map(toApiKey)
     },
     async getKey(key) {
       const row = selectOne.get(key)

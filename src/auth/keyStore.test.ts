@@ -147,6 +147,23 @@ for (const backend of storeBackends) {
       assert.ok(revoked?.revokedAt instanceof Date)
     })
 
+    it("lists one account's keys alone, oldest first, revoked ones included", async () => {
+      const first = await store.createKey(input(newAccount('owner')))
+      await store.createKey(input(newAccount('neighbour')))
+      const second = await store.createKey(input({ existing: 'owner' }, { name: 'second' }))
+      assert.equal(await store.revokeKey(first.key), true)
+      const listed = await other.listAccountKeys(first.account.id)
+      assert.deepEqual(
+        listed.map((key) => [key.key, key.revokedAt === null]),
+        [
+          [first.key, false],
+          [second.key, true],
+        ],
+      )
+      assert.deepEqual(listed[1], await other.getKey(second.key))
+      assert.deepEqual(await other.listAccountKeys(-1), [])
+    })
+
     it('updates settings and revokes only an active key', async () => {
       const created = await store.createKey(input(newAccount('changes')))
       const changed = {

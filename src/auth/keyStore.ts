@@ -26,6 +26,8 @@ export type KeyStore = {
   getAccount(name: string): Promise<Account | undefined>
   /** Every key with its account, revoked ones included. */
   listKeys(): Promise<ApiKey[]>
+  /** One account's keys, revoked ones included, oldest first (the account API reads only these). */
+  listAccountKeys(accountId: number): Promise<ApiKey[]>
   /** The key, revoked or not. */
   getKey(key: string): Promise<ApiKey | undefined>
   /** Replaces a key's settings; false when there is no such active key. */

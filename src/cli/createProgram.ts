@@ -1,5 +1,6 @@
 import { Command } from 'commander'
 import { getPackageVersion } from '../app/getPackageVersion.ts'
+import { addAccountsCommand } from './accountsCommand.ts'
 import { addConfigCommand } from './configCommand.ts'
 import { addKeysCommand } from './keysCommand.ts'
 import { addMigrateCommand } from './migrateCommand.ts'
@@ -15,6 +16,7 @@ export function createProgram(): Command {
     .enablePositionalOptions()
   addStartCommand(program)
   addKeysCommand(program)
+  addAccountsCommand(program)
   addUsageCommand(program)
   addPlansCommand(program)
   addMigrateCommand(program)

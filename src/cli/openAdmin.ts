@@ -1,10 +1,17 @@
+import type { AccountAdmin } from '../accounts/createAccountAdmin.ts'
 import type { KeyAdmin } from '../auth/keyAdmin.ts'
 import type { Config } from '../config/configSchema.ts'
 import { TollgateError } from '../errors/TollgateError.ts'
 import type { UsageStore } from '../metering/usageStore.ts'
 import { loadConfigOrExit } from './configOption.ts'
 
-export type AdminSession = { config: Config; admin: KeyAdmin; usage: UsageStore; networks: string[] }
+export type AdminSession = {
+  config: Config
+  admin: KeyAdmin
+  accounts: AccountAdmin
+  usage: UsageStore
+  networks: string[]
+}
 
 /**
  * Runs one CLI operation against the configured database. A refused operation prints its reason
@@ -16,8 +23,9 @@ export async function withAdmin(
 ) {
   const config = await loadConfigOrExit(configFile)
   // loaded on use: `--help` and argument errors need none of it
-  const [{ createKeyAdmin }, { createStores }] = await Promise.all([
+  const [{ createKeyAdmin }, { createAccountAdmin }, { createStores }] = await Promise.all([
     import('../auth/keyAdmin.ts'),
+    import('../accounts/createAccountAdmin.ts'),
     import('../app/createStores.ts'),
   ])
   // not exclusive: the CLI edits keys beside a running gateway
@@ -36,6 +44,13 @@ export async function withAdmin(
     await run({
       config,
       admin: createKeyAdmin(stores.keys, config.plans),
+      accounts: createAccountAdmin({
+        keys: stores.keys,
+        accounts: stores.accounts,
+        usage: stores.usage,
+        plans: () => config.plans,
+        now: Date.now,
+      }),
       usage: stores.usage,
       networks,
     })

@@ -1,7 +1,7 @@
 import type { Command } from 'commander'
-import { parseWholeNumber } from '../admin/parseWholeNumber.ts'
-import { usageDays } from '../admin/usageBounds.ts'
 import { utcDay } from '../metering/clock.ts'
+import { parseWholeNumber } from '../metering/parseWholeNumber.ts'
+import { usageDays } from '../metering/usageBounds.ts'
 import { configOption } from './configOption.ts'
 import { print, table, withAdmin } from './openAdmin.ts'
 

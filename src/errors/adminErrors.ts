@@ -81,3 +81,11 @@ export class DashboardNotBuiltError extends TollgateError {
     super(-32603, 503, 'the dashboard is not built: run npm run build')
   }
 }
+
+/** `accounts show`, `accounts token` and /admin/accounts/NAME naming no account. */
+export class NoAccountError extends TollgateError {
+  override name = 'NoAccountError'
+  constructor() {
+    super(-32600, 404, 'no account with that name')
+  }
+}

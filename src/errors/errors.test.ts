@@ -82,6 +82,8 @@ const samples: Record<string, unknown[][]> = {
   UnknownAllowlistKindError: [['x', 'contracts, user-agents, origins, methods']],
   KeyAdminError: [['a key can require a secret or a JWT, not both']],
   NoActiveKeyError: [[]],
+  NoAccountError: [[]],
+  AccountTokenRequiredError: [[]],
   KeyConflictError: [["account 'acme' already exists"], ["no account named 'acme'"]],
   AllowlistEntryError: [["'0x12' is not a 20-byte 0x address"], ['a user agent entry cannot be empty']],
   MetricsTokenRequiredError: [[]],

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { Duplex } from 'node:stream'
+import type { AccountApiRequest, AccountApiResponse } from '../accounts/handleAccountApi.ts'
 import type { AdminRequest, AdminResponse } from '../admin/handleAdmin.ts'
 import type { DashboardRequest, DashboardResponse } from '../admin/handleDashboard.ts'
 import {
@@ -37,6 +38,8 @@ export type HttpHandlers = {
   metrics: ((request: MetricsRequest) => Promise<MetricsResponse>) | undefined
   gas(request: GasRequest): Promise<GasResponse>
   admin(request: AdminRequest): Promise<AdminResponse>
+  /** The account API (/account/api), for key holders signed in with their account's token. */
+  account(request: AccountApiRequest): Promise<AccountApiResponse>
   /** Undefined when the dashboard is off: /dashboard is then not found. */
   dashboard?: ((request: DashboardRequest) => Promise<DashboardResponse>) | undefined
   /** The server's `upgrade` event: the WebSocket adapter's (createWebSockets). */
@@ -251,6 +254,17 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
             url: req.url ?? '/',
             authorization: req.headers.authorization,
             body,
+            clientAddress: clientAddressOf(req),
+          })
+          return sendAnswer(req, res, answer.status, JSON.stringify(answer.body), options, answer.headers)
+        }
+        case 'account': {
+          // the account API reads only: a body, if any, is read (bounded) and dropped
+          await readBodyText(req, adminMaxBodyBytes)
+          const answer = await handlers.account({
+            method: req.method ?? 'GET',
+            url: req.url ?? '/',
+            authorization: req.headers.authorization,
             clientAddress: clientAddressOf(req),
           })
           return sendAnswer(req, res, answer.status, JSON.stringify(answer.body), options, answer.headers)

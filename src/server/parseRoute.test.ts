@@ -28,6 +28,11 @@ describe('parseRoute', () => {
       ],
       ['/admin/keys', { kind: 'admin' }],
       ['/dashboard', { kind: 'dashboard' }],
+      ['/account/api/usage?days=7', { kind: 'account' }],
+      ['/account/api', { kind: 'account' }],
+      // a network named `account` keeps its paths
+      ['/account/v3/abc', { kind: 'rpc', key: 'abc', networkName: 'account' }],
+      ['/account/apis', { kind: 'notFound' }],
       ['/dashboard/assets/app-ABC123.js', { kind: 'dashboard' }],
       ['/healthz', { kind: 'healthz' }],
       ['/readyz', { kind: 'readyz' }],

@@ -7,11 +7,12 @@ export type Route =
   | { kind: 'metrics' }
   | { kind: 'admin' }
   | { kind: 'dashboard' }
+  | { kind: 'account' }
   | { kind: 'gas'; pathKey: string | undefined; chainId: string; endpoint: string }
   | { kind: 'notFound' }
 
 /**
- * `/v3/{KEY}`, `/{network}/v3/{KEY}` (a trailing slash is fine), `/healthz`, `/readyz`, `/metrics`, `/admin/...`, `/dashboard/...`,
+ * `/v3/{KEY}`, `/{network}/v3/{KEY}` (a trailing slash is fine), `/healthz`, `/readyz`, `/metrics`, `/admin/...`, `/dashboard/...`, `/account/api/...`,
  * and the gas API: `/networks/{chainId}/{endpoint}` and `/v3/{KEY}/networks/{chainId}/{endpoint}`.
  * `/v3` and `/v3/` are JSON-RPC routes with an empty key, answered 401.
  */
@@ -27,6 +28,8 @@ export function parseRoute(url: string): Route {
   if (path === '/metrics') return { kind: 'metrics' }
   if (path === '/admin' || path.startsWith('/admin/')) return { kind: 'admin' }
   if (path === '/dashboard' || path.startsWith('/dashboard/')) return { kind: 'dashboard' }
+  // not all of /account/: `/account/v3/{KEY}` is a network named `account`
+  if (path === '/account/api' || path.startsWith('/account/api/')) return { kind: 'account' }
   const parts = path.split('/')
   if (parts[parts.length - 1] === '' && parts.length > 2) parts.pop()
   if (parts[1] === 'networks' && parts.length === 4) {

@@ -109,4 +109,19 @@ export const sqliteMigrations: readonly Migration[] = [
   INSERT INTO meta (name, value) VALUES ('ledger_id', lower(hex(randomblob(16))));
   `,
   },
+  {
+    name: 'account tokens',
+    sql: `
+  -- the tokens key holders sign in to their account with (the account API): only each token's
+  -- hash is kept (hmac-sha256, as key secrets); an account has at most one token in use
+  CREATE TABLE account_tokens (
+    id INTEGER PRIMARY KEY,
+    account_id INTEGER NOT NULL REFERENCES accounts (id),
+    token_hash TEXT NOT NULL UNIQUE,
+    created_at INTEGER NOT NULL,
+    revoked_at INTEGER
+  );
+  CREATE UNIQUE INDEX account_tokens_in_use ON account_tokens (account_id) WHERE revoked_at IS NULL;
+  `,
+  },
 ]

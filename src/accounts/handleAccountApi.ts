@@ -1,0 +1,102 @@
+import type { Account } from '../auth/apiKey.ts'
+import type { AuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
+import { toKeyView } from '../auth/keyView.ts'
+import { AccountTokenRequiredError } from '../errors/accountErrors.ts'
+import { HttpMethodNotAllowedError, RouteNotFoundError } from '../errors/httpErrors.ts'
+import { AuthRateLimitError } from '../errors/limitErrors.ts'
+import { toWireError } from '../errors/toWireError.ts'
+import { parseWholeNumber } from '../metering/parseWholeNumber.ts'
+import { usageDays } from '../metering/usageBounds.ts'
+import type { UsageStore } from '../metering/usageStore.ts'
+import type { AccountAdmin } from './createAccountAdmin.ts'
+import { getAccountUsage } from './getAccountUsage.ts'
+
+export type AccountApiRequest = {
+  method: string
+  url: string
+  authorization: string | undefined
+  /** Whom wrong tokens are counted against. */
+  clientAddress: string | undefined
+}
+export type AccountApiResponse = { status: number; body: unknown; headers?: Record<string, string> }
+
+export type AccountApiDeps = {
+  accounts: AccountAdmin
+  usage: UsageStore
+  /** Pending usage is written before usage is read, so answers include the latest calls. */
+  flushUsage: () => Promise<void>
+  now: () => number
+  /** Wrong account tokens, per client address (createAccountTokenFailures). */
+  tokenFailures: AuthFailureLimiter
+}
+
+/** The limiter's per-key bucket every wrong account token counts against: no key is named. */
+const accountTokenKeyId = 0
+
+/**
+ * The account API under /account/api, for a key holder's scripts: `Authorization: Bearer <account
+ * token>` signs in to one account, and every answer is read for that account alone (its keys, its
+ * usage). Errors are `{"error":{"message"}}`, as the admin API's.
+ */
+export async function handleAccountApi(
+  deps: AccountApiDeps,
+  request: AccountApiRequest,
+): Promise<AccountApiResponse> {
+  try {
+    const account = await signIn(deps, request)
+    return { status: 200, body: await route(deps, account, request) }
+  } catch (err) {
+    const answer = toWireError(err, 'admin')
+    return { status: answer.httpStatus, body: answer.body, headers: answer.headers }
+  }
+}
+
+/**
+ * The account the bearer token signs in to. An address that sent too many wrong tokens is refused
+ * before its token is looked at; a request without a token is refused uncounted.
+ */
+async function signIn(deps: AccountApiDeps, request: AccountApiRequest): Promise<Account> {
+  const waitMs = deps.tokenFailures.retryAfterMs(accountTokenKeyId, request.clientAddress)
+  if (waitMs > 0) throw new AuthRateLimitError(waitMs)
+  const token = bearerToken(request.authorization)
+  if (token === undefined) throw new AccountTokenRequiredError()
+  const account = await deps.accounts.accountOfToken(token)
+  if (!account) {
+    deps.tokenFailures.recordFailure(accountTokenKeyId, request.clientAddress)
+    throw new AccountTokenRequiredError()
+  }
+  return account
+}
+
+function bearerToken(authorization: string | undefined): string | undefined {
+  if (authorization === undefined || !authorization.toLowerCase().startsWith('bearer ')) return undefined
+  return authorization.slice(7).trim()
+}
+
+async function route(deps: AccountApiDeps, account: Account, request: AccountApiRequest): Promise<unknown> {
+  const url = new URL(request.url, 'http://account')
+  const resource = url.pathname.replace(/\/+$/, '').slice('/account/api/'.length)
+  if (resource !== 'usage' && resource !== 'keys' && resource !== 'account') throw new RouteNotFoundError()
+  if (request.method !== 'GET') throw new HttpMethodNotAllowedError('GET')
+  if (resource === 'usage') {
+    // checked before anything is read or written
+    const days = parseWholeNumber('days', url.searchParams.get('days'), usageDays)
+    await deps.flushUsage()
+    const keys = await deps.accounts.keysOf(account)
+    const usage = await getAccountUsage(deps.usage, keys, { days, nowMs: deps.now() })
+    return { account: account.name, days, usage }
+  }
+  if (resource === 'keys') {
+    return { account: account.name, keys: (await deps.accounts.keysOf(account)).map(toKeyView) }
+  }
+  await deps.flushUsage()
+  const details = await deps.accounts.show(account.name)
+  return {
+    account: account.name,
+    plan: details.account.plan,
+    dailyCredits: details.dailyCredits,
+    creditsPerSecond: details.creditsPerSecond,
+    creditsUsedToday: details.creditsUsedToday,
+    resetsAt: details.resetsAt.toISOString(),
+  }
+}

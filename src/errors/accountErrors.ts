@@ -1,0 +1,13 @@
+import { TollgateError, unauthorizedCode } from './TollgateError.ts'
+
+// The account API (/account/api): answered as `{"error": {"message"}}`, as the admin API is.
+
+/** No account token, or one that is wrong or revoked: the message never says which. */
+export class AccountTokenRequiredError extends TollgateError {
+  override name = 'AccountTokenRequiredError'
+  constructor() {
+    super(unauthorizedCode, 401, 'account token required: Authorization: Bearer <account token>', {
+      wwwAuthenticate: 'Bearer realm="account"',
+    })
+  }
+}
