@@ -22,7 +22,10 @@ export type HeadReport = {
   members: ReadonlyMap<string, bigint>
 }
 
-/** A report longer than this is refused (a header with its transaction hashes is far smaller). */
+/**
+ * A report longer than this is refused (a header with its transaction hashes is far smaller).
+ * @internal exported for its tests
+ */
 export const maxReportChars = 1_048_576
 /** Members beyond this many in a report are refused. */
 const maxMembers = 256

@@ -22,7 +22,10 @@ export type PollRhythmOptions = {
   pollMs: number
 }
 
-/** The spacing of the polls after the moment a block was due and had not come. */
+/**
+ * The spacing of the polls after the moment a block was due and had not come.
+ * @internal exported for its tests
+ */
 export const quickPollMs = 50
 /** Polls every quickPollMs after a block was due, before waiting for the next beat. */
 const latePolls = 4
