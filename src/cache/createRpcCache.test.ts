@@ -3,7 +3,7 @@ import { describe, it } from 'node:test'
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import { PartnerAnswer, type SentAnswer } from '../jsonrpc/PartnerAnswer.ts'
 import type { RpcPayload } from '../jsonrpc/types.ts'
-import { createRpcCache, type LoadedAnswer } from './createRpcCache.ts'
+import { cacheKey, createRpcCache, type LoadedAnswer } from './createRpcCache.ts'
 import { resultAnswer, splitAnswer } from './keptResults.ts'
 
 /** An upstream answer as nodes write it: the usual member order, id 1. */
@@ -795,5 +795,44 @@ describe('createRpcCache: with a shared store', () => {
     )
     assert.match(resultText(loaded), /aaaa/, 'the node asked: the shared one is of another branch')
     assert.equal(cache.stats.sharedHits, 0)
+  })
+})
+
+describe('createRpcCache: an answer pinned to a block number, asked by number', () => {
+  const ours = `0x${'aa'.repeat(32)}`
+  const theirs = `0x${'bb'.repeat(32)}`
+  const key = cacheKey('eth_getBlockByNumber', '["0x10",false]', ours)
+
+  it("is kept under the block's hash when it names that block, across heads, until the block leaves", async () => {
+    const cache = createRpcCache(big.cache)
+    await cache.load(
+      key,
+      'pinned',
+      fromNode(async () => answerOf(`{"number":"0x10","hash":"${ours}"}`)),
+    )
+    cache.newHead()
+    assert.ok(cache.get(key, 'pinned', 1))
+    cache.dropBlock(ours)
+    assert.equal(cache.get(key, 'pinned', 1), undefined)
+  })
+
+  it("is kept only until the next head when it names another branch's block, or none", async () => {
+    const cache = createRpcCache(big.cache)
+    await cache.load(
+      key,
+      'pinned',
+      fromNode(async () => answerOf(`{"number":"0x10","hash":"${theirs}"}`)),
+    )
+    assert.ok(cache.get(key, 'pinned', 1), 'the node said so: until the next head')
+    cache.newHead()
+    assert.equal(cache.get(key, 'pinned', 1), undefined)
+    const count = cacheKey('eth_getBlockTransactionCountByNumber', '["0x10"]', ours)
+    await cache.load(
+      count,
+      'pinned',
+      fromNode(async () => answerOf('"0x3"')),
+    )
+    cache.newHead()
+    assert.equal(cache.get(count, 'pinned', 1), undefined)
   })
 })

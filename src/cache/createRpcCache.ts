@@ -3,7 +3,7 @@ import { hashesIn } from '../jsonrpc/hashes.ts'
 import { PartnerAnswer, type SentAnswer } from '../jsonrpc/PartnerAnswer.ts'
 import type { RpcId, RpcPayload } from '../jsonrpc/types.ts'
 import { type CachedValue, createMemoryCache } from './createMemoryCache.ts'
-import { blockNumberIn, keptValueOf, minedIn, resultAnswer, splitAnswer } from './keptResults.ts'
+import { blockNumberIn, keptValueOf, minedIn, namesBlock, resultAnswer, splitAnswer } from './keptResults.ts'
 import type { SharedStore } from './sharedStore.ts'
 
 /**
@@ -31,10 +31,13 @@ export type CacheStats = {
 
 /**
  * How long an answer is kept: `immutable` until evicted or its block (a hash its key names) leaves
- * the chain; `mined` (a transaction or its receipt) as long as the block its result names stays on
- * the chain, or, not mined yet (null, no block), until the next head; `head` until the next head.
+ * the chain; `pinned` (its key names a block, cacheKey) the same when its result names that block
+ * too (a block, its transactions, logs that reach it: a node on another branch answers another
+ * block), else until the next head; `mined` (a transaction or its receipt) as long as the block its
+ * result names stays on the chain, or, not mined yet (null, no block), until the next head; `head`
+ * until the next head.
  */
-export type CacheKeep = 'immutable' | 'mined' | 'head'
+export type CacheKeep = 'immutable' | 'pinned' | 'mined' | 'head'
 
 export type RpcCache = {
   /** The kept result for `key`, as a whole answer carrying `id`; undefined on a miss. */
@@ -88,8 +91,10 @@ export type RpcCacheOptions = {
   /** Results larger than this are not kept. */
   maxEntryBytes: number
   /**
-   * The cache shared by every instance (Redis): an immutable miss asks it before the upstream, and
-   * an immutable result fetched here is kept there too. Its failures are misses.
+   * The cache shared by every instance (Redis): a miss asks it before the upstream (an answer of the
+   * head under the head's hash), and what this instance keeps is kept there too (pinned ones only
+   * once they name their block; an answer of the head for a minute). A miss there claims the load:
+   * other instances wait for its answer rather than ask the upstream too. Its failures are misses.
    */
   shared?: SharedStore | undefined
   /**
@@ -116,6 +121,11 @@ export type RpcCacheOptions = {
  */
 export function cacheKey(method: string, paramsJson: string, blockHash?: string): string {
   return blockHash === undefined ? `${method}${paramsJson}` : `${method}${paramsJson}@${blockHash}`
+}
+
+/** The block hash a pinned call's key names (cacheKey), lowercased. */
+function blockOfKey(key: string): string {
+  return key.slice(key.lastIndexOf('@') + 1).toLowerCase()
 }
 
 /** An answer of the head's key in the shared cache: under the head block's hash, which a reorg's marker drops. */
@@ -167,13 +177,14 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
    */
   async function fromShared(
     key: string,
+    sharedKey: string,
     keep: CacheKeep,
     from: SharedStore,
     startedAt: LoadStart,
     fetch: () => Promise<LoadedAnswer>,
   ): Promise<LoadedAnswer> {
-    const sharedKey = keep === 'head' ? atHead(key, startedAt.headHash as string) : key
-    let found = await from.lookup(sharedKey, true)
+    // a receipt is mostly asked before it is mined (a null, kept by none): others do not wait for it
+    let found = await from.lookup(sharedKey, keep !== 'mined')
     if (found === 'claimed') return fetch().finally(() => from.release(sharedKey))
     for (let waitedMs = 0, stepMs = 2; found === 'wait' && waitedMs < maxSharedWaitMs; waitedMs += stepMs) {
       await sleep(stepMs)
@@ -214,6 +225,11 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
       return
     }
     if (result === 'null') return
+    if (keep === 'pinned' && !namesBlock(result, blockOfKey(key))) {
+      // the node's answer may be of another branch: only until the next head
+      if (startedAt.head === generation) memory.set(key, 'head', result)
+      return
+    }
     if (keep === 'head') {
       if (startedAt.head !== generation) return
       memory.set(key, 'head', result)
@@ -233,13 +249,17 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
     startedAt: LoadStart,
     fetch: () => Promise<LoadedAnswer>,
   ) {
-    if (!shared || (keep === 'head' && startedAt.headHash === undefined)) return fetch()
-    return fromShared(key, keep, shared, startedAt, fetch)
+    if (!shared) return fetch()
+    if (keep !== 'head') return fromShared(key, key, keep, shared, startedAt, fetch)
+    const { headHash } = startedAt
+    return headHash === undefined
+      ? fetch()
+      : fromShared(key, atHead(key, headHash), keep, shared, startedAt, fetch)
   }
 
-  /** The result kept for `key` where `keep` looks: a mined transaction's in either. */
+  /** The result kept for `key` where `keep` looks: a mined transaction's, or a pinned one's, in either. */
   function keptValue(key: string, keep: CacheKeep): CachedValue | undefined {
-    if (keep !== 'mined') return memory.get(key, keep)
+    if (keep === 'immutable' || keep === 'head') return memory.get(key, keep)
     return memory.get(key, 'immutable') ?? memory.get(key, 'head')
   }
 
@@ -283,7 +303,8 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
       // kept since the caller's get missed (while it waited for one of its key's slots)
       const kept = keptValue(key, keep)
       if (kept !== undefined) return Promise.resolve({ result: kept })
-      // a mined transaction's load is not joined across a head: it may have been mined since
+      // a mined transaction's load is not joined across a head (it may have been mined since), nor a
+      // pinned one's (it may be kept until then only)
       const inFlight = keep === 'immutable' ? inFlightImmutable : inFlightHead
       const flightKey = group === undefined ? key : `${group}\n${key}`
       const pending = inFlight.get(flightKey)

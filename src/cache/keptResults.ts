@@ -18,6 +18,15 @@ const blockHashField = /"blockHash":\s*"(0x[0-9a-fA-F]{64})"/
 const minedFieldBytes = 65_536
 
 /**
+ * Whether a result names the block `hash` (lowercase): a block's own hash, its transactions' or a
+ * log's `blockHash`. A result of that block at another branch's node names that branch's block.
+ */
+export function namesBlock(result: CachedValue, hash: string): boolean {
+  // nodes write hashes in lower case
+  return typeof result === 'string' ? result.includes(hash) : result.includes(hash, 0, 'latin1')
+}
+
+/**
  * The block a mined transaction's result (a transaction or a receipt) names, hash lowercased;
  * undefined when it names none (null, a pending transaction).
  */

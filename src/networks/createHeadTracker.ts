@@ -113,8 +113,9 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     },
     emit(event) {
       if (event.kind === 'fork') noteFork(event)
-      source.heard(event, chain.tip())
+      // this instance's cache first (it keeps the polled latest block): then the followers hear of it
       announce(event)
+      source.heard(event, chain.tip())
     },
     onError: (err) => log.warn({ err }, 'could not follow a new head; waiting for the next one'),
     finalized: anchors.finalizedMark,
