@@ -629,6 +629,26 @@ describe('createRpcCache: answers pinned to a block the chain has not seen', () 
     )
     assert.ok(cache.get('eth_chainId[]', 'immutable', 1))
   })
+
+  it('an empty list by a block hash is kept only once the chain has linked that block', async () => {
+    const linked = new Set<string>()
+    const cache = createRpcCache({ ...big.cache, chainTip: () => 10n, hasBlock: (hash) => linked.has(hash) })
+    const hash = `0x${'ef'.repeat(32)}`
+    const key = `eth_getLogs[{"blockHash":"${hash}"}]`
+    await cache.load(
+      key,
+      'immutable',
+      fromNode(async () => answerOf('[]')),
+    )
+    assert.equal(cache.get(key, 'immutable', 1), undefined, 'a block the chain has not seen')
+    linked.add(hash)
+    await cache.load(
+      key,
+      'immutable',
+      fromNode(async () => answerOf('[]')),
+    )
+    assert.ok(cache.get(key, 'immutable', 1))
+  })
 })
 
 describe('createRpcCache: answers kept while their block stays on the chain', () => {

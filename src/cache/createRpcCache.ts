@@ -109,6 +109,11 @@ export type RpcCacheOptions = {
    */
   blockHashAt?: (number: bigint) => string | undefined
   /**
+   * Whether the chain has linked the block with this hash: an empty list by a block hash (no logs,
+   * no receipts) names no block number to check against the chain's tip, so it is kept only then.
+   */
+  hasBlock?: (hash: string) => boolean
+  /**
    * The hash of the chain's newest block: with the shared cache, an answer of the head (`head`) is
    * shared under it, read by every instance at the same head and never once that block is dropped.
    */
@@ -263,10 +268,15 @@ export function createRpcCache(options: RpcCacheOptions): RpcCache {
     return memory.get(key, 'immutable') ?? memory.get(key, 'head')
   }
 
-  /** Whether an immutable result may be kept: not one pinned by hash to a block above the chain's tip. */
+  /**
+   * Whether an immutable result may be kept: not one pinned by hash to a block above the chain's tip
+   * (by the number it names), nor an empty list by a block hash the chain has not linked.
+   */
   function seenByChain(key: string, result: CachedValue): boolean {
     const tip = options.chainTip?.()
-    if (tip === undefined || hashesIn(key).length === 0) return true
+    const hashes = hashesIn(key)
+    if (tip === undefined || hashes.length === 0) return true
+    if (result === '[]') return options.hasBlock === undefined || hashes.some(options.hasBlock)
     const number = blockNumberIn(result)
     return number === undefined || number <= tip
   }

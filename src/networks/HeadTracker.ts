@@ -12,6 +12,8 @@ export type HeadTracker = {
   header(): Header | undefined
   /** The hash of the chain's block at `number`, while the chain remembers it (read through NetworkHead). */
   hashAt(number: bigint): string | undefined
+  /** Whether the chain has linked the block with this hash (lowercase), among those it remembers. */
+  hasBlock(hash: string): boolean
   /**
    * The block with this hash as the last poll fetched it (eth_getBlockByNumber `latest`, transaction
    * hashes only: the whole answer), if that poll's block was this one: the cache keeps it as the

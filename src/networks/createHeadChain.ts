@@ -28,6 +28,8 @@ export type HeadChain = {
   tip(): Header | undefined
   /** The chain's block at `number`, if it remembers it. */
   at(number: bigint): Header | undefined
+  /** Whether the chain has the block with this hash (lowercase), among those it remembers. */
+  has(hash: string): boolean
   /** Forgets the chain: the next head only anchors it again. */
   reset(): void
 }
@@ -230,6 +232,7 @@ export function createHeadChain(options: HeadChainOptions): HeadChain {
     },
     tip: () => blocks[blocks.length - 1],
     at: (number) => blockAt(Number(number)),
+    has: (hash) => blocks.some((block) => block.hash.toLowerCase() === hash),
     reset() {
       generation++
       blocks = []

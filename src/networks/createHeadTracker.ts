@@ -352,6 +352,7 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     finalized: anchors.finalized,
     header,
     hashAt: (number) => chain.at(number)?.hash,
+    hasBlock: (hash) => chain.has(hash),
     polledBlock: (hash) => (lastPolled?.hash === hash ? lastPolled : undefined),
     genesis: anchors.genesis,
     stats,

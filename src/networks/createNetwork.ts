@@ -31,7 +31,7 @@ export type Network = {
    * The chain of heads as it moves (the head tracker: its events, polls, newest header, genesis, stats),
    * for what follows the chain block by block; its head's numbers are read from `head`, the one view of them.
    */
-  heads: Omit<HeadTracker, 'latest' | 'finalized' | 'hashAt' | 'polledBlock'>
+  heads: Omit<HeadTracker, 'latest' | 'finalized' | 'hashAt' | 'hasBlock' | 'polledBlock'>
   /** The network's head: latest, finalized and what clients have been shown. Every reader of a head number reads it here. */
   head: NetworkHead
   /** What history each upstream keeps (earliest state and block), for routing calls pinned to a block. */
@@ -128,6 +128,7 @@ export function createNetwork(config: NetworkConfig, options: CreateNetworkOptio
         shared: options.shared?.store,
         chainTip: () => heads.latest()?.number,
         blockHashAt: heads.hashAt,
+        hasBlock: heads.hasBlock,
         headHash: () => heads.header()?.hash,
       })
     : undefined
