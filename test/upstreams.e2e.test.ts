@@ -16,6 +16,8 @@ describe('upstream failures', () => {
   let gateway: TestGateway
   let deadUrl: string
 
+  // the calls are web3_clientVersion: never kept, always asked of the upstream (eth_blockNumber is the
+  // head model's own, asking no node)
   before(async () => {
     // healthy at start (its breaker closed), then made to fail by each test
     fake = await startFakeUpstream({
@@ -44,7 +46,7 @@ describe('upstream failures', () => {
     const member = gateway.app.networks.all[0]?.pool.members[0]
     assert.ok(member)
     const [asked, failures] = [fake.requests.length, member.failures]
-    const response = await postJson(gateway.endpoint, rpcBody('eth_blockNumber', [], 5))
+    const response = await postJson(gateway.endpoint, rpcBody('web3_clientVersion', [], 5))
     assert.equal(response.status, 504)
     assert.deepEqual(response.json, { jsonrpc: '2.0', id: 5, error: timedOut })
     // the call reached the upstream once (no retry once its time was up) and failed there
@@ -52,8 +54,8 @@ describe('upstream failures', () => {
       fake.requests
         .slice(asked)
         .map((request) => request.method)
-        .filter((method) => method === 'eth_blockNumber'),
-      ['eth_blockNumber'],
+        .filter((method) => method === 'web3_clientVersion'),
+      ['web3_clientVersion'],
     )
     // a failure of the upstream's once its liveness check (attemptTimeoutMs: 5 s) goes unanswered too
     await until(() => member.failures === failures + 1, 'the timeout held against the upstream')
@@ -75,7 +77,7 @@ describe('upstream failures', () => {
   ] as const) {
     it(`an upstream that answers ${behaviour.kind}${'status' in behaviour ? ` ${behaviour.status}` : ''}: 503`, async () => {
       fake.behave(behaviour)
-      const response = await postJson(gateway.endpoint, rpcBody('eth_blockNumber', [], 6))
+      const response = await postJson(gateway.endpoint, rpcBody('web3_clientVersion', [], 6))
       assert.equal(response.status, 503)
       assert.deepEqual(response.json, { jsonrpc: '2.0', id: 6, error: unavailable })
     })
@@ -84,7 +86,7 @@ describe('upstream failures', () => {
   it('in a batch, upstream failures are per element with HTTP 200', async () => {
     fake.behave({ kind: 'status', status: 500 })
     const response = await postJson(gateway.endpoint, [
-      rpcBody('eth_blockNumber', [], 1),
+      rpcBody('web3_clientVersion', [], 1),
       rpcBody('eth_nope', [], 2),
     ])
     assert.equal(response.status, 200)
