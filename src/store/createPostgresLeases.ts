@@ -1,7 +1,7 @@
 import type pg from 'pg'
 import type { PostgresTarget } from './createPostgresPool.ts'
 import { createPostgresSession, type PostgresSession } from './createPostgresSession.ts'
-import type { Leadership } from './leadership.ts'
+import { announceHeld, type Leadership } from './leadership.ts'
 
 export type PostgresLeases = {
   lead(name: string): Leadership
@@ -34,17 +34,7 @@ export function createPostgresLeases(target: PostgresTarget, options: PostgresLe
   let timer: NodeJS.Timeout | undefined
   let checking = false
 
-  function announce(lease: Lease, held: boolean): void {
-    if (lease.held === held) return
-    lease.held = held
-    for (const listener of lease.listeners) {
-      try {
-        listener(held)
-      } catch (err) {
-        options.onError(err)
-      }
-    }
-  }
+  const announce = (lease: Lease, held: boolean) => announceHeld(lease, held, options.onError)
 
   /** Tries every lease not held; with all held, checks the connection still answers. */
   async function tryLeases(client: pg.Client): Promise<void> {

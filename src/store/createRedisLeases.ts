@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { Redis } from 'ioredis'
-import type { Leadership } from './leadership.ts'
+import { announceHeld, type Leadership } from './leadership.ts'
 
 /** A lease one part of this process holds a share of: the process lets go of it when the last share is released. */
 export type RedisLease = Leadership & {
@@ -73,17 +73,7 @@ export function createRedisLeases(redis: Redis, options: RedisLeasesOptions): Re
   let checking = false
   let timer: NodeJS.Timeout | undefined
 
-  function announce(lease: Lease, held: boolean): void {
-    if (lease.held === held) return
-    lease.held = held
-    for (const listener of lease.listeners) {
-      try {
-        listener(held)
-      } catch (err) {
-        options.onError(err)
-      }
-    }
-  }
+  const announce = (lease: Lease, held: boolean) => announceHeld(lease, held, options.onError)
 
   async function take(lease: Lease): Promise<void> {
     // away: not held (the caller falls back to doing the work itself, as every other process does)
