@@ -62,6 +62,10 @@ const callgrind = (name: string) => [
   // the next 60,000)
   process.execPath,
   '--no-concurrent-recompilation',
+  // a target idles for minutes while another is counted; V8's memory reducer then runs full GCs with
+  // no tick pending, which can leave process.nextTick's tick literal megamorphic for good (about
+  // 30,000 instructions a call, in whichever process it hits): off, the counts are of the code
+  '--no-memory-reducer',
 ]
 try {
   const fixtures = await seedDevnet(anvil.url, { loadBlocks: 5 })
