@@ -18,6 +18,7 @@
 // runs without them: the keys it names as unknown are dropped for it alone
 // (bench/lib/startBaseTollgate.ts), logged, and listed under the table; this build's config is always
 // the whole one.
+// With BENCH_KEEP_DUMPS set, the callgrind dumps are kept (their folder printed) for callgrind_annotate.
 // Needs valgrind (Debian: apt-get install valgrind).
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -36,6 +37,7 @@ const warmupCalls = Number(process.env.BENCH_WARMUP ?? 12_000)
 const countsKept = Number(process.env.BENCH_COUNTS ?? 5)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16)
 const base = process.env.BENCH_BASE
+const keepDumps = process.env.BENCH_KEEP_DUMPS !== undefined
 const l2Bytes = process.env.BENCH_L2_BYTES ? Number(process.env.BENCH_L2_BYTES) : undefined
 if (l2Bytes !== undefined && !(Number.isInteger(l2Bytes) && l2Bytes > 0)) {
   throw new Error('BENCH_L2_BYTES: expected the L2 cache size in bytes, such as 524288')
@@ -60,6 +62,10 @@ const callgrind = (name: string) => [
   // the next 60,000)
   process.execPath,
   '--no-concurrent-recompilation',
+  // a target idles for minutes while another is counted; V8's memory reducer then runs full GCs with
+  // no tick pending, which can leave process.nextTick's tick literal megamorphic for good (about
+  // 30,000 instructions a call, in whichever process it hits): off, the counts are of the code
+  '--no-memory-reducer',
 ]
 try {
   const fixtures = await seedDevnet(anvil.url, { loadBlocks: 5 })
@@ -143,7 +149,8 @@ try {
   // waited for: a process still writing (a callgrind dump, its database) would race the directory's removal
   await stopChildren()
   await anvil.stop()
-  rmSync(dir, { recursive: true, force: true })
+  if (keepDumps) process.stderr.write(`callgrind dumps kept in ${dir}\n`)
+  else rmSync(dir, { recursive: true, force: true })
 }
 
 /** `amount` calls of `body` at `connections` at once; any failed call throws, saying why. */

@@ -5,9 +5,10 @@
  */
 export function toAddressGroup(address: string | undefined): string {
   if (address === undefined || address === '') return 'unknown'
+  // an IPv4 address (most) is known without a regular expression: it has no colon
+  if (!address.includes(':')) return address
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
   if (mapped?.[1]) return mapped[1]
-  if (!address.includes(':')) return address
   const [head = '', tail] = (address.split('%')[0] ?? '').split('::')
   const headGroups = toGroups(head)
   const tailGroups = tail === undefined ? [] : toGroups(tail)

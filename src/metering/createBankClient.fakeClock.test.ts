@@ -67,7 +67,7 @@ describe('the bank client on a fake clock', () => {
     const { meter, timers } = await startMeter(bank, 200)
     await meter.admit(payer, 5)
     let outcome: unknown
-    meter.admit(payer, 100).then(
+    Promise.resolve(meter.admit(payer, 100)).then(
       (admission) => (outcome = admission),
       (err: unknown) => (outcome = err),
     )

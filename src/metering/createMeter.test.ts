@@ -42,13 +42,13 @@ for (const backend of storeBackends) {
       const meter = await createMeter({ store: await makeStore(), clock, flushMs: 60_000 })
       const payer = subject()
       const first = await meter.admit(payer, 600)
-      await assert.rejects(meter.admit(payer, 401), DailyLimitError, 'held credits count')
+      await assert.rejects(async () => meter.admit(payer, 401), DailyLimitError, 'held credits count')
       const settled = meter.settle(first, [usage(80), usage(0)])
       assert.equal(settled.chargedCredits, 80)
       assert.equal(settled.remainingCredits, 920)
       const second = await meter.admit(payer, 920)
       meter.settle(second, [usage(920)])
-      await assert.rejects(meter.admit(payer, 1), DailyLimitError)
+      await assert.rejects(async () => meter.admit(payer, 1), DailyLimitError)
       assert.equal(meter.remainingCredits(payer), 0)
       await meter.close()
     })
@@ -58,7 +58,10 @@ for (const backend of storeBackends) {
       const meter = await createMeter({ store: await makeStore(), clock, flushMs: 60_000 })
       const payer = subject()
       meter.settle(await meter.admit(payer, 1_000), [usage(1_000)])
-      await assert.rejects(meter.admit(payer, 5), (err: DailyLimitError) => err.retryAfterSeconds === 1)
+      await assert.rejects(
+        async () => meter.admit(payer, 5),
+        (err: DailyLimitError) => err.retryAfterSeconds === 1,
+      )
       assert.equal(meter.secondsToReset(), 1)
       clock.set(Date.parse('2026-11-23T00:00:00Z'))
       assert.equal(meter.remainingCredits(payer), 1_000)
@@ -74,7 +77,7 @@ for (const backend of storeBackends) {
       meter.settle(await meter.admit(plan, 80), [usage(80)])
       // 20 credits left of 100 per second: 60 more in 600 ms, sent as a whole second
       await assert.rejects(
-        meter.admit(plan, 80),
+        async () => meter.admit(plan, 80),
         (err: RateLimitError) => err.wireFields?.event === -33200 && err.retryAfterSeconds === 1,
       )
       clock.advance(1_000)
@@ -83,7 +86,7 @@ for (const backend of storeBackends) {
       const keyRate = subject({ accountId: 2, keyId: 20, keyCreditsPerSecond: 100, accountDailyCredits: 1e9 })
       meter.settle(await meter.admit(keyRate, 80), [usage(80)])
       await assert.rejects(
-        meter.admit(keyRate, 80),
+        async () => meter.admit(keyRate, 80),
         (err: RateLimitError) => err.wireFields?.event === -33300,
       )
 
@@ -91,7 +94,7 @@ for (const backend of storeBackends) {
       meter.settle(await meter.admit(keyDay, 80), [usage(80)])
       // the key's own daily limit: until 00:00 UTC (the clock is at 10:00:01)
       await assert.rejects(
-        meter.admit(keyDay, 80),
+        async () => meter.admit(keyDay, 80),
         (err: RateLimitError) => err.wireFields?.event === -33400 && err.retryAfterSeconds === 14 * 3600 - 1,
       )
       await meter.close()
@@ -117,16 +120,24 @@ for (const backend of storeBackends) {
       // a batch of 1,000 eth_blockNumber on a full bucket: served, and 79,580 credits owed
       meter.settle(await meter.admit(core, 80_080), [usage(80_080)])
       // a call of 80: 159.16 s to pay the debt, 0.16 s for its own cost
-      await assert.rejects(meter.admit(core, 80), planRefusal(160))
-      await assert.rejects(meter.admit(core, 5), planRefusal(160))
-      await assert.rejects(meter.admit(core, 80_080), planRefusal(161), 'another batch: a full bucket')
+      await assert.rejects(async () => meter.admit(core, 80), planRefusal(160))
+      await assert.rejects(async () => meter.admit(core, 5), planRefusal(160))
+      await assert.rejects(
+        async () => meter.admit(core, 80_080),
+        planRefusal(161),
+        'another batch: a full bucket',
+      )
       clock.advance(159_319)
-      await assert.rejects(meter.admit(core, 80), planRefusal(1))
+      await assert.rejects(async () => meter.admit(core, 80), planRefusal(1))
       clock.advance(1)
       meter.settle(await meter.admit(core, 80), [usage(80)])
-      await assert.rejects(meter.admit(core, 80_080), planRefusal(1))
+      await assert.rejects(async () => meter.admit(core, 80_080), planRefusal(1))
       clock.advance(999)
-      await assert.rejects(meter.admit(core, 80_080), planRefusal(1), 'one millisecond short of full')
+      await assert.rejects(
+        async () => meter.admit(core, 80_080),
+        planRefusal(1),
+        'one millisecond short of full',
+      )
       clock.advance(1)
       meter.settle(await meter.admit(core, 80_080), [usage(80_080)])
 
@@ -134,7 +145,7 @@ for (const backend of storeBackends) {
       const ownRate = subject({ accountId: 2, keyId: 20, keyCreditsPerSecond: 100, accountDailyCredits: 1e9 })
       meter.settle(await meter.admit(ownRate, 1_000), [usage(1_000)])
       await assert.rejects(
-        meter.admit(ownRate, 80),
+        async () => meter.admit(ownRate, 80),
         (err: RateLimitError) => err.wireFields?.event === -33300 && err.retryAfterSeconds === 10,
       )
       await meter.close()
@@ -149,7 +160,7 @@ for (const backend of storeBackends) {
       meter.settle(await meter.admit(core, 420), [usage(420)])
       // the bucket is at 0: 500 less the 80 charged, less the 420 after
       await assert.rejects(
-        meter.admit(core, 1),
+        async () => meter.admit(core, 1),
         (err: RateLimitError) => err.wireFields?.event === -33200 && err.retryAfterSeconds === 1,
       )
       await meter.close()
@@ -165,9 +176,12 @@ for (const backend of storeBackends) {
       meter.settle(await meter.admit(payer, 400), [usage(400)])
       // the key's balance is nearer its end (400 of 500) than the account's (400 of 1,000)
       assert.equal(meter.usedShare(payer), 0.8)
-      await assert.rejects(meter.admit(payer, 200), (err: RateLimitError) => err.httpStatus === 429)
-      await assert.rejects(meter.admit(other, 1_001), DailyLimitError)
-      await assert.rejects(meter.admit(other, 1_001), DailyLimitError)
+      await assert.rejects(
+        async () => meter.admit(payer, 200),
+        (err: RateLimitError) => err.httpStatus === 429,
+      )
+      await assert.rejects(async () => meter.admit(other, 1_001), DailyLimitError)
+      await assert.rejects(async () => meter.admit(other, 1_001), DailyLimitError)
       assert.deepEqual({ ...meter.refusals }, { '402': 2, '429': 1 })
       assert.equal(meter.usedShare(other), 0)
       await meter.close()

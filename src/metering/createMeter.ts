@@ -89,17 +89,15 @@ export async function createMeter({
     return err
   }
 
-  async function admit(subject: MeterSubject, costCredits: number): Promise<Admission> {
+  function admit(subject: MeterSubject, costCredits: number): Admission | Promise<Admission> {
     const nowMs = ledger.now()
     const refusal = ledger.refusalOf(subject, costCredits, nowMs)
     if (refusal === undefined) return ledger.hold(subject, costCredits, nowMs)
     if (client === undefined) throw counted(refusal.error)
     // this process cannot cover it: the bank's word
-    try {
-      return await client.admit(subject, costCredits)
-    } catch (err) {
+    return client.admit(subject, costCredits).catch((err: unknown) => {
       throw counted(err)
-    }
+    })
   }
 
   function chargeNotification(subject: MeterSubject, usage: UsageRecord): boolean {

@@ -30,11 +30,11 @@ export type Refusal = { check: 'account' | 'key' | 'keyRate' | 'accountRate'; er
 export type Meter = {
   /**
    * Holds `costCredits` (the most the request can cost) against the daily balances and takes them
-   * from the per-second buckets, or rejects with the 402/429 that refuses the request. Never
-   * overdraws. Decided from what this process holds (nearly every call); a shared balance that cannot
-   * cover it waits for one exchange with the bank.
+   * from the per-second buckets, or throws the 402/429 that refuses the request. Never overdraws.
+   * Decided at once from what this process holds (nearly every call: no promise); a shared balance
+   * that cannot cover it waits for one exchange with the bank (a promise, rejected with the refusal).
    */
-  admit(subject: MeterSubject, costCredits: number): Promise<Admission>
+  admit(subject: MeterSubject, costCredits: number): Admission | Promise<Admission>
   /** Charges what the request really cost (the sum of `usage`), releases the rest, records usage. */
   settle(admission: Admission, usage: UsageRecord[]): Settlement
   /**

@@ -85,23 +85,34 @@ const unknownKeyAccess: AccessPolicy = {
  * The checks every keyed request passes before its calls run (HTTP, WebSocket upgrades and the Gas
  * API alike): the key, what the request proves (secret, JWT: verified only when the request sends
  * credentials or the key requires them), where it goes (`target`: by default the network of its path
- * or host), and the key's network, origin and user-agent rules.
+ * or host), and the key's network, origin and user-agent rules. Decided at once (no promise) for a
+ * request with nothing to verify, as most are; a promise while its credentials are verified.
  */
-export async function authorizeKeyRequest(
+export function authorizeKeyRequest(
   deps: KeyRequestDeps,
   request: KeyRequest,
   target?: RequestTarget,
-): Promise<KeyRequestAccess> {
+): KeyRequestAccess | Promise<KeyRequestAccess> {
   if (request.key === '') return { ok: false, error: new MissingKeyError() }
   const key = deps.keys.findActiveKey(request.key)
   if (!key) return refuseUnknownKey(deps, request)
-  let auth = anonymous
-  if (request.authorization !== undefined || key.access.requireSecret || key.access.jwt.required) {
-    try {
-      auth = await authenticate(key, request, deps)
-    } catch (error) {
-      return { ok: false, error }
-    }
+  if (request.authorization !== undefined || key.access.requireSecret || key.access.jwt.required)
+    return authenticated(deps, key, request, target)
+  return authorize(key, anonymous, request, target ?? lookUpNetwork(deps, request))
+}
+
+/** A request with credentials to verify (or a key that requires them): authorized once they are. */
+async function authenticated(
+  deps: KeyRequestDeps,
+  key: KeyEntry,
+  request: KeyRequest,
+  target: RequestTarget | undefined,
+): Promise<KeyRequestAccess> {
+  let auth: Authentication
+  try {
+    auth = await authenticate(key, request, deps)
+  } catch (error) {
+    return { ok: false, error }
   }
   // looked up once the request is verified: a reload meanwhile sends it to the network now configured
   return authorize(key, auth, request, target ?? lookUpNetwork(deps, request))
