@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
 import { parse, stringify } from 'yaml'
+import type { AccountUsageRow as UsageRow } from '../src/accounts/getAccountUsage.ts'
 import { loadConfig } from '../src/config/loadConfig.ts'
 import { createTestSchema, type TestSchema } from './helpers/createTestSchema.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
@@ -11,16 +12,6 @@ import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
 const adminToken = 'account-api-admin-token'
 /** Low, so the wrong-token test is short; it runs last, as it locks this test's address out. */
 const failureBurst = 3
-
-type UsageRow = {
-  day: string
-  key: string
-  keyName: string
-  network: string
-  method: string
-  calls: number
-  credits: number
-}
 
 for (const backend of ['sqlite', 'postgres'] as const) {
   describe(`account API on ${backend}`, () => {

@@ -46,6 +46,7 @@ export function cacheScope(spec: MethodSpec, params: unknown[], finalized: bigin
       refs++
       const each = refScope(ref, finalized)
       if (each === 'never') return 'never'
+      // the shortest-lived reference decides: head over block over immutable
       if (each === 'head' || scope === 'immutable') scope = each
     }
   }
