@@ -10,13 +10,15 @@ import { blockRef, receiptsBlockRef } from '../methods/params.ts'
  * by-number methods): their answers are checked for the block instead.
  */
 export function byBlockHash(spec: MethodSpec, params: unknown[], hash: string): unknown[] | undefined {
-  const specs = spec.params
-  for (let index = 0; index < specs.length; index++) {
-    const { parse } = specs[index] as (typeof specs)[number]
-    if (parse !== blockRef && parse !== receiptsBlockRef) continue
-    const asked = [...params]
-    asked[index] = parse === blockRef ? { blockHash: hash } : hash
-    return asked
-  }
-  return undefined
+  const index = blockHashParam(spec)
+  if (index === undefined) return undefined
+  const asked = [...params]
+  asked[index] = spec.params[index]?.parse === blockRef ? { blockHash: hash } : hash
+  return asked
+}
+
+/** The index of the method's block argument that takes a block hash, if it has one (byBlockHash). */
+export function blockHashParam(spec: MethodSpec): number | undefined {
+  const index = spec.params.findIndex(({ parse }) => parse === blockRef || parse === receiptsBlockRef)
+  return index === -1 ? undefined : index
 }

@@ -13,7 +13,7 @@ import type { AnswerBudget } from '../upstreams/AnswerBudget.ts'
 import type { CallTrail } from '../upstreams/CallTrail.ts'
 import type { SendOptions } from '../upstreams/SendOptions.ts'
 import { sendWithPartners } from '../upstreams/sendWithPartners.ts'
-import { byBlockHash } from './byBlockHash.ts'
+import { blockHashParam, byBlockHash } from './byBlockHash.ts'
 import type { ChunkCharge } from './CallCharge.ts'
 import type { PreparedCall } from './prepareCall.ts'
 import type { Route } from './routeOf.ts'
@@ -96,14 +96,16 @@ async function cachedAnswer(
 ): Promise<CallAnswer> {
   // the params are serialised once: for the cache key and the upstream body alike
   const paramsJson = JSON.stringify(params)
-  const { key, keep, asked } = cachePlace(ctx, spec, params, paramsJson, scope, route)
+  const { key, keep, askByHash } = cachePlace(ctx, spec, paramsJson, scope, route)
   const hit = cache.get(key, keep, call.id)
   if (hit !== undefined) {
     trail?.usedCache('hit')
     holdKept(ctx, hit)
     return hit
   }
-  const body = `{"jsonrpc":"2.0","id":1,"method":${JSON.stringify(call.method)},"params":${asked ?? paramsJson}}`
+  // a miss pinned to a block: asked by that block's hash (the params written anew once, here)
+  const sentParams = askByHash ? JSON.stringify(byBlockHash(spec, params, askByHash)) : paramsJson
+  const body = `{"jsonrpc":"2.0","id":1,"method":${JSON.stringify(call.method)},"params":${sentParams}}`
   // a call that joins another's load (or finds its answer kept by then) makes no attempt of its own
   let loading = false
   // the caller's own slot while it waits, its own load or another's
@@ -128,26 +130,26 @@ async function cachedAnswer(
 /**
  * Where a call's answer is kept. Pinned to a block number the chain has (`block`): under that
  * block's hash for as long as it stays on the chain (with Redis, by every instance), the node asked
- * for that block by its hash where the method takes one (`asked`: the params sent instead, as
- * JSON), else kept so only when its answer names that block (`pinned`: a block, its transactions,
+ * for that block by its hash where the method takes one (`askByHash`), else kept so only when its
+ * answer names that block (`pinned`: a block, its transactions,
  * logs that reach it), until the next head otherwise; while the chain does not have the block (above
  * its tip, older than it remembers), until the next head. Else by its scope.
  */
 function cachePlace(
   ctx: RpcContext,
   spec: MethodSpec,
-  params: unknown[],
   paramsJson: string,
   scope: Exclude<CacheScope, 'never'>,
   route: Route,
-): { key: string; keep: CacheKeep; asked?: string } {
+): { key: string; keep: CacheKeep; askByHash?: string } {
   const hash =
     scope === 'block' && route.block !== undefined ? ctx.network.head.hashAt(route.block) : undefined
   if (hash === undefined)
     return { key: cacheKey(spec.name, paramsJson), keep: scope === 'block' ? 'head' : scope }
   const key = cacheKey(spec.name, paramsJson, hash)
-  const asked = byBlockHash(spec, params, hash)
-  return asked ? { key, keep: 'immutable', asked: JSON.stringify(asked) } : { key, keep: 'pinned' }
+  return blockHashParam(spec) === undefined
+    ? { key, keep: 'pinned' }
+    : { key, keep: 'immutable', askByHash: hash }
 }
 
 /**
