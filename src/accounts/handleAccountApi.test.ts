@@ -30,7 +30,14 @@ describe('handleAccountApi', () => {
     tokenFailures: createAuthFailureLimiter({ burst: 2, perMinute: 6, now: () => nowMs }),
   })
   const get = (api: AccountApiDeps, url: string, authorization?: string, address = '192.0.2.1') =>
-    handleAccountApi(api, { method: 'GET', url, authorization, clientAddress: address })
+    handleAccountApi(api, {
+      method: 'GET',
+      url,
+      authorization,
+      clientAddress: address,
+      body: '',
+      headers: {},
+    })
 
   before(async () => {
     stores = await createStores({ sqlite: ':memory:' }, { exclusive: false })
@@ -98,6 +105,8 @@ describe('handleAccountApi', () => {
       url: '/account/api/keys',
       authorization: auth,
       clientAddress: undefined,
+      body: '{}',
+      headers: {},
     })
     assert.equal(posted.status, 405)
   })

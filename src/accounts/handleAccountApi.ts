@@ -15,6 +15,10 @@ export type AccountApiRequest = {
   method: string
   url: string
   authorization: string | undefined
+  /** The request's body as text (bounded by the server), '' when none. */
+  body: string
+  /** The request's headers (cookies, CSRF tokens, user agent). */
+  headers: Readonly<Record<string, string | string[] | undefined>>
   /** Whom wrong tokens are counted against. */
   clientAddress: string | undefined
 }
@@ -73,22 +77,52 @@ function bearerToken(authorization: string | undefined): string | undefined {
   return authorization.slice(7).trim()
 }
 
+/** What a resource's handler is given: the signed-in account, the request, its URL parsed. */
+export type AccountCall = { account: Account; request: AccountApiRequest; url: URL; deps: AccountApiDeps }
+
+/**
+ * The account API's resources by their path below /account/api/ (`keys/web` is `keys` with `web`
+ * left in `call.url`): each answers its methods and throws HttpMethodNotAllowedError for the rest.
+ */
+const resources: Record<string, (call: AccountCall) => Promise<unknown>> = {
+  usage: getUsage,
+  keys: getKeys,
+  account: getAccount,
+}
+
 async function route(deps: AccountApiDeps, account: Account, request: AccountApiRequest): Promise<unknown> {
   const url = new URL(request.url, 'http://account')
-  const resource = url.pathname.replace(/\/+$/, '').slice('/account/api/'.length)
-  if (resource !== 'usage' && resource !== 'keys' && resource !== 'account') throw new RouteNotFoundError()
-  if (request.method !== 'GET') throw new HttpMethodNotAllowedError('GET')
-  if (resource === 'usage') {
-    // checked before anything is read or written
-    const days = parseWholeNumber('days', url.searchParams.get('days'), usageDays)
-    await deps.flushUsage()
-    const keys = await deps.accounts.keysOf(account)
-    const usage = await getAccountUsage(deps.usage, keys, { days, nowMs: deps.now() })
-    return { account: account.name, days, usage }
-  }
-  if (resource === 'keys') {
-    return { account: account.name, keys: (await deps.accounts.keysOf(account)).map(toKeyView) }
-  }
+  const resource = url.pathname.replace(/\/+$/, '').slice('/account/api/'.length).split('/')[0] ?? ''
+  const handler = Object.hasOwn(resources, resource) ? resources[resource] : undefined
+  if (!handler) throw new RouteNotFoundError()
+  return handler({ account, request, url, deps })
+}
+
+function onlyGet(call: AccountCall): void {
+  if (call.url.pathname.replace(/\/+$/, '').split('/').length > 4) throw new RouteNotFoundError()
+  if (call.request.method !== 'GET') throw new HttpMethodNotAllowedError('GET')
+}
+
+async function getUsage(call: AccountCall): Promise<unknown> {
+  onlyGet(call)
+  const { deps, account } = call
+  // checked before anything is read or written
+  const days = parseWholeNumber('days', call.url.searchParams.get('days'), usageDays)
+  await deps.flushUsage()
+  const keys = await deps.accounts.keysOf(account)
+  const usage = await getAccountUsage(deps.usage, keys, { days, nowMs: deps.now() })
+  return { account: account.name, days, usage }
+}
+
+async function getKeys(call: AccountCall): Promise<unknown> {
+  onlyGet(call)
+  const { deps, account } = call
+  return { account: account.name, keys: (await deps.accounts.keysOf(account)).map(toKeyView) }
+}
+
+async function getAccount(call: AccountCall): Promise<unknown> {
+  onlyGet(call)
+  const { deps, account } = call
   await deps.flushUsage()
   const details = await deps.accounts.show(account.name)
   return {

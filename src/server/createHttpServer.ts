@@ -259,12 +259,13 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
           return sendAnswer(req, res, answer.status, JSON.stringify(answer.body), options, answer.headers)
         }
         case 'account': {
-          // the account API reads only: a body, if any, is read (bounded) and dropped
-          await readBodyText(req, adminMaxBodyBytes)
+          const body = await readBodyText(req, adminMaxBodyBytes)
           const answer = await handlers.account({
             method: req.method ?? 'GET',
             url: req.url ?? '/',
             authorization: req.headers.authorization,
+            body,
+            headers: req.headers,
             clientAddress: clientAddressOf(req),
           })
           return sendAnswer(req, res, answer.status, JSON.stringify(answer.body), options, answer.headers)
