@@ -47,8 +47,14 @@ export async function handleAccountApi(
   request: AccountApiRequest,
 ): Promise<AccountApiResponse> {
   try {
+    const url = new URL(request.url, 'http://account')
+    const resource = url.pathname.replace(/\/+$/, '').slice('/account/api/'.length).split('/')[0] ?? ''
+    const open = Object.hasOwn(publicResources, resource) ? publicResources[resource] : undefined
+    if (open) return await open({ request, url, deps })
     const account = await signIn(deps, request)
-    return { status: 200, body: await route(deps, account, request) }
+    const handler = Object.hasOwn(resources, resource) ? resources[resource] : undefined
+    if (!handler) throw new RouteNotFoundError()
+    return { status: 200, body: await handler({ account, request, url, deps }) }
   } catch (err) {
     const answer = toWireError(err, 'admin')
     return { status: answer.httpStatus, body: answer.body, headers: answer.headers }
@@ -90,13 +96,12 @@ const resources: Record<string, (call: AccountCall) => Promise<unknown>> = {
   account: getAccount,
 }
 
-async function route(deps: AccountApiDeps, account: Account, request: AccountApiRequest): Promise<unknown> {
-  const url = new URL(request.url, 'http://account')
-  const resource = url.pathname.replace(/\/+$/, '').slice('/account/api/'.length).split('/')[0] ?? ''
-  const handler = Object.hasOwn(resources, resource) ? resources[resource] : undefined
-  if (!handler) throw new RouteNotFoundError()
-  return handler({ account, request, url, deps })
-}
+/**
+ * Resources answered before sign-in (signing in itself, an identity provider's redirects): each
+ * answers whole responses, status and headers included.
+ */
+const publicResources: Record<string, (call: Omit<AccountCall, 'account'>) => Promise<AccountApiResponse>> =
+  {}
 
 function onlyGet(call: AccountCall): void {
   if (call.url.pathname.replace(/\/+$/, '').split('/').length > 4) throw new RouteNotFoundError()
