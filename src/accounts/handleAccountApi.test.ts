@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test'
 import { createStores } from '../app/createStores.ts'
 import type { Stores } from '../app/stores.ts'
 import { createAuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
+import { createKeyAdmin, type KeyAdmin } from '../auth/keyAdmin.ts'
 import { keySettingsSchema } from '../auth/keySettings.ts'
 import { plansSchema } from '../config/plansSchema.ts'
 import { type AccountAdmin, createAccountAdmin } from './createAccountAdmin.ts'
@@ -18,11 +19,13 @@ const refused = {
 describe('handleAccountApi', () => {
   let stores: Stores
   let accounts: AccountAdmin
+  let keyAdmin: KeyAdmin
   let nowMs = Date.UTC(2026, 10, 29, 12)
   let flushes = 0
   let token: string
   const deps = (): AccountApiDeps => ({
     accounts,
+    keyAdmin,
     usage: stores.usage,
     flushUsage: async () => {
       flushes++
@@ -50,6 +53,7 @@ describe('handleAccountApi', () => {
     stores = await createStores({ sqlite: ':memory:' }, { exclusive: false })
     const plans = plansSchema.parse({})
     accounts = createAccountAdmin({ ...stores, plans: () => plans, now: () => nowMs })
+    keyAdmin = createKeyAdmin(stores.keys, plans)
     await stores.keys.createKey({
       account: { create: { name: 'acme', plan: 'core', dailyCredits: null, creditsPerSecond: null } },
       name: 'web',
@@ -109,7 +113,7 @@ describe('handleAccountApi', () => {
     }
     const posted = await handleAccountApi(api, {
       method: 'POST',
-      url: '/account/api/keys',
+      url: '/account/api/usage',
       authorization: auth,
       clientAddress: undefined,
       body: '{}',
@@ -189,7 +193,7 @@ describe('handleAccountApi', () => {
           headers: {},
         })
       }
-      assert.notEqual((await call(api, 'POST', '/account/api/keys', { cookie, csrf: csrfToken })).status, 403)
+      assert.equal((await call(api, 'POST', '/account/api/keys', { cookie, csrf: csrfToken })).status, 409)
     })
 
     it('wrong tokens at sign-in are counted with the bearer ones; bodies that are not a token are refused', async () => {

@@ -1,11 +1,13 @@
 import type { Account } from '../auth/apiKey.ts'
 import type { AuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
-import { toKeyView } from '../auth/keyView.ts'
+import type { KeyAdmin } from '../auth/keyAdmin.ts'
 import { HttpMethodNotAllowedError, RouteNotFoundError } from '../errors/httpErrors.ts'
 import { toWireError } from '../errors/toWireError.ts'
 import { parseWholeNumber } from '../metering/parseWholeNumber.ts'
 import { usageDays } from '../metering/usageBounds.ts'
 import type { UsageStore } from '../metering/usageStore.ts'
+import { AccountAnswer } from './accountAnswer.ts'
+import { keysResource } from './accountKeysApi.ts'
 import { sessionResource, signInRequest } from './accountSessionApi.ts'
 import type { AccountAdmin } from './createAccountAdmin.ts'
 import type { AccountSessions } from './createAccountSessions.ts'
@@ -28,6 +30,8 @@ export type AccountApiResponse = { status: number; body: unknown; headers?: Reco
 
 export type AccountApiDeps = {
   accounts: AccountAdmin
+  /** The key operations, the admin API's own (keysResource checks the key is the account's first). */
+  keyAdmin: KeyAdmin
   usage: UsageStore
   /** Pending usage is written before usage is read, so answers include the latest calls. */
   flushUsage: () => Promise<void>
@@ -57,7 +61,10 @@ export async function handleAccountApi(
     const account = await signInRequest(deps, request)
     const handler = Object.hasOwn(resources, resource) ? resources[resource] : undefined
     if (!handler) throw new RouteNotFoundError()
-    return { status: 200, body: await handler({ account, request, url, deps }) }
+    const answer = await handler({ account, request, url, deps })
+    return answer instanceof AccountAnswer
+      ? { status: answer.status, body: answer.body }
+      : { status: 200, body: answer }
   } catch (err) {
     const answer = toWireError(err, 'admin')
     return { status: answer.httpStatus, body: answer.body, headers: answer.headers }
@@ -69,11 +76,13 @@ export type AccountCall = { account: Account; request: AccountApiRequest; url: U
 
 /**
  * The account API's resources by their path below /account/api/ (`keys/web` is `keys` with `web`
- * left in `call.url`): each answers its methods and throws HttpMethodNotAllowedError for the rest.
+ * left in `call.url`): each answers its methods and throws HttpMethodNotAllowedError (or, below
+ * `keys`, RouteNotFoundError, as the admin API does) for the rest. A handler's value is answered 200,
+ * an AccountAnswer with its own status.
  */
 const resources: Record<string, (call: AccountCall) => Promise<unknown>> = {
   usage: getUsage,
-  keys: getKeys,
+  keys: keysResource,
   account: getAccount,
 }
 
@@ -99,12 +108,6 @@ async function getUsage(call: AccountCall): Promise<unknown> {
   const keys = await deps.accounts.keysOf(account)
   const usage = await getAccountUsage(deps.usage, keys, { days, nowMs: deps.now() })
   return { account: account.name, days, usage }
-}
-
-async function getKeys(call: AccountCall): Promise<unknown> {
-  onlyGet(call)
-  const { deps, account } = call
-  return { account: account.name, keys: (await deps.accounts.keysOf(account)).map(toKeyView) }
 }
 
 async function getAccount(call: AccountCall): Promise<unknown> {

@@ -100,6 +100,7 @@ export async function createRequestHandling(
     createAuthFailureLimiter({ burst: auth.failureBurst, perMinute: auth.failuresPerMinute, now })
   const accountDeps = {
     accounts,
+    keyAdmin: deps.keyAdmin,
     usage: stores.usage,
     flushUsage: () => meter.flush(),
     now,
