@@ -6,12 +6,14 @@ import {
   type AccountApiResponse,
   handleAccountApi,
 } from '../accounts/handleAccountApi.ts'
+import { handlePortalPages, type PortalPageRequest } from '../accounts/handlePortalPages.ts'
 import { createAdminTokenFailures } from '../admin/createAdminTokenFailures.ts'
 import { createDashboard } from '../admin/createDashboard.ts'
 import type { DashboardStats } from '../admin/createDashboardStats.ts'
 import type { AdminRequest, AdminResponse } from '../admin/handleAdmin.ts'
 import { handleAdmin } from '../admin/handleAdmin.ts'
 import type { DashboardRequest, DashboardResponse } from '../admin/handleDashboard.ts'
+import { loadDashboardAssets } from '../admin/loadDashboardAssets.ts'
 import { createAuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
 import { createFilterIds } from '../auth/createFilterIds.ts'
 import type { KeyRegistry } from '../auth/createKeyRegistry.ts'
@@ -40,6 +42,8 @@ export type RequestHandling = {
   admin(request: AdminRequest): Promise<AdminResponse>
   /** The account API (/account/api): key holders' scripts, signed in with their account's token. */
   account(request: AccountApiRequest): Promise<AccountApiResponse>
+  /** The key holders' portal's page and assets (/account/). */
+  portal(request: PortalPageRequest): DashboardResponse
   /** Undefined when the dashboard is off (no admin token). */
   dashboard: ((request: DashboardRequest) => Promise<DashboardResponse>) | undefined
   /** The bound on answers in flight for the process, over HTTP and WebSocket alike. */
@@ -113,6 +117,8 @@ export async function createRequestHandling(
     oidcEnabled: () => false,
   }
   const account = (request: AccountApiRequest) => handleAccountApi(accountDeps, request)
+  const portalAssets = loadDashboardAssets()
+  const portal = (request: PortalPageRequest) => handlePortalPages(portalAssets, request)
   const dashboard =
     config.admin.token === undefined
       ? undefined
@@ -167,5 +173,5 @@ export async function createRequestHandling(
       if (authChanged) accountDeps.tokenFailures = accountTokenFailures(next.auth)
     },
   }
-  return { settings, admin, account, dashboard, answers, bodies }
+  return { settings, admin, account, portal, dashboard, answers, bodies }
 }
