@@ -1,5 +1,6 @@
 import type { Logger } from 'pino'
 import { createAccountAdmin } from '../accounts/createAccountAdmin.ts'
+import { accountSessionMacKey, createAccountSessions } from '../accounts/createAccountSessions.ts'
 import {
   type AccountApiRequest,
   type AccountApiResponse,
@@ -28,6 +29,9 @@ import { type AnswerMemory, createAnswerMemory, smallMessageBytes } from '../ups
 import type { NetworkServices } from './createNetworkServices.ts'
 import { createRequestSettings, type LiveRequestSettings } from './createRequestSettings.ts'
 import type { Stores } from './stores.ts'
+
+/** How long a portal sign-in lasts: a working day, as the dashboard's. */
+const accountSessionTtlMs = 12 * 3_600_000
 
 /** What answers requests, before any server takes one: it starts nothing, so it has nothing to stop. */
 export type RequestHandling = {
@@ -100,6 +104,12 @@ export async function createRequestHandling(
     flushUsage: () => meter.flush(),
     now,
     tokenFailures: accountTokenFailures(config.auth),
+    sessions: createAccountSessions({
+      macKey: accountSessionMacKey(secretHashKey),
+      ttlMs: accountSessionTtlMs,
+      now,
+    }),
+    oidcEnabled: () => false,
   }
   const account = (request: AccountApiRequest) => handleAccountApi(accountDeps, request)
   const dashboard =

@@ -267,6 +267,7 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
             body,
             headers: req.headers,
             clientAddress: clientAddressOf(req),
+            secure: 'encrypted' in req.socket,
           })
           return sendAnswer(req, res, answer.status, JSON.stringify(answer.body), options, answer.headers)
         }
