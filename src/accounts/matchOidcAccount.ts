@@ -4,6 +4,7 @@ import { OidcAmbiguousAccountError, OidcNoAccountError } from '../errors/oidcErr
 /**
  * Values of a list claim looked up at most: a person in thousands of groups costs a bounded number
  * of lookups (the first ones are read; a claim meant for tollgate names one account).
+ * @internal exported for its tests
  */
 export const maxClaimValues = 100
 

@@ -1,7 +1,7 @@
 import { z } from 'zod'
 
 /** The callback every identity provider redirects back to: the path part of `redirectUrl`. */
-export const oidcCallbackPath = '/account/api/oidc/callback'
+const oidcCallbackPath = '/account/api/oidc/callback'
 
 /** Host names an identity provider may be reached at over plain http (a provider on this machine). */
 const loopbackHosts = new Set(['localhost', '127.0.0.1', '[::1]'])
