@@ -12,6 +12,7 @@ import { sessionResource, signInRequest } from './accountSessionApi.ts'
 import type { AccountAdmin } from './createAccountAdmin.ts'
 import type { AccountSessions } from './createAccountSessions.ts'
 import { getAccountUsage } from './getAccountUsage.ts'
+import { type OidcSignIn, oidcResource } from './oidcApi.ts'
 
 export type AccountApiRequest = {
   method: string
@@ -42,6 +43,8 @@ export type AccountApiDeps = {
   sessions: AccountSessions
   /** Whether sign-in through an identity provider is configured (GET /account/api/session says so). */
   oidcEnabled: () => boolean
+  /** Sign-in through an identity provider; undefined when none is configured (accounts.oidc). */
+  oidc?: OidcSignIn | undefined
 }
 
 /**
@@ -92,6 +95,7 @@ const resources: Record<string, (call: AccountCall) => Promise<unknown>> = {
  */
 const publicResources: Record<string, (call: Omit<AccountCall, 'account'>) => Promise<AccountApiResponse>> = {
   session: sessionResource,
+  oidc: oidcResource,
 }
 
 function onlyGet(call: AccountCall): void {

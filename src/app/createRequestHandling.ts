@@ -1,6 +1,7 @@
 import type { Logger } from 'pino'
 import { createAccountAdmin } from '../accounts/createAccountAdmin.ts'
 import { accountSessionMacKey, createAccountSessions } from '../accounts/createAccountSessions.ts'
+import { createOidcSignIn } from '../accounts/createOidcSignIn.ts'
 import {
   type AccountApiRequest,
   type AccountApiResponse,
@@ -102,6 +103,11 @@ export async function createRequestHandling(
   // count of their own (a script with a stale token must not lock its address out of its keys)
   const accountTokenFailures = (auth: Config['auth']) =>
     createAuthFailureLimiter({ burst: auth.failureBurst, perMinute: auth.failuresPerMinute, now })
+  // sign-in through an identity provider: read once at start (a change of accounts.oidc needs a restart)
+  const oidc =
+    config.accounts.oidc === undefined
+      ? undefined
+      : createOidcSignIn(config.accounts.oidc, { secretHashKey, keys: stores.keys, now, log })
   const accountDeps = {
     accounts,
     keyAdmin: deps.keyAdmin,
@@ -114,7 +120,8 @@ export async function createRequestHandling(
       ttlMs: accountSessionTtlMs,
       now,
     }),
-    oidcEnabled: () => false,
+    oidcEnabled: () => oidc !== undefined,
+    oidc,
   }
   const account = (request: AccountApiRequest) => handleAccountApi(accountDeps, request)
   const portalAssets = loadDashboardAssets()

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { accountsSchema } from './accountsSchema.ts'
 import { devnetSchema } from './devnetSchema.ts'
 import { networkSchema } from './networkSchema.ts'
 import { plansSchema } from './plansSchema.ts'
@@ -230,6 +231,8 @@ export const configSchema = z.strictObject({
       token: z.string().min(16, 'expected at least 16 characters').optional(),
     })
     .prefault({}),
+  /** The account portal's sign-in through an identity provider (docs/admin.md#signing-in-with-an-identity-provider). */
+  accounts: accountsSchema,
   metrics: z
     .strictObject({
       /** Serve GET /metrics (Prometheus text); off: /metrics is not found. */

@@ -23,6 +23,48 @@ describe('loadConfig', () => {
     assert.equal(loadConfig(file, env).admin.token, 'token-from-the-file-0123')
   })
 
+  it('accounts.oidc: defaults, TOLLGATE_OIDC_CLIENT_SECRET when the file has no secret, and the refusals', () => {
+    const oidc = (fields: string) =>
+      write('oidc.yaml', `accounts:\n  oidc: { clientId: tollgate, ${fields} }\n`)
+    const good =
+      'issuer: "https://idp.example/realms/a", redirectUrl: "https://rpc.example/account/api/oidc/callback"'
+    const env = { TOLLGATE_OIDC_CLIENT_SECRET: 'from-the-environment' }
+    const loaded = loadConfig(oidc(good), env).accounts.oidc
+    assert.deepEqual(loaded, {
+      issuer: 'https://idp.example/realms/a',
+      clientId: 'tollgate',
+      clientSecret: 'from-the-environment',
+      redirectUrl: 'https://rpc.example/account/api/oidc/callback',
+      claim: 'tollgate_account',
+      scopes: [],
+      timeoutSeconds: 10,
+    })
+    assert.equal(
+      loadConfig(oidc(`${good}, clientSecret: in-the-file`), env).accounts.oidc?.clientSecret,
+      'in-the-file',
+    )
+    assert.equal(loadConfig(undefined, env).accounts.oidc, undefined)
+    for (const [fields, message] of [
+      [
+        good.replace('https://idp', 'http://idp'),
+        'accounts.oidc.issuer: expected an https URL (http only to localhost)',
+      ],
+      [
+        good.replace('/account/api/oidc/callback', '/callback'),
+        'accounts.oidc.redirectUrl: expected the gateway',
+      ],
+      ['redirectUrl: "https://rpc.example/account/api/oidc/callback"', 'accounts.oidc.issuer:'],
+    ] as const) {
+      assert.throws(
+        () => loadConfig(oidc(fields), {}),
+        (err: Error) => err instanceof ConfigError && err.message.includes(message),
+        fields,
+      )
+    }
+    const local = good.replace('https://idp.example', 'http://127.0.0.1:8080')
+    assert.equal(loadConfig(oidc(local), {}).accounts.oidc?.issuer, 'http://127.0.0.1:8080/realms/a')
+  })
+
   it('storage is one of sqlite or postgres; redis is optional with a key prefix', () => {
     const pg = loadConfig(
       write('pg.yaml', 'storage: { postgres: "postgres://postgres@db.example:5432/tollgate" }\n'),

@@ -13,7 +13,8 @@ export class ConfigError extends Error {
  * Reads and validates the config file; with no file (or a file without `networks`), the embedded
  * devnet on SQLite.
  * Errors name the file, the path inside it and what was expected. Environment variables fill keys
- * the file leaves out: TOLLGATE_ADMIN_TOKEN is `admin.token`. Four override the file:
+ * the file leaves out: TOLLGATE_ADMIN_TOKEN is `admin.token`, TOLLGATE_OIDC_CLIENT_SECRET is
+ * `accounts.oidc.clientSecret` (when `accounts.oidc` is set). Four override the file:
  * TOLLGATE_POSTGRES_URL is `storage: { postgres }` and TOLLGATE_REDIS_URL is `redis.url` (deployments
  * keep credentials out of the file), TOLLGATE_HOST and TOLLGATE_PORT are `server.host` and `server.port`
  * (a container image listens on every address of its own network, wherever its file came from).
@@ -25,6 +26,9 @@ export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv = pr
 function withEnv(config: Config, env: NodeJS.ProcessEnv): Config {
   if (config.admin.token === undefined && env.TOLLGATE_ADMIN_TOKEN !== undefined)
     config.admin.token = env.TOLLGATE_ADMIN_TOKEN
+  const oidc = config.accounts.oidc
+  if (oidc && oidc.clientSecret === undefined && env.TOLLGATE_OIDC_CLIENT_SECRET)
+    oidc.clientSecret = env.TOLLGATE_OIDC_CLIENT_SECRET
   withListenEnv(config, env)
   const tracing = tracingEnvProblems(config.tracing, env)
   if (tracing.length > 0) throw new ConfigError(`environment: invalid tracing\n${tracing.join('\n')}`)
