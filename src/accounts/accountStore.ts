@@ -1,7 +1,10 @@
 import type { Account } from '../auth/apiKey.ts'
 
-/** An account with whether a sign-in token is in use for it, and since when. */
-export type AccountRecord = Account & { tokenCreatedAt: Date | null }
+/**
+ * An account with whether a sign-in token is in use for it, and since when; and when one of its
+ * tokens was last made or revoked (portal sessions signed in before then have ended).
+ */
+export type AccountRecord = Account & { tokenCreatedAt: Date | null; tokensChangedAt: Date | null }
 
 /**
  * Accounts as their holders sign in to them: each account's one sign-in token, kept as its hash
@@ -14,11 +17,12 @@ export type AccountStore = {
   getAccountRecord(name: string): Promise<AccountRecord | undefined>
   /**
    * Puts `tokenHash` in use for the account, in place of the one in use before (which stops working
-   * in the same transaction); false when there is no such account.
+   * in the same transaction) at `atMs` (the gateway's clock, which sessions are compared with);
+   * false when there is no such account.
    */
-  replaceToken(accountName: string, tokenHash: string): Promise<boolean>
-  /** Stops the account's token in use; false when it had none. */
-  revokeToken(accountName: string): Promise<boolean>
+  replaceToken(accountName: string, tokenHash: string, atMs: number): Promise<boolean>
+  /** Stops the account's token in use at `atMs`; false when it had none. */
+  revokeToken(accountName: string, atMs: number): Promise<boolean>
   /** The account whose token in use has this hash. */
   getAccountByTokenHash(tokenHash: string): Promise<Account | undefined>
 }

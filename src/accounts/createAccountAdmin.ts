@@ -85,7 +85,7 @@ export function createAccountAdmin(deps: AccountAdminDeps) {
     /** A new token for the account, in place of the one before (which stops working now). */
     async makeToken(name: string): Promise<string> {
       const token = generateAccountToken()
-      if (!(await accounts.replaceToken(name, hashSecret(token, await getHashKey())))) {
+      if (!(await accounts.replaceToken(name, hashSecret(token, await getHashKey()), now()))) {
         throw new NoAccountError()
       }
       return token
@@ -94,7 +94,7 @@ export function createAccountAdmin(deps: AccountAdminDeps) {
     /** Stops the account's token; false when none was in use. */
     async revokeToken(name: string): Promise<boolean> {
       await record(name)
-      return accounts.revokeToken(name)
+      return accounts.revokeToken(name, now())
     },
 
     /** The account `token` signs in to; undefined for a token of the wrong shape, unknown or revoked. */
@@ -107,12 +107,21 @@ export function createAccountAdmin(deps: AccountAdminDeps) {
      * The account a portal session names, while it exists under that id (an account made again
      * under the same name is another account, and the old session is not its).
      */
+    /**
+     * The account a portal session names, while it is the account of that id and no token of it
+     * was made or revoked since the session began: a new or revoked token ends every session.
+     */
     async accountOfSession(session: {
       accountId: number
       accountName: string
+      issuedAtMs: number
     }): Promise<Account | undefined> {
-      const account = await keys.getAccount(session.accountName)
-      return account?.id === session.accountId ? account : undefined
+      const found = await accounts.getAccountRecord(session.accountName)
+      if (found?.id !== session.accountId) return undefined
+      if (found.tokensChangedAt !== null && found.tokensChangedAt.getTime() > session.issuedAtMs)
+        return undefined
+      const { tokenCreatedAt: _, tokensChangedAt: __, ...account } = found
+      return account
     },
   }
 }

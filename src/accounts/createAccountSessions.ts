@@ -4,6 +4,8 @@ import type { Account } from '../auth/apiKey.ts'
 export type AccountSession = {
   accountId: number
   accountName: string
+  /** When it was signed in (its expiry less the sessions' lifetime). */
+  issuedAtMs: number
   expiresAtMs: number
   csrfToken: string
 }
@@ -55,6 +57,7 @@ export function createAccountSessions(options: {
     return {
       accountId: parsed.accountId,
       accountName: parsed.accountName,
+      issuedAtMs: parsed.expiresAtMs - ttlMs,
       expiresAtMs: parsed.expiresAtMs,
       csrfToken: mac('csrf', parsed.nonce),
     }

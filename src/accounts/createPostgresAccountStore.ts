@@ -13,11 +13,13 @@ type AccountRow = {
   credits_per_second: string | null
   created_at: Date
   token_created_at: Date | null
+  tokens_changed_at: Date | null
 }
 
 const selectAccounts = `
   SELECT a.id, a.name, a.plan, a.daily_credits, a.credits_per_second, a.created_at,
-         t.created_at AS token_created_at
+         t.created_at AS token_created_at,
+         (SELECT max(greatest(created_at, revoked_at)) FROM account_tokens WHERE account_id = a.id) AS tokens_changed_at
   FROM accounts a LEFT JOIN account_tokens t ON t.account_id = a.id AND t.revoked_at IS NULL`
 
 /** Account tokens on PostgreSQL (migration 'account tokens'), shared by every gateway and CLI. */
@@ -31,7 +33,7 @@ export function createPostgresAccountStore(pool: PostgresPool): AccountStore {
       const { rows } = await pool.query<AccountRow>(`${selectAccounts} WHERE a.name = $1`, [name])
       return rows[0] ? toAccountRecord(rows[0]) : undefined
     },
-    replaceToken(accountName, tokenHash) {
+    replaceToken(accountName, tokenHash, atMs) {
       return withTransaction(pool, async (client) => {
         // the account's row lock puts racing replacements one after another: each finds the
         // token the one before put in use, so at most one is ever in use
@@ -41,22 +43,23 @@ export function createPostgresAccountStore(pool: PostgresPool): AccountStore {
         )
         const account = found.rows[0]
         if (!account) return false
+        const at = new Date(atMs)
         await client.query(
-          'UPDATE account_tokens SET revoked_at = now() WHERE account_id = $1 AND revoked_at IS NULL',
-          [account.id],
+          'UPDATE account_tokens SET revoked_at = $2 WHERE account_id = $1 AND revoked_at IS NULL',
+          [account.id, at],
         )
-        await client.query('INSERT INTO account_tokens (account_id, token_hash) VALUES ($1, $2)', [
-          account.id,
-          tokenHash,
-        ])
+        await client.query(
+          'INSERT INTO account_tokens (account_id, token_hash, created_at) VALUES ($1, $2, $3)',
+          [account.id, tokenHash, at],
+        )
         return true
       })
     },
-    async revokeToken(accountName) {
+    async revokeToken(accountName, atMs) {
       const { rowCount } = await pool.query(
-        `UPDATE account_tokens SET revoked_at = now()
+        `UPDATE account_tokens SET revoked_at = $2
          WHERE account_id = (SELECT id FROM accounts WHERE name = $1) AND revoked_at IS NULL`,
-        [accountName],
+        [accountName, new Date(atMs)],
       )
       return (rowCount ?? 0) > 0
     },
@@ -82,5 +85,5 @@ function toAccount(row: AccountRow): Account {
 }
 
 function toAccountRecord(row: AccountRow): AccountRecord {
-  return { ...toAccount(row), tokenCreatedAt: row.token_created_at }
+  return { ...toAccount(row), tokenCreatedAt: row.token_created_at, tokensChangedAt: row.tokens_changed_at }
 }

@@ -11,11 +11,13 @@ type AccountRow = {
   credits_per_second: number | null
   created_at: number
   token_created_at: number | null
+  tokens_changed_at: number | null
 }
 
 const selectAccounts = `
   SELECT a.id, a.name, a.plan, a.daily_credits, a.credits_per_second, a.created_at,
-         t.created_at AS token_created_at
+         t.created_at AS token_created_at,
+         (SELECT max(max(created_at, coalesce(revoked_at, 0))) FROM account_tokens WHERE account_id = a.id) AS tokens_changed_at
   FROM accounts a LEFT JOIN account_tokens t ON t.account_id = a.id AND t.revoked_at IS NULL`
 
 /** Account tokens on SQLite (migration 'account tokens'). */
@@ -32,10 +34,9 @@ export function createSqliteAccountStore(db: SqliteDatabase): AccountStore {
   const insertToken = db.prepare<[number, string, number]>(
     'INSERT INTO account_tokens (account_id, token_hash, created_at) VALUES (?, ?, ?)',
   )
-  const replace = db.transaction((accountName: string, tokenHash: string): boolean => {
+  const replace = db.transaction((accountName: string, tokenHash: string, nowMs: number): boolean => {
     const account = selectId.get(accountName)
     if (!account) return false
-    const nowMs = Date.now()
     revokeInUse.run(nowMs, account.id)
     insertToken.run(account.id, tokenHash, nowMs)
     return true
@@ -49,14 +50,14 @@ export function createSqliteAccountStore(db: SqliteDatabase): AccountStore {
       const row = selectOne.get(name)
       return row ? toAccountRecord(row) : undefined
     },
-    async replaceToken(accountName, tokenHash) {
+    async replaceToken(accountName, tokenHash, atMs) {
       // BEGIN IMMEDIATE: a CLI beside the gateway replacing at once waits (busy_timeout) rather than
       // failing to turn its read into a write
-      return replace.immediate(accountName, tokenHash)
+      return replace.immediate(accountName, tokenHash, atMs)
     },
-    async revokeToken(accountName) {
+    async revokeToken(accountName, atMs) {
       const account = selectId.get(accountName)
-      return account !== undefined && revokeInUse.run(Date.now(), account.id).changes > 0
+      return account !== undefined && revokeInUse.run(atMs, account.id).changes > 0
     },
     async getAccountByTokenHash(tokenHash) {
       const row = selectByHash.get(tokenHash)
@@ -78,5 +79,6 @@ function toAccount(row: AccountRow): Account {
 
 function toAccountRecord(row: AccountRow): AccountRecord {
   const tokenCreatedAt = row.token_created_at === null ? null : new Date(row.token_created_at)
-  return { ...toAccount(row), tokenCreatedAt }
+  const tokensChangedAt = row.tokens_changed_at === null ? null : new Date(row.tokens_changed_at)
+  return { ...toAccount(row), tokenCreatedAt, tokensChangedAt }
 }

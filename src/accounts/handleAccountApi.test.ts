@@ -218,6 +218,23 @@ describe('handleAccountApi', () => {
       assert.equal((await get(api, '/account/api/keys', `Bearer ${token}`, address)).status, 429)
     })
 
+    it('a new or revoked account token ends the sessions signed in before it, not those after', async () => {
+      const api = deps()
+      const signIn = async () =>
+        cookieOf(await call(api, 'POST', '/account/api/session', { body: JSON.stringify({ token }) }))
+      const before = await signIn()
+      nowMs += 1000
+      token = await accounts.makeToken('acme')
+      assert.equal((await call(api, 'GET', '/account/api/keys', { cookie: before })).status, 401)
+      nowMs += 1000
+      const after = await signIn()
+      assert.equal((await call(api, 'GET', '/account/api/keys', { cookie: after })).status, 200)
+      nowMs += 1000
+      assert.equal(await accounts.revokeToken('acme'), true)
+      assert.equal((await call(api, 'GET', '/account/api/keys', { cookie: after })).status, 401)
+      token = await accounts.makeToken('acme')
+    })
+
     it('a cookie of an account made again under the same name, or a forged one, signs in to nothing', async () => {
       const api = deps()
       const other = createAccountSessions({
