@@ -28,6 +28,7 @@ describe('handleAccountApi', () => {
     },
     now: () => nowMs,
     tokenFailures: createAuthFailureLimiter({ burst: 2, perMinute: 6, now: () => nowMs }),
+    requestLog: { store: stores.requestLog, flush: async () => {}, days: 7, sampleRate: 0.01 },
   })
   const get = (api: AccountApiDeps, url: string, authorization?: string, address = '192.0.2.1') =>
     handleAccountApi(api, {

@@ -8,8 +8,10 @@ import { toWireError } from '../errors/toWireError.ts'
 import { parseWholeNumber } from '../metering/parseWholeNumber.ts'
 import { usageDays } from '../metering/usageBounds.ts'
 import type { UsageStore } from '../metering/usageStore.ts'
+import { type RequestLogReader, TextAnswer } from '../requestLog/readRequestLog.ts'
 import type { AccountAdmin } from './createAccountAdmin.ts'
 import { getAccountUsage } from './getAccountUsage.ts'
+import { getRequests } from './requestLogResource.ts'
 
 export type AccountApiRequest = {
   method: string
@@ -22,7 +24,13 @@ export type AccountApiRequest = {
   /** Whom wrong tokens are counted against. */
   clientAddress: string | undefined
 }
-export type AccountApiResponse = { status: number; body: unknown; headers?: Record<string, string> }
+export type AccountApiResponse = {
+  status: number
+  body: unknown
+  headers?: Record<string, string>
+  /** Set when `body` is text of this type (an NDJSON export), not JSON to serialize. */
+  contentType?: string
+}
 
 export type AccountApiDeps = {
   accounts: AccountAdmin
@@ -32,6 +40,7 @@ export type AccountApiDeps = {
   now: () => number
   /** Wrong account tokens, per client address (createAccountTokenFailures). */
   tokenFailures: AuthFailureLimiter
+  requestLog: RequestLogReader
 }
 
 /** The limiter's per-key bucket every wrong account token counts against: no key is named. */
@@ -54,7 +63,10 @@ export async function handleAccountApi(
     const account = await signIn(deps, request)
     const handler = Object.hasOwn(resources, resource) ? resources[resource] : undefined
     if (!handler) throw new RouteNotFoundError()
-    return { status: 200, body: await handler({ account, request, url, deps }) }
+    const body = await handler({ account, request, url, deps })
+    if (body instanceof TextAnswer)
+      return { status: 200, body: body.text, contentType: body.contentType, headers: body.headers }
+    return { status: 200, body }
   } catch (err) {
     const answer = toWireError(err, 'admin')
     return { status: answer.httpStatus, body: answer.body, headers: answer.headers }
@@ -94,6 +106,7 @@ const resources: Record<string, (call: AccountCall) => Promise<unknown>> = {
   usage: getUsage,
   keys: getKeys,
   account: getAccount,
+  requests: getRequests,
 }
 
 /**

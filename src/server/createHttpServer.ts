@@ -256,7 +256,8 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
             body,
             clientAddress: clientAddressOf(req),
           })
-          return sendAnswer(req, res, answer.status, JSON.stringify(answer.body), options, answer.headers)
+          const text = answer.contentType ? String(answer.body) : JSON.stringify(answer.body)
+          return sendAnswer(req, res, answer.status, text, options, answer.headers, answer.contentType)
         }
         case 'account': {
           const body = await readBodyText(req, adminMaxBodyBytes)
@@ -268,7 +269,8 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
             headers: req.headers,
             clientAddress: clientAddressOf(req),
           })
-          return sendAnswer(req, res, answer.status, JSON.stringify(answer.body), options, answer.headers)
+          const text = answer.contentType ? String(answer.body) : JSON.stringify(answer.body)
+          return sendAnswer(req, res, answer.status, text, options, answer.headers, answer.contentType)
         }
         case 'dashboard': {
           if (!handlers.dashboard) throw new RouteNotFoundError()
