@@ -38,7 +38,7 @@ export class TextAnswer {
 }
 
 /** A logged call as the account API, the admin API and the pages show it: its key by name and value, times in ISO. */
-export function toRequestView(row: StoredRequestLogRow, keysById: ReadonlyMap<number, ApiKey>) {
+function toRequestView(row: StoredRequestLogRow, keysById: ReadonlyMap<number, ApiKey>) {
   const key = keysById.get(row.keyId)
   return {
     time: new Date(row.timeMs).toISOString(),
