@@ -25,7 +25,7 @@ type RequestRow = {
   cursor: string
 }
 
-type Page = { requests: RequestRow[]; next: string | null }
+export type Page = { requests: RequestRow[]; next: string | null }
 
 type Filters = {
   account: string
@@ -49,12 +49,34 @@ function toQuery(filters: Filters): string {
   return query.toString()
 }
 
-/**
- * The request log (dashboard): every account's sampled calls and every error and refusal, newest
- * first, filtered by account, key, network, method, outcome and time; older rows page by page; the
- * rows the filters match exported as NDJSON.
- */
+/** The dashboard's page: every account's log, through the admin API. */
 export function RequestsPage() {
+  return (
+    <RequestLogView
+      title="Requests"
+      read={(query) => api<Page>(`admin/requests?${query}`)}
+      exportHref={(query) => `/dashboard/api/admin/requests?format=ndjson${query ? `&${query}` : ''}`}
+      byAccount
+    />
+  )
+}
+
+export type RequestLogViewProps = {
+  title: string
+  /** One page of rows for a query string (`limit`, filters, `before`). */
+  read: (query: string) => Promise<Page>
+  /** Where the NDJSON export of the rows the filters match is. */
+  exportHref: (query: string) => string
+  /** The operator's view: an account filter and column. */
+  byAccount?: boolean
+}
+
+/**
+ * A request log (the dashboard's, every account's; the portal's, one account's): sampled calls and
+ * every error and refusal, newest first, filtered by key, network, method, outcome and time (and
+ * account); older rows page by page; the rows the filters match exported as NDJSON.
+ */
+export function RequestLogView(props: RequestLogViewProps) {
   const [draft, setDraft] = useState<Filters>(noFilters)
   const [filters, setFilters] = useState<Filters>(noFilters)
   const [rows, setRows] = useState<RequestRow[]>([])
@@ -67,8 +89,8 @@ export function RequestsPage() {
     setLoading(true)
     setError(undefined)
     try {
-      const page = await api<Page>(
-        `admin/requests?limit=100${query ? `&${query}` : ''}${before ? `&before=${before}` : ''}`,
+      const page = await props.read(
+        `limit=100${query ? `&${query}` : ''}${before ? `&before=${before}` : ''}`,
       )
       setRows((shown) => (before ? [...shown, ...page.requests] : page.requests))
       setNext(page.next)
@@ -99,8 +121,8 @@ export function RequestsPage() {
   )
   return (
     <section aria-labelledby="requests-title">
-      <h1 id="requests-title">Requests</h1>
-      <p>A sample of each account's calls, and every error and refused call.</p>
+      <h1 id="requests-title">{props.title}</h1>
+      <p>A sample of the calls, and every error and refused call.</p>
       <form
         class="filters"
         onSubmit={(event) => {
@@ -108,7 +130,7 @@ export function RequestsPage() {
           setFilters(draft)
         }}
       >
-        {field('account', 'Account')}
+        {props.byAccount && field('account', 'Account')}
         {field('key', 'Key (name or key)')}
         {field('network', 'Network')}
         {field('method', 'Method')}
@@ -128,11 +150,7 @@ export function RequestsPage() {
         {time('from', 'From (UTC)')}
         {time('to', 'To (UTC)')}
         <button type="submit">Apply</button>
-        <a
-          class="button"
-          href={`/dashboard/api/admin/requests?format=ndjson${query ? `&${query}` : ''}`}
-          download="tollgate-requests.ndjson"
-        >
+        <a class="button" href={props.exportHref(query)} download="tollgate-requests.ndjson">
           Export NDJSON
         </a>
       </form>
@@ -144,7 +162,7 @@ export function RequestsPage() {
         rowKey={(row) => row.cursor}
         initialSort={{ key: 'time', descending: true }}
         empty={loading ? 'Loading…' : 'No requests logged for these filters.'}
-        columns={columns}
+        columns={props.byAccount ? columns : columns.filter((column) => column.key !== 'account')}
       />
       {next !== null && (
         <button type="button" disabled={loading} onClick={() => void load(next)}>
