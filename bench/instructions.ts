@@ -18,6 +18,8 @@
 // runs without them: the keys it names as unknown are dropped for it alone
 // (bench/lib/startBaseTollgate.ts), logged, and listed under the table; this build's config is always
 // the whole one.
+// With BENCH_REQUEST_LOG=off, tollgate runs without its request log (by default it is on, at its
+// default sample rate: docs/benchmarks.md "The request log").
 // With BENCH_KEEP_DUMPS set, the callgrind dumps are kept (their folder printed) for callgrind_annotate.
 // Needs valgrind (Debian: apt-get install valgrind).
 import { execFileSync } from 'node:child_process'
@@ -79,6 +81,8 @@ try {
     server: { port: 0, headersTimeoutMs: 600_000, requestTimeoutMs: 0 },
     upstreams: { headPollMs: 600_000, historyProbeMs: 600_000 },
     metering: { flushMs: 600_000 },
+    // BENCH_REQUEST_LOG=off counts tollgate without its request log (on: its default sample rate)
+    requestLog: { enabled: process.env.BENCH_REQUEST_LOG !== 'off', flushMs: 600_000 },
   }
   const toTarget = (name: string, gate: { url: string; pid: number | undefined }): Target => {
     const pid = gate.pid as number

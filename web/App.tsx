@@ -3,6 +3,7 @@ import { loadSession, messageOf, signOut, whenSignedOut } from './api.ts'
 import { GasPage } from './pages/GasPage.tsx'
 import { KeysPage } from './pages/KeysPage.tsx'
 import { OverviewPage } from './pages/OverviewPage.tsx'
+import { RequestsPage } from './pages/RequestsPage.tsx'
 import { SignInPage } from './pages/SignInPage.tsx'
 import { UsagePage } from './pages/UsagePage.tsx'
 
@@ -10,6 +11,7 @@ const pages = {
   overview: { label: 'Overview', Page: OverviewPage },
   usage: { label: 'Usage', Page: UsagePage },
   keys: { label: 'Keys', Page: KeysPage },
+  requests: { label: 'Requests', Page: RequestsPage },
   gas: { label: 'Gas', Page: GasPage },
 } as const
 type PageName = keyof typeof pages

@@ -55,6 +55,7 @@ describe('the account API: keys', () => {
         now: () => nowMs,
       }),
       oidcEnabled: () => false,
+      requestLog: { store: stores.requestLog, flush: async () => {}, days: 7, sampleRate: 0.01 },
     }
   })
   after(() => stores?.close())

@@ -32,6 +32,7 @@ describe('handleAccountApi', () => {
     },
     now: () => nowMs,
     tokenFailures: createAuthFailureLimiter({ burst: 2, perMinute: 6, now: () => nowMs }),
+    requestLog: { store: stores.requestLog, flush: async () => {}, days: 7, sampleRate: 0.01 },
     sessions: createAccountSessions({
       macKey: accountSessionMacKey(Buffer.alloc(32, 1)),
       ttlMs: 3_600_000,

@@ -6,6 +6,7 @@ import { toWireError } from '../errors/toWireError.ts'
 import { parseWholeNumber } from '../metering/parseWholeNumber.ts'
 import { usageDays } from '../metering/usageBounds.ts'
 import type { UsageStore } from '../metering/usageStore.ts'
+import { type RequestLogReader, TextAnswer } from '../requestLog/readRequestLog.ts'
 import { AccountAnswer } from './accountAnswer.ts'
 import { keysResource } from './accountKeysApi.ts'
 import { sessionResource, signInRequest } from './accountSessionApi.ts'
@@ -13,6 +14,7 @@ import type { AccountAdmin } from './createAccountAdmin.ts'
 import type { AccountSessions } from './createAccountSessions.ts'
 import { getAccountUsage } from './getAccountUsage.ts'
 import { type OidcSignIn, oidcResource } from './oidcApi.ts'
+import { getRequests } from './requestLogResource.ts'
 
 export type AccountApiRequest = {
   method: string
@@ -27,7 +29,13 @@ export type AccountApiRequest = {
   /** The connection is TLS: the session cookie is then `Secure`. */
   secure?: boolean
 }
-export type AccountApiResponse = { status: number; body: unknown; headers?: Record<string, string> }
+export type AccountApiResponse = {
+  status: number
+  body: unknown
+  headers?: Record<string, string>
+  /** Set when `body` is text of this type (an NDJSON export), not JSON to serialize. */
+  contentType?: string
+}
 
 export type AccountApiDeps = {
   accounts: AccountAdmin
@@ -45,6 +53,7 @@ export type AccountApiDeps = {
   oidcEnabled: () => boolean
   /** Sign-in through an identity provider; undefined when none is configured (accounts.oidc). */
   oidc?: OidcSignIn | undefined
+  requestLog: RequestLogReader
 }
 
 /**
@@ -65,6 +74,8 @@ export async function handleAccountApi(
     const handler = Object.hasOwn(resources, resource) ? resources[resource] : undefined
     if (!handler) throw new RouteNotFoundError()
     const answer = await handler({ account, request, url, deps })
+    if (answer instanceof TextAnswer)
+      return { status: 200, body: answer.text, contentType: answer.contentType, headers: answer.headers }
     return answer instanceof AccountAnswer
       ? { status: answer.status, body: answer.body }
       : { status: 200, body: answer }
@@ -87,6 +98,7 @@ const resources: Record<string, (call: AccountCall) => Promise<unknown>> = {
   usage: getUsage,
   keys: keysResource,
   account: getAccount,
+  requests: getRequests,
 }
 
 /**

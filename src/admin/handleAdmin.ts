@@ -20,6 +20,8 @@ import { utcDay, utcHour } from '../metering/clock.ts'
 import { parseWholeNumber } from '../metering/parseWholeNumber.ts'
 import { usageDays, usageHours } from '../metering/usageBounds.ts'
 import type { UsageStore } from '../metering/usageStore.ts'
+import type { RequestLogReader } from '../requestLog/readRequestLog.ts'
+import { answerAdminRequests } from './adminRequestLog.ts'
 import { adminTokenKeyId } from './createAdminTokenFailures.ts'
 
 export type AdminRequest = {
@@ -30,7 +32,13 @@ export type AdminRequest = {
   /** Whom wrong tokens are counted against (undefined: the dashboard's own calls, signed in). */
   clientAddress: string | undefined
 }
-export type AdminResponse = { status: number; body: unknown; headers?: Record<string, string> }
+export type AdminResponse = {
+  status: number
+  body: unknown
+  headers?: Record<string, string>
+  /** Set when `body` is text of this type (an NDJSON export), not JSON to serialize. */
+  contentType?: string
+}
 
 export type AdminDeps = {
   /** The bearer token; undefined turns the admin API off (404). */
@@ -44,6 +52,7 @@ export type AdminDeps = {
   now: () => number
   /** Wrong tokens per client address, shared with the dashboard's sign-in (createAdminTokenFailures). */
   tokenFailures: AuthFailureLimiter
+  requestLog: RequestLogReader
 }
 
 const createBody = z.strictObject({
@@ -108,6 +117,7 @@ async function route(deps: AdminDeps, request: AdminRequest): Promise<AdminRespo
   if (resource === 'plans' && parts.length === 1 && method === 'GET') return ok(admin.plans)
   if (resource === 'usage' && parts.length === 1 && method === 'GET')
     return ok(await usage(deps, url.searchParams))
+  if (resource === 'requests' && method === 'GET') return answerAdminRequests(deps, parts, url.searchParams)
   if (resource === 'accounts') return routeAccounts(deps.accounts, method, parts.slice(1))
   if (resource !== 'keys') throw new RouteNotFoundError()
 

@@ -140,6 +140,11 @@ async function route(deps: DashboardDeps, request: DashboardRequest): Promise<Da
       // signed in already: the admin token's limiter has nothing to count
       clientAddress: undefined,
     })
+    if (answer.contentType) {
+      // an export (NDJSON): saved as a file by the page's link
+      const headers = { ...securityHeaders, 'cache-control': 'no-store', ...answer.headers }
+      return { status: answer.status, contentType: answer.contentType, body: String(answer.body), headers }
+    }
     return json(answer.status, answer.body)
   }
   throw new RouteNotFoundError()

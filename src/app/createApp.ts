@@ -11,6 +11,7 @@ import { type Clock, systemClock } from '../metering/clock.ts'
 import type { Meter } from '../metering/meterTypes.ts'
 import type { UsageStore } from '../metering/usageStore.ts'
 import type { NetworkRegistry } from '../networks/createNetworkRegistry.ts'
+import type { RequestLog } from '../requestLog/createRequestLog.ts'
 import { assertPortFree } from '../server/assertPortFree.ts'
 import { composeStages } from './composeStages.ts'
 import { createReloader, type Reloader } from './createReloader.ts'
@@ -18,6 +19,7 @@ import { createRequestHandling } from './createRequestHandling.ts'
 import { startDevnetStage } from './startDevnetStage.ts'
 import { startMeteringStage } from './startMeteringStage.ts'
 import { startNetworksStage } from './startNetworksStage.ts'
+import { startRequestLogStage } from './startRequestLogStage.ts'
 import { startServerStage } from './startServerStage.ts'
 import { startStoresStage } from './startStoresStage.ts'
 import { startTracingStage } from './startTracingStage.ts'
@@ -33,6 +35,8 @@ export type App = {
   keyAdmin: KeyAdmin
   meter: Meter
   usageStore: UsageStore
+  /** The request log's writer; undefined when `requestLog.enabled` is false. */
+  requestLog: RequestLog | undefined
   /** The gas API's fee-history indexers, by chain id. */
   indexers: ReadonlyMap<number, FeeIndexer>
   feeStore: FeeHistoryStore
@@ -81,6 +85,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     const { meter, usageTotals, dashboardStats, redisUp } = await stages.start(() =>
       startMeteringStage(config, { stores, clock, log, worker }),
     )
+    const { requestLog } = await stages.start(() => startRequestLogStage(config, { stores, log }))
     const { devnet, embedded } = await stages.start(() =>
       startDevnetStage(config, { keyStore: stores.keys, keyAdmin, keys, worker }),
     )
@@ -101,6 +106,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       services,
       dashboardStats,
       tracing,
+      requestLog,
       clock,
       log,
     })
@@ -143,6 +149,7 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
       keyAdmin,
       meter,
       usageStore: stores.usage,
+      requestLog,
       indexers: services.indexers,
       feeStore: stores.feeHistory,
       devnet,

@@ -3,6 +3,7 @@ import { createPostgresKeyStore } from '../auth/createPostgresKeyStore.ts'
 import { createPostgresKeyWatch } from '../auth/createPostgresKeyWatch.ts'
 import { createPostgresFeeHistoryStore } from '../gas/createPostgresFeeHistoryStore.ts'
 import { createPostgresUsageStore } from '../metering/createPostgresUsageStore.ts'
+import { createPostgresRequestLogStore } from '../requestLog/createPostgresRequestLogStore.ts'
 import { createPostgresLeases } from '../store/createPostgresLeases.ts'
 import { createPostgresPool } from '../store/createPostgresPool.ts'
 import { migratePostgres } from '../store/migratePostgres.ts'
@@ -42,6 +43,7 @@ export async function createPostgresStores(
     accounts: createPostgresAccountStore(pool),
     usage: createPostgresUsageStore(pool),
     feeHistory: createPostgresFeeHistoryStore(pool),
+    requestLog: createPostgresRequestLogStore(pool),
     watchKeys: keyWatch.watch,
     lead: leases.lead,
     async ping() {

@@ -28,6 +28,8 @@ import type { Clock } from '../metering/clock.ts'
 import type { Meter } from '../metering/meterTypes.ts'
 import type { NetworkRegistry } from '../networks/createNetworkRegistry.ts'
 import type { RequestTracing } from '../pipeline/RequestTrace.ts'
+import type { RequestLog } from '../requestLog/createRequestLog.ts'
+import type { RequestLogReader } from '../requestLog/readRequestLog.ts'
 import { type AnswerMemory, createAnswerMemory, smallMessageBytes } from '../upstreams/AnswerBudget.ts'
 import type { NetworkServices } from './createNetworkServices.ts'
 import { createRequestSettings, type LiveRequestSettings } from './createRequestSettings.ts'
@@ -54,7 +56,7 @@ export type RequestHandling = {
 }
 
 export type RequestHandlingDeps = {
-  stores: Pick<Stores, 'keys' | 'usage' | 'accounts'>
+  stores: Pick<Stores, 'keys' | 'usage' | 'accounts' | 'requestLog'>
   keys: KeyRegistry
   keyAdmin: KeyAdmin
   meter: Meter
@@ -62,6 +64,8 @@ export type RequestHandlingDeps = {
   services: Pick<NetworkServices, 'hubs' | 'indexers' | 'onRetired'>
   dashboardStats: DashboardStats
   tracing: RequestTracing | undefined
+  /** The request log's writer; undefined when it is off (what it wrote is still read). */
+  requestLog: RequestLog | undefined
   clock: Clock
   log: Logger
 }
@@ -86,7 +90,14 @@ export async function createRequestHandling(
     plans: () => deps.keyAdmin.plans,
     now,
   })
+  const requestLog: RequestLogReader = {
+    store: stores.requestLog,
+    flush: async () => deps.requestLog?.flush(),
+    days: config.requestLog.days,
+    sampleRate: config.requestLog.sampleRate,
+  }
   const adminDeps = {
+    requestLog,
     token: config.admin.token,
     tokenFailures,
     admin: deps.keyAdmin,
@@ -109,6 +120,7 @@ export async function createRequestHandling(
       ? undefined
       : createOidcSignIn(config.accounts.oidc, { secretHashKey, keys: stores.keys, now, log })
   const accountDeps = {
+    requestLog,
     accounts,
     keyAdmin: deps.keyAdmin,
     usage: stores.usage,
@@ -160,6 +172,7 @@ export async function createRequestHandling(
         callsInFlight: new CallsInFlight(),
         log,
         tracing: deps.tracing,
+        requestLog: deps.requestLog,
         verifySecret: createSecretVerifier({
           hashKey: secretHashKey,
           store: stores.keys,

@@ -2,6 +2,7 @@ import { createSqliteAccountStore } from '../accounts/createSqliteAccountStore.t
 import { createSqliteKeyStore } from '../auth/createSqliteKeyStore.ts'
 import { createSqliteFeeHistoryStore } from '../gas/createSqliteFeeHistoryStore.ts'
 import { createSqliteUsageStore } from '../metering/createSqliteUsageStore.ts'
+import { createSqliteRequestLogStore } from '../requestLog/createSqliteRequestLogStore.ts'
 import type { Leadership } from '../store/leadership.ts'
 import { lockDatabaseFile } from '../store/lockDatabaseFile.ts'
 import { openSqlite } from '../store/openSqlite.ts'
@@ -25,6 +26,7 @@ export function createSqliteStores(file: string, options: CreateStoresOptions): 
     accounts: createSqliteAccountStore(db),
     usage: createSqliteUsageStore(db),
     feeHistory: createSqliteFeeHistoryStore(db),
+    requestLog: createSqliteRequestLogStore(db),
     watchKeys: undefined,
     lead: () => soleLeadership,
     async ping() {

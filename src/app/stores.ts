@@ -2,6 +2,7 @@ import type { AccountStore } from '../accounts/accountStore.ts'
 import type { KeyStore } from '../auth/keyStore.ts'
 import type { FeeHistoryStore } from '../gas/feeHistoryStore.ts'
 import type { UsageStore } from '../metering/usageStore.ts'
+import type { RequestLogStore } from '../requestLog/requestLogStore.ts'
 import type { Leadership } from '../store/leadership.ts'
 
 /** Every store the gateway and the CLI use, on one database; nothing here names the driver. */
@@ -11,6 +12,8 @@ export type Stores = {
   accounts: AccountStore
   usage: UsageStore
   feeHistory: FeeHistoryStore
+  /** The request log key holders read (a sample of calls, every error and refusal). */
+  requestLog: RequestLogStore
   /**
    * Key and account changes by other processes, as they commit (PostgreSQL: LISTEN/NOTIFY); undefined
    * where only the key registry's interval check finds them (SQLite: one gateway per file).

@@ -215,6 +215,29 @@ export const configSchema = z.strictObject({
       spoolDir: z.string().min(1).optional(),
     })
     .prefault({}),
+  /** The request log key holders read (docs/accounts.md "Request log"): a sample of calls, every error and refusal. */
+  requestLog: z
+    .strictObject({
+      /** Off: nothing is logged, nothing is kept per call. */
+      enabled: z.boolean().default(true),
+      /** The share of successful calls kept, 0 to 1; errors and refused calls are always kept. */
+      sampleRate: z.number().min(0).max(1).default(0.01),
+      /** Rows older than this many days are deleted. */
+      days: z.int().min(1).max(366).default(7),
+      /** The most rows kept per account; beyond it the oldest are deleted. */
+      rowsPerAccount: z.int().min(1).max(10_000_000).default(100_000),
+      /** Rows waiting to be written, at most; beyond it rows are dropped (and counted). */
+      maxBufferedRows: z.int().min(1).max(1_000_000).default(10_000),
+      /** How often waiting rows are written (and at most `maxBufferedRows / 2` wait for it). */
+      flushMs: z.int().positive().default(1_000),
+      /** Keep the client's whole address; by default an IPv4 address is cut to its /24, an IPv6 one to its /48. */
+      fullClientAddress: z.boolean().default(false),
+      /** Keep each call's params and answer (each cut to `maxParamsChars`); off by default. */
+      params: z.boolean().default(false),
+      /** The longest params or answer text kept when `params` is on. */
+      maxParamsChars: z.int().min(16).max(65_536).default(1_024),
+    })
+    .prefault({}),
   auth: z
     .strictObject({
       /** Wrong secrets or JWTs a client address (or a key) may send at once before it gets 429 without a check. */

@@ -51,7 +51,12 @@ export type KeyRequestAccess =
       /** When the request's JWT expires (ms since the epoch); undefined without one. */
       tokenExpiresMs: number | undefined
     }
-  | { ok: false; error: unknown }
+  | {
+      ok: false
+      error: unknown
+      /** The key, when it exists and the request named it (the request log keeps its refusals). */
+      key?: KeyEntry
+    }
 
 /**
  * Where a request goes: its network, if known, and what refuses it once the client has proved it
@@ -112,7 +117,7 @@ async function authenticated(
   try {
     auth = await authenticate(key, request, deps)
   } catch (error) {
-    return { ok: false, error }
+    return { ok: false, error, key }
   }
   // looked up once the request is verified: a reload meanwhile sends it to the network now configured
   return authorize(key, auth, request, target ?? lookUpNetwork(deps, request))
@@ -164,7 +169,7 @@ function authorize(
       (key.apiKey.settings.failover || request.enableFailover?.toLowerCase() === 'true')
     return { ok: true, key, network, guard, failover, tokenExpiresMs: auth.claims?.expiresMs }
   } catch (error) {
-    return { ok: false, error }
+    return { ok: false, error, key }
   }
 }
 

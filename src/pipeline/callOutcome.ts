@@ -27,6 +27,8 @@ export type CallOutcome = {
   errorHeaders: string[] | undefined
   /** What it did on its way (upstream attempts, the cache), when the request keeps trails. */
   trail: CallTrail | undefined
+  /** What refused or failed it (the request log's reason); undefined when it was answered. */
+  error: unknown
 }
 
 /**
@@ -60,6 +62,7 @@ function refused(ctx: RpcContext, prepared: PreparedCall & { ok: false }): CallO
     partner: false,
     errorHeaders: undefined,
     trail: undefined,
+    error: answer === false ? undefined : answer,
   }
 }
 
@@ -84,6 +87,7 @@ function answered(
     partner,
     errorHeaders: undefined,
     trail,
+    error: undefined,
   }
 }
 
@@ -114,5 +118,6 @@ function failed(
     partner: false,
     errorHeaders: headers,
     trail,
+    error: err,
   }
 }

@@ -12,6 +12,7 @@ import { withRawIds } from '../jsonrpc/withRawIds.ts'
 import type { CallsInFlight } from '../metering/CallsInFlight.ts'
 import type { Meter, Settlement, UsageRecord } from '../metering/meterTypes.ts'
 import { priceOf } from '../methods/priceOf.ts'
+import { type RequestLogTap, wholeRequestLabel } from '../requestLog/createRequestLogTap.ts'
 import type { AnswerBudget } from '../upstreams/AnswerBudget.ts'
 import {
   authorizeKeyRequest,
@@ -40,6 +41,8 @@ export type RpcDeps = KeyRequestDeps & {
   log: Logger
   /** Starts each request's trace; undefined when tracing is off (docs/observability.md#traces). */
   tracing: RequestTracing | undefined
+  /** Where each call's outcome goes (docs/accounts.md "Request log"); undefined when the log is off. */
+  requestLog: RequestLogTap | undefined
 }
 
 /** A JSON-RPC request as a transport hands it over: an HTTP POST, or one WebSocket message. */
@@ -90,13 +93,25 @@ const batchEnvelopeLabel = '(batch)'
  */
 export async function handleRpc(deps: RpcDeps, arrival: RpcArrival): Promise<RpcAnswer> {
   const trace = deps.tracing && startTrace(deps.tracing, arrival)
+  const { requestLog } = deps
+  const startedMs = requestLog ? performance.now() : 0
   try {
     // authenticate and authorize (awaited only when it is a promise, as each step below: most
     // requests have nothing to wait for here, and an await is a turn of the microtask queue)
     const authorizing = authorized(deps, arrival, trace)
     const access = authorizing instanceof Promise ? await authorizing : authorizing
-    if (!access.ok) return finished(trace, arrival, refusedAnswer(deps, null, access.error))
+    if (!access.ok) {
+      // a key's refusals are its account's to read; a stranger's (no key) are nobody's
+      if (requestLog && access.key) {
+        const { networkName, host } = arrival.keyRequest
+        const network = deps.networks.resolve(networkName, host)?.name ?? networkName ?? ''
+        const logged = { key: access.key, network, keyRequest: arrival.keyRequest, startedMs }
+        requestLog.refused(logged, wholeRequestLabel, access.error, 0)
+      }
+      return finished(trace, arrival, refusedAnswer(deps, null, access.error))
+    }
     const { key, network } = access
+    const logged = requestLog && { key, network: network.name, keyRequest: arrival.keyRequest, startedMs }
     // counted from here to the answer: a network a reload replaced stops once its calls are done
     network.calls.enter()
     try {
@@ -108,6 +123,10 @@ export async function handleRpc(deps: RpcDeps, arrival: RpcArrival): Promise<Rpc
         // the body stream's own error (the client went away mid-body) is no refusal to answer
         if (!(refusal instanceof TollgateError)) throw refusal
         const charged = await chargeRefusal(deps.meter, key.subject, network.name, refusal)
+        if (logged) {
+          const credits = charged.settlement?.chargedCredits ?? 0
+          requestLog?.refused(logged, wholeRequestLabel, charged.error, credits)
+        }
         const refused = refusedAnswer(deps, null, charged.error)
         return recorded(deps, trace, arrival, access, refused, charged.settlement)
       }
@@ -126,6 +145,8 @@ export async function handleRpc(deps: RpcDeps, arrival: RpcArrival): Promise<Rpc
         ctx.credits.keep(admitting instanceof Promise ? await admitting : admitting)
       } catch (limit) {
         const refused = refusedAnswer(deps, request.isBatch ? null : idOf(calls[0]), limit)
+        if (logged)
+          requestLog?.refused(logged, request.isBatch ? batchEnvelopeLabel : labelOf(calls[0]), limit, 0)
         metered?.({ 'tollgate.refused': refused.status })
         return recorded(deps, trace, arrival, access, refused, undefined, request.rawIds)
       }
@@ -138,6 +159,7 @@ export async function handleRpc(deps: RpcDeps, arrival: RpcArrival): Promise<Rpc
 
       // settle: each call charged the price of its outcome (against all the request held)
       const settlement = ctx.credits.settle(usageOf(calls, outcomes, request.isBatch, network.name))
+      if (logged) requestLog?.calls(logged, calls, outcomes)
 
       // record
       const result = request.isBatch ? batchResult(outcomes) : singleResult(outcomes[0] as CallOutcome)
@@ -202,7 +224,8 @@ function contextOf(
     answerBudget: arrival.answerBudget,
     log: deps.log,
     // each call's trail, when something reads them (the trace, the route headers)
-    trails: trace ?? (routed ? recordingTrails : undefined),
+    // (the request log reads each call's upstream and cache)
+    trails: trace ?? (routed || deps.requestLog ? recordingTrails : undefined),
     trace,
     subscriptions: arrival.subscriptions,
   }
@@ -347,6 +370,12 @@ function startTrace(tracing: RequestTracing, arrival: RpcArrival): RequestTrace 
 /** A header's value; the first when it came more than once. */
 function oneOf(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value
+}
+
+/** The method a call is logged under (prepareCall's label for one that is not ours). */
+function labelOf(call: PreparedCall | undefined): string {
+  if (!call) return wholeRequestLabel
+  return call.ok ? call.spec.name : call.method
 }
 
 function idOf(call: PreparedCall | undefined): RpcId {

@@ -259,7 +259,8 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
             body,
             clientAddress: clientAddressOf(req),
           })
-          return sendAnswer(req, res, answer.status, JSON.stringify(answer.body), options, answer.headers)
+          const text = answer.contentType ? String(answer.body) : JSON.stringify(answer.body)
+          return sendAnswer(req, res, answer.status, text, options, answer.headers, answer.contentType)
         }
         case 'account': {
           const body = await readBodyText(req, adminMaxBodyBytes)
@@ -272,7 +273,8 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
             clientAddress: clientAddressOf(req),
             secure: 'encrypted' in req.socket,
           })
-          return sendAnswer(req, res, answer.status, JSON.stringify(answer.body), options, answer.headers)
+          const text = answer.contentType ? String(answer.body) : JSON.stringify(answer.body)
+          return sendAnswer(req, res, answer.status, text, options, answer.headers, answer.contentType)
         }
         case 'portal': {
           const { status, body, headers, contentType } = handlers.portal({

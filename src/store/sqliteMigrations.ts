@@ -124,4 +124,34 @@ export const sqliteMigrations: readonly Migration[] = [
   CREATE UNIQUE INDEX account_tokens_in_use ON account_tokens (account_id) WHERE revoked_at IS NULL;
   `,
   },
+  {
+    name: 'request log',
+    sql: `
+  -- the request log key holders read (docs/accounts.md): a sample of calls and every error and
+  -- refused call, per account; pruned by age and by rows per account. Time in ms since the epoch
+  CREATE TABLE request_log (
+    id INTEGER PRIMARY KEY,
+    time_ms INTEGER NOT NULL,
+    account_id INTEGER NOT NULL,
+    key_id INTEGER NOT NULL,
+    network TEXT NOT NULL,
+    method TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    status INTEGER NOT NULL,
+    code INTEGER,
+    error TEXT,
+    reason TEXT,
+    credits INTEGER NOT NULL,
+    duration_ms INTEGER NOT NULL,
+    cache_hit INTEGER NOT NULL,
+    upstream TEXT,
+    client_address TEXT,
+    user_agent TEXT,
+    params TEXT,
+    answer TEXT
+  );
+  CREATE INDEX request_log_account_time ON request_log (account_id, time_ms, id);
+  CREATE INDEX request_log_time ON request_log (time_ms);
+  `,
+  },
 ]

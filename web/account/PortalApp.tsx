@@ -4,6 +4,7 @@ import { messageOf } from '../api.ts'
 import { loadSession, type Session, signOut, whenSignedOut } from './accountApi.ts'
 import { PortalKeysPage } from './pages/PortalKeysPage.tsx'
 import { PortalOverviewPage } from './pages/PortalOverviewPage.tsx'
+import { PortalRequestsPage } from './pages/PortalRequestsPage.tsx'
 import { PortalSignInPage } from './pages/PortalSignInPage.tsx'
 import { PortalUsagePage } from './pages/PortalUsagePage.tsx'
 
@@ -18,6 +19,7 @@ const pages: Record<string, { label: string; Page: ComponentType<PortalPageProps
   overview: { label: 'Overview', Page: PortalOverviewPage },
   keys: { label: 'Keys', Page: PortalKeysPage },
   usage: { label: 'Usage', Page: PortalUsagePage },
+  requests: { label: 'Requests', Page: PortalRequestsPage },
 }
 
 function currentPage(): string {

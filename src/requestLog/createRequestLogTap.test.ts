@@ -1,0 +1,143 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import type { KeyEntry } from '../auth/createKeyRegistry.ts'
+import { RateLimitError } from '../errors/limitErrors.ts'
+import { MethodNotFoundError } from '../errors/rpcErrors.ts'
+import type { KeyRequest } from '../pipeline/authorizeKeyRequest.ts'
+import type { CallOutcome } from '../pipeline/callOutcome.ts'
+import type { PreparedCall } from '../pipeline/prepareCall.ts'
+import { CallTrail } from '../upstreams/CallTrail.ts'
+import type { PoolMember } from '../upstreams/PoolMember.ts'
+import { createRequestLogTap, type LoggedRequest, type RequestLogSettings } from './createRequestLogTap.ts'
+import type { RequestLogRow } from './requestLogStore.ts'
+
+const key = { apiKey: { id: 7, key: 'k'.repeat(32), account: { id: 3 } } } as unknown as KeyEntry
+const keyRequest = {
+  clientAddress: '203.0.113.77',
+  userAgent: `agent/${'x'.repeat(1000)}`,
+} as unknown as KeyRequest
+const request: LoggedRequest = { key, network: 'mainnet', keyRequest, startedMs: performance.now() }
+const settings: RequestLogSettings = {
+  sampleRate: 0.25,
+  fullClientAddress: false,
+  params: false,
+  maxParamsChars: 32,
+}
+
+function outcome(fields: Partial<CallOutcome>): CallOutcome {
+  return {
+    payload: '{"jsonrpc":"2.0","id":1,"result":"0x1"}',
+    httpStatus: 200,
+    credits: 80,
+    method: 'eth_blockNumber',
+    isNotification: false,
+    partner: false,
+    errorHeaders: undefined,
+    trail: undefined,
+    error: undefined,
+    ...fields,
+  }
+}
+const call = { ok: true, call: { id: 1, params: ['0xabc', 'latest'] } } as unknown as PreparedCall
+
+/** A tap whose draws are `draws`, in order, and the rows it keeps. */
+function tapWith(draws: number[], overrides: Partial<RequestLogSettings> = {}) {
+  const rows: RequestLogRow[] = []
+  let drawn = 0
+  const tap = createRequestLogTap(
+    { ...settings, ...overrides },
+    (row) => rows.push(row),
+    () => {
+      drawn++
+      return draws.shift() ?? 0.99
+    },
+  )
+  return { tap, rows, drawn: () => drawn }
+}
+
+describe('createRequestLogTap', () => {
+  it('keeps a successful call when its draw falls under the sample rate, one draw per call', () => {
+    const { tap, rows, drawn } = tapWith([0.1, 0.3, 0.2499, 0.25])
+    tap.calls(request, [call, call, call, call], [outcome({}), outcome({}), outcome({}), outcome({})])
+    assert.equal(drawn(), 4)
+    assert.equal(rows.length, 2)
+    assert.deepEqual(
+      rows.map((row) => [row.outcome, row.status, row.code, row.error, row.credits]),
+      [
+        ['ok', 200, null, null, 80],
+        ['ok', 200, null, null, 80],
+      ],
+    )
+  })
+
+  it('keeps every error and refusal whatever the draw: a refused call, a failure, a node error answer', () => {
+    const { tap, rows } = tapWith([0.99, 0.99, 0.99], { sampleRate: 0 })
+    tap.calls(
+      request,
+      [call, call, call],
+      [
+        outcome({
+          error: new MethodNotFoundError('eth_nope'),
+          httpStatus: 405,
+          credits: 0,
+          method: '(invalid)',
+        }),
+        outcome({ error: new RateLimitError('keyCreditsPerSecond', 500), httpStatus: 429, credits: 0 }),
+        outcome({
+          payload: Buffer.from('{"jsonrpc":"2.0","id":1,"error":{"code":3,"message":"execution reverted"}}'),
+        }),
+      ],
+    )
+    assert.deepEqual(
+      rows.map((row) => [row.outcome, row.status, row.code, row.error]),
+      [
+        ['error', 405, -32601, 'MethodNotFoundError'],
+        ['refused', 429, 429, 'RateLimitError'],
+        ['error', 200, 3, 'NodeError'],
+      ],
+    )
+    assert.equal(rows[1]?.reason, "You have exceeded this key's own credits per second throughput limit.")
+    assert.equal(rows[2]?.reason, 'execution reverted')
+  })
+
+  it('a refusal of the whole request is one row', () => {
+    const { tap, rows } = tapWith([])
+    tap.refused(request, '(batch)', new RateLimitError('planCreditsPerSecond', 100), 0)
+    assert.equal(rows.length, 1)
+    assert.equal(rows[0]?.method, '(batch)')
+    assert.equal(rows[0]?.outcome, 'refused')
+    assert.equal(rows[0]?.status, 429)
+  })
+
+  it('cuts the address and the user agent, names the upstream (never its URL), keeps no params', () => {
+    const { tap, rows } = tapWith([0])
+    const trail = new CallTrail(undefined)
+    const member = {
+      upstream: { name: 'alpha', url: 'https://secret.example/KEY' },
+      priority: 0,
+    } as unknown as PoolMember
+    const { attempt } = trail.begin(member, false)
+    trail.end(attempt, { answer: Buffer.from('') } as never)
+    trail.usedCache('miss')
+    tap.calls(request, [call], [outcome({ trail })])
+    const row = rows[0] as RequestLogRow
+    assert.equal(row.clientAddress, '203.0.113.0/24')
+    assert.equal(row.userAgent?.length, 256)
+    assert.equal(row.upstream, 'alpha')
+    assert.equal(row.cacheHit, false)
+    assert.equal(row.params, null)
+    assert.equal(row.answer, null)
+    assert.equal(row.accountId, 3)
+    assert.equal(row.keyId, 7)
+    assert.ok(!JSON.stringify(row).includes('secret.example'))
+  })
+
+  it('keeps the whole address and cut params and answer when the operator says so', () => {
+    const { tap, rows } = tapWith([0], { fullClientAddress: true, params: true, maxParamsChars: 16 })
+    tap.calls(request, [call], [outcome({})])
+    const row = rows[0] as RequestLogRow
+    assert.equal(row.clientAddress, '203.0.113.77')
+    assert.equal(row.params, '["0xabc","latest…')
+    assert.equal(row.answer, '{"jsonrpc":"2.0"…')
+  })
+})

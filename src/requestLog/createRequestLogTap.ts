@@ -1,0 +1,186 @@
+import type { KeyEntry } from '../auth/createKeyRegistry.ts'
+import { ClientGoneError } from '../errors/callEndings.ts'
+import { TollgateError } from '../errors/TollgateError.ts'
+import { toWireError } from '../errors/toWireError.ts'
+import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
+import type { RpcPayload } from '../jsonrpc/types.ts'
+import type { KeyRequest } from '../pipeline/authorizeKeyRequest.ts'
+import type { CallOutcome } from '../pipeline/callOutcome.ts'
+import type { PreparedCall } from '../pipeline/prepareCall.ts'
+import type { RequestLogRow, RequestOutcome } from './requestLogStore.ts'
+import { truncateClientAddress } from './truncateClientAddress.ts'
+
+/** What the request log keeps of what: config `requestLog` (docs/config.md). */
+export type RequestLogSettings = {
+  sampleRate: number
+  fullClientAddress: boolean
+  params: boolean
+  maxParamsChars: number
+}
+
+/** A request of a known key, as the pipeline knows it when it is answered. */
+export type LoggedRequest = {
+  key: KeyEntry
+  network: string
+  keyRequest: KeyRequest
+  /** performance.now() when the request arrived. */
+  startedMs: number
+}
+
+/** Where the request path tells the log how each call ended (handleRpc, once per request, HTTP and WebSocket alike). */
+export type RequestLogTap = {
+  /** A request refused whole (its credentials, its body, its key's credits or rate): one row, always. */
+  refused(request: LoggedRequest, method: string, err: unknown, credits: number): void
+  /** Each call of a request that ran: errors and refusals always, the rest as sampled. */
+  calls(request: LoggedRequest, calls: readonly PreparedCall[], outcomes: readonly CallOutcome[]): void
+}
+
+/** The label of a row for a request refused before its calls were read. */
+export const wholeRequestLabel = '(request)'
+
+/** The longest user agent and error reason kept. */
+const maxUserAgentChars = 256
+const maxReasonChars = 200
+/** A node's answer longer than this is not read for an error (an error answer is short). */
+const maxErrorAnswerBytes = 65_536
+
+/** What a call's failure was, as a row keeps it. */
+type Failure = { outcome: Exclude<RequestOutcome, 'ok'>; code: number | null; error: string; reason: string }
+
+/**
+ * The rows of calls (`add` takes each): a successful call is kept when a draw of `random` falls under
+ * the sample rate (drawn first: most calls end there), every error and refusal always.
+ */
+export function createRequestLogTap(
+  settings: RequestLogSettings,
+  add: (row: RequestLogRow) => void,
+  random: () => number = Math.random,
+): RequestLogTap {
+  const rowOf = (
+    request: LoggedRequest,
+    method: string,
+    status: number,
+    credits: number,
+    failure: Failure | undefined,
+  ): RequestLogRow => {
+    const { keyRequest } = request
+    return {
+      timeMs: Date.now(),
+      accountId: request.key.apiKey.account.id,
+      keyId: request.key.apiKey.id,
+      network: request.network,
+      method,
+      outcome: failure?.outcome ?? 'ok',
+      status,
+      code: failure?.code ?? null,
+      error: failure?.error ?? null,
+      reason: failure?.reason ?? null,
+      credits,
+      durationMs: Math.max(0, Math.round(performance.now() - request.startedMs)),
+      cacheHit: false,
+      upstream: null,
+      clientAddress: settings.fullClientAddress
+        ? (keyRequest.clientAddress ?? null)
+        : truncateClientAddress(keyRequest.clientAddress),
+      userAgent: keyRequest.userAgent === undefined ? null : keyRequest.userAgent.slice(0, maxUserAgentChars),
+      params: null,
+      answer: null,
+    }
+  }
+  return {
+    refused(request, method, err, credits) {
+      const failure = failureOfError(err)
+      add(rowOf(request, method, toWireError(err, 'jsonrpc').httpStatus, credits, failure))
+    },
+    calls(request, calls, outcomes) {
+      for (let index = 0; index < outcomes.length; index++) {
+        const outcome = outcomes[index] as CallOutcome
+        const drawn = random() < settings.sampleRate
+        const failure = failureOf(outcome)
+        if (!drawn && failure === undefined) continue
+        const row = rowOf(request, outcome.method, outcome.httpStatus, outcome.credits, failure)
+        const trail = outcome.trail
+        if (trail) {
+          row.cacheHit = trail.cache === 'hit'
+          const by = trail.answeredBy() ?? trail.attempts.at(-1)
+          if (by) row.upstream = by.partner ? 'partner' : by.upstream
+        }
+        if (settings.params) {
+          const call = calls[index]
+          row.params = call?.ok
+            ? cut(JSON.stringify(call.call.params ?? null), settings.maxParamsChars)
+            : null
+          row.answer = cut(textOf(outcome.payload, settings.maxParamsChars), settings.maxParamsChars)
+        }
+        add(row)
+      }
+    },
+  }
+}
+
+/** A call's failure: its error (refused before it ran, or failed), or a node's error answer; undefined for a result. */
+function failureOf(outcome: CallOutcome): Failure | undefined {
+  // a client gone is no failure of the call: kept only when sampled
+  if (outcome.error instanceof ClientGoneError) return undefined
+  if (outcome.error !== undefined) return failureOfError(outcome.error)
+  return nodeErrorOf(outcome.payload)
+}
+
+function failureOfError(err: unknown): Failure {
+  const { httpStatus, error } = toWireError(err, 'jsonrpc')
+  const details = typeof error.details === 'string' ? error.details : error.message
+  return {
+    outcome: isRefusal(httpStatus) ? 'refused' : 'error',
+    code: error.code,
+    error: err instanceof TollgateError ? err.name : 'InternalError',
+    reason: details.slice(0, maxReasonChars),
+  }
+}
+
+/** Refusals of the key's own limits and rules: credentials, allowlists, credits and rates. */
+function isRefusal(status: number): boolean {
+  return status === 401 || status === 402 || status === 403 || status === 429
+}
+
+/**
+ * A node's JSON-RPC error answer (a revert, a missing block): cheap for results, which is what
+ * nearly every answer is (`"result":` among its first bytes); only a short answer without one is parsed.
+ */
+function nodeErrorOf(payload: RpcPayload): Failure | undefined {
+  if (payload instanceof AnswerParts) return undefined
+  const at = payload.indexOf('"result":')
+  if ((at !== -1 && at < 256) || payload.length > maxErrorAnswerBytes) return undefined
+  let error: unknown
+  try {
+    error = (JSON.parse(payload.toString()) as { error?: unknown }).error
+  } catch {
+    return undefined
+  }
+  if (typeof error !== 'object' || error === null) return undefined
+  const { code, message } = error as { code?: unknown; message?: unknown }
+  return {
+    outcome: 'error',
+    code: typeof code === 'number' && Number.isSafeInteger(code) ? code : null,
+    error: 'NodeError',
+    reason: (typeof message === 'string' ? message : '').slice(0, maxReasonChars),
+  }
+}
+
+/** The start of an answer's text, at least `maxChars` of it when it is that long (no copy of a large answer whole). */
+function textOf(payload: RpcPayload, maxChars: number): string {
+  if (typeof payload === 'string') return payload
+  const maxBytes = maxChars * 4 + 4
+  if (Buffer.isBuffer(payload)) return payload.subarray(0, maxBytes).toString()
+  const parts: Buffer[] = []
+  let bytes = 0
+  for (const part of payload.parts) {
+    if (bytes >= maxBytes) break
+    parts.push(part)
+    bytes += part.length
+  }
+  return Buffer.concat(parts).subarray(0, maxBytes).toString()
+}
+
+function cut(text: string, maxChars: number): string {
+  return text.length <= maxChars ? text : `${text.slice(0, maxChars)}…`
+}
