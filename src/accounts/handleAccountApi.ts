@@ -1,3 +1,5 @@
+import type { AlertAdmin } from '../alerts/createAlertAdmin.ts'
+import { handleAccountAlerts } from '../alerts/handleAccountAlerts.ts'
 import type { Account } from '../auth/apiKey.ts'
 import type { AuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
 import { toKeyView } from '../auth/keyView.ts'
@@ -26,6 +28,8 @@ export type AccountApiResponse = { status: number; body: unknown; headers?: Reco
 
 export type AccountApiDeps = {
   accounts: AccountAdmin
+  /** Usage alert settings and deliveries. */
+  alerts: AlertAdmin
   usage: UsageStore
   /** Pending usage is written before usage is read, so answers include the latest calls. */
   flushUsage: () => Promise<void>
@@ -94,6 +98,7 @@ const resources: Record<string, (call: AccountCall) => Promise<unknown>> = {
   usage: getUsage,
   keys: getKeys,
   account: getAccount,
+  alerts: handleAccountAlerts,
 }
 
 /**

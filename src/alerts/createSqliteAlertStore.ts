@@ -7,7 +7,9 @@ import type { AlertStore } from './alertStore.ts'
  * is one UPDATE ... RETURNING, which SQLite runs alone, so no two processes claim the same event.
  */
 export function createSqliteAlertStore(db: SqliteDatabase): AlertStore {
-  const selectSettings = db.prepare<[number], SettingsRow>('SELECT * FROM alert_settings WHERE account_id = ?')
+  const selectSettings = db.prepare<[number], SettingsRow>(
+    'SELECT * FROM alert_settings WHERE account_id = ?',
+  )
   // a list is one JSON parameter: one statement, whatever its length
   const selectSettingsOf = db.prepare<[string], SettingsRow>(
     'SELECT * FROM alert_settings WHERE account_id IN (SELECT value FROM json_each(?))',
@@ -44,9 +46,7 @@ export function createSqliteAlertStore(db: SqliteDatabase): AlertStore {
                   ORDER BY next_attempt_at LIMIT ?)
      RETURNING ${eventColumns}`,
   )
-  const record = db.prepare<
-    [number, string, number, number | null, number | null, number | null, string, number]
-  >(
+  const record = db.prepare<[number, string, number | null, number | null, number | null, string, number]>(
     `UPDATE alert_events SET attempts = attempts + 1, claimed_until = 0, last_attempt_at = ?,
        last_status = ?, delivered_at = ?, next_attempt_at = ?, gave_up_at = ?
      WHERE id = ? AND claimed_until = ?`,
@@ -82,7 +82,17 @@ export function createSqliteAlertStore(db: SqliteDatabase): AlertStore {
     },
     async addEvent(event) {
       const { id, accountId, keyId, kind, threshold, day, payload, createdAtMs } = event
-      const added = insertEvent.run(id, accountId, keyId, kind, threshold, day, payload, createdAtMs, createdAtMs)
+      const added = insertEvent.run(
+        id,
+        accountId,
+        keyId,
+        kind,
+        threshold,
+        day,
+        payload,
+        createdAtMs,
+        createdAtMs,
+      )
       return added.changes > 0
     },
     async claimDue(nowMs, limit, claimedUntilMs) {

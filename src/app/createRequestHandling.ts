@@ -11,6 +11,7 @@ import type { DashboardStats } from '../admin/createDashboardStats.ts'
 import type { AdminRequest, AdminResponse } from '../admin/handleAdmin.ts'
 import { handleAdmin } from '../admin/handleAdmin.ts'
 import type { DashboardRequest, DashboardResponse } from '../admin/handleDashboard.ts'
+import { createAlertAdmin } from '../alerts/createAlertAdmin.ts'
 import { createAuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
 import { createFilterIds } from '../auth/createFilterIds.ts'
 import type { KeyRegistry } from '../auth/createKeyRegistry.ts'
@@ -45,7 +46,7 @@ export type RequestHandling = {
 }
 
 export type RequestHandlingDeps = {
-  stores: Pick<Stores, 'keys' | 'usage' | 'accounts'>
+  stores: Pick<Stores, 'keys' | 'usage' | 'accounts' | 'alerts'>
   keys: KeyRegistry
   keyAdmin: KeyAdmin
   meter: Meter
@@ -77,11 +78,18 @@ export async function createRequestHandling(
     plans: () => deps.keyAdmin.plans,
     now,
   })
+  const alerts = createAlertAdmin({
+    alerts: stores.alerts,
+    accounts: stores.accounts,
+    hashKey: async () => secretHashKey,
+    now,
+  })
   const adminDeps = {
     token: config.admin.token,
     tokenFailures,
     admin: deps.keyAdmin,
     accounts,
+    alerts,
     usage: stores.usage,
     get networks() {
       return networks.all.map((network) => network.name)
@@ -96,6 +104,7 @@ export async function createRequestHandling(
     createAuthFailureLimiter({ burst: auth.failureBurst, perMinute: auth.failuresPerMinute, now })
   const accountDeps = {
     accounts,
+    alerts,
     usage: stores.usage,
     flushUsage: () => meter.flush(),
     now,

@@ -1,4 +1,5 @@
 import type { AccountStore } from '../accounts/accountStore.ts'
+import type { AlertStore } from '../alerts/alertStore.ts'
 import type { KeyStore } from '../auth/keyStore.ts'
 import type { FeeHistoryStore } from '../gas/feeHistoryStore.ts'
 import type { UsageStore } from '../metering/usageStore.ts'
@@ -10,6 +11,8 @@ export type Stores = {
   /** Accounts' sign-in tokens (the account API). */
   accounts: AccountStore
   usage: UsageStore
+  /** Usage alerts: settings, events, their deliveries. */
+  alerts: AlertStore
   feeHistory: FeeHistoryStore
   /**
    * Key and account changes by other processes, as they commit (PostgreSQL: LISTEN/NOTIFY); undefined

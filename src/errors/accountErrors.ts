@@ -11,3 +11,11 @@ export class AccountTokenRequiredError extends TollgateError {
     })
   }
 }
+
+/** Alert settings that cannot be put in place: the message says why. */
+export class AlertSettingsError extends TollgateError {
+  override name = 'AlertSettingsError'
+  constructor(message: string) {
+    super(-32600, 400, message)
+  }
+}
