@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import type { AlertPayload } from '../src/alerts/alertPayload.ts'
 import { createTestSchema, type TestSchema } from './helpers/createTestSchema.ts'
@@ -28,18 +31,17 @@ const setups: Setup[] = [
   {
     name: 'one gateway on SQLite',
     async start(node) {
+      const dir = mkdtempSync(join(tmpdir(), 'tollgate-alerts-'))
       const gateway = await startTestGateway({
         upstreams: [node.url],
         config: {
           admin: { token: adminToken },
-          storage: {
-            sqlite: `${process.env.TMPDIR ?? '/tmp'}/tollgate-alerts-${process.pid}-${Date.now()}.db`,
-          },
+          storage: { sqlite: join(dir, 'tollgate.db') },
           metering: { flushMs: 100 },
           alerts: alertsConfig,
         },
       })
-      return { gateways: [gateway], cleanup: async () => {} }
+      return { gateways: [gateway], cleanup: async () => rmSync(dir, { recursive: true, force: true }) }
     },
   },
   {
