@@ -29,7 +29,7 @@ export const webhookUrlSchema = z
     message: 'the webhook URL must be an http:// or https:// URL without a user name or password',
   })
 
-export const thresholdsSchema = z
+const thresholdsSchema = z
   .array(z.int().min(1).max(100))
   .min(1)
   .max(maxThresholds)

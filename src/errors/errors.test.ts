@@ -84,6 +84,7 @@ const samples: Record<string, unknown[][]> = {
   NoActiveKeyError: [[]],
   NoAccountError: [[]],
   AccountTokenRequiredError: [[]],
+  AlertSettingsError: [['a webhook URL is needed to turn alerts on (webhook, --webhook)']],
   KeyConflictError: [["account 'acme' already exists"], ["no account named 'acme'"]],
   AllowlistEntryError: [["'0x12' is not a 20-byte 0x address"], ['a user agent entry cannot be empty']],
   MetricsTokenRequiredError: [[]],
