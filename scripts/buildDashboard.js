@@ -1,5 +1,6 @@
-// Builds the web dashboard (web/) into dist/dashboard/: index.html and assets/ with hashed names,
-// which tollgate serves at /dashboard. Run by `npm run build` (and so by `npm install`).
+// Builds the web app (web/) into dist/dashboard/: the operator's dashboard (index.html, served at
+// /dashboard) and the key holders' portal (account.html, served at /account), each page with its own
+// script and style in assets/ under hashed names. Run by `npm run build` (and so by `npm install`).
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { basename } from 'node:path'
 import { build } from 'esbuild'
@@ -9,7 +10,10 @@ rmSync(outDir, { recursive: true, force: true })
 mkdirSync(outDir, { recursive: true })
 
 const result = await build({
-  entryPoints: [new URL('../web/main.tsx', import.meta.url).pathname],
+  entryPoints: [
+    new URL('../web/main.tsx', import.meta.url).pathname,
+    new URL('../web/account/portal.tsx', import.meta.url).pathname,
+  ],
   bundle: true,
   minify: true,
   format: 'esm',
@@ -25,25 +29,35 @@ const result = await build({
   logLevel: 'warning',
 })
 
-const outputs = Object.keys(result.metafile.outputs).map((path) => basename(path))
-const script = outputs.find((name) => name.endsWith('.js'))
-const style = outputs.find((name) => name.endsWith('.css'))
-if (!script || !style) throw new Error(`the dashboard build made no script or style: ${outputs.join(', ')}`)
+/** The script and style esbuild made for one entry point (`web/main.tsx`). */
+function outputsOf(entry) {
+  const [script, output] =
+    Object.entries(result.metafile.outputs).find(([, each]) => each.entryPoint === entry) ?? []
+  const style = output?.cssBundle
+  if (!script || !style) throw new Error(`the web build made no script or style for ${entry}`)
+  return { script: basename(script), style: basename(style) }
+}
 
-writeFileSync(
-  new URL('index.html', outDir),
-  `<!doctype html>
+/** One page: its title, and its script and style under `base` (where tollgate serves the assets). */
+function page(title, base, { script, style }) {
+  return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
-<title>tollgate dashboard</title>
+<title>${title}</title>
 <link rel="icon" href="data:,">
-<link rel="stylesheet" href="/dashboard/assets/${style}">
-<script type="module" src="/dashboard/assets/${script}"></script>
+<link rel="stylesheet" href="${base}/assets/${style}">
+<script type="module" src="${base}/assets/${script}"></script>
 </head>
 <body><div id="app"></div></body>
 </html>
-`,
+`
+}
+
+writeFileSync(new URL('index.html', outDir), page('tollgate dashboard', '/dashboard', outputsOf('web/main.tsx')))
+writeFileSync(
+  new URL('account.html', outDir),
+  page('tollgate account', '/account', outputsOf('web/account/portal.tsx')),
 )

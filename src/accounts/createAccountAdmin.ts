@@ -102,5 +102,17 @@ export function createAccountAdmin(deps: AccountAdminDeps) {
       if (!isAccountTokenShape(token)) return undefined
       return accounts.getAccountByTokenHash(hashSecret(token, await getHashKey()))
     },
+
+    /**
+     * The account a portal session names, while it exists under that id (an account made again
+     * under the same name is another account, and the old session is not its).
+     */
+    async accountOfSession(session: {
+      accountId: number
+      accountName: string
+    }): Promise<Account | undefined> {
+      const account = await keys.getAccount(session.accountName)
+      return account?.id === session.accountId ? account : undefined
+    },
   }
 }

@@ -4,9 +4,11 @@ import { createAlertAdmin } from '../alerts/createAlertAdmin.ts'
 import { createStores } from '../app/createStores.ts'
 import type { Stores } from '../app/stores.ts'
 import { createAuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
+import { createKeyAdmin, type KeyAdmin } from '../auth/keyAdmin.ts'
 import { keySettingsSchema } from '../auth/keySettings.ts'
 import { plansSchema } from '../config/plansSchema.ts'
 import { type AccountAdmin, createAccountAdmin } from './createAccountAdmin.ts'
+import { accountSessionMacKey, createAccountSessions } from './createAccountSessions.ts'
 import { type AccountApiDeps, handleAccountApi } from './handleAccountApi.ts'
 
 const refused = {
@@ -18,6 +20,7 @@ const refused = {
 describe('handleAccountApi', () => {
   let stores: Stores
   let accounts: AccountAdmin
+  let keyAdmin: KeyAdmin
   let nowMs = Date.UTC(2026, 10, 29, 12)
   let flushes = 0
   let token: string
@@ -29,12 +32,19 @@ describe('handleAccountApi', () => {
       hashKey: async () => Buffer.alloc(32, 1),
       now: () => nowMs,
     }),
+    keyAdmin,
     usage: stores.usage,
     flushUsage: async () => {
       flushes++
     },
     now: () => nowMs,
     tokenFailures: createAuthFailureLimiter({ burst: 2, perMinute: 6, now: () => nowMs }),
+    sessions: createAccountSessions({
+      macKey: accountSessionMacKey(Buffer.alloc(32, 1)),
+      ttlMs: 3_600_000,
+      now: () => nowMs,
+    }),
+    oidcEnabled: () => false,
   })
   const get = (api: AccountApiDeps, url: string, authorization?: string, address = '192.0.2.1') =>
     handleAccountApi(api, {
@@ -50,6 +60,7 @@ describe('handleAccountApi', () => {
     stores = await createStores({ sqlite: ':memory:' }, { exclusive: false })
     const plans = plansSchema.parse({})
     accounts = createAccountAdmin({ ...stores, plans: () => plans, now: () => nowMs })
+    keyAdmin = createKeyAdmin(stores.keys, plans)
     await stores.keys.createKey({
       account: { create: { name: 'acme', plan: 'core', dailyCredits: null, creditsPerSecond: null } },
       name: 'web',
@@ -109,12 +120,129 @@ describe('handleAccountApi', () => {
     }
     const posted = await handleAccountApi(api, {
       method: 'POST',
-      url: '/account/api/keys',
+      url: '/account/api/usage',
       authorization: auth,
       clientAddress: undefined,
       body: '{}',
       headers: {},
     })
     assert.equal(posted.status, 405)
+  })
+
+  describe('the session', () => {
+    const call = (
+      api: AccountApiDeps,
+      method: string,
+      url: string,
+      options: { cookie?: string; csrf?: string | undefined; body?: string; address?: string } = {},
+    ) =>
+      handleAccountApi(api, {
+        method,
+        url,
+        authorization: undefined,
+        clientAddress: options.address ?? '192.0.2.9',
+        body: options.body ?? '',
+        headers: {
+          ...(options.cookie === undefined
+            ? {}
+            : { cookie: `other=1; tollgate_account_session=${options.cookie}` }),
+          ...(options.csrf === undefined ? {} : { 'x-csrf-token': options.csrf }),
+        },
+      })
+    const cookieOf = (answer: { headers?: Record<string, string> }) =>
+      /^tollgate_account_session=([^;]*)/.exec(answer.headers?.['set-cookie'] ?? '')?.[1] ??
+      assert.fail('no cookie')
+
+    it('signs in with the account token: the cookie then reads the account; signing out ends it', async () => {
+      const api = deps()
+      assert.deepEqual((await call(api, 'GET', '/account/api/session')).body, {
+        signedIn: false,
+        oidc: false,
+      })
+      const signedIn = await call(api, 'POST', '/account/api/session', { body: JSON.stringify({ token }) })
+      assert.equal(signedIn.status, 200)
+      const body = signedIn.body as { signedIn: boolean; account: string; csrfToken: string }
+      assert.equal(body.signedIn, true)
+      assert.equal(body.account, 'acme')
+      assert.match(
+        signedIn.headers?.['set-cookie'] ?? '',
+        /; Path=\/account; Max-Age=3600; HttpOnly; SameSite=Lax$/,
+      )
+      const cookie = cookieOf(signedIn)
+      assert.deepEqual((await call(api, 'GET', '/account/api/session', { cookie })).body, signedIn.body)
+      const keys = await call(api, 'GET', '/account/api/keys', { cookie })
+      assert.equal(keys.status, 200)
+      assert.equal((keys.body as { account: string }).account, 'acme')
+      // without the CSRF token nothing changes, not even the sign-out
+      const out = await call(api, 'DELETE', '/account/api/session', { cookie })
+      assert.match(
+        out.headers?.['set-cookie'] ?? '',
+        /^tollgate_account_session=; Path=\/account; Max-Age=0;/,
+      )
+      assert.equal((await call(api, 'GET', '/account/api/keys', { cookie })).status, 200)
+      await call(api, 'DELETE', '/account/api/session', { cookie, csrf: body.csrfToken })
+      assert.equal((await call(api, 'GET', '/account/api/keys', { cookie })).status, 401)
+      assert.deepEqual((await call(api, 'GET', '/account/api/session', { cookie })).body, {
+        signedIn: false,
+        oidc: false,
+      })
+    })
+
+    it('a change signed in by the cookie needs the CSRF token: 403 without it, then on to the resource', async () => {
+      const api = deps()
+      const signedIn = await call(api, 'POST', '/account/api/session', { body: JSON.stringify({ token }) })
+      const cookie = cookieOf(signedIn)
+      const { csrfToken } = signedIn.body as { csrfToken: string }
+      for (const csrf of [undefined, 'wrong']) {
+        assert.deepEqual(await call(api, 'POST', '/account/api/keys', { cookie, csrf, body: '{}' }), {
+          status: 403,
+          body: { error: { message: 'missing or wrong x-csrf-token for this session: reload the page' } },
+          headers: {},
+        })
+      }
+      assert.equal((await call(api, 'POST', '/account/api/keys', { cookie, csrf: csrfToken })).status, 409)
+    })
+
+    it('wrong tokens at sign-in are counted with the bearer ones; bodies that are not a token are refused', async () => {
+      const api = deps()
+      const address = '203.0.113.5'
+      assert.equal((await call(api, 'POST', '/account/api/session', { body: 'nope', address })).status, 400)
+      assert.equal(
+        (await call(api, 'POST', '/account/api/session', { body: '{"token":1}', address })).status,
+        400,
+      )
+      assert.equal((await call(api, 'POST', '/account/api/session', { body: 'null', address })).status, 400)
+      for (let i = 0; i < 2; i++) {
+        const wrong = await call(api, 'POST', '/account/api/session', { body: '{"token":"tga_x"}', address })
+        assert.equal(wrong.status, 401)
+        assert.equal(wrong.headers?.['set-cookie'], undefined)
+      }
+      const locked = await call(api, 'POST', '/account/api/session', {
+        body: JSON.stringify({ token }),
+        address,
+      })
+      assert.equal(locked.status, 429)
+      assert.equal((await get(api, '/account/api/keys', `Bearer ${token}`, address)).status, 429)
+    })
+
+    it('a cookie of an account made again under the same name, or a forged one, signs in to nothing', async () => {
+      const api = deps()
+      const other = createAccountSessions({
+        macKey: accountSessionMacKey(Buffer.alloc(32, 2)),
+        ttlMs: 3_600_000,
+        now: () => nowMs,
+      })
+      const acme = (await stores.keys.getAccount('acme')) ?? assert.fail()
+      const forged = other.signIn(acme).cookie
+      assert.equal((await call(api, 'GET', '/account/api/keys', { cookie: forged })).status, 401)
+      const stale = api.sessions.signIn({ ...acme, id: acme.id + 1000 }).cookie
+      assert.equal((await call(api, 'GET', '/account/api/keys', { cookie: stale })).status, 401)
+      assert.deepEqual((await call(api, 'GET', '/account/api/session', { cookie: stale })).body, {
+        signedIn: false,
+        oidc: false,
+      })
+      assert.equal((await call(api, 'PUT', '/account/api/session')).status, 404)
+      assert.equal((await call(api, 'GET', '/account/api/session/x')).status, 404)
+    })
   })
 })

@@ -50,7 +50,7 @@ const cookieName = 'tollgate_session'
 const csrfHeader = 'x-csrf-token'
 
 /** Every dashboard answer: no framing, no sniffing, no referrer, scripts and styles from here only. */
-const securityHeaders = {
+export const securityHeaders = {
   'content-security-policy':
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',

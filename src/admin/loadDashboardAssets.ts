@@ -3,7 +3,12 @@ import { extname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 export type DashboardAsset = { body: Buffer; contentType: string }
-export type DashboardAssets = { index: Buffer; assets: ReadonlyMap<string, DashboardAsset> }
+export type DashboardAssets = {
+  index: Buffer
+  /** The key holders' portal's page (account.html), served at /account; undefined in an older build. */
+  portal: Buffer | undefined
+  assets: ReadonlyMap<string, DashboardAsset>
+}
 
 const contentTypes: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',
@@ -13,7 +18,7 @@ const contentTypes: Record<string, string> = {
 }
 
 /**
- * The built dashboard (`npm run build` writes dist/dashboard/: index.html and assets/ with hashed
+ * The built web app (`npm run build` writes dist/dashboard/: index.html, account.html and assets/ with hashed
  * names), read once. From dist/admin/ it is ../dashboard; from src/admin/ (tests) ../../dist/dashboard.
  * Undefined when it was not built.
  */
@@ -29,6 +34,7 @@ export function loadDashboardAssets(
   const names = existsSync(assetsDir) ? readdirSync(fileURLToPath(assetsDir)) : []
   return {
     index: readFileSync(new URL('index.html', dir)),
+    portal: existsSync(new URL('account.html', dir)) ? readFileSync(new URL('account.html', dir)) : undefined,
     assets: new Map(
       names.map((name) => [
         name,

@@ -1,16 +1,19 @@
 import type { Logger } from 'pino'
 import { createAccountAdmin } from '../accounts/createAccountAdmin.ts'
+import { accountSessionMacKey, createAccountSessions } from '../accounts/createAccountSessions.ts'
 import {
   type AccountApiRequest,
   type AccountApiResponse,
   handleAccountApi,
 } from '../accounts/handleAccountApi.ts'
+import { handlePortalPages, type PortalPageRequest } from '../accounts/handlePortalPages.ts'
 import { createAdminTokenFailures } from '../admin/createAdminTokenFailures.ts'
 import { createDashboard } from '../admin/createDashboard.ts'
 import type { DashboardStats } from '../admin/createDashboardStats.ts'
 import type { AdminRequest, AdminResponse } from '../admin/handleAdmin.ts'
 import { handleAdmin } from '../admin/handleAdmin.ts'
 import type { DashboardRequest, DashboardResponse } from '../admin/handleDashboard.ts'
+import { loadDashboardAssets } from '../admin/loadDashboardAssets.ts'
 import { createAlertAdmin } from '../alerts/createAlertAdmin.ts'
 import { createAuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
 import { createFilterIds } from '../auth/createFilterIds.ts'
@@ -30,6 +33,9 @@ import type { NetworkServices } from './createNetworkServices.ts'
 import { createRequestSettings, type LiveRequestSettings } from './createRequestSettings.ts'
 import type { Stores } from './stores.ts'
 
+/** How long a portal sign-in lasts: a working day, as the dashboard's. */
+const accountSessionTtlMs = 12 * 3_600_000
+
 /** What answers requests, before any server takes one: it starts nothing, so it has nothing to stop. */
 export type RequestHandling = {
   /** The request path's settings: a reload swaps them whole (createReloader). */
@@ -37,6 +43,8 @@ export type RequestHandling = {
   admin(request: AdminRequest): Promise<AdminResponse>
   /** The account API (/account/api): key holders' scripts, signed in with their account's token. */
   account(request: AccountApiRequest): Promise<AccountApiResponse>
+  /** The key holders' portal's page and assets (/account/). */
+  portal(request: PortalPageRequest): DashboardResponse
   /** Undefined when the dashboard is off (no admin token). */
   dashboard: ((request: DashboardRequest) => Promise<DashboardResponse>) | undefined
   /** The bound on answers in flight for the process, over HTTP and WebSocket alike. */
@@ -105,12 +113,21 @@ export async function createRequestHandling(
   const accountDeps = {
     accounts,
     alerts,
+    keyAdmin: deps.keyAdmin,
     usage: stores.usage,
     flushUsage: () => meter.flush(),
     now,
     tokenFailures: accountTokenFailures(config.auth),
+    sessions: createAccountSessions({
+      macKey: accountSessionMacKey(secretHashKey),
+      ttlMs: accountSessionTtlMs,
+      now,
+    }),
+    oidcEnabled: () => false,
   }
   const account = (request: AccountApiRequest) => handleAccountApi(accountDeps, request)
+  const portalAssets = loadDashboardAssets()
+  const portal = (request: PortalPageRequest) => handlePortalPages(portalAssets, request)
   const dashboard =
     config.admin.token === undefined
       ? undefined
@@ -165,5 +182,5 @@ export async function createRequestHandling(
       if (authChanged) accountDeps.tokenFailures = accountTokenFailures(next.auth)
     },
   }
-  return { settings, admin, account, dashboard, answers, bodies }
+  return { settings, admin, account, portal, dashboard, answers, bodies }
 }

@@ -108,6 +108,7 @@ export async function startServerStage(config: Config, deps: ServerStageDeps): P
       gas: (request) => handleGasRequest(settings.current().gas, request),
       admin: handling.admin,
       account: handling.account,
+      portal: handling.portal,
       dashboard: handling.dashboard,
       upgrade: webSockets.handleUpgrade,
     },

@@ -19,3 +19,14 @@ export class AlertSettingsError extends TollgateError {
     super(-32600, 400, message)
   }
 }
+
+/**
+ * A request that changes something, signed in by the portal's session cookie, without the session's
+ * CSRF token in `x-csrf-token`: it may come from another site's page, so it is refused.
+ */
+export class AccountCsrfError extends TollgateError {
+  override name = 'AccountCsrfError'
+  constructor() {
+    super(-32600, 403, 'missing or wrong x-csrf-token for this session: reload the page')
+  }
+}

@@ -85,6 +85,7 @@ const samples: Record<string, unknown[][]> = {
   NoAccountError: [[]],
   AccountTokenRequiredError: [[]],
   AlertSettingsError: [['a webhook URL is needed to turn alerts on (webhook, --webhook)']],
+  AccountCsrfError: [[]],
   KeyConflictError: [["account 'acme' already exists"], ["no account named 'acme'"]],
   AllowlistEntryError: [["'0x12' is not a 20-byte 0x address"], ['a user agent entry cannot be empty']],
   MetricsTokenRequiredError: [[]],

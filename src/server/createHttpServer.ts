@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { Duplex } from 'node:stream'
 import type { AccountApiRequest, AccountApiResponse } from '../accounts/handleAccountApi.ts'
+import type { PortalPageRequest } from '../accounts/handlePortalPages.ts'
 import type { AdminRequest, AdminResponse } from '../admin/handleAdmin.ts'
 import type { DashboardRequest, DashboardResponse } from '../admin/handleDashboard.ts'
 import {
@@ -40,6 +41,8 @@ export type HttpHandlers = {
   admin(request: AdminRequest): Promise<AdminResponse>
   /** The account API (/account/api), for key holders signed in with their account's token. */
   account(request: AccountApiRequest): Promise<AccountApiResponse>
+  /** The key holders' portal: its page and assets at /account/. */
+  portal(request: PortalPageRequest): DashboardResponse
   /** Undefined when the dashboard is off: /dashboard is then not found. */
   dashboard?: ((request: DashboardRequest) => Promise<DashboardResponse>) | undefined
   /** The server's `upgrade` event: the WebSocket adapter's (createWebSockets). */
@@ -267,8 +270,16 @@ export function createHttpServer(handlers: HttpHandlers, options: HttpServerOpti
             body,
             headers: req.headers,
             clientAddress: clientAddressOf(req),
+            secure: 'encrypted' in req.socket,
           })
           return sendAnswer(req, res, answer.status, JSON.stringify(answer.body), options, answer.headers)
+        }
+        case 'portal': {
+          const { status, body, headers, contentType } = handlers.portal({
+            method: req.method ?? 'GET',
+            url: req.url ?? '/',
+          })
+          return sendAnswer(req, res, status, body, options, headers, contentType)
         }
         case 'dashboard': {
           if (!handlers.dashboard) throw new RouteNotFoundError()

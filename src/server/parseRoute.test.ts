@@ -33,6 +33,12 @@ describe('parseRoute', () => {
       // a network named `account` keeps its paths
       ['/account/v3/abc', { kind: 'rpc', key: 'abc', networkName: 'account' }],
       ['/account/apis', { kind: 'notFound' }],
+      ['/account', { kind: 'portal' }],
+      ['/account/', { kind: 'portal' }],
+      ['/account/?x=1', { kind: 'portal' }],
+      ['/account/assets/portal-ABC.js', { kind: 'portal' }],
+      ['/account/ws/v3/abc', { kind: 'ws', key: 'abc', networkName: 'account' }],
+      ['/account/v3', { kind: 'rpc', key: '', networkName: 'account' }],
       ['/dashboard/assets/app-ABC123.js', { kind: 'dashboard' }],
       ['/healthz', { kind: 'healthz' }],
       ['/readyz', { kind: 'readyz' }],

@@ -8,11 +8,12 @@ export type Route =
   | { kind: 'admin' }
   | { kind: 'dashboard' }
   | { kind: 'account' }
+  | { kind: 'portal' }
   | { kind: 'gas'; pathKey: string | undefined; chainId: string; endpoint: string }
   | { kind: 'notFound' }
 
 /**
- * `/v3/{KEY}`, `/{network}/v3/{KEY}` (a trailing slash is fine), `/healthz`, `/readyz`, `/metrics`, `/admin/...`, `/dashboard/...`, `/account/api/...`,
+ * `/v3/{KEY}`, `/{network}/v3/{KEY}` (a trailing slash is fine), `/healthz`, `/readyz`, `/metrics`, `/admin/...`, `/dashboard/...`, `/account/api/...`, `/account/` (the portal),
  * and the gas API: `/networks/{chainId}/{endpoint}` and `/v3/{KEY}/networks/{chainId}/{endpoint}`.
  * `/v3` and `/v3/` are JSON-RPC routes with an empty key, answered 401.
  */
@@ -30,6 +31,8 @@ export function parseRoute(url: string): Route {
   if (path === '/dashboard' || path.startsWith('/dashboard/')) return { kind: 'dashboard' }
   // not all of /account/: `/account/v3/{KEY}` is a network named `account`
   if (path === '/account/api' || path.startsWith('/account/api/')) return { kind: 'account' }
+  if (path === '/account' || path === '/account/' || path.startsWith('/account/assets/'))
+    return { kind: 'portal' }
   const parts = path.split('/')
   if (parts[parts.length - 1] === '' && parts.length > 2) parts.pop()
   if (parts[1] === 'networks' && parts.length === 4) {

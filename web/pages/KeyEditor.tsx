@@ -1,14 +1,31 @@
 import type { ComponentChildren } from 'preact'
 import { useState } from 'preact/hooks'
-import { api, messageOf } from '../api.ts'
+import { messageOf } from '../api.ts'
 import { allowlistKinds, type KeyView } from '../keyTypes.ts'
 import { OnceSecret } from '../OnceSecret.tsx'
 
-type EditorProps = { apiKey: KeyView; networks: string[]; onChanged: () => void; onClose: () => void }
+/** A call to the API the editor works through: the dashboard's (web/api.ts) or the portal's. */
+export type KeyCall = <T>(path: string, init?: { method?: string; body?: unknown }) => Promise<T>
 
-/** Every operation of `tollgate keys` on one key, through the admin API (its checks, its messages). */
-export function KeyEditor({ apiKey, networks, onChanged, onClose }: EditorProps) {
-  const path = `admin/keys/${apiKey.key}`
+type EditorProps = {
+  apiKey: KeyView
+  /** The API and this key's path in it: `admin/keys/KEY` (the dashboard), `keys/KEY` (the portal). */
+  call: KeyCall
+  path: string
+  /**
+   * The operator's choices, failover and networks (the dashboard); undefined for a key holder,
+   * whose account API leaves them out.
+   */
+  networks: string[] | undefined
+  onChanged: () => void
+  onClose: () => void
+}
+
+/**
+ * Every operation of `tollgate keys` on one key, through the admin API or the account API (their
+ * checks, their messages).
+ */
+export function KeyEditor({ apiKey, call: api, path, networks, onChanged, onClose }: EditorProps) {
   const [secret, setSecret] = useState<string | undefined>(undefined)
   const [confirmRevoke, setConfirmRevoke] = useState(false)
   const label = apiKey.name || apiKey.key
@@ -66,7 +83,7 @@ export function KeyEditor({ apiKey, networks, onChanged, onClose }: EditorProps)
                   body: {
                     dailyCredits: Number(form.get('dailyCredits') || 0),
                     creditsPerSecond: Number(form.get('creditsPerSecond') || 0),
-                    failover: form.get('failover') === 'on',
+                    ...(networks ? { failover: form.get('failover') === 'on' } : {}),
                   },
                 }),
               )
@@ -92,10 +109,12 @@ export function KeyEditor({ apiKey, networks, onChanged, onClose }: EditorProps)
                 defaultValue={String(apiKey.creditsPerSecond ?? 0)}
               />
             </label>
-            <label class="check">
-              <input name="failover" type="checkbox" defaultChecked={apiKey.failover} /> Partner failover for
-              every request
-            </label>
+            {networks && (
+              <label class="check">
+                <input name="failover" type="checkbox" defaultChecked={apiKey.failover} /> Partner failover
+                for every request
+              </label>
+            )}
             <div class="actions">
               <button type="submit">Save limits</button>
             </div>
@@ -142,36 +161,38 @@ export function KeyEditor({ apiKey, networks, onChanged, onClose }: EditorProps)
         )}
       </Action>
 
-      <Action onChanged={onChanged} title="Networks">
-        {(run) => (
-          <form
-            aria-label={`Networks of ${label}`}
-            onSubmit={(event) => {
-              event.preventDefault()
-              const form = new FormData(event.currentTarget)
-              run(() =>
-                api(path, { method: 'PATCH', body: { networks: form.getAll('network').map(String) } }),
-              )
-            }}
-          >
-            <fieldset>
-              <legend>Networks the key may use (none ticked: every network)</legend>
-              {networks.map((network) => (
-                <label key={network} class="check">
-                  <input
-                    type="checkbox"
-                    name="network"
-                    value={network}
-                    defaultChecked={apiKey.networks.includes(network)}
-                  />{' '}
-                  {network}
-                </label>
-              ))}
-            </fieldset>
-            <button type="submit">Save networks</button>
-          </form>
-        )}
-      </Action>
+      {networks && (
+        <Action onChanged={onChanged} title="Networks">
+          {(run) => (
+            <form
+              aria-label={`Networks of ${label}`}
+              onSubmit={(event) => {
+                event.preventDefault()
+                const form = new FormData(event.currentTarget)
+                run(() =>
+                  api(path, { method: 'PATCH', body: { networks: form.getAll('network').map(String) } }),
+                )
+              }}
+            >
+              <fieldset>
+                <legend>Networks the key may use (none ticked: every network)</legend>
+                {networks.map((network) => (
+                  <label key={network} class="check">
+                    <input
+                      type="checkbox"
+                      name="network"
+                      value={network}
+                      defaultChecked={apiKey.networks.includes(network)}
+                    />{' '}
+                    {network}
+                  </label>
+                ))}
+              </fieldset>
+              <button type="submit">Save networks</button>
+            </form>
+          )}
+        </Action>
+      )}
 
       <Action onChanged={onChanged} title="Allowlists">
         {(run) => (

@@ -127,6 +127,8 @@ export function KeysPage() {
         <KeyEditor
           key={editing.key}
           apiKey={editing}
+          call={api}
+          path={`admin/keys/${editing.key}`}
           networks={data.networks}
           onChanged={reload}
           onClose={() => setSelected(undefined)}
