@@ -2,6 +2,7 @@ import type { ComponentType } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { messageOf } from '../api.ts'
 import { loadSession, type Session, signOut, whenSignedOut } from './accountApi.ts'
+import { PortalAlertsPage } from './pages/PortalAlertsPage.tsx'
 import { PortalKeysPage } from './pages/PortalKeysPage.tsx'
 import { PortalOverviewPage } from './pages/PortalOverviewPage.tsx'
 import { PortalSignInPage } from './pages/PortalSignInPage.tsx'
@@ -18,6 +19,7 @@ const pages: Record<string, { label: string; Page: ComponentType<PortalPageProps
   overview: { label: 'Overview', Page: PortalOverviewPage },
   keys: { label: 'Keys', Page: PortalKeysPage },
   usage: { label: 'Usage', Page: PortalUsagePage },
+  alerts: { label: 'Alerts', Page: PortalAlertsPage },
 }
 
 function currentPage(): string {
