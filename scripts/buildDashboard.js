@@ -56,7 +56,10 @@ function page(title, base, { script, style }) {
 `
 }
 
-writeFileSync(new URL('index.html', outDir), page('tollgate dashboard', '/dashboard', outputsOf('web/main.tsx')))
+writeFileSync(
+  new URL('index.html', outDir),
+  page('tollgate dashboard', '/dashboard', outputsOf('web/main.tsx')),
+)
 writeFileSync(
   new URL('account.html', outDir),
   page('tollgate account', '/account', outputsOf('web/account/portal.tsx')),

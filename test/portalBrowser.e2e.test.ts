@@ -169,6 +169,13 @@ describe('account portal in a real browser (Chromium)', () => {
     }
     assert.equal((await postJson(`${gateway.url}/v3/${keys.rival}`, rpcBody('eth_blockNumber'))).status, 200)
     await nav('Usage').click()
+    // by name; the other key's call (its rotated secret's, above) is then left out
+    await until(
+      async () =>
+        (await page.getByLabel('Key', { exact: true }).locator('option', { hasText: 'web' }).count()) === 1,
+      'the key in the filter',
+    )
+    await page.getByLabel('Key', { exact: true }).selectOption('web')
     const byMethod = page.getByRole('table', { name: 'By method' })
     await until(
       async () => (await byMethod.locator('tbody tr', { hasText: 'eth_chainId' }).count()) === 1,

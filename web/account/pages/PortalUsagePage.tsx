@@ -50,7 +50,11 @@ export function PortalUsagePage() {
       <form class="filters" onSubmit={(event) => event.preventDefault()}>
         <label>
           Period
-          <select value={String(days)} onChange={(event) => setDays(Number(event.currentTarget.value))}>
+          <select
+            aria-label="Period"
+            value={String(days)}
+            onChange={(event) => setDays(Number(event.currentTarget.value))}
+          >
             {periods.map((each) => (
               <option key={each} value={String(each)}>
                 last {each} days
@@ -60,7 +64,11 @@ export function PortalUsagePage() {
         </label>
         <label>
           Key
-          <select value={keyName} onChange={(event) => setKeyName(event.currentTarget.value)}>
+          <select
+            aria-label="Key"
+            value={keyName}
+            onChange={(event) => setKeyName(event.currentTarget.value)}
+          >
             <option value="">every key</option>
             {names.map((name) => (
               <option key={name} value={name}>
