@@ -193,6 +193,25 @@ describe('account portal in a real browser (Chromium)', () => {
     await assertOwnOnly()
   })
 
+  it('turns usage alerts on: the signing secret shown once, the delivery log empty', async () => {
+    await nav('Alerts').click()
+    await page.getByRole('heading', { level: 1, name: 'Alerts' }).waitFor()
+    assert.equal(await textOf(page.getByTestId('alerts-state')), 'Alerts are off.')
+    await page.getByLabel('Webhook URL').fill('https://hooks.example/acme')
+    await page.getByRole('button', { name: 'Turn alerts on' }).click()
+    const secret = await textOf(page.getByTestId('created-secret'))
+    assert.match(secret, /^tgw_[0-9a-f]{64}$/)
+    assert.equal(await textOf(page.getByTestId('alerts-state')), 'Alerts are on.')
+    await page.getByRole('table', { name: 'Deliveries' }).waitFor()
+    // the operator sees what the key holder set, never the secret
+    const shown = await admin('GET', '/accounts/acme/alerts')
+    assert.equal(shown.webhook, 'https://hooks.example/acme')
+    assert.ok(!JSON.stringify(shown).includes(secret))
+    await page.getByRole('button', { name: 'Done' }).click()
+    assert.equal(await page.getByTestId('created-secret').count(), 0)
+    await assertOwnOnly()
+  })
+
   it('every portal page, and every dashboard page, fits a phone’s width', async () => {
     const phonePage = await context.newPage()
     await phonePage.setViewportSize(phone)
@@ -203,7 +222,7 @@ describe('account portal in a real browser (Chromium)', () => {
       assert.ok(wider <= 0, `${name} at 375 px overflows by ${wider} px`)
     }
     await phonePage.goto(`${gateway.url}/account/#/overview`)
-    for (const name of ['Overview', 'Keys', 'Usage']) {
+    for (const name of ['Overview', 'Keys', 'Usage', 'Alerts']) {
       await phonePage.getByRole('navigation', { name: 'Account pages' }).getByRole('link', { name }).click()
       await phonePage.getByRole('heading', { level: 1 }).waitFor()
       if (name === 'Keys') {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { generateKeyPairSync } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
+import { createAlertAdmin } from '../alerts/createAlertAdmin.ts'
 import { createStores } from '../app/createStores.ts'
 import type { Stores } from '../app/stores.ts'
 import { createAuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
@@ -44,6 +45,12 @@ describe('the account API: keys', () => {
     token = await accounts.makeToken('acme')
     api = {
       accounts,
+      alerts: createAlertAdmin({
+        alerts: stores.alerts,
+        accounts: stores.accounts,
+        hashKey: async () => Buffer.alloc(32, 1),
+        now: () => nowMs,
+      }),
       keyAdmin,
       usage: stores.usage,
       flushUsage: async () => {},

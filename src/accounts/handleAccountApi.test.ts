@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import { createAlertAdmin } from '../alerts/createAlertAdmin.ts'
 import { createStores } from '../app/createStores.ts'
 import type { Stores } from '../app/stores.ts'
 import { createAuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
@@ -25,6 +26,12 @@ describe('handleAccountApi', () => {
   let token: string
   const deps = (): AccountApiDeps => ({
     accounts,
+    alerts: createAlertAdmin({
+      alerts: stores.alerts,
+      accounts: stores.accounts,
+      hashKey: async () => Buffer.alloc(32, 1),
+      now: () => nowMs,
+    }),
     keyAdmin,
     usage: stores.usage,
     flushUsage: async () => {

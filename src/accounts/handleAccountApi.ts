@@ -1,3 +1,5 @@
+import type { AlertAdmin } from '../alerts/createAlertAdmin.ts'
+import { handleAccountAlerts } from '../alerts/handleAccountAlerts.ts'
 import type { Account } from '../auth/apiKey.ts'
 import type { AuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
 import type { KeyAdmin } from '../auth/keyAdmin.ts'
@@ -39,6 +41,8 @@ export type AccountApiResponse = {
 
 export type AccountApiDeps = {
   accounts: AccountAdmin
+  /** Usage alert settings and deliveries. */
+  alerts: AlertAdmin
   /** The key operations, the admin API's own (keysResource checks the key is the account's first). */
   keyAdmin: KeyAdmin
   usage: UsageStore
@@ -99,6 +103,7 @@ const resources: Record<string, (call: AccountCall) => Promise<unknown>> = {
   keys: keysResource,
   account: getAccount,
   requests: getRequests,
+  alerts: handleAccountAlerts,
 }
 
 /**

@@ -2,6 +2,8 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import { z } from 'zod'
 import { toAccountSummary, toAccountView } from '../accounts/accountView.ts'
 import type { AccountAdmin } from '../accounts/createAccountAdmin.ts'
+import { answerAlerts } from '../alerts/answerAlerts.ts'
+import type { AlertAdmin } from '../alerts/createAlertAdmin.ts'
 import type { AuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
 import type { KeyAdmin } from '../auth/keyAdmin.ts'
 import { toKeyView } from '../auth/keyView.ts'
@@ -45,6 +47,8 @@ export type AdminDeps = {
   token: string | undefined
   admin: KeyAdmin
   accounts: AccountAdmin
+  /** Usage alert settings and deliveries, per account. */
+  alerts: AlertAdmin
   usage: UsageStore
   networks: readonly string[]
   /** Pending usage is written before usage is read, so answers include the latest calls. */
@@ -118,6 +122,15 @@ async function route(deps: AdminDeps, request: AdminRequest): Promise<AdminRespo
   if (resource === 'usage' && parts.length === 1 && method === 'GET')
     return ok(await usage(deps, url.searchParams))
   if (resource === 'requests' && method === 'GET') return answerAdminRequests(deps, parts, url.searchParams)
+  if (resource === 'accounts' && parts[2] === 'alerts' && parts[1] !== undefined) {
+    const body = await answerAlerts(deps.alerts, decodeName(parts[1]), {
+      method,
+      rest: parts.slice(3),
+      body: request.body,
+      query: url.searchParams,
+    })
+    return ok(body)
+  }
   if (resource === 'accounts') return routeAccounts(deps.accounts, method, parts.slice(1))
   if (resource !== 'keys') throw new RouteNotFoundError()
 

@@ -16,6 +16,7 @@ import { assertPortFree } from '../server/assertPortFree.ts'
 import { composeStages } from './composeStages.ts'
 import { createReloader, type Reloader } from './createReloader.ts'
 import { createRequestHandling } from './createRequestHandling.ts'
+import { startAlertsStage } from './startAlertsStage.ts'
 import { startDevnetStage } from './startDevnetStage.ts'
 import { startMeteringStage } from './startMeteringStage.ts'
 import { startNetworksStage } from './startNetworksStage.ts'
@@ -82,8 +83,10 @@ export async function createApp(config: Config, options: CreateAppOptions = {}):
     const { stores, keyAdmin, keys } = await stages.start(() =>
       startStoresStage(config, { exclusive: !worker, log }),
     )
+    // before the meter, stopped after it: its last flush is looked at for alerts
+    const alerts = await stages.start(() => startAlertsStage(config, { stores, keys, clock, log }))
     const { meter, usageTotals, dashboardStats, redisUp } = await stages.start(() =>
-      startMeteringStage(config, { stores, clock, log, worker }),
+      startMeteringStage(config, { stores, clock, log, worker, alerts: alerts.watcher }),
     )
     const { requestLog } = await stages.start(() => startRequestLogStage(config, { stores, log }))
     const { devnet, embedded } = await stages.start(() =>

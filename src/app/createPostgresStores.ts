@@ -1,4 +1,5 @@
 import { createPostgresAccountStore } from '../accounts/createPostgresAccountStore.ts'
+import { createPostgresAlertStore } from '../alerts/createPostgresAlertStore.ts'
 import { createPostgresKeyStore } from '../auth/createPostgresKeyStore.ts'
 import { createPostgresKeyWatch } from '../auth/createPostgresKeyWatch.ts'
 import { createPostgresFeeHistoryStore } from '../gas/createPostgresFeeHistoryStore.ts'
@@ -42,6 +43,7 @@ export async function createPostgresStores(
     keys: createPostgresKeyStore(pool),
     accounts: createPostgresAccountStore(pool),
     usage: createPostgresUsageStore(pool),
+    alerts: createPostgresAlertStore(pool),
     feeHistory: createPostgresFeeHistoryStore(pool),
     requestLog: createPostgresRequestLogStore(pool),
     watchKeys: keyWatch.watch,

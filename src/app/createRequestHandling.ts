@@ -15,6 +15,7 @@ import type { AdminRequest, AdminResponse } from '../admin/handleAdmin.ts'
 import { handleAdmin } from '../admin/handleAdmin.ts'
 import type { DashboardRequest, DashboardResponse } from '../admin/handleDashboard.ts'
 import { loadDashboardAssets } from '../admin/loadDashboardAssets.ts'
+import { createAlertAdmin } from '../alerts/createAlertAdmin.ts'
 import { createAuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
 import { createFilterIds } from '../auth/createFilterIds.ts'
 import type { KeyRegistry } from '../auth/createKeyRegistry.ts'
@@ -56,7 +57,7 @@ export type RequestHandling = {
 }
 
 export type RequestHandlingDeps = {
-  stores: Pick<Stores, 'keys' | 'usage' | 'accounts' | 'requestLog'>
+  stores: Pick<Stores, 'keys' | 'usage' | 'accounts' | 'requestLog' | 'alerts'>
   keys: KeyRegistry
   keyAdmin: KeyAdmin
   meter: Meter
@@ -96,12 +97,19 @@ export async function createRequestHandling(
     days: config.requestLog.days,
     sampleRate: config.requestLog.sampleRate,
   }
+  const alerts = createAlertAdmin({
+    alerts: stores.alerts,
+    accounts: stores.accounts,
+    hashKey: async () => secretHashKey,
+    now,
+  })
   const adminDeps = {
     requestLog,
     token: config.admin.token,
     tokenFailures,
     admin: deps.keyAdmin,
     accounts,
+    alerts,
     usage: stores.usage,
     get networks() {
       return networks.all.map((network) => network.name)
@@ -122,6 +130,7 @@ export async function createRequestHandling(
   const accountDeps = {
     requestLog,
     accounts,
+    alerts,
     keyAdmin: deps.keyAdmin,
     usage: stores.usage,
     flushUsage: () => meter.flush(),

@@ -1,4 +1,5 @@
 import { createSqliteAccountStore } from '../accounts/createSqliteAccountStore.ts'
+import { createSqliteAlertStore } from '../alerts/createSqliteAlertStore.ts'
 import { createSqliteKeyStore } from '../auth/createSqliteKeyStore.ts'
 import { createSqliteFeeHistoryStore } from '../gas/createSqliteFeeHistoryStore.ts'
 import { createSqliteUsageStore } from '../metering/createSqliteUsageStore.ts'
@@ -25,6 +26,7 @@ export function createSqliteStores(file: string, options: CreateStoresOptions): 
     keys: createSqliteKeyStore(db),
     accounts: createSqliteAccountStore(db),
     usage: createSqliteUsageStore(db),
+    alerts: createSqliteAlertStore(db),
     feeHistory: createSqliteFeeHistoryStore(db),
     requestLog: createSqliteRequestLogStore(db),
     watchKeys: undefined,

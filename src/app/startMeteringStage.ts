@@ -1,6 +1,7 @@
 import type { Logger } from 'pino'
 import { createDashboardStats, type DashboardStats, withUsageTap } from '../admin/createDashboardStats.ts'
 import { createSharedDashboardFigures } from '../admin/createSharedDashboardFigures.ts'
+import type { AlertWatcher } from '../alerts/createAlertWatcher.ts'
 import type { Config } from '../config/configSchema.ts'
 import type { Clock } from '../metering/clock.ts'
 import { createMeter } from '../metering/createMeter.ts'
@@ -36,6 +37,8 @@ export type MeteringStageDeps = {
   log: Logger
   /** Set in a worker of `--workers N`: the primary's bank (without Redis), and no spool replay here. */
   worker: WorkerRole | undefined
+  /** Usage alerts: told of each write of usage and each refusal. */
+  alerts?: Pick<AlertWatcher, 'usageWritten' | 'refused'> | undefined
 }
 
 /**
@@ -45,7 +48,7 @@ export type MeteringStageDeps = {
  * other workers through the primary's bank.
  */
 export async function startMeteringStage(config: Config, deps: MeteringStageDeps): Promise<MeteringStage> {
-  const { stores, clock, log, worker } = deps
+  const { stores, clock, log, worker, alerts } = deps
   const { redis } = config
   const dashboardOn = config.admin.token !== undefined
   return composeStages(log, async (stages) => {
@@ -97,7 +100,9 @@ export async function startMeteringStage(config: Config, deps: MeteringStageDeps
         store: withUsageTap(stores.usage, (delta) => {
           usageTotals.record(delta)
           if (dashboardOn) dashboardStats.recordUsage(delta)
+          alerts?.usageWritten(delta.daily)
         }),
+        onRefused: alerts?.refused,
         clock,
         flushMs: config.metering.flushMs,
         spool,

@@ -1,4 +1,5 @@
 import type { AccountStore } from '../accounts/accountStore.ts'
+import type { AlertStore } from '../alerts/alertStore.ts'
 import type { KeyStore } from '../auth/keyStore.ts'
 import type { FeeHistoryStore } from '../gas/feeHistoryStore.ts'
 import type { UsageStore } from '../metering/usageStore.ts'
@@ -11,6 +12,8 @@ export type Stores = {
   /** Accounts' sign-in tokens (the account API). */
   accounts: AccountStore
   usage: UsageStore
+  /** Usage alerts: settings, events, their deliveries. */
+  alerts: AlertStore
   feeHistory: FeeHistoryStore
   /** The request log key holders read (a sample of calls, every error and refusal). */
   requestLog: RequestLogStore

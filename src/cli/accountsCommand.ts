@@ -1,5 +1,6 @@
 import type { Command } from 'commander'
 import { toAccountSummary, toAccountView } from '../accounts/accountView.ts'
+import { addAlertsCommand } from './alertsCommand.ts'
 import { configOption } from './configOption.ts'
 import { print, table, withAdmin } from './openAdmin.ts'
 
@@ -87,4 +88,6 @@ export function addAccountsCommand(program: Command): void {
         print(options.json ? JSON.stringify({ token }) : `token: ${token}   (shown once: store it now)`)
       }),
     )
+
+  addAlertsCommand(accounts)
 }

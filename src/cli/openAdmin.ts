@@ -1,4 +1,5 @@
 import type { AccountAdmin } from '../accounts/createAccountAdmin.ts'
+import type { AlertAdmin } from '../alerts/createAlertAdmin.ts'
 import type { KeyAdmin } from '../auth/keyAdmin.ts'
 import type { Config } from '../config/configSchema.ts'
 import { TollgateError } from '../errors/TollgateError.ts'
@@ -9,6 +10,7 @@ export type AdminSession = {
   config: Config
   admin: KeyAdmin
   accounts: AccountAdmin
+  alerts: AlertAdmin
   usage: UsageStore
   networks: string[]
 }
@@ -23,9 +25,17 @@ export async function withAdmin(
 ) {
   const config = await loadConfigOrExit(configFile)
   // loaded on use: `--help` and argument errors need none of it
-  const [{ createKeyAdmin }, { createAccountAdmin }, { createStores }] = await Promise.all([
+  const [
+    { createKeyAdmin },
+    { createAccountAdmin },
+    { createAlertAdmin },
+    { getSecretHashKey },
+    { createStores },
+  ] = await Promise.all([
     import('../auth/keyAdmin.ts'),
     import('../accounts/createAccountAdmin.ts'),
+    import('../alerts/createAlertAdmin.ts'),
+    import('../auth/hashSecret.ts'),
     import('../app/createStores.ts'),
   ])
   // not exclusive: the CLI edits keys beside a running gateway
@@ -49,6 +59,12 @@ export async function withAdmin(
         accounts: stores.accounts,
         usage: stores.usage,
         plans: () => config.plans,
+        now: Date.now,
+      }),
+      alerts: createAlertAdmin({
+        alerts: stores.alerts,
+        accounts: stores.accounts,
+        hashKey: () => getSecretHashKey(stores.keys),
         now: Date.now,
       }),
       usage: stores.usage,

@@ -238,6 +238,28 @@ export const configSchema = z.strictObject({
       maxParamsChars: z.int().min(16).max(65_536).default(1_024),
     })
     .prefault({}),
+  alerts: z
+    .strictObject({
+      /** Deliver usage alerts (webhooks) from this instance; off: events are still recorded, delivered by others. */
+      enabled: z.boolean().default(true),
+      /** The wait after a delivery's first failed attempt; it doubles with each failure (with jitter). */
+      retryBaseMs: z.int().positive().default(10_000),
+      /** The longest wait between two attempts. */
+      retryMaxMs: z.int().positive().default(3_600_000),
+      /** How long after its event a delivery is tried; then it is given up. */
+      retryForMs: z.int().positive().default(86_400_000),
+      /** One attempt's deadline: connecting, the receiver's answer. */
+      timeoutMs: z.int().positive().max(60_000).default(10_000),
+      /** Deliveries in flight at once per process. */
+      concurrency: z.int().positive().max(256).default(8),
+      /** How often due deliveries are looked for. */
+      pollMs: z.int().positive().default(1_000),
+      /** Let webhooks reach loopback, private and link-local addresses (receivers inside your network). */
+      privateAddresses: z.boolean().default(false),
+      /** Days events and their delivery log are kept. */
+      keepDays: z.int().positive().max(3650).default(30),
+    })
+    .prefault({}),
   auth: z
     .strictObject({
       /** Wrong secrets or JWTs a client address (or a key) may send at once before it gets 429 without a check. */

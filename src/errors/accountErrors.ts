@@ -12,6 +12,14 @@ export class AccountTokenRequiredError extends TollgateError {
   }
 }
 
+/** Alert settings that cannot be put in place: the message says why. */
+export class AlertSettingsError extends TollgateError {
+  override name = 'AlertSettingsError'
+  constructor(message: string) {
+    super(-32600, 400, message)
+  }
+}
+
 /**
  * A request that changes something, signed in by the portal's session cookie, without the session's
  * CSRF token in `x-csrf-token`: it may come from another site's page, so it is refused.

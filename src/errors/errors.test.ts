@@ -84,6 +84,7 @@ const samples: Record<string, unknown[][]> = {
   NoActiveKeyError: [[]],
   NoAccountError: [[]],
   AccountTokenRequiredError: [[]],
+  AlertSettingsError: [['a webhook URL is needed to turn alerts on (webhook, --webhook)']],
   AccountCsrfError: [[]],
   OidcStateError: [[]],
   OidcProviderDeniedError: [[]],

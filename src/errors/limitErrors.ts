@@ -45,7 +45,8 @@ export class RateLimitError extends TollgateError {
    * to the millisecond for work that may wait that long (a split eth_getLogs' next chunk).
    */
   constructor(
-    kind: keyof typeof rateLimitEvents,
+    /** Which limit refused: usage alerts tell a per-second refusal from a daily one. */
+    readonly kind: keyof typeof rateLimitEvents,
     readonly retryAfterMs: number,
   ) {
     super(429, 429, 'Too Many Requests', {

@@ -19,6 +19,11 @@ export type MeterOptions = {
   /** How often pending usage is written (and, with a bank, reported); a crash loses at most this much usage. */
   flushMs: number
   onError?: (err: unknown) => void
+  /**
+   * A call refused (402/429), with whose it was: usage alerts note a key's first per-second refusal
+   * of the day. Called on the refusal's path: it must only note.
+   */
+  onRefused?: ((subject: MeterSubject, err: unknown) => void) | undefined
   /** Where the last flush (on close) keeps what the store does not take (createUsageBuffer). */
   spool?: UsageSpool | undefined
   /**
@@ -55,6 +60,7 @@ export async function createMeter({
   timers = systemTimers,
   flushMs,
   onError,
+  onRefused,
   spool,
   bank,
   onBankDown = 'open',
@@ -83,9 +89,10 @@ export async function createMeter({
 
   const refusals: MeterRefusals = { '402': 0, '429': 0 }
   /** Counts a refusal (for /metrics): only calls the local balance could not take come here. */
-  const counted = (err: unknown): unknown => {
+  const counted = (err: unknown, subject: MeterSubject): unknown => {
     if (err instanceof TollgateError && (err.httpStatus === 402 || err.httpStatus === 429))
       refusals[err.httpStatus]++
+    onRefused?.(subject, err)
     return err
   }
 
@@ -93,10 +100,10 @@ export async function createMeter({
     const nowMs = ledger.now()
     const refusal = ledger.refusalOf(subject, costCredits, nowMs)
     if (refusal === undefined) return ledger.hold(subject, costCredits, nowMs)
-    if (client === undefined) throw counted(refusal.error)
+    if (client === undefined) throw counted(refusal.error, subject)
     // this process cannot cover it: the bank's word
     return client.admit(subject, costCredits).catch((err: unknown) => {
-      throw counted(err)
+      throw counted(err, subject)
     })
   }
 

@@ -189,4 +189,44 @@ export const postgresMigrations: readonly Migration[] = [
     CREATE INDEX request_log_time ON request_log (time_ms);
     `,
   },
+  {
+    name: 'usage alerts',
+    sql: `
+    -- an account's usage alerts (webhook): where they go, at which shares of the daily credits, in
+    -- which format, and the signing secret sealed (AES-256-GCM under a key derived from the
+    -- database's secret hash key: alertSecret.ts)
+    CREATE TABLE alert_settings (
+      account_id integer PRIMARY KEY REFERENCES accounts (id),
+      webhook_url text NOT NULL,
+      thresholds text NOT NULL,
+      format text NOT NULL,
+      sealed_secret text NOT NULL,
+      updated_at bigint NOT NULL
+    );
+    -- each alert event once: the unique constraint decides which instance made it (key_id 0: the
+    -- account's own credits; threshold 0: a rate refusal), and the row is its delivery's log;
+    -- times are milliseconds since the epoch (the gateway's clock, as claims compare them)
+    CREATE TABLE alert_events (
+      id text PRIMARY KEY,
+      account_id integer NOT NULL,
+      key_id integer NOT NULL,
+      kind text NOT NULL,
+      threshold integer NOT NULL,
+      day text NOT NULL,
+      payload text NOT NULL,
+      created_at bigint NOT NULL,
+      attempts integer NOT NULL DEFAULT 0,
+      last_status text,
+      last_attempt_at bigint,
+      next_attempt_at bigint,
+      claimed_until bigint NOT NULL DEFAULT 0,
+      delivered_at bigint,
+      gave_up_at bigint,
+      UNIQUE (account_id, key_id, kind, threshold, day)
+    );
+    CREATE INDEX alert_events_due ON alert_events (next_attempt_at) WHERE next_attempt_at IS NOT NULL;
+    CREATE INDEX alert_events_account ON alert_events (account_id, created_at);
+    CREATE INDEX alert_events_created ON alert_events (created_at);
+    `,
+  },
 ]

@@ -154,4 +154,43 @@ export const sqliteMigrations: readonly Migration[] = [
   CREATE INDEX request_log_time ON request_log (time_ms);
   `,
   },
+  {
+    name: 'usage alerts',
+    sql: `
+  -- an account's usage alerts (webhook): where they go, at which shares of the daily credits, in
+  -- which format, and the signing secret sealed (AES-256-GCM under a key derived from the database's
+  -- secret hash key: alertSecret.ts)
+  CREATE TABLE alert_settings (
+    account_id INTEGER PRIMARY KEY REFERENCES accounts (id),
+    webhook_url TEXT NOT NULL,
+    thresholds TEXT NOT NULL,
+    format TEXT NOT NULL,
+    sealed_secret TEXT NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  -- each alert event once: the unique constraint decides which instance made it (key_id 0: the
+  -- account's own credits; threshold 0: a rate refusal), and the row is its delivery's log
+  CREATE TABLE alert_events (
+    id TEXT PRIMARY KEY,
+    account_id INTEGER NOT NULL,
+    key_id INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    threshold INTEGER NOT NULL,
+    day TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    last_status TEXT,
+    last_attempt_at INTEGER,
+    next_attempt_at INTEGER,
+    claimed_until INTEGER NOT NULL DEFAULT 0,
+    delivered_at INTEGER,
+    gave_up_at INTEGER,
+    UNIQUE (account_id, key_id, kind, threshold, day)
+  );
+  CREATE INDEX alert_events_due ON alert_events (next_attempt_at) WHERE next_attempt_at IS NOT NULL;
+  CREATE INDEX alert_events_account ON alert_events (account_id, created_at);
+  CREATE INDEX alert_events_created ON alert_events (created_at);
+  `,
+  },
 ]

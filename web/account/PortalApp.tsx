@@ -2,6 +2,7 @@ import type { ComponentType } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { messageOf } from '../api.ts'
 import { loadSession, type Session, signOut, whenSignedOut } from './accountApi.ts'
+import { PortalAlertsPage } from './pages/PortalAlertsPage.tsx'
 import { PortalKeysPage } from './pages/PortalKeysPage.tsx'
 import { PortalOverviewPage } from './pages/PortalOverviewPage.tsx'
 import { PortalRequestsPage } from './pages/PortalRequestsPage.tsx'
@@ -20,6 +21,7 @@ const pages: Record<string, { label: string; Page: ComponentType<PortalPageProps
   keys: { label: 'Keys', Page: PortalKeysPage },
   usage: { label: 'Usage', Page: PortalUsagePage },
   requests: { label: 'Requests', Page: PortalRequestsPage },
+  alerts: { label: 'Alerts', Page: PortalAlertsPage },
 }
 
 function currentPage(): string {
