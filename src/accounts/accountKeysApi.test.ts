@@ -9,6 +9,7 @@ import { createKeyAdmin, type KeyAdmin } from '../auth/keyAdmin.ts'
 import type { KeyView } from '../auth/keyView.ts'
 import { plansSchema } from '../config/plansSchema.ts'
 import { createAccountAdmin } from './createAccountAdmin.ts'
+import { createAccountRequestRate } from './createAccountRequestRate.ts'
 import { accountSessionMacKey, createAccountSessions } from './createAccountSessions.ts'
 import { type AccountApiDeps, handleAccountApi } from './handleAccountApi.ts'
 
@@ -56,6 +57,7 @@ describe('the account API: keys', () => {
       flushUsage: async () => {},
       now: () => nowMs,
       tokenFailures: createAuthFailureLimiter({ burst: 20, perMinute: 20, now: () => nowMs }),
+      requestRate: createAccountRequestRate(() => nowMs, 1_000),
       sessions: createAccountSessions({
         macKey: accountSessionMacKey(Buffer.alloc(32)),
         ttlMs: 1000,

@@ -8,6 +8,7 @@ import { createKeyAdmin, type KeyAdmin } from '../auth/keyAdmin.ts'
 import { keySettingsSchema } from '../auth/keySettings.ts'
 import { plansSchema } from '../config/plansSchema.ts'
 import { type AccountAdmin, createAccountAdmin } from './createAccountAdmin.ts'
+import { createAccountRequestRate } from './createAccountRequestRate.ts'
 import { accountSessionMacKey, createAccountSessions } from './createAccountSessions.ts'
 import { type AccountApiDeps, handleAccountApi } from './handleAccountApi.ts'
 
@@ -39,6 +40,7 @@ describe('handleAccountApi', () => {
     },
     now: () => nowMs,
     tokenFailures: createAuthFailureLimiter({ burst: 2, perMinute: 6, now: () => nowMs }),
+    requestRate: createAccountRequestRate(() => nowMs),
     requestLog: { store: stores.requestLog, flush: async () => {}, days: 7, sampleRate: 0.01 },
     sessions: createAccountSessions({
       macKey: accountSessionMacKey(Buffer.alloc(32, 1)),
@@ -128,6 +130,22 @@ describe('handleAccountApi', () => {
       headers: {},
     })
     assert.equal(posted.status, 405)
+  })
+
+  it("a signed-in account's requests beyond its rate are refused 429 until the bucket refills; other accounts are not slowed", async () => {
+    const api = { ...deps(), requestRate: createAccountRequestRate(() => nowMs, 3) }
+    const auth = `Bearer ${token}`
+    for (let i = 0; i < 3; i++) assert.equal((await get(api, '/account/api/keys', auth)).status, 200)
+    const refused = await get(api, '/account/api/keys', auth)
+    assert.equal(refused.status, 429)
+    assert.deepEqual(refused.body, {
+      error: { message: 'too many account API requests: slow down (Retry-After says when)' },
+    })
+    assert.equal(refused.headers?.['retry-after'], '1')
+    const acme = (await stores.keys.getAccount('acme')) ?? assert.fail()
+    assert.equal(api.requestRate.take(acme.id + 1), 0)
+    nowMs += 400
+    assert.equal((await get(api, '/account/api/keys', auth)).status, 200)
   })
 
   describe('the session', () => {

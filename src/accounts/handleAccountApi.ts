@@ -4,6 +4,7 @@ import type { Account } from '../auth/apiKey.ts'
 import type { AuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
 import type { KeyAdmin } from '../auth/keyAdmin.ts'
 import { HttpMethodNotAllowedError, RouteNotFoundError } from '../errors/httpErrors.ts'
+import { AccountApiRateError } from '../errors/limitErrors.ts'
 import { toWireError } from '../errors/toWireError.ts'
 import { parseWholeNumber } from '../metering/parseWholeNumber.ts'
 import { usageDays } from '../metering/usageBounds.ts'
@@ -13,6 +14,7 @@ import { AccountAnswer } from './accountAnswer.ts'
 import { keysResource } from './accountKeysApi.ts'
 import { sessionResource, signInRequest } from './accountSessionApi.ts'
 import type { AccountAdmin } from './createAccountAdmin.ts'
+import type { AccountRequestRate } from './createAccountRequestRate.ts'
 import type { AccountSessions } from './createAccountSessions.ts'
 import { getAccountUsage } from './getAccountUsage.ts'
 import { type OidcSignIn, oidcResource } from './oidcApi.ts'
@@ -58,6 +60,8 @@ export type AccountApiDeps = {
   /** Sign-in through an identity provider; undefined when none is configured (accounts.oidc). */
   oidc?: OidcSignIn | undefined
   requestLog: RequestLogReader
+  /** Each account's requests per second on this gateway, after sign-in. */
+  requestRate: AccountRequestRate
 }
 
 /**
@@ -75,6 +79,8 @@ export async function handleAccountApi(
     const open = Object.hasOwn(publicResources, resource) ? publicResources[resource] : undefined
     if (open) return await open({ request, url, deps })
     const account = await signInRequest(deps, request)
+    const waitMs = deps.requestRate.take(account.id)
+    if (waitMs > 0) throw new AccountApiRateError(waitMs)
     const handler = Object.hasOwn(resources, resource) ? resources[resource] : undefined
     if (!handler) throw new RouteNotFoundError()
     const answer = await handler({ account, request, url, deps })

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino'
 import { createAccountAdmin } from '../accounts/createAccountAdmin.ts'
+import { createAccountRequestRate } from '../accounts/createAccountRequestRate.ts'
 import { accountSessionMacKey, createAccountSessions } from '../accounts/createAccountSessions.ts'
 import { createOidcSignIn } from '../accounts/createOidcSignIn.ts'
 import {
@@ -136,6 +137,7 @@ export async function createRequestHandling(
     flushUsage: () => meter.flush(),
     now,
     tokenFailures: accountTokenFailures(config.auth),
+    requestRate: createAccountRequestRate(now),
     sessions: createAccountSessions({
       macKey: accountSessionMacKey(secretHashKey),
       ttlMs: accountSessionTtlMs,

@@ -46,6 +46,7 @@ const samples: Record<string, unknown[][]> = {
     ['keyCreditsPerDay', 60_000],
   ],
   AuthRateLimitError: [[1_000]],
+  AccountApiRateError: [[400]],
   CallsInFlightLimitError: [[32]],
   ParseError: [[]],
   InvalidRequestError: [[], ['empty batch'], ['batch too large']],

@@ -86,6 +86,16 @@ export class AuthRateLimitError extends TollgateError {
   }
 }
 
+/** An account's requests to the account API beyond its rate on this gateway (a script in a loop). */
+export class AccountApiRateError extends TollgateError {
+  override name = 'AccountApiRateError'
+  constructor(retryAfterMs: number) {
+    super(429, 429, 'too many account API requests: slow down (Retry-After says when)', {
+      retryAfterSeconds: toRetryAfterSeconds(retryAfterMs),
+    })
+  }
+}
+
 export class SubscriptionLimitError extends TollgateError {
   override name = 'SubscriptionLimitError'
   constructor(limit: number) {
