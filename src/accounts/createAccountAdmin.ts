@@ -60,7 +60,7 @@ export function createAccountAdmin(deps: AccountAdminDeps) {
     const plan = deps.plans()[account.plan]
     const [accountKeys, daily] = await Promise.all([
       keys.listAccountKeys(account.id),
-      usage.loadDailyUsage(utcDay(nowMs)),
+      usage.loadSubjectsUsage(utcDay(nowMs), [accountSubject(account.id)]),
     ])
     return {
       account,

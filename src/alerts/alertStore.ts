@@ -64,8 +64,6 @@ export type AlertStore = {
   }): Promise<void>
   /** Turns the account's alerts off: its deliveries not made yet are given up. False when it had none. */
   deleteSettings(accountId: number, nowMs: number): Promise<boolean>
-  /** The ledger's credits of these subjects (`account:<id>`, `key:<id>`) on `day`, as written so far by every instance. */
-  dailyCredits(day: string, subjects: readonly string[]): Promise<Map<string, number>>
   /** Adds the event unless it happened already (insert-or-ignore): true when this call made it. */
   addEvent(event: NewAlertEvent): Promise<boolean>
   /**

@@ -86,6 +86,7 @@ for (const backend of storeBackends) {
       watchers = [0, 1].map((process) =>
         createAlertWatcher({
           store: (stores[process] as Stores).alerts,
+          usage: (stores[process] as Stores).usage,
           subjects: () => subjects,
           accountKeys: (id) => (stores[process] as Stores).keys.listAccountKeys(id),
           now: () => nowMs,

@@ -3,7 +3,7 @@ import type { ApiKey } from '../auth/apiKey.ts'
 import { RateLimitError } from '../errors/limitErrors.ts'
 import { utcDay } from '../metering/clock.ts'
 import type { MeterSubject } from '../metering/meterTypes.ts'
-import { accountSubject, type DailyUsage, keySubject } from '../metering/usageStore.ts'
+import { accountSubject, type DailyUsage, keySubject, type UsageStore } from '../metering/usageStore.ts'
 import type { AlertPayload } from './alertPayload.ts'
 import type { AlertSettings } from './alertSettings.ts'
 import type { AlertEventKind, AlertStore } from './alertStore.ts'
@@ -11,6 +11,8 @@ import { crossedThresholds } from './crossedThresholds.ts'
 
 export type AlertWatcherDeps = {
   store: AlertStore
+  /** The ledger: the credits of the subjects just written, as every instance wrote them so far. */
+  usage: Pick<UsageStore, 'loadSubjectsUsage'>
   /** Every active key's meter subject: the daily limits, the account's and the key's own (KeyRegistry). */
   subjects: () => Iterable<MeterSubject>
   /** An account's keys, with the account (names for the events; KeyStore.listAccountKeys). */
@@ -157,7 +159,7 @@ export function createAlertWatcher(deps: AlertWatcherDeps): AlertWatcher {
         return found && alerts ? [{ subject, ...found, alerts }] : []
       })
       if (compared.length === 0) continue
-      const totals = await store.dailyCredits(
+      const totals = await deps.usage.loadSubjectsUsage(
         day,
         compared.map((entry) => entry.subject),
       )
@@ -186,7 +188,7 @@ export function createAlertWatcher(deps: AlertWatcherDeps): AlertWatcher {
       }
       const own = keyLimits.get(refusal.keyId)
       const subject = own ? keySubject(refusal.keyId) : accountSubject(refusal.accountId)
-      const totals = await store.dailyCredits(refusal.day, [subject])
+      const totals = await deps.usage.loadSubjectsUsage(refusal.day, [subject])
       await make(
         {
           accountId: refusal.accountId,

@@ -46,14 +46,6 @@ export function createPostgresAlertStore(pool: PostgresPool): AlertStore {
         return true
       })
     },
-    async dailyCredits(day, subjects) {
-      if (subjects.length === 0) return new Map()
-      const { rows } = await pool.query<{ subject: string; credits: string }>(
-        'SELECT subject, credits FROM usage_daily WHERE day = $1 AND subject = ANY($2::text[])',
-        [day, subjects],
-      )
-      return new Map(rows.map((row) => [row.subject, Number(row.credits)]))
-    },
     async addEvent({ id, accountId, keyId, kind, threshold, day, payload, createdAtMs }) {
       const { rowCount } = await pool.query(
         `INSERT INTO alert_events (id, account_id, key_id, kind, threshold, day, payload, created_at, next_attempt_at)

@@ -14,9 +14,6 @@ export function createSqliteAlertStore(db: SqliteDatabase): AlertStore {
   const selectSettingsOf = db.prepare<[string], SettingsRow>(
     'SELECT * FROM alert_settings WHERE account_id IN (SELECT value FROM json_each(?))',
   )
-  const selectCredits = db.prepare<[string, string], { subject: string; credits: number }>(
-    'SELECT subject, credits FROM usage_daily WHERE day = ? AND subject IN (SELECT value FROM json_each(?))',
-  )
   const upsertSettings = db.prepare<[number, string, string, string, string, number]>(
     `INSERT INTO alert_settings (account_id, webhook_url, thresholds, format, sealed_secret, updated_at)
      VALUES (?, ?, ?, ?, ?, ?)
@@ -74,11 +71,6 @@ export function createSqliteAlertStore(db: SqliteDatabase): AlertStore {
     },
     async deleteSettings(accountId, nowMs) {
       return turnOff.immediate(accountId, nowMs)
-    },
-    async dailyCredits(day, subjects) {
-      if (subjects.length === 0) return new Map()
-      const rows = selectCredits.all(day, JSON.stringify(subjects))
-      return new Map(rows.map((row) => [row.subject, row.credits]))
     },
     async addEvent(event) {
       const { id, accountId, keyId, kind, threshold, day, payload, createdAtMs } = event

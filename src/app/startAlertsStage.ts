@@ -49,6 +49,7 @@ export async function startAlertsStage(config: Config, deps: AlertsStageDeps): P
     : undefined
   const watcher = createAlertWatcher({
     store: stores.alerts,
+    usage: stores.usage,
     subjects: () => keys.activeSubjects(),
     accountKeys: (accountId) => stores.keys.listAccountKeys(accountId),
     now,

@@ -39,6 +39,14 @@ export function createPostgresUsageStore(pool: PostgresPool): UsageStore {
       )
       return new Map(rows.map((row) => [row.subject, Number(row.credits)]))
     },
+    async loadSubjectsUsage(day, subjects) {
+      if (subjects.length === 0) return new Map()
+      const { rows } = await pool.query<{ subject: string; credits: string }>(
+        'SELECT subject, credits FROM usage_daily WHERE day = $1 AND subject = ANY($2::text[])',
+        [day, subjects],
+      )
+      return new Map(rows.map((row) => [row.subject, Number(row.credits)]))
+    },
     async addUsage(delta) {
       const daily = mergeDaily(delta.daily)
       const hourly = mergeHourly(delta.hourly)

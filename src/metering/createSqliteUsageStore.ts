@@ -20,6 +20,9 @@ export function createSqliteUsageStore(db: SqliteDatabase): UsageStore {
            sum(credits) AS credits, sum(failover_calls) AS failoverCalls
     FROM usage_hourly WHERE hour >= ? AND (? IS NULL OR key_id = ?)
     GROUP BY day, key_id, network, method ORDER BY day, key_id, network, method`
+  const selectSubjects = db.prepare<[string, string], { subject: string; credits: number }>(
+    'SELECT subject, credits FROM usage_daily WHERE day = ? AND subject IN (SELECT value FROM json_each(?))',
+  )
   const selectUsage = db.prepare<[string, number | null, number | null], UsageRow>(usageQuery)
   const selectHourly = db.prepare<[string, number | null, number | null], HourlyUsage>(`
     SELECT hour, key_id AS keyId, network, method, calls, credits, failover_calls AS failoverCalls
@@ -47,6 +50,12 @@ export function createSqliteUsageStore(db: SqliteDatabase): UsageStore {
   return {
     async loadDailyUsage(day) {
       return new Map(selectDay.all(day).map((row) => [row.subject, row.credits]))
+    },
+    async loadSubjectsUsage(day, subjects) {
+      if (subjects.length === 0) return new Map()
+      return new Map(
+        selectSubjects.all(day, JSON.stringify(subjects)).map((row) => [row.subject, row.credits]),
+      )
     },
     async addUsage(delta) {
       add(delta)

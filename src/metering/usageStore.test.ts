@@ -57,6 +57,16 @@ for (const backend of storeBackends) {
       )
       assert.deepEqual(await store.loadDailyUsage('2026-11-21'), new Map([['account:1', 5]]))
       assert.deepEqual(await store.loadDailyUsage('2026-11-20'), new Map())
+      // some subjects only: those asked for that spent on that day
+      assert.deepEqual(
+        await store.loadSubjectsUsage('2026-11-22', ['key:2', 'account:1', 'account:7']),
+        new Map([
+          ['key:2', 3],
+          ['account:1', 120],
+        ]),
+      )
+      assert.deepEqual(await store.loadSubjectsUsage('2026-11-21', ['key:2']), new Map())
+      assert.deepEqual(await store.loadSubjectsUsage('2026-11-22', []), new Map())
     })
 
     it('keeps credits past 2^32 exactly', async () => {

@@ -28,6 +28,8 @@ export type UsageRow = {
 export type UsageStore = {
   /** Every subject's credits on `day`. */
   loadDailyUsage(day: string): Promise<Map<string, number>>
+  /** These subjects' credits on `day` (a subject that spent nothing is absent). */
+  loadSubjectsUsage(day: string, subjects: readonly string[]): Promise<Map<string, number>>
   /** Adds the deltas, all or nothing. */
   addUsage(delta: UsageDelta): Promise<void>
   /**
