@@ -23,7 +23,10 @@ export function startRequestLogStage(config: Config, deps: { stores: Stores; log
     store: stores.requestLog,
     pruning: stores.lead('request-log-prune'),
     onError: (err) =>
-      log.warn({ err }, 'the request log failed (a write or prune is tried again with the next; a row is lost)'),
+      log.warn(
+        { err },
+        'the request log failed (a write or prune is tried again with the next; a row is lost)',
+      ),
     onDropped: (rows) =>
       log.warn({ rows }, 'request log rows dropped: more came than requestLog.maxBufferedRows holds'),
   })
