@@ -86,6 +86,9 @@ export async function sessionResource(call: Omit<AccountCall, 'account'>): Promi
 }
 
 async function signIn(deps: AccountApiDeps, request: AccountApiRequest): Promise<AccountApiResponse> {
+  // another site's page must not sign a browser in to an account of its choosing (login CSRF): a
+  // browser names the page's origin on every POST; a script that sends none is no browser's
+  if (isCrossOrigin(request)) throw new AdminRequestError('cross-origin request refused')
   refuseLimited(deps, request)
   let token: unknown
   try {
@@ -108,6 +111,18 @@ function signedIn(account: Account, session: { csrfToken: string; expiresAtMs: n
     account: account.name,
     csrfToken: session.csrfToken,
     expiresAt: new Date(session.expiresAtMs).toISOString(),
+  }
+}
+
+/** An Origin header that is not this host's (the portal's page is served from the same host). */
+function isCrossOrigin(request: AccountApiRequest): boolean {
+  const origin = header(request, 'origin')
+  if (origin === undefined) return false
+  const host = header(request, 'host')
+  try {
+    return host === undefined || new URL(origin).host !== host.toLowerCase()
+  } catch {
+    return true
   }
 }
 

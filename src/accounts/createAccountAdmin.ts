@@ -104,12 +104,9 @@ export function createAccountAdmin(deps: AccountAdminDeps) {
     },
 
     /**
-     * The account a portal session names, while it exists under that id (an account made again
-     * under the same name is another account, and the old session is not its).
-     */
-    /**
-     * The account a portal session names, while it is the account of that id and no token of it
-     * was made or revoked since the session began: a new or revoked token ends every session.
+     * The account a portal session names, while it is the account of that id (an account made again
+     * under the same name is another account) and no token of it was made or revoked since the
+     * session began: a new or revoked token ends every session.
      */
     async accountOfSession(session: {
       accountId: number

@@ -153,7 +153,13 @@ describe('handleAccountApi', () => {
       api: AccountApiDeps,
       method: string,
       url: string,
-      options: { cookie?: string; csrf?: string | undefined; body?: string; address?: string } = {},
+      options: {
+        cookie?: string
+        csrf?: string | undefined
+        body?: string
+        address?: string
+        origin?: string
+      } = {},
     ) =>
       handleAccountApi(api, {
         method,
@@ -166,6 +172,7 @@ describe('handleAccountApi', () => {
             ? {}
             : { cookie: `other=1; tollgate_account_session=${options.cookie}` }),
           ...(options.csrf === undefined ? {} : { 'x-csrf-token': options.csrf }),
+          ...(options.origin === undefined ? {} : { origin: options.origin, host: 'gateway.example:8545' }),
         },
       })
     const cookieOf = (answer: { headers?: Record<string, string> }) =>
@@ -205,6 +212,23 @@ describe('handleAccountApi', () => {
         signedIn: false,
         oidc: false,
       })
+    })
+
+    it("another site's page cannot sign a browser in (login CSRF); the portal's own page and scripts can", async () => {
+      const api = deps()
+      const body = JSON.stringify({ token })
+      for (const origin of ['http://evil.example', 'null']) {
+        const crossSite = await call(api, 'POST', '/account/api/session', { body, origin })
+        assert.deepEqual(crossSite.body, { error: { message: 'cross-origin request refused' } })
+        assert.equal(crossSite.status, 400)
+        assert.equal(crossSite.headers?.['set-cookie'], undefined)
+      }
+      const sameSite = await call(api, 'POST', '/account/api/session', {
+        body,
+        origin: 'http://gateway.example:8545',
+      })
+      assert.equal(sameSite.status, 200)
+      assert.equal((await call(api, 'POST', '/account/api/session', { body })).status, 200)
     })
 
     it('a change signed in by the cookie needs the CSRF token: 403 without it, then on to the resource', async () => {

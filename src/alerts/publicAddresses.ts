@@ -7,34 +7,51 @@ import { BlockList, isIP } from 'node:net'
  * private ranges, link-local cloud metadata endpoints, ...).
  */
 const privateRanges = new BlockList()
-for (const [network, prefix] of [
+const privateIpv4 = [
   ['0.0.0.0', 8],
   ['10.0.0.0', 8],
   ['100.64.0.0', 10],
   ['127.0.0.0', 8],
   ['169.254.0.0', 16],
   ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
   ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
   ['224.0.0.0', 3],
-] as const)
+] as const
+for (const [network, prefix] of privateIpv4) {
   privateRanges.addSubnet(network, prefix, 'ipv4')
+  // the same IPv4 addresses inside IPv6 ones that reach them (an IPv4-mapped address BlockList
+  // judges as IPv4 by itself): NAT64's well-known prefix (a cloud's NAT64 gateway forwards into
+  // the private network too), IPv4-compatible, and 6to4
+  privateRanges.addSubnet(`64:ff9b::${network}`, 96 + prefix, 'ipv6')
+  privateRanges.addSubnet(`::${network}`, 96 + prefix, 'ipv6')
+  privateRanges.addSubnet(`2002:${sixToFourGroups(network)}::`, 16 + prefix, 'ipv6')
+}
 for (const [network, prefix] of [
   ['::', 127],
+  // NAT64 for local use (RFC 8215): whatever the operator maps it to
+  ['64:ff9b:1::', 48],
   ['fc00::', 7],
   ['fe80::', 10],
   ['ff00::', 8],
 ] as const)
   privateRanges.addSubnet(network, prefix, 'ipv6')
 
-/** Whether `address` (an IP address) is loopback, private, link-local, multicast or unspecified. */
+/** An IPv4 address as the two hex groups 6to4 puts after `2002:` (`10.0.0.0` → `a00:0`). */
+function sixToFourGroups(ipv4: string): string {
+  const [a = 0, b = 0, c = 0, d = 0] = ipv4.split('.').map(Number)
+  return `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`
+}
+
+/**
+ * Whether `address` (an IP address) is loopback, private, link-local, multicast, unspecified or
+ * reserved, or an IPv6 address that carries such an IPv4 address (mapped, NAT64, compatible, 6to4).
+ */
 export function isPrivateAddress(address: string): boolean {
   const family = isIP(address)
   if (family === 4) return privateRanges.check(address, 'ipv4')
-  if (family !== 6) return false
-  // an IPv4 address written as IPv6 is judged as the IPv4 address
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
-  if (mapped?.[1]) return privateRanges.check(mapped[1], 'ipv4')
-  return privateRanges.check(address, 'ipv6')
+  return family === 6 && privateRanges.check(address, 'ipv6')
 }
 
 /** A URL host's address when the host is an IP address (`[::1]` unbracketed), else undefined. */

@@ -22,7 +22,11 @@ export function startRequestLogStage(config: Config, deps: { stores: Stores; log
     ...settings,
     store: stores.requestLog,
     pruning: stores.lead('request-log-prune'),
-    onError: (err) => log.warn({ err }, 'writing or pruning the request log failed; retrying with the next'),
+    onError: (err) =>
+      log.warn(
+        { err },
+        'the request log failed (a write or prune is tried again with the next; a row is lost)',
+      ),
     onDropped: (rows) =>
       log.warn({ rows }, 'request log rows dropped: more came than requestLog.maxBufferedRows holds'),
   })

@@ -82,6 +82,31 @@ describe('createRequestLog', () => {
     assert.equal(log.dropped(), 0)
   })
 
+  it('a row that cannot be made is reported and lost: the call is never failed by its log', async () => {
+    const memory = memoryStore()
+    const { log, errors } = logWith(memory.store, {
+      random: () => {
+        throw new Error('no draw')
+      },
+    })
+    const answered = {
+      payload: '{"jsonrpc":"2.0","id":1,"result":"0x1"}',
+      httpStatus: 200,
+      credits: 1,
+      method: 'eth_blockNumber',
+      isNotification: false,
+      partner: false,
+      errorHeaders: undefined,
+      trail: undefined,
+      error: undefined,
+    }
+    assert.doesNotThrow(() => log.calls(request, [], [answered]))
+    assert.equal(errors.length, 1)
+    assert.match(String(errors[0]), /no draw/)
+    await log.close()
+    assert.equal(memory.written.flat().length, 0)
+  })
+
   it('prunes only where it holds the lease', async () => {
     const memory = memoryStore()
     let held = true

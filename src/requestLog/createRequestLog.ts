@@ -13,7 +13,7 @@ export type RequestLogOptions = RequestLogSettings & {
   pruneMs?: number
   /** Who prunes among the processes on one database (PostgreSQL: one lease; SQLite: this one). */
   pruning: Leadership
-  /** A write or prune failed (it is tried again with the next); rows were dropped at a full buffer. */
+  /** A write or prune failed (it is tried again with the next), or a row could not be made (it is lost). */
   onError: (err: unknown) => void
   onDropped: (rows: number) => void
   /** The sample's draws; tests set it. */
@@ -102,7 +102,21 @@ export function createRequestLog(options: RequestLogOptions): RequestLog {
   const tap = createRequestLogTap(options, add, options.random)
 
   return {
-    ...tap,
+    // on the request path: whatever goes wrong here is the log's to report, never the call's to fail
+    refused(request, method, error, credits) {
+      try {
+        tap.refused(request, method, error, credits)
+      } catch (err) {
+        onError(err)
+      }
+    },
+    calls(request, calls, outcomes) {
+      try {
+        tap.calls(request, calls, outcomes)
+      } catch (err) {
+        onError(err)
+      }
+    },
     flush,
     prune,
     dropped: () => dropped,

@@ -100,6 +100,13 @@ describe('createRequestLogTap', () => {
     assert.equal(rows[2]?.reason, 'execution reverted')
   })
 
+  it("keeps at most 64 characters of a network the request's path named", () => {
+    const { tap, rows } = tapWith([])
+    const named = { ...request, network: `n${'x'.repeat(10_000)}` }
+    tap.refused(named, '(request)', new RateLimitError('planCreditsPerSecond', 100), 0)
+    assert.equal(rows[0]?.network, `n${'x'.repeat(63)}`)
+  })
+
   it('a refusal of the whole request is one row', () => {
     const { tap, rows } = tapWith([])
     tap.refused(request, '(batch)', new RateLimitError('planCreditsPerSecond', 100), 0)

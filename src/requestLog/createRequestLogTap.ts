@@ -38,8 +38,10 @@ export type RequestLogTap = {
 /** The label of a row for a request refused before its calls were read. */
 export const wholeRequestLabel = '(request)'
 
-/** The longest user agent and error reason kept. */
+/** The longest user agent, network name and error reason kept. */
 const maxUserAgentChars = 256
+/** A path's network is kept as sent when the request was refused for it: a stranger's URL is not stored whole. */
+const maxNetworkChars = 64
 const maxReasonChars = 200
 /** A node's answer longer than this is not read for an error (an error answer is short). */
 const maxErrorAnswerBytes = 65_536
@@ -68,7 +70,7 @@ export function createRequestLogTap(
       timeMs: Date.now(),
       accountId: request.key.apiKey.account.id,
       keyId: request.key.apiKey.id,
-      network: request.network,
+      network: request.network.slice(0, maxNetworkChars),
       method,
       outcome: failure?.outcome ?? 'ok',
       status,
