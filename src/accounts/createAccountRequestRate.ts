@@ -16,7 +16,10 @@ export function createAccountRequestRate(now: () => number, perSecond = accountR
     take(accountId: number): number {
       const nowMs = now()
       let bucket = buckets.get(accountId)
-      if (!bucket) buckets.set(accountId, (bucket = new TokenBucket(perSecond, nowMs)))
+      if (!bucket) {
+        bucket = new TokenBucket(perSecond, nowMs)
+        buckets.set(accountId, bucket)
+      }
       if (!bucket.canTake(1, nowMs)) return bucket.msUntilCanTake(1, nowMs)
       bucket.take(1, nowMs)
       return 0
