@@ -47,6 +47,7 @@ const samples: Record<string, unknown[][]> = {
   ],
   AuthRateLimitError: [[1_000]],
   AccountApiRateError: [[400]],
+  RefusalsLeftOutError: [[12]],
   CallsInFlightLimitError: [[32]],
   ParseError: [[]],
   InvalidRequestError: [[], ['empty batch'], ['batch too large']],

@@ -96,6 +96,21 @@ export class AccountApiRateError extends TollgateError {
   }
 }
 
+/**
+ * Not an answer: the request log's note that more requests of a key were refused at the door in a
+ * minute than it keeps (a stranger who knows the key's value cannot crowd out the account's rows).
+ */
+export class RefusalsLeftOutError extends TollgateError {
+  override name = 'RefusalsLeftOutError'
+  constructor(leftOut: number) {
+    super(
+      429,
+      429,
+      `${leftOut} more requests refused before they were let in, in one minute, not logged one by one`,
+    )
+  }
+}
+
 export class SubscriptionLimitError extends TollgateError {
   override name = 'SubscriptionLimitError'
   constructor(limit: number) {

@@ -106,7 +106,7 @@ export async function handleRpc(deps: RpcDeps, arrival: RpcArrival): Promise<Rpc
         const { networkName, host } = arrival.keyRequest
         const network = deps.networks.resolve(networkName, host)?.name ?? networkName ?? ''
         const logged = { key: access.key, network, keyRequest: arrival.keyRequest, startedMs }
-        requestLog.refused(logged, wholeRequestLabel, access.error, 0)
+        requestLog.refusedAtTheDoor(logged, access.error)
       }
       return finished(trace, arrival, refusedAnswer(deps, null, access.error))
     }

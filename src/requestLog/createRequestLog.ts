@@ -110,6 +110,13 @@ export function createRequestLog(options: RequestLogOptions): RequestLog {
         onError(err)
       }
     },
+    refusedAtTheDoor(request, error) {
+      try {
+        tap.refusedAtTheDoor(request, error)
+      } catch (err) {
+        onError(err)
+      }
+    },
     calls(request, calls, outcomes) {
       try {
         tap.calls(request, calls, outcomes)

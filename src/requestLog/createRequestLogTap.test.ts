@@ -8,7 +8,12 @@ import type { CallOutcome } from '../pipeline/callOutcome.ts'
 import type { PreparedCall } from '../pipeline/prepareCall.ts'
 import { CallTrail } from '../upstreams/CallTrail.ts'
 import type { PoolMember } from '../upstreams/PoolMember.ts'
-import { createRequestLogTap, type LoggedRequest, type RequestLogSettings } from './createRequestLogTap.ts'
+import {
+  createRequestLogTap,
+  type LoggedRequest,
+  maxUnprovenRowsPerMinute,
+  type RequestLogSettings,
+} from './createRequestLogTap.ts'
 import type { RequestLogRow } from './requestLogStore.ts'
 
 const key = { apiKey: { id: 7, key: 'k'.repeat(32), account: { id: 3 } } } as unknown as KeyEntry
@@ -105,6 +110,36 @@ describe('createRequestLogTap', () => {
     const named = { ...request, network: `n${'x'.repeat(10_000)}` }
     tap.refused(named, '(request)', new RateLimitError('planCreditsPerSecond', 100), 0)
     assert.equal(rows[0]?.network, `n${'x'.repeat(63)}`)
+  })
+
+  it('refusals at the door: at most 30 rows a key and minute, then one row says how many were left out', () => {
+    let nowMs = Date.UTC(2026, 10, 29, 12)
+    const rows: RequestLogRow[] = []
+    const tap = createRequestLogTap(
+      settings,
+      (row) => rows.push(row),
+      Math.random,
+      () => nowMs,
+    )
+    const other: LoggedRequest = {
+      ...request,
+      key: { apiKey: { id: 8, key: 'o'.repeat(32), account: { id: 3 } } } as unknown as KeyEntry,
+    }
+    const wrongSecret = new RateLimitError('planCreditsPerSecond', 100)
+    for (let i = 0; i < maxUnprovenRowsPerMinute + 12; i++) tap.refusedAtTheDoor(request, wrongSecret)
+    tap.refusedAtTheDoor(other, wrongSecret)
+    assert.equal(rows.length, maxUnprovenRowsPerMinute + 1)
+    assert.equal(rows.filter((row) => row.keyId === 8).length, 1)
+    nowMs += 60_000
+    tap.refusedAtTheDoor(request, wrongSecret)
+    const [note, next] = rows.slice(-2)
+    assert.deepEqual(
+      [note?.keyId, note?.method, note?.outcome, note?.error],
+      [7, '(request)', 'refused', 'RefusalsLeftOutError'],
+    )
+    assert.match(note?.reason ?? '', /^12 more requests refused/)
+    assert.equal(note?.timeMs, nowMs)
+    assert.equal(next?.error, 'RateLimitError')
   })
 
   it('a refusal of the whole request is one row', () => {

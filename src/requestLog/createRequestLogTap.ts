@@ -1,5 +1,6 @@
 import type { KeyEntry } from '../auth/createKeyRegistry.ts'
 import { ClientGoneError } from '../errors/callEndings.ts'
+import { RefusalsLeftOutError } from '../errors/limitErrors.ts'
 import { TollgateError } from '../errors/TollgateError.ts'
 import { toWireError } from '../errors/toWireError.ts'
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
@@ -29,14 +30,23 @@ export type LoggedRequest = {
 
 /** Where the request path tells the log how each call ended (handleRpc, once per request, HTTP and WebSocket alike). */
 export type RequestLogTap = {
-  /** A request refused whole (its credentials, its body, its key's credits or rate): one row, always. */
+  /** A request refused whole (its body, its key's credits or rate): one row, always. */
   refused(request: LoggedRequest, method: string, err: unknown, credits: number): void
+  /**
+   * A request refused before it was let in (its credentials, allowlists, network): anyone who knows
+   * a key's value can send these, so each key keeps at most `maxUnprovenRowsPerMinute` a minute, and
+   * one row more says how many were left out.
+   */
+  refusedAtTheDoor(request: LoggedRequest, err: unknown): void
   /** Each call of a request that ran: errors and refusals always, the rest as sampled. */
   calls(request: LoggedRequest, calls: readonly PreparedCall[], outcomes: readonly CallOutcome[]): void
 }
 
 /** The label of a row for a request refused before its calls were read. */
 export const wholeRequestLabel = '(request)'
+
+/** Rows of requests refused at the door, per key and minute (a stranger with a key's value cannot crowd its account's log). */
+export const maxUnprovenRowsPerMinute = 30
 
 /** The longest user agent, network name and error reason kept. */
 const maxUserAgentChars = 256
@@ -57,6 +67,7 @@ export function createRequestLogTap(
   settings: RequestLogSettings,
   add: (row: RequestLogRow) => void,
   random: () => number = Math.random,
+  now: () => number = Date.now,
 ): RequestLogTap {
   const rowOf = (
     request: LoggedRequest,
@@ -67,7 +78,7 @@ export function createRequestLogTap(
   ): RequestLogRow => {
     const { keyRequest } = request
     return {
-      timeMs: Date.now(),
+      timeMs: now(),
       accountId: request.key.apiKey.account.id,
       keyId: request.key.apiKey.id,
       network: request.network.slice(0, maxNetworkChars),
@@ -89,10 +100,32 @@ export function createRequestLogTap(
       answer: null,
     }
   }
+  const refused = (request: LoggedRequest, method: string, err: unknown, credits: number) => {
+    const failure = failureOfError(err)
+    add(rowOf(request, method, toWireError(err, 'jsonrpc').httpStatus, credits, failure))
+  }
+  /** Per key id: the minute counted, the rows kept in it, the rows left out. Keys are the registry's: bounded. */
+  const doorWindows = new Map<number, { minute: number; kept: number; leftOut: number }>()
   return {
-    refused(request, method, err, credits) {
-      const failure = failureOfError(err)
-      add(rowOf(request, method, toWireError(err, 'jsonrpc').httpStatus, credits, failure))
+    refused,
+    refusedAtTheDoor(request, err) {
+      const minute = Math.floor(now() / 60_000)
+      const keyId = request.key.apiKey.id
+      let window = doorWindows.get(keyId)
+      if (window?.minute !== minute) {
+        if (window && window.leftOut > 0) {
+          const note = new RefusalsLeftOutError(window.leftOut)
+          add(rowOf(request, wholeRequestLabel, note.httpStatus, 0, failureOfError(note)))
+        }
+        window = { minute, kept: 0, leftOut: 0 }
+        doorWindows.set(keyId, window)
+      }
+      if (window.kept >= maxUnprovenRowsPerMinute) {
+        window.leftOut++
+        return
+      }
+      window.kept++
+      refused(request, wholeRequestLabel, err, 0)
     },
     calls(request, calls, outcomes) {
       for (let index = 0; index < outcomes.length; index++) {
