@@ -62,6 +62,7 @@ export function createRequestLogTap(
     status: number,
     credits: number,
     failure: Failure | undefined,
+    endedMs: number,
   ): RequestLogRow => {
     const { keyRequest } = request
     return {
@@ -76,7 +77,7 @@ export function createRequestLogTap(
       error: failure?.error ?? null,
       reason: failure?.reason ?? null,
       credits,
-      durationMs: Math.max(0, Math.round(performance.now() - request.startedMs)),
+      durationMs: Math.max(0, Math.round(endedMs - request.startedMs)),
       cacheHit: false,
       upstream: null,
       clientAddress: settings.fullClientAddress
@@ -90,7 +91,8 @@ export function createRequestLogTap(
   return {
     refused(request, method, err, credits) {
       const failure = failureOfError(err)
-      add(rowOf(request, method, toWireError(err, 'jsonrpc').httpStatus, credits, failure))
+      const status = toWireError(err, 'jsonrpc').httpStatus
+      add(rowOf(request, method, status, credits, failure, performance.now()))
     },
     calls(request, calls, outcomes) {
       for (let index = 0; index < outcomes.length; index++) {
@@ -98,7 +100,9 @@ export function createRequestLogTap(
         const drawn = random() < settings.sampleRate
         const failure = failureOf(outcome)
         if (!drawn && failure === undefined) continue
-        const row = rowOf(request, outcome.method, outcome.httpStatus, outcome.credits, failure)
+        // each call's own time, a batch's included (0: not stamped, its end is now)
+        const endedMs = outcome.endedMs || performance.now()
+        const row = rowOf(request, outcome.method, outcome.httpStatus, outcome.credits, failure, endedMs)
         const trail = outcome.trail
         if (trail) {
           row.cacheHit = trail.cache === 'hit'
