@@ -184,10 +184,15 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const landed = await openCallback(jar, callback, second)
       assert.equal(landed.status, 302, await landed.clone().text())
       assert.equal(landed.headers.get('location'), '/account/')
+      const [sessionCookie, stateCookie, ...more] = landed.headers.getSetCookie()
+      assert.match(sessionCookie ?? '', /^tollgate_account_session=.+; Path=\/account;/)
+      // the spent state cookie is cleared
       assert.match(
-        landed.headers.getSetCookie()[0] as string,
-        /^tollgate_account_session=.+; Path=\/account;/,
+        stateCookie ?? '',
+        /^tollgate_oidc=; Path=\/account\/api\/oidc; Max-Age=0; HttpOnly; SameSite=Lax$/,
       )
+      assert.deepEqual(more, [])
+      assert.equal(jar.cookies.has('tollgate_oidc'), false)
       for (const gateway of [first, second]) {
         const answer = await session(jar, gateway)
         assert.equal(answer.signedIn, true)

@@ -387,7 +387,7 @@ describe('dashboard in a real browser (Chromium)', () => {
       ['phone', phone],
     ] as const) {
       await page.setViewportSize(viewport)
-      for (const name of ['Overview', 'Usage', 'Keys', 'Gas']) {
+      for (const name of ['Overview', 'Usage', 'Keys', 'Gas', 'Requests']) {
         await nav(name).click()
         await page.getByRole('heading', { level: 1, name }).waitFor()
         if (name === 'Overview') {
@@ -405,6 +405,13 @@ describe('dashboard in a real browser (Chromium)', () => {
           await page
             .getByRole('img', { name: /base fee in Gwei/ })
             .locator('canvas')
+            .waitFor()
+        // the refusals above (the refused origin’s, the old secret’s) are logged whatever the sample
+        if (name === 'Requests')
+          await page
+            .getByRole('table', { name: 'Requests, newest first' })
+            .locator('td[data-label="status"]', { hasText: '403' })
+            .first()
             .waitFor()
         if (name === 'Keys') {
           await page.getByRole('table', { name: 'API keys' }).waitFor()

@@ -222,14 +222,16 @@ describe('account portal in a real browser (Chromium)', () => {
       assert.ok(wider <= 0, `${name} at 375 px overflows by ${wider} px`)
     }
     await phonePage.goto(`${gateway.url}/account/#/overview`)
-    for (const name of ['Overview', 'Keys', 'Usage', 'Alerts']) {
+    for (const name of ['Overview', 'Keys', 'Usage', 'Alerts', 'Requests']) {
       await phonePage.getByRole('navigation', { name: 'Account pages' }).getByRole('link', { name }).click()
-      await phonePage.getByRole('heading', { level: 1 }).waitFor()
+      await phonePage.getByRole('heading', { level: 1 }).first().waitFor()
       if (name === 'Keys') {
         await phonePage.getByRole('button', { name: 'Manage key browser-app' }).click()
         await phonePage.getByRole('heading', { level: 2, name: /^Key / }).waitFor()
       }
       if (name === 'Usage') await phonePage.getByRole('table', { name: 'By method' }).waitFor()
+      if (name === 'Requests')
+        await phonePage.getByRole('table', { name: 'Errors and refused calls by reason' }).waitFor()
       await overflow(`portal ${name}`)
     }
     // the dashboard, signed in by its link

@@ -175,8 +175,8 @@ describe('handleAccountApi', () => {
           ...(options.origin === undefined ? {} : { origin: options.origin, host: 'gateway.example:8545' }),
         },
       })
-    const cookieOf = (answer: { headers?: Record<string, string> }) =>
-      /^tollgate_account_session=([^;]*)/.exec(answer.headers?.['set-cookie'] ?? '')?.[1] ??
+    const cookieOf = (answer: { headers?: Record<string, string | readonly string[]> }) =>
+      /^tollgate_account_session=([^;]*)/.exec(String(answer.headers?.['set-cookie'] ?? ''))?.[1] ??
       assert.fail('no cookie')
 
     it('signs in with the account token: the cookie then reads the account; signing out ends it', async () => {
@@ -191,7 +191,7 @@ describe('handleAccountApi', () => {
       assert.equal(body.signedIn, true)
       assert.equal(body.account, 'acme')
       assert.match(
-        signedIn.headers?.['set-cookie'] ?? '',
+        String(signedIn.headers?.['set-cookie'] ?? ''),
         /; Path=\/account; Max-Age=3600; HttpOnly; SameSite=Lax$/,
       )
       const cookie = cookieOf(signedIn)
@@ -202,7 +202,7 @@ describe('handleAccountApi', () => {
       // without the CSRF token nothing changes, not even the sign-out
       const out = await call(api, 'DELETE', '/account/api/session', { cookie })
       assert.match(
-        out.headers?.['set-cookie'] ?? '',
+        String(out.headers?.['set-cookie'] ?? ''),
         /^tollgate_account_session=; Path=\/account; Max-Age=0;/,
       )
       assert.equal((await call(api, 'GET', '/account/api/keys', { cookie })).status, 200)

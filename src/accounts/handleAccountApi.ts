@@ -36,7 +36,8 @@ export type AccountApiRequest = {
 export type AccountApiResponse = {
   status: number
   body: unknown
-  headers?: Record<string, string>
+  /** A list of values is sent as the header once for each (several Set-Cookie). */
+  headers?: Record<string, string | readonly string[]>
   /** Set when `body` is text of this type (an NDJSON export), not JSON to serialize. */
   contentType?: string
 }

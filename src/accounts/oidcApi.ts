@@ -93,13 +93,16 @@ async function callback(
   const account = await matchOidcAccount(names, oidc.claim, oidc.findAccount)
   const { cookie } = deps.sessions.signIn(account)
   const maxAgeSeconds = Math.floor(deps.sessions.ttlMs / 1000)
-  // the state cookie is left to expire: a response sets one cookie, and this one's code is spent
-  return redirect(portalPath, accountSessionCookieHeader(cookie, maxAgeSeconds, secure))
+  // the session's cookie, and the state's cleared: its code is spent
+  return redirect(portalPath, [
+    accountSessionCookieHeader(cookie, maxAgeSeconds, secure),
+    oidcStateCookieHeader('', 0, secure),
+  ])
 }
 
 const noStore = { 'cache-control': 'no-store' }
 
-function redirect(location: string, setCookie: string): AccountApiResponse {
+function redirect(location: string, setCookie: string | readonly string[]): AccountApiResponse {
   return { status: 302, body: { location }, headers: { ...noStore, location, 'set-cookie': setCookie } }
 }
 

@@ -29,6 +29,11 @@ export type CallOutcome = {
   trail: CallTrail | undefined
   /** What refused or failed it (the request log's reason); undefined when it was answered. */
   error: unknown
+  /**
+   * performance.now() when its outcome was decided (a batch's calls each at their own), when the
+   * request keeps trails (the request log reads it: its duration); else 0.
+   */
+  endedMs: number
 }
 
 /**
@@ -63,6 +68,7 @@ function refused(ctx: RpcContext, prepared: PreparedCall & { ok: false }): CallO
     errorHeaders: undefined,
     trail: undefined,
     error: answer === false ? undefined : answer,
+    endedMs: ctx.trails ? performance.now() : 0,
   }
 }
 
@@ -88,6 +94,7 @@ function answered(
     errorHeaders: undefined,
     trail,
     error: undefined,
+    endedMs: trail ? performance.now() : 0,
   }
 }
 
@@ -119,5 +126,6 @@ function failed(
     errorHeaders: headers,
     trail,
     error: err,
+    endedMs: trail ? performance.now() : 0,
   }
 }

@@ -99,6 +99,7 @@ describe('createRequestLog', () => {
       errorHeaders: undefined,
       trail: undefined,
       error: undefined,
+      endedMs: 0,
     }
     assert.doesNotThrow(() => log.calls(request, [], [answered]))
     assert.equal(errors.length, 1)

@@ -40,6 +40,7 @@ function outcome(fields: Partial<CallOutcome>): CallOutcome {
     errorHeaders: undefined,
     trail: undefined,
     error: undefined,
+    endedMs: 0,
     ...fields,
   }
 }
@@ -140,6 +141,24 @@ describe('createRequestLogTap', () => {
     assert.match(note?.reason ?? '', /^12 more requests refused/)
     assert.equal(note?.timeMs, nowMs)
     assert.equal(next?.error, 'RateLimitError')
+  })
+
+  it("each call of a batch takes its own time, from the request's arrival to its outcome", () => {
+    const { tap, rows } = tapWith([0, 0, 0])
+    const arrived: LoggedRequest = { ...request, startedMs: 1_000 }
+    tap.calls(
+      arrived,
+      [call, call, call],
+      [
+        outcome({ endedMs: 1_250.4 }),
+        outcome({ endedMs: 1_003.6 }),
+        outcome({ error: new MethodNotFoundError('eth_nope'), method: '(invalid)', endedMs: 1_000.2 }),
+      ],
+    )
+    assert.deepEqual(
+      rows.map((row) => row.durationMs),
+      [250, 4, 0],
+    )
   })
 
   it('a refusal of the whole request is one row', () => {

@@ -46,6 +46,7 @@ export type RequestLogTap = {
 export const wholeRequestLabel = '(request)'
 
 /** Rows of requests refused at the door, per key and minute (a stranger with a key's value cannot crowd its account's log). */
+/** @internal exported for its tests */
 export const maxUnprovenRowsPerMinute = 30
 
 /** The longest user agent, network name and error reason kept. */
@@ -75,6 +76,7 @@ export function createRequestLogTap(
     status: number,
     credits: number,
     failure: Failure | undefined,
+    endedMs: number,
   ): RequestLogRow => {
     const { keyRequest } = request
     return {
@@ -89,7 +91,7 @@ export function createRequestLogTap(
       error: failure?.error ?? null,
       reason: failure?.reason ?? null,
       credits,
-      durationMs: Math.max(0, Math.round(performance.now() - request.startedMs)),
+      durationMs: Math.max(0, Math.round(endedMs - request.startedMs)),
       cacheHit: false,
       upstream: null,
       clientAddress: settings.fullClientAddress
@@ -102,7 +104,7 @@ export function createRequestLogTap(
   }
   const refused = (request: LoggedRequest, method: string, err: unknown, credits: number) => {
     const failure = failureOfError(err)
-    add(rowOf(request, method, toWireError(err, 'jsonrpc').httpStatus, credits, failure))
+    add(rowOf(request, method, toWireError(err, 'jsonrpc').httpStatus, credits, failure, performance.now()))
   }
   /** Per key id: the minute counted, the rows kept in it, the rows left out. Keys are the registry's: bounded. */
   const doorWindows = new Map<number, { minute: number; kept: number; leftOut: number }>()
@@ -115,7 +117,7 @@ export function createRequestLogTap(
       if (window?.minute !== minute) {
         if (window && window.leftOut > 0) {
           const note = new RefusalsLeftOutError(window.leftOut)
-          add(rowOf(request, wholeRequestLabel, note.httpStatus, 0, failureOfError(note)))
+          add(rowOf(request, wholeRequestLabel, note.httpStatus, 0, failureOfError(note), performance.now()))
         }
         window = { minute, kept: 0, leftOut: 0 }
         doorWindows.set(keyId, window)
@@ -133,7 +135,9 @@ export function createRequestLogTap(
         const drawn = random() < settings.sampleRate
         const failure = failureOf(outcome)
         if (!drawn && failure === undefined) continue
-        const row = rowOf(request, outcome.method, outcome.httpStatus, outcome.credits, failure)
+        // each call's own time, a batch's included (0: not stamped, its end is now)
+        const endedMs = outcome.endedMs || performance.now()
+        const row = rowOf(request, outcome.method, outcome.httpStatus, outcome.credits, failure, endedMs)
         const trail = outcome.trail
         if (trail) {
           row.cacheHit = trail.cache === 'hit'

@@ -18,8 +18,11 @@ export function sendAnswer(
   status: number,
   body: string | Buffer | AnswerParts,
   options: SendAnswerOptions,
-  /** By name, or as names and values one after the other (a JSON-RPC answer's: no object built for them). */
-  headers?: Record<string, string> | string[],
+  /**
+   * By name (a list of values: the header once for each, as Set-Cookie must be), or as names and
+   * values one after the other (a JSON-RPC answer's: no object built for them).
+   */
+  headers?: Record<string, string | readonly string[]> | string[],
   contentType = 'application/json',
 ): void {
   if (res.destroyed) return
@@ -31,7 +34,12 @@ export function sendAnswer(
   // a flat [name, value, ...] list (CORS headers set earlier with setHeader are merged by Node)
   const raw: string[] = ['content-type', contentType]
   if (Array.isArray(headers)) for (const each of headers) raw.push(each)
-  else if (headers !== undefined) for (const name in headers) raw.push(name, headers[name] as string)
+  else if (headers !== undefined)
+    for (const name in headers) {
+      const value = headers[name] as string | readonly string[]
+      if (typeof value === 'string') raw.push(name, value)
+      else for (const each of value) raw.push(name, each)
+    }
   if (encoding === undefined) {
     // its length given, the body goes as it is, without chunked framing around it
     const bytes = parts ? length : typeof body === 'string' ? Buffer.byteLength(body) : length

@@ -59,7 +59,7 @@ export function PortalRequestsPage() {
           latency p50 {ms(summary?.latency.p50Ms)}, p99 {ms(summary?.latency.p99Ms)} (from{' '}
           {formatInteger(summary?.latency.sampledCalls ?? 0)} sampled successful calls)
         </p>
-        <table>
+        <table class="stack">
           <caption>Errors and refused calls by reason</caption>
           <thead>
             <tr>
