@@ -2,7 +2,15 @@ import type { SqliteDatabase } from '../store/sqliteDatabase.ts'
 import { requestLogColumns, requestLogWhere } from './requestLogSql.ts'
 import type { FailureCount, RequestLogRow, RequestLogStore, StoredRequestLogRow } from './requestLogStore.ts'
 
-/** The request log on SQLite (migration 'request log'). */
+/** Rows one DELETE of a prune takes at most: the event loop runs between them. */
+const pruneBatchRows = 2_000
+
+/**
+ * The request log on SQLite (migration 'request log'). SQLite runs on the gateway's own thread, so a
+ * prune deletes in batches with the event loop let run between them, and looks for accounts beyond
+ * their rows only among those this process wrote since its last prune (it is the database's only
+ * writer): no scan of the whole table.
+ */
 export function createSqliteRequestLogStore(db: SqliteDatabase): RequestLogStore {
   const insert = db.prepare(
     `INSERT INTO request_log (time_ms, account_id, key_id, network, method, outcome, status, code, error,
@@ -25,18 +33,26 @@ export function createSqliteRequestLogStore(db: SqliteDatabase): RequestLogStore
     `SELECT duration_ms AS d FROM request_log WHERE account_id = ? AND time_ms >= ? AND outcome = 'ok'
      ORDER BY duration_ms LIMIT 1 OFFSET ?`,
   )
-  const deleteOld = db.prepare<[number]>('DELETE FROM request_log WHERE time_ms < ?')
-  const accountsOver = db.prepare<[number], { accountId: number }>(
-    'SELECT account_id AS accountId FROM request_log GROUP BY account_id HAVING count(*) > ?',
+  const deleteOld = db.prepare<[number, number]>(
+    'DELETE FROM request_log WHERE id IN (SELECT id FROM request_log WHERE time_ms < ? LIMIT ?)',
   )
-  const deleteBeyond = db.prepare<[number, number, number]>(
-    `DELETE FROM request_log WHERE account_id = ? AND id IN (
-       SELECT id FROM request_log WHERE account_id = ? ORDER BY time_ms DESC, id DESC LIMIT -1 OFFSET ?)`,
+  /** An account's newest row beyond its bound (its rowsPerAccount newest are kept). */
+  const firstBeyond = db.prepare<[number, number], { timeMs: number; id: number }>(
+    `SELECT time_ms AS timeMs, id FROM request_log WHERE account_id = ?
+     ORDER BY time_ms DESC, id DESC LIMIT 1 OFFSET ?`,
   )
+  const deleteFrom = db.prepare<[number, number, number, number, number]>(
+    `DELETE FROM request_log WHERE id IN (SELECT id FROM request_log WHERE account_id = ?
+       AND (time_ms < ? OR (time_ms = ? AND id <= ?)) LIMIT ?)`,
+  )
+  /** Accounts this process wrote rows of since its last prune: only they can be beyond their bound now. */
+  const written = new Set<number>()
 
   return {
     async add(rows) {
-      if (rows.length > 0) addAll(rows)
+      if (rows.length === 0) return
+      addAll(rows)
+      for (const row of rows) written.add(row.accountId)
     },
     async read(query) {
       const { where, values } = requestLogWhere(query, () => '?')
@@ -58,10 +74,29 @@ export function createSqliteRequestLogStore(db: SqliteDatabase): RequestLogStore
       return { failures, latency: { sampledCalls, p50Ms: at(0.5), p99Ms: at(0.99) } }
     },
     async prune(olderThanMs, rowsPerAccount) {
-      let deleted = deleteOld.run(olderThanMs).changes
-      for (const { accountId } of accountsOver.all(rowsPerAccount))
-        deleted += deleteBeyond.run(accountId, accountId, rowsPerAccount).changes
+      let deleted = await inBatches(() => deleteOld.run(olderThanMs, pruneBatchRows).changes)
+      const accounts = [...written]
+      written.clear()
+      for (const accountId of accounts) {
+        const edge = firstBeyond.get(accountId, rowsPerAccount)
+        if (!edge) continue
+        const { timeMs, id } = edge
+        deleted += await inBatches(
+          () => deleteFrom.run(accountId, timeMs, timeMs, id, pruneBatchRows).changes,
+        )
+      }
       return deleted
     },
+  }
+}
+
+/** Runs `deleteBatch` until a batch deletes fewer than a whole batch, letting the event loop run between. */
+async function inBatches(deleteBatch: () => number): Promise<number> {
+  let deleted = 0
+  for (;;) {
+    const changes = deleteBatch()
+    deleted += changes
+    if (changes < pruneBatchRows) return deleted
+    await new Promise((resolve) => setImmediate(resolve))
   }
 }

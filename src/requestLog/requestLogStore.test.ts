@@ -148,5 +148,17 @@ for (const backend of storeBackends) {
       assert.ok([...counts.values()].every((n) => n <= 3))
       assert.equal(await other.prune(t0, 3), 0)
     })
+
+    it('prunes an account far beyond its rows in several batches, keeping exactly its newest', async () => {
+      const many = Array.from({ length: 4_503 }, (_, n) =>
+        row({ accountId: 10, timeMs: t0 + 100 + n, method: `m${n}` }),
+      )
+      await store.add(many)
+      assert.equal(await store.prune(t0, 3), 4_500)
+      assert.deepEqual(
+        (await store.read({ ...everything, accountId: 10 })).map((each) => each.method),
+        ['m4502', 'm4501', 'm4500'],
+      )
+    })
   })
 }
