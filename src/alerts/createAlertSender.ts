@@ -36,6 +36,9 @@ export type AlertSender = {
   close(): Promise<void>
 }
 
+/** The delivery log's status of an attempt whose secret could not be opened. */
+const cannotSign = 'cannot sign: the signing secret cannot be opened (make a new one)'
+
 /** How often old events are pruned. */
 const pruneEveryMs = 3_600_000
 /** Bytes of a receiver's answer read before its connection is dropped: the answer is never used. */
@@ -63,7 +66,8 @@ export function createAlertSender(options: AlertSenderOptions, deps: AlertSender
   })
   const stopping = new AbortController()
   const inFlight = new Set<Promise<void>>()
-  let looking = false
+  /** The look under way, if any (close waits for it: its claims are let go before the database closes). */
+  let looking: Promise<void> | undefined
   let lookAgain = false
   let closed = false
   let timer: NodeJS.Timeout | undefined
@@ -75,11 +79,10 @@ export function createAlertSender(options: AlertSenderOptions, deps: AlertSender
       lookAgain = true
       return
     }
-    looking = true
-    look()
+    looking = look()
       .catch(onError)
       .finally(() => {
-        looking = false
+        looking = undefined
         if (lookAgain && !closed) {
           lookAgain = false
           wake()
@@ -124,12 +127,12 @@ export function createAlertSender(options: AlertSenderOptions, deps: AlertSender
         nextAttemptAtMs: undefined,
       })
     }
-    const secret = openSecret(settings.sealedSecret, await deps.hashKey())
     const body = toDeliveryBody(event.payload, settings.format)
     let status: string
     let delivered = false
     try {
-      status = await post(settings.webhookUrl, event.id, secret, body)
+      const secret = await openedSecret(settings.sealedSecret)
+      status = secret === undefined ? cannotSign : await post(settings.webhookUrl, event.id, secret, body)
       delivered = /^2\d\d$/.test(status)
     } catch (err) {
       if (stopping.signal.aborted) return store.releaseClaim(event)
@@ -145,6 +148,21 @@ export function createAlertSender(options: AlertSenderOptions, deps: AlertSender
         : nextAttemptAt(options.retry, event.attempts + 1, event.createdAtMs, atMs, random()),
     }
     await store.recordAttempt(event, result)
+  }
+
+  /**
+   * The signing secret, or undefined when it cannot be opened (the database's hash key changed, or
+   * the sealed value is damaged): the attempt is then recorded as one that failed, on the usual
+   * schedule, and given up in time, never sent unsigned.
+   */
+  async function openedSecret(sealed: string): Promise<string | undefined> {
+    const hashKey = await deps.hashKey()
+    try {
+      return openSecret(sealed, hashKey)
+    } catch (err) {
+      onError(err)
+      return undefined
+    }
   }
 
   /** One attempt: the receiver's HTTP status as text. */
@@ -186,6 +204,7 @@ export function createAlertSender(options: AlertSenderOptions, deps: AlertSender
       closed = true
       clearTimeout(timer)
       stopping.abort()
+      await looking
       await Promise.allSettled([...inFlight])
       await agent.close()
     },
