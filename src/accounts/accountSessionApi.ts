@@ -1,3 +1,4 @@
+import { timingSafeEqual } from 'node:crypto'
 import type { Account } from '../auth/apiKey.ts'
 import { AccountCsrfError, AccountTokenRequiredError } from '../errors/accountErrors.ts'
 import { AdminRequestError } from '../errors/adminErrors.ts'
@@ -44,7 +45,7 @@ async function signInBySession(
   if (
     request.method !== 'GET' &&
     request.method !== 'HEAD' &&
-    header(request, csrfHeader) !== session.csrfToken
+    !sameText(header(request, csrfHeader), session.csrfToken)
   ) {
     throw new AccountCsrfError()
   }
@@ -72,7 +73,7 @@ export async function sessionResource(call: Omit<AccountCall, 'account'>): Promi
     }
     case 'DELETE': {
       const session = deps.sessions.verify(cookie)
-      if (session && header(request, csrfHeader) === session.csrfToken) deps.sessions.signOut(cookie)
+      if (session && sameText(header(request, csrfHeader), session.csrfToken)) deps.sessions.signOut(cookie)
       return answer(
         200,
         { signedIn: false },
@@ -171,4 +172,12 @@ function readCookie(header: string | string[] | undefined, name: string): string
 
 function answer(status: number, body: unknown, headers: Record<string, string> = {}): AccountApiResponse {
   return { status, body, headers: { 'cache-control': 'no-store', ...headers } }
+}
+
+/** A CSRF token compared in constant time (its length is no secret: every token has the same). */
+function sameText(given: string | undefined, expected: string): boolean {
+  if (given === undefined) return false
+  const a = Buffer.from(given)
+  const b = Buffer.from(expected)
+  return a.length === b.length && timingSafeEqual(a, b)
 }

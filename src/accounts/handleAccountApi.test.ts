@@ -236,7 +236,8 @@ describe('handleAccountApi', () => {
       const signedIn = await call(api, 'POST', '/account/api/session', { body: JSON.stringify({ token }) })
       const cookie = cookieOf(signedIn)
       const { csrfToken } = signedIn.body as { csrfToken: string }
-      for (const csrf of [undefined, 'wrong']) {
+      // a token of the right length in characters but not in bytes is refused like any wrong one
+      for (const csrf of [undefined, 'wrong', 'é'.repeat(csrfToken.length)]) {
         assert.deepEqual(await call(api, 'POST', '/account/api/keys', { cookie, csrf, body: '{}' }), {
           status: 403,
           body: { error: { message: 'missing or wrong x-csrf-token for this session: reload the page' } },
