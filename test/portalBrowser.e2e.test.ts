@@ -50,19 +50,11 @@ function describePortal(store: GatewayStore) {
       })
       return (await response.json()) as Record<string, unknown>
     }
-    const refreshKeys = () => Promise.all(gateways.all.map((gateway) => gateway.app.keys.refresh()))
     /** `times` calls of eth_chainId (5 credits each) with a key, through a gateway. */
     const call = async (gateway: TestGateway, key: string, times: number) => {
       for (let id = 0; id < times; id++) {
         const answer = await postJson(`${gateway.url}/v3/${key}`, rpcBody('eth_chainId', [], id))
         assert.equal(answer.status, 200, answer.text)
-      }
-    }
-    /** Each instance writes what it counted and logged (another's reads see it only once written). */
-    const flushAll = async () => {
-      for (const gateway of gateways.all) {
-        await gateway.app.meter.flush()
-        await gateway.app.requestLog?.flush()
       }
     }
     /** Nothing of the other account's (its key's value or name) anywhere on the page. */
@@ -98,7 +90,7 @@ function describePortal(store: GatewayStore) {
       for (const account of ['acme', 'globex']) {
         tokens[account] = (await admin('POST', `/accounts/${account}/token`)).token as string
       }
-      await refreshKeys()
+      await gateways.refreshKeys()
       browser = await launchChromium()
       context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
       a = watch(await context.newPage())
@@ -179,7 +171,7 @@ function describePortal(store: GatewayStore) {
       assert.match(rotated, /^[0-9a-f]{32}$/)
       assert.notEqual(rotated, secret)
       await portalPart(a, 'Secret').getByRole('button', { name: 'Done' }).click()
-      await refreshKeys()
+      await gateways.refreshKeys()
       const basic = (value: string) => ({
         'content-type': 'application/json',
         authorization: `Basic ${Buffer.from(`:${value}`).toString('base64')}`,
@@ -215,7 +207,7 @@ function describePortal(store: GatewayStore) {
         (await postJson(`${gateways.b.url}/v3/${keys.rival}`, rpcBody('eth_blockNumber'))).status,
         200,
       )
-      await flushAll()
+      await gateways.flush()
       const shown: string[][][] = []
       for (const page of [a, b]) {
         await page.bringToFront()
@@ -302,7 +294,7 @@ function describePortal(store: GatewayStore) {
       for (let round = 0; round < 2; round++) {
         for (const gateway of gateways.all)
           await call(gateway, keys.metered as string, 2 / gateways.all.length)
-        await flushAll()
+        await gateways.flush()
       }
       // delivered, as the database says (the receiver has it a moment before its answer is recorded)
       await until(async () => {

@@ -9,6 +9,13 @@ export type SharedGateways = {
   all: TestGateway[]
   a: TestGateway
   b: TestGateway
+  /** Every gateway reads the keys again (one made through another is served at once). */
+  refreshKeys(): Promise<void>
+  /**
+   * Every gateway writes the usage it counted and the request log rows it holds: another instance's
+   * reads see them only once written (each writes its own every second or so).
+   */
+  flush(): Promise<void>
   /** Closes every gateway, then removes the database. */
   close(): Promise<void>
 }
@@ -53,6 +60,15 @@ function shared(all: TestGateway[], removeDatabase: () => Promise<void>): Shared
     all,
     a: all[0] as TestGateway,
     b: all.at(-1) as TestGateway,
+    async refreshKeys() {
+      await Promise.all(all.map((gateway) => gateway.app.keys.refresh()))
+    },
+    async flush() {
+      for (const gateway of all) {
+        await gateway.app.meter.flush()
+        await gateway.app.requestLog?.flush()
+      }
+    },
     async close() {
       for (const gateway of all) await gateway.close()
       await removeDatabase()
