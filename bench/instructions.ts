@@ -19,7 +19,7 @@
 // (bench/lib/startBaseTollgate.ts), logged, and listed under the table; this build's config is always
 // the whole one.
 // With BENCH_REQUEST_LOG=off, tollgate runs without its request log (by default it is on, at its
-// default sample rate: docs/benchmarks.md "The request log").
+// default sample rate: docs/benchmarks.md, "The request log's cost").
 // With BENCH_KEEP_DUMPS set, the callgrind dumps are kept (their folder printed) for callgrind_annotate.
 // Needs valgrind (Debian: apt-get install valgrind).
 import { execFileSync } from 'node:child_process'
