@@ -30,9 +30,25 @@ const mayImport: Record<string, readonly string[] | 'anything'> = {
     'failsafe',
     'errors',
   ],
-  admin: ['accounts', 'auth', 'gas', 'metering', 'networks', 'upstreams', 'store', 'config', 'errors'],
-  // key holders' accounts: their sign-in tokens and the account API, on the keys and usage below
-  accounts: ['auth', 'metering', 'store', 'config', 'errors'],
+  admin: [
+    'accounts',
+    'alerts',
+    'requestLog',
+    'auth',
+    'gas',
+    'metering',
+    'networks',
+    'upstreams',
+    'store',
+    'config',
+    'errors',
+  ],
+  // key holders' accounts: their sign-in tokens and the account API, on the keys, usage, alerts and request log below
+  accounts: ['alerts', 'requestLog', 'auth', 'metering', 'store', 'config', 'errors'],
+  // usage alerts: events found in the ledger's usage, delivered as webhooks
+  alerts: ['auth', 'metering', 'store', 'errors'],
+  // the request log implements pipeline/'s tap (as tracing/ its trace) and reads what it wrote
+  requestLog: ['pipeline', 'auth', 'metering', 'jsonrpc', 'store', 'errors'],
   pipeline: [
     'auth',
     'metering',

@@ -82,7 +82,9 @@ describe('tollgate on PostgreSQL: every CLI command, the gateway beside it, read
         'applied migration 4: key change notifications',
         'applied migration 5: usage batches',
         'applied migration 6: account tokens',
-        `postgres ${toPostgresAddress(schema.url)} schema ${schema.schema} is at schema version 6`,
+        'applied migration 7: request log',
+        'applied migration 8: usage alerts',
+        `postgres ${toPostgresAddress(schema.url)} schema ${schema.schema} is at schema version 8`,
         '',
       ].join('\n'),
     )
@@ -90,7 +92,7 @@ describe('tollgate on PostgreSQL: every CLI command, the gateway beside it, read
     assert.deepEqual(again, {
       database: `postgres ${toPostgresAddress(schema.url)} schema ${schema.schema}`,
       applied: [],
-      version: 6,
+      version: 8,
     })
   })
 

@@ -8,10 +8,11 @@ import { createAuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
 import { createKeyAdmin, type KeyAdmin } from '../auth/keyAdmin.ts'
 import type { KeyView } from '../auth/keyView.ts'
 import { plansSchema } from '../config/plansSchema.ts'
+import type { AccountApiDeps } from './accountApiTypes.ts'
 import { createAccountAdmin } from './createAccountAdmin.ts'
 import { createAccountRequestRate } from './createAccountRequestRate.ts'
 import { accountSessionMacKey, createAccountSessions } from './createAccountSessions.ts'
-import { type AccountApiDeps, handleAccountApi } from './handleAccountApi.ts'
+import { handleAccountApi } from './handleAccountApi.ts'
 
 const noKey = { status: 404, body: { error: { message: 'no active key with that value' } }, headers: {} }
 

@@ -5,7 +5,7 @@ import { allowlistKindList, toAllowlistKind } from '../auth/toAllowlistKind.ts'
 import { AdminRequestError, NoActiveKeyError, UnknownAllowlistKindError } from '../errors/adminErrors.ts'
 import { RouteNotFoundError } from '../errors/httpErrors.ts'
 import { AccountAnswer } from './accountAnswer.ts'
-import type { AccountCall } from './handleAccountApi.ts'
+import type { AccountCall } from './accountApiTypes.ts'
 
 // the admin API's bodies (docs/admin.md), less what is the operator's to decide: the account and
 // plan a key belongs to, failover, networks and route headers

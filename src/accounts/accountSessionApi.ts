@@ -4,13 +4,8 @@ import { AccountCsrfError, AccountTokenRequiredError } from '../errors/accountEr
 import { AdminRequestError } from '../errors/adminErrors.ts'
 import { RouteNotFoundError } from '../errors/httpErrors.ts'
 import { AuthRateLimitError } from '../errors/limitErrors.ts'
+import type { AccountApiDeps, AccountApiRequest, AccountApiResponse, AccountCall } from './accountApiTypes.ts'
 import { accountSessionCookie, accountSessionCookieHeader } from './createAccountSessions.ts'
-import type {
-  AccountApiDeps,
-  AccountApiRequest,
-  AccountApiResponse,
-  AccountCall,
-} from './handleAccountApi.ts'
 
 /** The limiter's per-key bucket every wrong account token counts against: no key is named. */
 const accountTokenKeyId = 0

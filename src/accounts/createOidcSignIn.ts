@@ -2,8 +2,8 @@ import type { Logger } from 'pino'
 import type { KeyStore } from '../auth/keyStore.ts'
 import type { OidcConfig } from '../config/accountsSchema.ts'
 import { TollgateError } from '../errors/TollgateError.ts'
+import type { OidcSignIn } from './accountApiTypes.ts'
 import { createOidcClient } from './createOidcClient.ts'
-import type { OidcSignIn } from './oidcApi.ts'
 import { oidcStateMacKey } from './oidcStateCookie.ts'
 
 /**

@@ -7,10 +7,11 @@ import { createAuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
 import { createKeyAdmin, type KeyAdmin } from '../auth/keyAdmin.ts'
 import { keySettingsSchema } from '../auth/keySettings.ts'
 import { plansSchema } from '../config/plansSchema.ts'
+import type { AccountApiDeps } from './accountApiTypes.ts'
 import { type AccountAdmin, createAccountAdmin } from './createAccountAdmin.ts'
 import { createAccountRequestRate } from './createAccountRequestRate.ts'
 import { accountSessionMacKey, createAccountSessions } from './createAccountSessions.ts'
-import { type AccountApiDeps, handleAccountApi } from './handleAccountApi.ts'
+import { handleAccountApi } from './handleAccountApi.ts'
 
 const refused = {
   status: 401,

@@ -1,69 +1,17 @@
-import type { AlertAdmin } from '../alerts/createAlertAdmin.ts'
-import { handleAccountAlerts } from '../alerts/handleAccountAlerts.ts'
-import type { Account } from '../auth/apiKey.ts'
-import type { AuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
-import type { KeyAdmin } from '../auth/keyAdmin.ts'
 import { HttpMethodNotAllowedError, RouteNotFoundError } from '../errors/httpErrors.ts'
 import { AccountApiRateError } from '../errors/limitErrors.ts'
 import { toWireError } from '../errors/toWireError.ts'
 import { parseWholeNumber } from '../metering/parseWholeNumber.ts'
 import { usageDays } from '../metering/usageBounds.ts'
-import type { UsageStore } from '../metering/usageStore.ts'
-import { type RequestLogReader, TextAnswer } from '../requestLog/readRequestLog.ts'
+import { TextAnswer } from '../requestLog/readRequestLog.ts'
 import { AccountAnswer } from './accountAnswer.ts'
+import type { AccountApiDeps, AccountApiRequest, AccountApiResponse, AccountCall } from './accountApiTypes.ts'
 import { keysResource } from './accountKeysApi.ts'
 import { sessionResource, signInRequest } from './accountSessionApi.ts'
-import type { AccountAdmin } from './createAccountAdmin.ts'
-import type { AccountRequestRate } from './createAccountRequestRate.ts'
-import type { AccountSessions } from './createAccountSessions.ts'
+import { handleAccountAlerts } from './alertsResource.ts'
 import { getAccountUsage } from './getAccountUsage.ts'
-import { type OidcSignIn, oidcResource } from './oidcApi.ts'
+import { oidcResource } from './oidcApi.ts'
 import { getRequests } from './requestLogResource.ts'
-
-export type AccountApiRequest = {
-  method: string
-  url: string
-  authorization: string | undefined
-  /** The request's body as text (bounded by the server), '' when none. */
-  body: string
-  /** The request's headers (cookies, CSRF tokens, user agent). */
-  headers: Readonly<Record<string, string | string[] | undefined>>
-  /** Whom wrong tokens are counted against. */
-  clientAddress: string | undefined
-  /** The connection is TLS: the session cookie is then `Secure`. */
-  secure?: boolean
-}
-export type AccountApiResponse = {
-  status: number
-  body: unknown
-  /** A list of values is sent as the header once for each (several Set-Cookie). */
-  headers?: Record<string, string | readonly string[]>
-  /** Set when `body` is text of this type (an NDJSON export), not JSON to serialize. */
-  contentType?: string
-}
-
-export type AccountApiDeps = {
-  accounts: AccountAdmin
-  /** Usage alert settings and deliveries. */
-  alerts: AlertAdmin
-  /** The key operations, the admin API's own (keysResource checks the key is the account's first). */
-  keyAdmin: KeyAdmin
-  usage: UsageStore
-  /** Pending usage is written before usage is read, so answers include the latest calls. */
-  flushUsage: () => Promise<void>
-  now: () => number
-  /** Wrong account tokens, per client address (createAccountTokenFailures). */
-  tokenFailures: AuthFailureLimiter
-  /** The portal's sign-ins (createAccountSessions). */
-  sessions: AccountSessions
-  /** Whether sign-in through an identity provider is configured (GET /account/api/session says so). */
-  oidcEnabled: () => boolean
-  /** Sign-in through an identity provider; undefined when none is configured (accounts.oidc). */
-  oidc?: OidcSignIn | undefined
-  requestLog: RequestLogReader
-  /** Each account's requests per second on this gateway, after sign-in. */
-  requestRate: AccountRequestRate
-}
 
 /**
  * The account API under /account/api, for a key holder's scripts and the portal: `Authorization:
@@ -95,9 +43,6 @@ export async function handleAccountApi(
     return { status: answer.httpStatus, body: answer.body, headers: answer.headers }
   }
 }
-
-/** What a resource's handler is given: the signed-in account, the request, its URL parsed. */
-export type AccountCall = { account: Account; request: AccountApiRequest; url: URL; deps: AccountApiDeps }
 
 /**
  * The account API's resources by their path below /account/api/ (`keys/web` is `keys` with `web`

@@ -1,12 +1,10 @@
 import { randomNonce, randomPKCECodeVerifier, randomState } from 'openid-client'
-import type { Account } from '../auth/apiKey.ts'
 import { HttpMethodNotAllowedError, RouteNotFoundError } from '../errors/httpErrors.ts'
 import { AuthRateLimitError } from '../errors/limitErrors.ts'
 import { OidcAnswerRejectedError, OidcStateError } from '../errors/oidcErrors.ts'
 import { toWireError } from '../errors/toWireError.ts'
+import type { AccountApiRequest, AccountApiResponse, AccountCall, OidcSignIn } from './accountApiTypes.ts'
 import { accountSessionCookieHeader } from './createAccountSessions.ts'
-import type { OidcClient } from './createOidcClient.ts'
-import type { AccountApiRequest, AccountApiResponse, AccountCall } from './handleAccountApi.ts'
 import { accountNamesOfClaim, matchOidcAccount } from './matchOidcAccount.ts'
 import {
   oidcStateCookie,
@@ -15,20 +13,6 @@ import {
   openOidcState,
   sealOidcState,
 } from './oidcStateCookie.ts'
-
-/** What the account API needs for sign-in through an identity provider (createRequestHandling makes it). */
-export type OidcSignIn = {
-  client: OidcClient
-  /** The claim whose value names the account. */
-  claim: string
-  /** The state cookie's MAC key (oidcStateMacKey). */
-  stateMacKey: Buffer
-  /** The redirect URL is https: the browser reaches the gateway over TLS, so cookies are Secure. */
-  secure: boolean
-  findAccount(name: string): Promise<Account | undefined>
-  /** Where a refused or failed sign-in is told (a 5xx, or why a check failed). */
-  onRefused(err: unknown): void
-}
 
 /** Where a signed-in person lands: the account portal. */
 const portalPath = '/account/'

@@ -1,6 +1,6 @@
 import { HttpMethodNotAllowedError, RouteNotFoundError } from '../errors/httpErrors.ts'
 import { readRequests, summarizeRequests, TextAnswer } from '../requestLog/readRequestLog.ts'
-import type { AccountCall } from './handleAccountApi.ts'
+import type { AccountCall } from './accountApiTypes.ts'
 
 /**
  * GET /account/api/requests (the signed-in account's request log, filtered, newest first; NDJSON

@@ -8,7 +8,7 @@ import {
   summarizeRequests,
   TextAnswer,
 } from '../requestLog/readRequestLog.ts'
-import type { AdminResponse } from './handleAdmin.ts'
+import type { AdminResponse } from './adminApiTypes.ts'
 
 export type AdminRequestLogDeps = { admin: KeyAdmin; accounts: AccountAdmin; requestLog: RequestLogReader }
 

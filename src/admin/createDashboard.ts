@@ -1,9 +1,9 @@
 import type { AuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
 import type { FeeIndexer } from '../gas/createFeeIndexer.ts'
 import type { Network } from '../networks/createNetwork.ts'
+import type { AdminRequest, AdminResponse } from './adminApiTypes.ts'
 import { createDashboardSessions } from './createDashboardSessions.ts'
 import type { DashboardStats } from './createDashboardStats.ts'
-import type { AdminRequest, AdminResponse } from './handleAdmin.ts'
 import { type DashboardRequest, type DashboardResponse, handleDashboard } from './handleDashboard.ts'
 import { loadDashboardAssets } from './loadDashboardAssets.ts'
 

@@ -23,24 +23,9 @@ import { parseWholeNumber } from '../metering/parseWholeNumber.ts'
 import { usageDays, usageHours } from '../metering/usageBounds.ts'
 import type { UsageStore } from '../metering/usageStore.ts'
 import type { RequestLogReader } from '../requestLog/readRequestLog.ts'
+import type { AdminRequest, AdminResponse } from './adminApiTypes.ts'
 import { answerAdminRequests } from './adminRequestLog.ts'
 import { adminTokenKeyId } from './createAdminTokenFailures.ts'
-
-export type AdminRequest = {
-  method: string
-  url: string
-  authorization: string | undefined
-  body: string
-  /** Whom wrong tokens are counted against (undefined: the dashboard's own calls, signed in). */
-  clientAddress: string | undefined
-}
-export type AdminResponse = {
-  status: number
-  body: unknown
-  headers?: Record<string, string>
-  /** Set when `body` is text of this type (an NDJSON export), not JSON to serialize. */
-  contentType?: string
-}
 
 export type AdminDeps = {
   /** The bearer token; undefined turns the admin API off (404). */

@@ -9,9 +9,9 @@ import { HttpMethodNotAllowedError, RouteNotFoundError } from '../errors/httpErr
 import { AuthRateLimitError } from '../errors/limitErrors.ts'
 import { toWireError } from '../errors/toWireError.ts'
 import type { FeeIndexer } from '../gas/createFeeIndexer.ts'
+import type { AdminRequest, AdminResponse } from './adminApiTypes.ts'
 import { adminTokenKeyId } from './createAdminTokenFailures.ts'
 import type { DashboardSessions } from './createDashboardSessions.ts'
-import type { AdminRequest, AdminResponse } from './handleAdmin.ts'
 import type { DashboardAssets } from './loadDashboardAssets.ts'
 import { toGasView } from './toGasView.ts'
 

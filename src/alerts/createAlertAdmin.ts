@@ -1,4 +1,4 @@
-import type { AccountStore } from '../accounts/accountStore.ts'
+import type { Account } from '../auth/apiKey.ts'
 import { AlertSettingsError } from '../errors/accountErrors.ts'
 import { NoAccountError } from '../errors/adminErrors.ts'
 import type { AlertPayload } from './alertPayload.ts'
@@ -8,7 +8,8 @@ import type { AlertEventRow, AlertStore } from './alertStore.ts'
 
 export type AlertAdminDeps = {
   alerts: AlertStore
-  accounts: Pick<AccountStore, 'getAccountRecord'>
+  /** The account of a name (AccountStore.getAccountRecord). */
+  accounts: { getAccountRecord(name: string): Promise<Account | undefined> }
   /** The database's secret hash key (the signing secrets are sealed under it). */
   hashKey: () => Promise<Buffer>
   now: () => number

@@ -1,20 +1,17 @@
 import type { Logger } from 'pino'
+import type { AccountApiRequest, AccountApiResponse } from '../accounts/accountApiTypes.ts'
 import { createAccountAdmin } from '../accounts/createAccountAdmin.ts'
 import { createAccountRequestRate } from '../accounts/createAccountRequestRate.ts'
 import { accountSessionMacKey, createAccountSessions } from '../accounts/createAccountSessions.ts'
 import { createOidcSignIn } from '../accounts/createOidcSignIn.ts'
-import {
-  type AccountApiRequest,
-  type AccountApiResponse,
-  handleAccountApi,
-} from '../accounts/handleAccountApi.ts'
-import { handlePortalPages, type PortalPageRequest } from '../accounts/handlePortalPages.ts'
+import { handleAccountApi } from '../accounts/handleAccountApi.ts'
+import type { AdminRequest, AdminResponse } from '../admin/adminApiTypes.ts'
 import { createAdminTokenFailures } from '../admin/createAdminTokenFailures.ts'
 import { createDashboard } from '../admin/createDashboard.ts'
 import type { DashboardStats } from '../admin/createDashboardStats.ts'
-import type { AdminRequest, AdminResponse } from '../admin/handleAdmin.ts'
 import { handleAdmin } from '../admin/handleAdmin.ts'
 import type { DashboardRequest, DashboardResponse } from '../admin/handleDashboard.ts'
+import { handlePortalPages, type PortalPageRequest } from '../admin/handlePortalPages.ts'
 import { loadDashboardAssets } from '../admin/loadDashboardAssets.ts'
 import { createAlertAdmin } from '../alerts/createAlertAdmin.ts'
 import { createAuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'

@@ -12,7 +12,6 @@ import { withRawIds } from '../jsonrpc/withRawIds.ts'
 import type { CallsInFlight } from '../metering/CallsInFlight.ts'
 import type { Meter, Settlement, UsageRecord } from '../metering/meterTypes.ts'
 import { priceOf } from '../methods/priceOf.ts'
-import { type RequestLogTap, wholeRequestLabel } from '../requestLog/createRequestLogTap.ts'
 import type { AnswerBudget } from '../upstreams/AnswerBudget.ts'
 import {
   authorizeKeyRequest,
@@ -27,6 +26,7 @@ import { errorAnswer } from './errorAnswer.ts'
 import { type PreparedCall, prepareCall } from './prepareCall.ts'
 import { RequestCredits } from './RequestCredits.ts'
 import type { RequestTrace, RequestTracing } from './RequestTrace.ts'
+import { type RequestLogTap, wholeRequestLabel } from './requestLogTap.ts'
 import { recordingTrails, routeHeaders, wantsRouteHeaders } from './routeHeaders.ts'
 import type { RpcContext, SubscriptionHandler } from './rpcContext.ts'
 

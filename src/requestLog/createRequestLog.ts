@@ -1,5 +1,6 @@
+import type { RequestLogTap } from '../pipeline/requestLogTap.ts'
 import type { Leadership } from '../store/leadership.ts'
-import { createRequestLogTap, type RequestLogSettings, type RequestLogTap } from './createRequestLogTap.ts'
+import { createRequestLogTap, type RequestLogSettings } from './createRequestLogTap.ts'
 import type { RequestLogRow, RequestLogStore } from './requestLogStore.ts'
 
 export type RequestLogOptions = RequestLogSettings & {

@@ -6,11 +6,11 @@ import { MethodNotFoundError } from '../errors/rpcErrors.ts'
 import type { KeyRequest } from '../pipeline/authorizeKeyRequest.ts'
 import type { CallOutcome } from '../pipeline/callOutcome.ts'
 import type { PreparedCall } from '../pipeline/prepareCall.ts'
+import type { LoggedRequest } from '../pipeline/requestLogTap.ts'
 import { CallTrail } from '../upstreams/CallTrail.ts'
 import type { PoolMember } from '../upstreams/PoolMember.ts'
 import {
   createRequestLogTap,
-  type LoggedRequest,
   maxUnprovenRowsPerMinute,
   type RequestLogSettings,
 } from './createRequestLogTap.ts'

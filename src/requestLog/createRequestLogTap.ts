@@ -1,13 +1,11 @@
-import type { KeyEntry } from '../auth/createKeyRegistry.ts'
 import { ClientGoneError } from '../errors/callEndings.ts'
 import { RefusalsLeftOutError } from '../errors/limitErrors.ts'
 import { TollgateError } from '../errors/TollgateError.ts'
 import { toWireError } from '../errors/toWireError.ts'
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import type { RpcPayload } from '../jsonrpc/types.ts'
-import type { KeyRequest } from '../pipeline/authorizeKeyRequest.ts'
 import type { CallOutcome } from '../pipeline/callOutcome.ts'
-import type { PreparedCall } from '../pipeline/prepareCall.ts'
+import { type LoggedRequest, type RequestLogTap, wholeRequestLabel } from '../pipeline/requestLogTap.ts'
 import type { RequestLogRow, RequestOutcome } from './requestLogStore.ts'
 import { truncateClientAddress } from './truncateClientAddress.ts'
 
@@ -18,32 +16,6 @@ export type RequestLogSettings = {
   params: boolean
   maxParamsChars: number
 }
-
-/** A request of a known key, as the pipeline knows it when it is answered. */
-export type LoggedRequest = {
-  key: KeyEntry
-  network: string
-  keyRequest: KeyRequest
-  /** performance.now() when the request arrived. */
-  startedMs: number
-}
-
-/** Where the request path tells the log how each call ended (handleRpc, once per request, HTTP and WebSocket alike). */
-export type RequestLogTap = {
-  /** A request refused whole (its body, its key's credits or rate): one row, always. */
-  refused(request: LoggedRequest, method: string, err: unknown, credits: number): void
-  /**
-   * A request refused before it was let in (its credentials, allowlists, network): anyone who knows
-   * a key's value can send these, so each key keeps at most `maxUnprovenRowsPerMinute` a minute, and
-   * one row more says how many were left out.
-   */
-  refusedAtTheDoor(request: LoggedRequest, err: unknown): void
-  /** Each call of a request that ran: errors and refusals always, the rest as sampled. */
-  calls(request: LoggedRequest, calls: readonly PreparedCall[], outcomes: readonly CallOutcome[]): void
-}
-
-/** The label of a row for a request refused before its calls were read. */
-export const wholeRequestLabel = '(request)'
 
 /** Rows of requests refused at the door, per key and minute (a stranger with a key's value cannot crowd its account's log). */
 /** @internal exported for its tests */

@@ -1,9 +1,9 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { Duplex } from 'node:stream'
-import type { AccountApiRequest, AccountApiResponse } from '../accounts/handleAccountApi.ts'
-import type { PortalPageRequest } from '../accounts/handlePortalPages.ts'
-import type { AdminRequest, AdminResponse } from '../admin/handleAdmin.ts'
+import type { AccountApiRequest, AccountApiResponse } from '../accounts/accountApiTypes.ts'
+import type { AdminRequest, AdminResponse } from '../admin/adminApiTypes.ts'
 import type { DashboardRequest, DashboardResponse } from '../admin/handleDashboard.ts'
+import type { PortalPageRequest } from '../admin/handlePortalPages.ts'
 import {
   HttpMethodNotAllowedError,
   RouteNotFoundError,

@@ -1,5 +1,5 @@
-import type { AccountCall } from '../accounts/handleAccountApi.ts'
-import { answerAlerts } from './answerAlerts.ts'
+import { answerAlerts } from '../alerts/answerAlerts.ts'
+import type { AccountCall } from './accountApiTypes.ts'
 
 /**
  * The account API's `alerts` resource: the signed-in account's usage alert settings (GET, PUT,

@@ -1,8 +1,8 @@
-import { type DashboardResponse, securityHeaders } from '../admin/handleDashboard.ts'
-import type { DashboardAssets } from '../admin/loadDashboardAssets.ts'
 import { DashboardNotBuiltError } from '../errors/adminErrors.ts'
 import { HttpMethodNotAllowedError, RouteNotFoundError } from '../errors/httpErrors.ts'
 import { toWireError } from '../errors/toWireError.ts'
+import { type DashboardResponse, securityHeaders } from './handleDashboard.ts'
+import type { DashboardAssets } from './loadDashboardAssets.ts'
 
 /** A request for one of the portal's pages: only its method and address matter. */
 export type PortalPageRequest = { method: string; url: string }
