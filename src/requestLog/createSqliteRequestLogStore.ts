@@ -7,9 +7,8 @@ const pruneBatchRows = 2_000
 
 /**
  * The request log on SQLite (migration 'request log'). SQLite runs on the gateway's own thread, so a
- * prune deletes in batches with the event loop let run between them, and looks for accounts beyond
- * their rows only among those this process wrote since its last prune (it is the database's only
- * writer): no scan of the whole table.
+ * prune works in short steps with the event loop let run between them: deletes in batches, and each
+ * account's bound looked at through its index, one account at a time (no scan of the whole table).
  */
 export function createSqliteRequestLogStore(db: SqliteDatabase): RequestLogStore {
   const insert = db.prepare(
@@ -45,14 +44,19 @@ export function createSqliteRequestLogStore(db: SqliteDatabase): RequestLogStore
     `DELETE FROM request_log WHERE id IN (SELECT id FROM request_log WHERE account_id = ?
        AND (time_ms < ? OR (time_ms = ? AND id <= ?)) LIMIT ?)`,
   )
-  /** Accounts this process wrote rows of since its last prune: only they can be beyond their bound now. */
-  const written = new Set<number>()
+  // the accounts that have rows, one index step each (a loose index scan: no scan of every row)
+  const selectAccounts = db.prepare<[], { id: number }>(
+    `WITH RECURSIVE logged(id) AS (
+       SELECT min(account_id) FROM request_log
+       UNION ALL
+       SELECT (SELECT min(account_id) FROM request_log WHERE account_id > logged.id) FROM logged
+       WHERE logged.id IS NOT NULL)
+     SELECT id FROM logged WHERE id IS NOT NULL`,
+  )
 
   return {
     async add(rows) {
-      if (rows.length === 0) return
-      addAll(rows)
-      for (const row of rows) written.add(row.accountId)
+      if (rows.length > 0) addAll(rows)
     },
     async read(query) {
       const { where, values } = requestLogWhere(query, () => '?')
@@ -75,9 +79,8 @@ export function createSqliteRequestLogStore(db: SqliteDatabase): RequestLogStore
     },
     async prune(olderThanMs, rowsPerAccount) {
       let deleted = await inBatches(() => deleteOld.run(olderThanMs, pruneBatchRows).changes)
-      const accounts = [...written]
-      written.clear()
-      for (const accountId of accounts) {
+      for (const { id: accountId } of selectAccounts.all()) {
+        await nextTurn()
         const edge = firstBeyond.get(accountId, rowsPerAccount)
         if (!edge) continue
         const { timeMs, id } = edge
@@ -97,6 +100,11 @@ async function inBatches(deleteBatch: () => number): Promise<number> {
     const changes = deleteBatch()
     deleted += changes
     if (changes < pruneBatchRows) return deleted
-    await new Promise((resolve) => setImmediate(resolve))
+    await nextTurn()
   }
+}
+
+/** Lets the event loop run (calls waiting are answered) before the prune's next step. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve))
 }

@@ -76,9 +76,8 @@ export type RequestLogStore = {
     maxGroups: number,
   ): Promise<{ failures: FailureCount[]; latency: LatencySummary }>
   /**
-   * Deletes rows older than `olderThanMs`, and each account's oldest beyond `rowsPerAccount` (on
-   * SQLite, of the accounts written since the last prune: only they can have grown): safe to run
-   * from many processes at once (each delete is decided in the database). Answers the rows deleted.
+   * Deletes rows older than `olderThanMs`, and each account's oldest beyond `rowsPerAccount`: safe
+   * to run from many processes at once (each delete is decided in the database). Answers the rows deleted.
    */
   prune(olderThanMs: number, rowsPerAccount: number): Promise<number>
 }
