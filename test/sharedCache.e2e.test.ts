@@ -256,18 +256,44 @@ describe('the shared cache while Redis is away: misses, never errors', () => {
     await server?.stop()
   })
 
-  const gets = async () => {
-    const stats = await looker.redis.info('commandstats')
-    return Number(/cmdstat_get:calls=(\d+)/.exec(stats)?.[1] ?? 0)
+  /**
+   * The commands the test's Redis server gets while `act` runs (MONITOR), up to a marker sent after
+   * it: every one `act` caused is among them, whatever else the instances do meanwhile.
+   */
+  const commandsDuring = async (act: () => Promise<void>) => {
+    const monitor = await looker.redis.monitor()
+    const seen: string[] = []
+    monitor.on('monitor', (_time: string, args: string[]) => seen.push(args.join(' ')))
+    try {
+      await act()
+      const marker = `${looker.keyPrefix}marker-${Date.now()}`
+      await looker.redis.get(marker)
+      await until(() => seen.some((command) => command.includes(marker)), 'the marker in MONITOR')
+      return seen
+    } finally {
+      monitor.disconnect()
+    }
   }
   const block = (url: string, hash: string) => result(url, 'eth_getBlockByHash', [hash, false])
 
   it('an answer served from memory does not touch Redis', async () => {
     const hash = hashes[1] as string
-    await block(first.endpoint, hash)
-    const before = await gets()
-    for (let index = 0; index < 20; index++) await block(first.endpoint, hash)
-    assert.equal(await gets(), before)
+    // the first time, the instance asks Redis for the block (MONITOR shows its key)
+    const loading = await commandsDuring(async () => {
+      await block(first.endpoint, hash)
+    })
+    assert.ok(
+      loading.some((command) => command.includes(hash)),
+      'the first answer was looked up in Redis',
+    )
+    const commands = await commandsDuring(async () => {
+      for (let index = 0; index < 20; index++) await block(first.endpoint, hash)
+    })
+    assert.deepEqual(
+      commands.filter((command) => command.includes(hash)),
+      [],
+      'no command about the block',
+    )
   })
 
   it('Redis stopped: every answer right, from the upstream; back: shared again', async () => {
