@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import { isDeepStrictEqual } from 'node:util'
 import { encodeFunctionData, formatGwei } from 'viem'
 import { demoAbi } from '../src/devnet/contracts.ts'
 import type { FeeWindow } from '../src/gas/createFeeIndexer.ts'
@@ -37,18 +38,45 @@ describe('fee indexer followers on Postgres follow rewinds and reorgs (docs/oper
     gateway.app.indexers.get(chainId)?.window()
   const headNumber = async () => Number(await rpc('eth_blockNumber'))
 
-  /** The node's chain now (its whole length fits the window). */
-  const nodeChain = async (): Promise<NodeChain> => {
+  /** The node's chain now as its blocks have it (its whole length fits the window). */
+  const nodeBlocks = async (): Promise<NodeChain> => {
     const head = await headNumber()
+    const blocks = (await Promise.all(
+      Array.from({ length: head + 1 }, (_, number) => rpc('eth_getBlockByNumber', [hex(number), false])),
+    )) as { baseFeePerGas: string; gasUsed: string; gasLimit: string }[]
+    return {
+      head,
+      baseFees: blocks.map((block) => BigInt(block.baseFeePerGas)),
+      ratios: blocks.map((block) => Number(block.gasUsed) / Number(block.gasLimit)),
+    }
+  }
+  /** The node's eth_feeHistory of its blocks up to `head`. */
+  const nodeFeeHistory = async (head: number) => {
     const history = (await rpc('eth_feeHistory', [hex(head + 1), hex(head), []])) as {
       baseFeePerGas: string[]
       gasUsedRatio: number[]
     }
     return {
-      head,
       baseFees: history.baseFeePerGas.slice(0, head + 1).map((fee) => BigInt(fee)),
       ratios: history.gasUsedRatio,
     }
+  }
+  /**
+   * The node's chain now (its whole length fits the window), once its eth_feeHistory, which the
+   * leader indexes, agrees with its blocks: anvil answers eth_feeHistory from a cache that a task of
+   * its own fills from its new blocks after it has answered evm_mine or anvil_reorg, so just after a
+   * reorg (or new blocks at numbers a rollback freed) it can still give the old branch's fees for the
+   * newest blocks of the new one. Taken before the leader looks at the node, so that it indexes the
+   * chain's own fees too.
+   */
+  const nodeChain = async (): Promise<NodeChain> => {
+    let chain: NodeChain | undefined
+    await until(async () => {
+      chain = await nodeBlocks()
+      const history = await nodeFeeHistory(chain.head)
+      return isDeepStrictEqual(history, { baseFees: chain.baseFees, ratios: chain.ratios })
+    }, "the node's fee history agreeing with its blocks")
+    return chain as NodeChain
   }
   const baseFeeHistory = async (gateway: TestGateway) => {
     const answer = await fetch(`${gateway.url}/v3/${gateway.key}/networks/${chainId}/baseFeeHistory`)
@@ -81,8 +109,8 @@ describe('fee indexer followers on Postgres follow rewinds and reorgs (docs/oper
 
   /** Both gateways' windows at the node's head, the chain's own. */
   const bothAtHead = async (what: string) => {
-    await networkOf(leader).heads.poll()
     const chain = await nodeChain()
+    await networkOf(leader).heads.poll()
     await until(() => windowOf(leader)?.head === chain.head, `the leader at ${chain.head}: ${what}`)
     await until(() => windowOf(follower)?.head === chain.head, `the follower at ${chain.head}: ${what}`)
     await assertOnChain(chain, what)
