@@ -73,7 +73,8 @@ try {
   const fixtures = await seedDevnet(anvil.url, { loadBlocks: 5 })
   // under callgrind a request's headers can wait in the socket past the 10 s that refuses a slow
   // client (seen on a slow machine: connections closed mid-count)
-  // work done by the clock rather than per call (head polls, history probes, usage flushes) is put
+  // work done by the clock rather than per call (head polls, history probes, usage flushes, the
+  // alert sender's look for due deliveries: a database query a second) is put
   // off past the count: under callgrind a call takes 50x longer, so it would weigh on each call by
   // how slow the run was, not by what the call costs
   const off = {
@@ -81,6 +82,7 @@ try {
     server: { port: 0, headersTimeoutMs: 600_000, requestTimeoutMs: 0 },
     upstreams: { headPollMs: 600_000, historyProbeMs: 600_000 },
     metering: { flushMs: 600_000 },
+    alerts: { pollMs: 600_000 },
     // BENCH_REQUEST_LOG=off counts tollgate without its request log (on: its default sample rate)
     requestLog: { enabled: process.env.BENCH_REQUEST_LOG !== 'off', flushMs: 600_000 },
   }

@@ -200,7 +200,11 @@ function inSlot<T>(ctx: RpcContext, work: () => Promise<T>): Promise<T> {
   return workInSlot(ctx, slot, work)
 }
 
-/** `work` in the slot `calls`, given back as it ends (one then: finally makes three promises). */
+/**
+ * `work` in the slot `calls`, given back as it ends: `work`'s own promise is the caller's, the slot
+ * let go beside it (its reaction runs before the caller's); a link in the chain would pass the
+ * answer through one more promise.
+ */
 function workInSlot<T>(ctx: RpcContext, calls: KeyCalls, work: () => Promise<T>): Promise<T> {
   const leave = () => ctx.callsInFlight.leave(calls)
   let done: Promise<T>
@@ -210,16 +214,9 @@ function workInSlot<T>(ctx: RpcContext, calls: KeyCalls, work: () => Promise<T>)
     leave()
     throw err
   }
-  return done.then(
-    (value) => {
-      leave()
-      return value
-    },
-    (err: unknown) => {
-      leave()
-      throw err
-    },
-  )
+  // the rejection is the caller's to handle: this reaction only lets the slot go
+  done.then(leave, leave)
+  return done
 }
 
 /**
