@@ -42,9 +42,10 @@ const mayImport: Record<string, readonly string[] | 'anything'> = {
     'store',
     'config',
     'errors',
+    'formats',
   ],
   // key holders' accounts: their sign-in tokens and the account API, on the keys, usage, alerts and request log below
-  accounts: ['alerts', 'requestLog', 'auth', 'metering', 'store', 'config', 'errors'],
+  accounts: ['alerts', 'requestLog', 'auth', 'metering', 'store', 'config', 'errors', 'formats'],
   // usage alerts: events found in the ledger's usage, delivered as webhooks
   alerts: ['auth', 'metering', 'store', 'errors'],
   // the request log implements pipeline/'s tap (as tracing/ its trace) and reads what it wrote

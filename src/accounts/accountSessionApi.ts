@@ -4,6 +4,7 @@ import { AccountCsrfError, AccountTokenRequiredError } from '../errors/accountEr
 import { AdminRequestError } from '../errors/adminErrors.ts'
 import { RouteNotFoundError } from '../errors/httpErrors.ts'
 import { AuthRateLimitError } from '../errors/limitErrors.ts'
+import { readCookie } from '../formats/readCookie.ts'
 import type { AccountApiDeps, AccountApiRequest, AccountApiResponse, AccountCall } from './accountApiTypes.ts'
 import { accountSessionCookie, accountSessionCookieHeader } from './createAccountSessions.ts'
 
@@ -152,17 +153,6 @@ function isSecure(request: AccountApiRequest): boolean {
 function header(request: AccountApiRequest, name: string): string | undefined {
   const value = request.headers[name]
   return Array.isArray(value) ? value[0] : value
-}
-
-/** The value of cookie `name` in a Cookie header. */
-function readCookie(header: string | string[] | undefined, name: string): string | undefined {
-  const text = Array.isArray(header) ? header.join('; ') : header
-  if (text === undefined) return undefined
-  for (const part of text.split(';')) {
-    const at = part.indexOf('=')
-    if (at !== -1 && part.slice(0, at).trim() === name) return part.slice(at + 1).trim()
-  }
-  return undefined
 }
 
 function answer(status: number, body: unknown, headers: Record<string, string> = {}): AccountApiResponse {

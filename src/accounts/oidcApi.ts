@@ -3,7 +3,8 @@ import { HttpMethodNotAllowedError, RouteNotFoundError } from '../errors/httpErr
 import { AuthRateLimitError } from '../errors/limitErrors.ts'
 import { OidcAnswerRejectedError, OidcStateError } from '../errors/oidcErrors.ts'
 import { toWireError } from '../errors/toWireError.ts'
-import type { AccountApiRequest, AccountApiResponse, AccountCall, OidcSignIn } from './accountApiTypes.ts'
+import { readCookie } from '../formats/readCookie.ts'
+import type { AccountApiResponse, AccountCall, OidcSignIn } from './accountApiTypes.ts'
 import { accountSessionCookieHeader } from './createAccountSessions.ts'
 import { accountNamesOfClaim, matchOidcAccount } from './matchOidcAccount.ts'
 import {
@@ -68,7 +69,11 @@ async function callback(
   const { deps, request, url } = call
   const waitMs = deps.tokenFailures.retryAfterMs(signInFailureKeyId, request.clientAddress)
   if (waitMs > 0) throw new AuthRateLimitError(waitMs)
-  const pending = openOidcState(readCookie(request, oidcStateCookie), oidc.stateMacKey, deps.now())
+  const pending = openOidcState(
+    readCookie(request.headers.cookie, oidcStateCookie),
+    oidc.stateMacKey,
+    deps.now(),
+  )
   if (!pending) throw new OidcStateError({ logDetails: 'no state cookie, or a wrong or expired one' })
   if (url.searchParams.get('state') !== pending.state)
     throw new OidcStateError({ logDetails: "the callback's state is not the cookie's" })
@@ -88,16 +93,4 @@ const noStore = { 'cache-control': 'no-store' }
 
 function redirect(location: string, setCookie: string | readonly string[]): AccountApiResponse {
   return { status: 302, body: { location }, headers: { ...noStore, location, 'set-cookie': setCookie } }
-}
-
-/** The value of cookie `name` in the request's Cookie header. */
-function readCookie(request: AccountApiRequest, name: string): string | undefined {
-  const header = request.headers.cookie
-  const text = Array.isArray(header) ? header.join('; ') : header
-  if (text === undefined) return undefined
-  for (const part of text.split(';')) {
-    const at = part.indexOf('=')
-    if (at !== -1 && part.slice(0, at).trim() === name) return part.slice(at + 1).trim()
-  }
-  return undefined
 }

@@ -8,6 +8,7 @@ import {
 import { HttpMethodNotAllowedError, RouteNotFoundError } from '../errors/httpErrors.ts'
 import { AuthRateLimitError } from '../errors/limitErrors.ts'
 import { toWireError } from '../errors/toWireError.ts'
+import { readCookie } from '../formats/readCookie.ts'
 import type { FeeIndexer } from '../gas/createFeeIndexer.ts'
 import type { AdminRequest, AdminResponse } from './adminApiTypes.ts'
 import { adminTokenKeyId } from './createAdminTokenFailures.ts'
@@ -228,16 +229,6 @@ function isSameOrigin(request: DashboardRequest): boolean {
 function header(request: DashboardRequest, name: string): string | undefined {
   const value = request.headers[name]
   return Array.isArray(value) ? value[0] : value
-}
-
-function readCookie(header: string | string[] | undefined, name: string): string | undefined {
-  const text = Array.isArray(header) ? header.join('; ') : header
-  if (text === undefined) return undefined
-  for (const part of text.split(';')) {
-    const at = part.indexOf('=')
-    if (at !== -1 && part.slice(0, at).trim() === name) return part.slice(at + 1).trim()
-  }
-  return undefined
 }
 
 function json(status: number, body: unknown, headers: Record<string, string> = {}): DashboardResponse {
