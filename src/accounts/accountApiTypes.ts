@@ -48,9 +48,7 @@ export type AccountApiDeps = {
   tokenFailures: AuthFailureLimiter
   /** The portal's sign-ins (createAccountSessions). */
   sessions: AccountSessions
-  /** Whether sign-in through an identity provider is configured (GET /account/api/session says so). */
-  oidcEnabled: () => boolean
-  /** Sign-in through an identity provider; undefined when none is configured (accounts.oidc). */
+  /** Sign-in through an identity provider; undefined when none is configured (accounts.oidc; GET /account/api/session says which). */
   oidc?: OidcSignIn | undefined
   requestLog: RequestLogReader
   /** Each account's requests per second on this gateway, after sign-in. */

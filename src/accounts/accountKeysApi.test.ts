@@ -64,7 +64,6 @@ describe('the account API: keys', () => {
         ttlMs: 1000,
         now: () => nowMs,
       }),
-      oidcEnabled: () => false,
       requestLog: { store: stores.requestLog, flush: async () => {}, days: 7, sampleRate: 0.01 },
     }
   })

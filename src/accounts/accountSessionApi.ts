@@ -64,7 +64,7 @@ export async function sessionResource(call: Omit<AccountCall, 'account'>): Promi
       const session = deps.sessions.verify(cookie)
       const account = session && (await deps.accounts.accountOfSession(session))
       // asked by every page load: not signed in is an answer, not an error
-      if (!session || !account) return answer(200, { signedIn: false, oidc: deps.oidcEnabled() })
+      if (!session || !account) return answer(200, { signedIn: false, oidc: deps.oidc !== undefined })
       return answer(200, signedIn(account, session))
     }
     case 'DELETE': {

@@ -48,7 +48,6 @@ describe('handleAccountApi', () => {
       ttlMs: 3_600_000,
       now: () => nowMs,
     }),
-    oidcEnabled: () => false,
   })
   const get = (api: AccountApiDeps, url: string, authorization?: string, address = '192.0.2.1') =>
     handleAccountApi(api, {

@@ -140,7 +140,6 @@ export async function createRequestHandling(
       ttlMs: accountSessionTtlMs,
       now,
     }),
-    oidcEnabled: () => oidc !== undefined,
     oidc,
   }
   const account = (request: AccountApiRequest) => handleAccountApi(accountDeps, request)

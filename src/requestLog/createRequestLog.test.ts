@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import { until } from '../../test/helpers/until.ts'
 import type { KeyEntry } from '../auth/createKeyRegistry.ts'
 import { RateLimitError } from '../errors/limitErrors.ts'
 import type { KeyRequest } from '../pipeline/authorizeKeyRequest.ts'
@@ -120,15 +121,12 @@ describe('createRequestLog', () => {
       onChange: () => () => {},
     }
     const { log } = logWith(memory.store, { pruneMs: 5, pruning })
-    const until = async (done: () => boolean) => {
-      while (!done()) await new Promise((resolve) => setTimeout(resolve, 1))
-    }
-    await until(() => memory.prunes() >= 1)
+    await until(() => memory.prunes() >= 1, 'a prune while the lease is held')
     held = false
     const seen = memory.prunes()
     const askedBefore = asked
     // the lease is another's now: the timer asks again (three times), and nothing is pruned
-    await until(() => asked >= askedBefore + 3)
+    await until(() => asked >= askedBefore + 3, 'three more looks at the lease')
     assert.equal(memory.prunes(), seen)
     await log.close()
   })
