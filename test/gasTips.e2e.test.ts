@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { formatGwei, parseGwei } from 'viem'
 import { type Anvil, startAnvil } from '../src/devnet/startAnvil.ts'
 import { expectedGasAnswers, readNodeFees } from './helpers/expectedGasAnswers.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
+import { type FakeUpstream, startFakeUpstream } from './helpers/startFakeUpstream.ts'
 import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
 import { until } from './helpers/until.ts'
 
@@ -140,40 +139,27 @@ describe('Gas API tips on a quiet chain (a fresh anvil, empty blocks)', () => {
 
 describe('Gas API tips from a node without eth_maxPriorityFeePerGas', () => {
   let node: Anvil
-  let proxy: Server
+  let proxy: FakeUpstream
   let gateway: TestGateway
 
   before(async () => {
     node = await startAnvil()
     // a real node cannot be made to lack the method: this proxy answers it with "method not found"
-    proxy = createServer(async (request, response) => {
-      const chunks: Buffer[] = []
-      for await (const chunk of request) chunks.push(chunk as Buffer)
-      const body = Buffer.concat(chunks).toString()
-      const call = JSON.parse(body) as { id: unknown; method?: string }
-      response.writeHead(200, { 'content-type': 'application/json' })
-      if (call.method === 'eth_maxPriorityFeePerGas') {
-        const error = { code: -32601, message: 'the method eth_maxPriorityFeePerGas does not exist' }
-        response.end(JSON.stringify({ jsonrpc: '2.0', id: call.id, error }))
-        return
-      }
-      const answer = await fetch(node.url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body,
-      })
-      response.end(await answer.text())
+    const error = { code: -32601, message: 'the method eth_maxPriorityFeePerGas does not exist' }
+    proxy = await startFakeUpstream({
+      kind: 'forMethods',
+      methods: ['eth_maxPriorityFeePerGas'],
+      behaviour: { kind: 'rpcError', error },
+      otherwise: node.url,
     })
-    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
-    const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`
     gateway = await startTestGateway({
-      upstreams: [proxyUrl],
+      upstreams: [proxy.url],
       config: { gas: { enabled: true }, upstreams: { headPollMs: 50 } },
     })
   })
   after(async () => {
     await gateway?.close()
-    await new Promise((resolve) => proxy?.close(resolve))
+    await proxy?.close()
     await node?.stop()
   })
 
