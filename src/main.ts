@@ -1,3 +1,4 @@
+import process from 'node:process'
 import { createProgram } from './cli/createProgram.ts'
 
 /** Process entry for the `tollgate` command. */

@@ -1,3 +1,4 @@
+import type { Buffer } from 'node:buffer'
 import type { AlertAdmin } from '../alerts/createAlertAdmin.ts'
 import type { Account } from '../auth/apiKey.ts'
 import type { AuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'

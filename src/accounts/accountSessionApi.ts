@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer'
 import { timingSafeEqual } from 'node:crypto'
 import type { Account } from '../auth/apiKey.ts'
 import { AccountCsrfError, AccountTokenRequiredError } from '../errors/accountErrors.ts'

@@ -1,3 +1,4 @@
+import type { Buffer } from 'node:buffer'
 import type { Account, ApiKey } from '../auth/apiKey.ts'
 import { getSecretHashKey, hashSecret } from '../auth/hashSecret.ts'
 import type { KeyStore } from '../auth/keyStore.ts'

@@ -1,3 +1,4 @@
+import type { Buffer } from 'node:buffer'
 import type { Logger } from 'pino'
 import type { KeyStore } from '../auth/keyStore.ts'
 import type { OidcConfig } from '../config/accountsSchema.ts'

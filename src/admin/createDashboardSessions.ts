@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer'
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 
 export type DashboardSession = { expiresAtMs: number; csrfToken: string }

@@ -1,4 +1,5 @@
 import { hostname } from 'node:os'
+import process from 'node:process'
 import type { UsageDelta, UsageStore } from '../metering/usageStore.ts'
 import type { Network } from '../networks/createNetwork.ts'
 import type { MemberView } from '../upstreams/PoolMember.ts'

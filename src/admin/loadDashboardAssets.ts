@@ -1,3 +1,4 @@
+import type { Buffer } from 'node:buffer'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { extname } from 'node:path'
 import { fileURLToPath } from 'node:url'

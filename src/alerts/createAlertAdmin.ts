@@ -1,3 +1,4 @@
+import type { Buffer } from 'node:buffer'
 import type { Account } from '../auth/apiKey.ts'
 import { AlertSettingsError } from '../errors/accountErrors.ts'
 import { NoAccountError } from '../errors/adminErrors.ts'

@@ -1,3 +1,4 @@
+import type { Buffer } from 'node:buffer'
 import { Agent } from 'undici'
 import { toDeliveryBody } from './alertPayload.ts'
 import { openSecret } from './alertSecret.ts'

@@ -1,3 +1,4 @@
+import process from 'node:process'
 import type { Logger } from 'pino'
 
 /** What a stop signal stops: `stop` drains, `kill` is for a second signal. */

@@ -1,3 +1,4 @@
+import type { Buffer } from 'node:buffer'
 import type { Logger } from 'pino'
 import { type AlertSender, createAlertSender } from '../alerts/createAlertSender.ts'
 import { type AlertWatcher, createAlertWatcher } from '../alerts/createAlertWatcher.ts'

@@ -1,4 +1,5 @@
 import cluster from 'node:cluster'
+import process from 'node:process'
 import type { Logger } from 'pino'
 import type { Config } from '../config/configSchema.ts'
 import { ConfigError } from '../config/loadConfig.ts'

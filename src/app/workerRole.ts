@@ -1,4 +1,5 @@
 import cluster from 'node:cluster'
+import process from 'node:process'
 import type { Config } from '../config/configSchema.ts'
 import type { DevnetEndpoint } from '../devnet/startDevnet.ts'
 import { systemTimers, type Timers } from '../failsafe/Timers.ts'

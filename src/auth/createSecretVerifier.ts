@@ -1,3 +1,4 @@
+import type { Buffer } from 'node:buffer'
 import { hashSecret, isSecretHash, matchesSecretHash } from './hashSecret.ts'
 import type { KeyStore } from './keyStore.ts'
 import { isScryptHash, verifyScryptSecret } from './verifyScryptSecret.ts'

@@ -1,3 +1,4 @@
+import type { Buffer } from 'node:buffer'
 import { randomBytes } from 'node:crypto'
 import { importSPKI } from 'jose'
 import type { PlanName, PlansConfig } from '../config/configSchema.ts'

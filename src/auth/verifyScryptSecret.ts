@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer'
 import { scrypt, timingSafeEqual } from 'node:crypto'
 import { promisify } from 'node:util'
 

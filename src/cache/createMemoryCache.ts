@@ -1,3 +1,4 @@
+import type { Buffer } from 'node:buffer'
 import { hashesIn } from '../jsonrpc/hashes.ts'
 
 /** Small results are kept as strings (cheaper to splice into an answer), large ones as bytes. */

@@ -1,3 +1,4 @@
+import type { Buffer } from 'node:buffer'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { hashesIn } from '../jsonrpc/hashes.ts'
 import { PartnerAnswer, type SentAnswer } from '../jsonrpc/PartnerAnswer.ts'

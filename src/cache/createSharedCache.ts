@@ -1,4 +1,6 @@
+import { Buffer } from 'node:buffer'
 import { createHash } from 'node:crypto'
+import { performance } from 'node:perf_hooks'
 import type { Logger } from 'pino'
 import { hashesIn } from '../jsonrpc/hashes.ts'
 import { openRedis } from '../store/openRedis.ts'

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks'
 import { systemTimers, type Timers } from '../failsafe/Timers.ts'
 
 /** One network's highest block number shown to a client, by any instance. */

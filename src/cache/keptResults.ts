@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer'
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import type { RpcId, RpcPayload } from '../jsonrpc/types.ts'
 import type { CachedValue } from './createMemoryCache.ts'

@@ -1,3 +1,4 @@
+import type { Buffer } from 'node:buffer'
 import type { Redis as RedisClient } from 'ioredis'
 import type { KeptHead } from './createSharedHeads.ts'
 

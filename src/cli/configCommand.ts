@@ -1,3 +1,4 @@
+import process from 'node:process'
 import type { Command } from 'commander'
 import type { Config } from '../config/configSchema.ts'
 import type { ReloadPlan } from '../config/planReload.ts'

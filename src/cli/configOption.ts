@@ -1,3 +1,4 @@
+import process from 'node:process'
 import { Option } from 'commander'
 import type { Config } from '../config/configSchema.ts'
 

@@ -1,3 +1,4 @@
+import process from 'node:process'
 import type { Command } from 'commander'
 import { configOption, loadConfigOrExit } from './configOption.ts'
 import { print } from './openAdmin.ts'

@@ -1,3 +1,4 @@
+import process from 'node:process'
 import type { AccountAdmin } from '../accounts/createAccountAdmin.ts'
 import type { AlertAdmin } from '../alerts/createAlertAdmin.ts'
 import type { KeyAdmin } from '../auth/keyAdmin.ts'

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import process from 'node:process'
 import type { Command } from 'commander'
 import type { StartedGateway } from '../app/startGateway.ts'
 import type { Config } from '../config/configSchema.ts'

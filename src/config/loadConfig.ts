@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs'
+import process from 'node:process'
 import { parse as parseYaml } from 'yaml'
 import type { z } from 'zod'
 import { type Config, configSchema } from './configSchema.ts'

@@ -1,3 +1,4 @@
+import process from 'node:process'
 import type { TracingConfig } from './tracingSchema.ts'
 
 /** The OTLP protocols tollgate exports over (grpc is not offered). */

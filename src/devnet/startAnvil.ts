@@ -1,6 +1,8 @@
+import type { Buffer } from 'node:buffer'
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
+import process from 'node:process'
 
 export type Anvil = {
   url: string

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer'
 import { InternalError } from './rpcErrors.ts'
 import { NetworkReconfiguredError, ShuttingDownError } from './socketErrors.ts'
 import { TollgateError } from './TollgateError.ts'

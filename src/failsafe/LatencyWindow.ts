@@ -19,8 +19,8 @@ export class LatencyWindow {
   add(ms: number): void {
     const samples = this.#samples
     const sorted = this.#sorted
-    // the new sample takes the evicted one's place in the sorted samples (or a new place at the end),
-    // then moves to where it belongs: no array is allocated or spliced on the hot path
+    // the evicted sample's place in the sorted samples (or a new place at the end) is a hole that
+    // moves to where the new one belongs, each sample it passes shifted once: nothing allocated
     let at: number
     if (samples.length < this.size) {
       samples.push(ms)
@@ -28,17 +28,17 @@ export class LatencyWindow {
     } else {
       at = this.#indexOf(samples[this.#next] as number)
       samples[this.#next] = ms
-      sorted[at] = ms
     }
-    this.#next = (this.#next + 1) % this.size
+    this.#next = this.#next + 1 === this.size ? 0 : this.#next + 1
     while (at > 0 && (sorted[at - 1] as number) > ms) {
       sorted[at] = sorted[at - 1] as number
-      sorted[--at] = ms
+      at--
     }
     while (at < sorted.length - 1 && (sorted[at + 1] as number) < ms) {
       sorted[at] = sorted[at + 1] as number
-      sorted[++at] = ms
+      at++
     }
+    sorted[at] = ms
   }
 
   /** The `q` quantile (0..1, nearest rank) of the samples in the window; undefined while it is empty. */

@@ -1,3 +1,4 @@
+import type { Buffer } from 'node:buffer'
 import { InvalidRequestError, ParseError } from '../errors/rpcErrors.ts'
 import { isJsonDeeperThan } from './isJsonDeeperThan.ts'
 import { readCallText } from './readCallText.ts'
@@ -161,15 +162,13 @@ function readsAsWritten(text: string, call: RpcCall): boolean {
 /** jsonrpc, id, method, params. */
 const envelopeMembers = 4
 
-/**
- * Whether a call's envelope has its four members and no other (jsonrpc, id and method are there in
- * every call parsed), counted without making a list of them.
- */
+/** Whether a call's envelope has its four members and no other (jsonrpc, id and method are there in every call parsed). */
 function isPlainEnvelope(envelope: object | undefined): boolean {
-  if (envelope === undefined || !Object.hasOwn(envelope, 'params')) return false
-  let count = 0
-  for (const name in envelope) if (Object.hasOwn(envelope, name)) count++
-  return count === envelopeMembers
+  return (
+    envelope !== undefined &&
+    Object.hasOwn(envelope, 'params') &&
+    Object.keys(envelope).length === envelopeMembers
+  )
 }
 
 /** Object members in a parsed value, at every depth: fewer than written means a name was repeated. */

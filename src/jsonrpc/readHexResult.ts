@@ -1,3 +1,5 @@
+import { Buffer } from 'node:buffer'
+
 /** What precedes a hex quantity result: `"result":"0x`. */
 const resultText = '"result":"0x'
 const result = Buffer.from(resultText)

@@ -85,7 +85,8 @@ export function readStringified(text: string, maxDepth: number): unknown {
       if (isArray) (container as unknown[]).push(value)
       else {
         const object = container as Record<string, unknown>
-        if (Object.hasOwn(object, name)) return undefined
+        // a name met twice (or one the prototype has, such as `toString`: read by JSON.parse instead)
+        if (object[name] !== undefined) return undefined
         object[name] = value
       }
       const next = text.charCodeAt(pos++)

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer'
 import { AnswerParts } from './AnswerParts.ts'
 import type { RpcId, RpcPayload } from './types.ts'
 

@@ -1,3 +1,4 @@
+import type { Buffer } from 'node:buffer'
 import type { TollgateError } from '../errors/TollgateError.ts'
 import type { AnswerParts } from './AnswerParts.ts'
 

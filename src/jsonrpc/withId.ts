@@ -1,3 +1,4 @@
+import type { Buffer } from 'node:buffer'
 import type { RpcId } from './types.ts'
 
 /** A whole answer (an error, usually) re-addressed to `id`. */

@@ -1,3 +1,4 @@
+import process from 'node:process'
 import { Gauge, Registry } from 'prom-client'
 import type { Network } from '../networks/createNetwork.ts'
 import { attemptBucketsMs, attemptOutcomes } from '../upstreams/AttemptDurations.ts'

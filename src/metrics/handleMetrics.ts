@@ -1,3 +1,4 @@
+import type { Buffer } from 'node:buffer'
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { MetricsTokenRequiredError } from '../errors/httpErrors.ts'
 import type { Metrics } from './createMetrics.ts'

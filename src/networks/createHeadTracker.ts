@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks'
 import { type Logger, pino } from 'pino'
 import { systemTimers, type Timers } from '../failsafe/Timers.ts'
 import { callUpstream } from '../upstreams/callUpstream.ts'

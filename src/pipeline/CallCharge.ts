@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks'
 import { ClientGoneError } from '../errors/callEndings.ts'
 import { RateLimitError } from '../errors/limitErrors.ts'
 import type { Cancellation } from '../failsafe/Cancellation.ts'

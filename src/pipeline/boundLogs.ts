@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer'
 import { LogResultsLimitError } from '../errors/limitErrors.ts'
 import { InvalidParamsError } from '../errors/rpcErrors.ts'
 import type { Network } from '../networks/createNetwork.ts'

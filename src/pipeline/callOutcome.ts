@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks'
 import { ClientGoneError } from '../errors/callEndings.ts'
 import { type CallAnswer, PartnerAnswer, payloadOf } from '../jsonrpc/PartnerAnswer.ts'
 import { serializeResult } from '../jsonrpc/serialize.ts'

@@ -1,3 +1,5 @@
+import { Buffer } from 'node:buffer'
+import { performance } from 'node:perf_hooks'
 import type { CacheScope } from '../cache/cacheScope.ts'
 import { type CacheKeep, cacheKey, type RpcCache } from '../cache/createRpcCache.ts'
 import { resultAnswer } from '../cache/keptResults.ts'

@@ -1,4 +1,5 @@
-import { isUtf8 } from 'node:buffer'
+import { type Buffer, isUtf8 } from 'node:buffer'
+import { performance } from 'node:perf_hooks'
 import type { Logger } from 'pino'
 import type { Account } from '../auth/apiKey.ts'
 import type { FilterIds } from '../auth/createFilterIds.ts'

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer'
 import { MalformedUpstreamAnswerError } from '../errors/upstreamErrors.ts'
 import type { RpcId } from '../jsonrpc/types.ts'
 

@@ -1,8 +1,11 @@
+import { Buffer } from 'node:buffer'
+import { performance } from 'node:perf_hooks'
 import { ClientGoneError } from '../errors/callEndings.ts'
 import { RefusalsLeftOutError } from '../errors/limitErrors.ts'
 import { TollgateError } from '../errors/TollgateError.ts'
 import { toWireError } from '../errors/toWireError.ts'
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
+import { readNodeError } from '../jsonrpc/readNodeError.ts'
 import type { RpcPayload } from '../jsonrpc/types.ts'
 import type { CallOutcome } from '../pipeline/callOutcome.ts'
 import { type LoggedRequest, type RequestLogTap, wholeRequestLabel } from '../pipeline/requestLogTap.ts'
@@ -153,22 +156,12 @@ function isRefusal(status: number): boolean {
   return status === 401 || status === 402 || status === 403 || status === 429
 }
 
-/**
- * A node's JSON-RPC error answer (a revert, a missing block): cheap for results, which is what
- * nearly every answer is (`"result":` among its first bytes); only a short answer without one is parsed.
- */
+/** A node's JSON-RPC error answer (a revert, a missing block); a result costs a look at its first bytes. */
 function nodeErrorOf(payload: RpcPayload): Failure | undefined {
   if (payload instanceof AnswerParts) return undefined
-  const at = payload.indexOf('"result":')
-  if ((at !== -1 && at < 256) || payload.length > maxErrorAnswerBytes) return undefined
-  let error: unknown
-  try {
-    error = (JSON.parse(payload.toString()) as { error?: unknown }).error
-  } catch {
-    return undefined
-  }
-  if (typeof error !== 'object' || error === null) return undefined
-  const { code, message } = error as { code?: unknown; message?: unknown }
+  const error = readNodeError(payload, maxErrorAnswerBytes)
+  if (error === undefined) return undefined
+  const { code, message } = error
   return {
     outcome: 'error',
     code: typeof code === 'number' && Number.isSafeInteger(code) ? code : null,

@@ -1,4 +1,6 @@
+import { Buffer } from 'node:buffer'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import { performance } from 'node:perf_hooks'
 import type { Duplex } from 'node:stream'
 import type { AccountApiRequest, AccountApiResponse } from '../accounts/accountApiTypes.ts'
 import type { AdminRequest, AdminResponse } from '../admin/adminApiTypes.ts'

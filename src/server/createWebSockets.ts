@@ -1,5 +1,7 @@
+import { Buffer } from 'node:buffer'
 import type { IncomingMessage } from 'node:http'
 import { STATUS_CODES } from 'node:http'
+import { performance } from 'node:perf_hooks'
 import type { Duplex } from 'node:stream'
 import { type WebSocket, WebSocketServer } from 'ws'
 import { RouteNotFoundError } from '../errors/httpErrors.ts'

@@ -1,4 +1,6 @@
+import { Buffer } from 'node:buffer'
 import type { IncomingMessage } from 'node:http'
+import { performance } from 'node:perf_hooks'
 import { BodyStalledError, BodyTooLargeError } from '../errors/httpErrors.ts'
 import { ServerBusyError } from '../errors/limitErrors.ts'
 import type { ByteHolder } from '../failsafe/ByteBulkhead.ts'

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Writable } from 'node:stream'
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'

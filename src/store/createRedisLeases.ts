@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { performance } from 'node:perf_hooks'
 import type { Redis } from 'ioredis'
 import { announceHeld, type Leadership } from './leadership.ts'
 

@@ -1,5 +1,6 @@
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs'
 import { dirname } from 'node:path'
+import process from 'node:process'
 
 /** Thrown when another running gateway holds the database file. */
 export class DatabaseInUseError extends Error {

@@ -1,5 +1,6 @@
 import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
+import process from 'node:process'
 import Database from 'better-sqlite3'
 import { migrateSqlite } from './migrateSqlite.ts'
 import type { SqliteDatabase } from './sqliteDatabase.ts'

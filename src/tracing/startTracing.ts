@@ -1,3 +1,4 @@
+import process from 'node:process'
 import { type Context, type Link, type SpanKind, trace } from '@opentelemetry/api'
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto'

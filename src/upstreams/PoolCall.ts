@@ -1,3 +1,4 @@
+import type { Buffer } from 'node:buffer'
 import { ClientGoneError, NodeErrorAnswer } from '../errors/callEndings.ts'
 import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/upstreamErrors.ts'
 import type { Cancellation } from '../failsafe/Cancellation.ts'

@@ -1,7 +1,8 @@
+import { Buffer } from 'node:buffer'
 import { keccak_256 } from '@noble/hashes/sha3'
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils'
 import { ReceiptNotReadyError } from '../errors/upstreamErrors.ts'
-import { readNodeError } from './nodeErrors.ts'
+import { readNodeError } from '../jsonrpc/readNodeError.ts'
 import type { RawTransaction } from './SendOptions.ts'
 import { transactionErrorOf } from './transactionErrorOf.ts'
 

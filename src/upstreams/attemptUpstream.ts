@@ -1,3 +1,4 @@
+import type { Buffer } from 'node:buffer'
 import type { Cancellation } from '../failsafe/Cancellation.ts'
 import { systemTimers, type Timers } from '../failsafe/Timers.ts'
 import { withTimeout } from '../failsafe/withTimeout.ts'

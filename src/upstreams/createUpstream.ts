@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer'
 import { type Dispatcher, Pool } from 'undici'
 import type { UpstreamConfig } from '../config/configSchema.ts'
 import { TurnBudget } from '../failsafe/TurnBudget.ts'

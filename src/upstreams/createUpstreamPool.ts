@@ -1,3 +1,5 @@
+import type { Buffer } from 'node:buffer'
+import { performance } from 'node:perf_hooks'
 import { systemTimers, type Timers } from '../failsafe/Timers.ts'
 import { attemptUpstream } from './attemptUpstream.ts'
 import { latestBlockBody } from './createHealthProber.ts'

@@ -1,4 +1,5 @@
-import { isExecutionError, type NodeError } from './nodeErrors.ts'
+import type { NodeError } from '../jsonrpc/readNodeError.ts'
+import { isExecutionError } from './nodeErrors.ts'
 
 /**
  * The per-transaction gas cap (EIP-7825) a node's refusal of a call's `gas` names, or undefined.

@@ -1,3 +1,5 @@
+import type { Buffer } from 'node:buffer'
+
 /** The longest answer read for a null result: `{"jsonrpc":"2.0","id":…,"result":null}` with a long id. */
 const maxNullAnswerBytes = 1024
 

@@ -1,9 +1,11 @@
+import type { Buffer } from 'node:buffer'
 import { NodeErrorAnswer } from '../errors/callEndings.ts'
 import { TollgateError } from '../errors/TollgateError.ts'
 import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors/upstreamErrors.ts'
+import { type NodeError, readNodeError } from '../jsonrpc/readNodeError.ts'
 import type { UpstreamResponse } from './createUpstream.ts'
 import { gasCapOf } from './gasCapOf.ts'
-import { classifyNodeError, missingBlockOf, type NodeError, readNodeError } from './nodeErrors.ts'
+import { classifyNodeError, missingBlockOf } from './nodeErrors.ts'
 
 /** How one attempt on one upstream ended, before anyone judged it. */
 export type AttemptResult =

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { classifyNodeError, missingBlockOf, nodeErrorRules, readNodeError } from './nodeErrors.ts'
+import { classifyNodeError, missingBlockOf, nodeErrorRules } from './nodeErrors.ts'
 
 describe('nodeErrors', () => {
   it('the default: an error no rule names is an answer for the client', () => {
@@ -92,22 +92,5 @@ describe('nodeErrors', () => {
     for (const [message, block] of cases)
       assert.equal(missingBlockOf({ code: -32000, message }), block, message)
     assert.equal(missingBlockOf({ code: -32000 }), undefined)
-  })
-
-  it('reads the error of short answers only; results are not parsed', () => {
-    const error = { code: -32000, message: 'header not found' }
-    assert.deepEqual(readNodeError(Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, error }))), error)
-    assert.equal(readNodeError(Buffer.from('{"jsonrpc":"2.0","id":1,"result":"0x1"}')), undefined)
-    // a result that mentions "error" (a call trace) is not an error answer
-    assert.equal(
-      readNodeError(Buffer.from('{"jsonrpc":"2.0","id":1,"result":{"error":"out of gas"}}')),
-      undefined,
-    )
-    assert.equal(readNodeError(Buffer.from('[{"jsonrpc":"2.0","id":1,"error":{"code":1}}]')), undefined)
-    assert.equal(readNodeError(Buffer.from('{"error": broken')), undefined)
-    const long = Buffer.from(
-      JSON.stringify({ jsonrpc: '2.0', id: 1, error: { ...error, data: 'x'.repeat(5000) } }),
-    )
-    assert.equal(readNodeError(long), undefined, 'longer than any error worth retrying: an answer')
   })
 })

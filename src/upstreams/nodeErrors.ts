@@ -1,3 +1,4 @@
+import type { NodeError } from '../jsonrpc/readNodeError.ts'
 import { speaksOfRangeLimit } from './speaksOfRangeLimit.ts'
 
 /**
@@ -213,8 +214,6 @@ export const nodeErrorRules: readonly NodeErrorRule[] = [
   },
 ]
 
-export type NodeError = { code?: unknown; message?: unknown; data?: unknown }
-
 /**
  * The kind of a node's error answer, or undefined when it is the client's answer: any execution
  * error (a revert, code 3, `execution reverted`, nethermind's `VM execution error`), and anything
@@ -260,50 +259,3 @@ export function missingBlockOf(error: NodeError): bigint | undefined {
 
 const missingBlockMessage =
   /requested was (\d{1,20})\b|state at block #?(\d{1,20}) is pruned|^block not found: number (0x[0-9a-f]{1,16})\b/i
-
-/** The largest answer read for an error: error objects are small, results are not parsed. */
-const maxErrorBytes = 4096
-/** Where nodes write the member that says result or error: after `"jsonrpc"` and `"id"`. */
-const headBytes = 128
-const errorKey = Buffer.from('"error"')
-
-/**
- * The error object of a node's answer, or undefined when it has none. Cheap for results, which is
- * what nearly every answer is (a string answer, a cache hit, is at most 4096 characters by then): the first member name among the first bytes (`"result":`) says so
- * without a search through the answer; only a short answer holding `"error"` is parsed.
- */
-export function readNodeError(answer: Buffer | string): NodeError | undefined {
-  if (answer.length > maxErrorBytes) return undefined
-  const body = typeof answer === 'string' ? Buffer.from(answer) : answer
-  const member = firstMember(body)
-  if (member === 'result' || (member === undefined && body.indexOf(errorKey) === -1)) return undefined
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(body.toString())
-  } catch {
-    return undefined
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined
-  const { error } = parsed as { error?: unknown }
-  return typeof error === 'object' && error !== null ? (error as NodeError) : undefined
-}
-
-/** `"result":` or `"error":`, whichever comes first in the answer's first bytes (a byte loop: no search, no copy). */
-function firstMember(body: Buffer): 'result' | 'error' | undefined {
-  const end = Math.min(body.length, headBytes) - 9
-  for (let i = 0; i < end; i++) {
-    if (body[i] !== 0x22) continue
-    if (matches(body, i + 1, resultName)) return 'result'
-    if (matches(body, i + 1, errorName)) return 'error'
-  }
-  return undefined
-}
-
-/** `"result":` and `"error":` without the opening quote. */
-const resultName = Buffer.from('result":')
-const errorName = Buffer.from('error":')
-
-function matches(body: Buffer, at: number, name: Buffer): boolean {
-  for (let j = 0; j < name.length; j++) if (body[at + j] !== name[j]) return false
-  return true
-}

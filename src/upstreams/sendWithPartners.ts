@@ -1,3 +1,4 @@
+import type { Buffer } from 'node:buffer'
 import { ClientGoneError, NodeErrorAnswer } from '../errors/callEndings.ts'
 import { PartnerAnswer, type SentAnswer } from '../jsonrpc/PartnerAnswer.ts'
 import type { UpstreamPool } from './createUpstreamPool.ts'

@@ -1,4 +1,4 @@
-import type { NodeError } from './nodeErrors.ts'
+import type { NodeError } from '../jsonrpc/readNodeError.ts'
 
 /**
  * What an eth_sendRawTransaction error says of a transaction the node may already have: `known`
