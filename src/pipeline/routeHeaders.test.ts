@@ -2,14 +2,17 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { CallTrail } from '../upstreams/CallTrail.ts'
 import type { Upstream } from '../upstreams/createUpstream.ts'
-import type { PoolMember } from '../upstreams/PoolMember.ts'
+import { PoolMember } from '../upstreams/PoolMember.ts'
 import { routeHeaders } from './routeHeaders.ts'
 
+/** A pool member whose upstream is never called, named `name` (or not), at `priority` in its config. */
 const member = (name: string | undefined, priority: number) =>
-  ({
-    upstream: { name, label: `https://secret@node-${priority}.example/key` } as Upstream,
-    priority,
-  }) as PoolMember
+  new PoolMember({ name, label: `https://secret@node-${priority}.example/key` } as Upstream, priority, {
+    breaker: { failures: 1, cooldownMs: 1_000, maxCooldownMs: 1_000, now: () => 0 },
+    latencySamples: 1,
+    onChange: () => {},
+    checkLiveness: async () => true,
+  })
 
 function headersOf(trails: (CallTrail | undefined)[]): Record<string, string> {
   const list = routeHeaders(trails)

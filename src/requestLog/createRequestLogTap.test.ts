@@ -173,10 +173,7 @@ describe('createRequestLogTap', () => {
   it('cuts the address and the user agent, names the upstream (never its URL), keeps no params', () => {
     const { tap, rows } = tapWith([0])
     const trail = new CallTrail(undefined)
-    const member = {
-      upstream: { name: 'alpha', url: 'https://secret.example/KEY' },
-      priority: 0,
-    } as unknown as PoolMember
+    const member = { trailName: 'alpha' } as PoolMember
     const { attempt } = trail.begin(member, false)
     trail.end(attempt, { answer: Buffer.from('') } as never)
     trail.usedCache('miss')

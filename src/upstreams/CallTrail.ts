@@ -67,9 +67,8 @@ export class CallTrail {
    * partner: only the JSON-RPC body goes to them, docs/compatibility.md §7).
    */
   begin(member: PoolMember, hedge: boolean): { attempt: Attempt; traceHeaders: TraceHeaders | undefined } {
-    const { name } = member.upstream
     const attempt: Attempt = {
-      upstream: name ?? `#${member.priority + 1}`,
+      upstream: member.trailName,
       partner: this.#partners,
       hedge,
       outcome: undefined,

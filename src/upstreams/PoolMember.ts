@@ -17,6 +17,8 @@ export type MemberView = {
   readonly upstream: Upstream
   /** Its place in the config: among equally healthy members, the earlier one is preferred. */
   readonly priority: number
+  /** What a call's trail and the request log call it: its configured name, else `#N` (never its URL). */
+  readonly trailName: string
   /** Its last known head: from its health checks and its newHeads notifications. */
   readonly head: bigint | undefined
   /**
@@ -92,6 +94,7 @@ export class PoolMember implements MemberView {
   readonly #onChange: () => void
   readonly #checkLiveness: PoolMemberOptions['checkLiveness']
   readonly #now: () => number
+  readonly trailName: string
   /** When the latest request it answered was sent (a call's or a health check's): it was at work then. */
   #answeredSentAt = Number.NEGATIVE_INFINITY
   /** Silent timeouts waiting for the liveness check under way. */
@@ -102,6 +105,7 @@ export class PoolMember implements MemberView {
     readonly priority: number,
     options: PoolMemberOptions,
   ) {
+    this.trailName = upstream.name ?? `#${priority + 1}`
     this.#latencies = new LatencyWindow(options.latencySamples)
     this.#breaker = new CircuitBreaker(options.breaker)
     this.#onChange = options.onChange

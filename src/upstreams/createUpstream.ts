@@ -118,8 +118,8 @@ const intake = new TurnBudget(1024 * 1024)
 class CollectingHandler implements Dispatcher.DispatchHandler {
   #status = 0
   #size = 0
-  /** The Content-Length the node announced, when it did (and it is not past `maxBytes`). */
-  #announcedBytes: number | undefined
+  /** The response's headers, names and values one after the other: read for its Content-Length only if a second chunk comes. */
+  #rawHeaders: Buffer[] = []
   /** The first chunk, kept as it is: most answers have no other. */
   #first: Buffer | undefined
   /** Once a second chunk comes: every byte so far, in a buffer with room for more. */
@@ -143,7 +143,7 @@ class CollectingHandler implements Dispatcher.DispatchHandler {
   onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
     this.#status = statusCode
     this.#resume = resume
-    this.#announcedBytes = announcedBytesOf(rawHeaders, this.maxBytes)
+    this.#rawHeaders = rawHeaders
     return true
   }
 
@@ -169,10 +169,12 @@ class CollectingHandler implements Dispatcher.DispatchHandler {
     const needed = this.#size + chunk.length
     let collected = this.#collected
     if (collected === undefined || collected.length < needed) {
-      const bytes = Math.min(
-        this.maxBytes,
-        Math.max(needed, this.#announcedBytes ?? 0, collected === undefined ? 0 : 2 * collected.length),
-      )
+      // first the length the node announced (read now: most answers never get here), then doubled
+      const room =
+        collected === undefined
+          ? (announcedBytesOf(this.#rawHeaders, this.maxBytes) ?? 0)
+          : 2 * collected.length
+      const bytes = Math.min(this.maxBytes, Math.max(needed, room))
       const grown = Buffer.allocUnsafe(bytes)
       if (collected === undefined) (this.#first as Buffer).copy(grown)
       else collected.copy(grown, 0, 0, this.#size)
