@@ -1,4 +1,5 @@
 import { Buffer } from 'node:buffer'
+
 /** The user name and password of an `Authorization: Basic` header, or undefined for any other header. */
 export function parseBasicAuth(
   authorization: string | undefined,

@@ -1,4 +1,5 @@
 import type { Buffer } from 'node:buffer'
+
 /**
  * One network's share of the cache in Redis: immutable answers, by the in-memory cache's keys, of
  * the chain it is identified as (its genesis hash) in the epoch every instance is in.

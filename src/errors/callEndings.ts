@@ -1,4 +1,5 @@
 import type { Buffer } from 'node:buffer'
+
 // How a call ended inside the gateway, thrown between layers and never answered as they are: not
 // TollgateErrors, so neither has a wire form (docs/errors.md lists only what a client can get).
 // Whoever catches one decides what the client gets, if anything.

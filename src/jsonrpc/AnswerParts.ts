@@ -1,4 +1,5 @@
 import { Buffer } from 'node:buffer'
+
 /**
  * One answer's bytes in parts, written out one after the other without joining them: a kept result
  * (large, so kept as bytes) with its caller's id around it. Joining would copy the whole result on

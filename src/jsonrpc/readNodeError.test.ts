@@ -41,4 +41,20 @@ describe('readNodeError', () => {
     for (const answer of answers)
       assert.deepEqual(readNodeError(answer), readNodeError(Buffer.from(answer)), answer)
   })
+
+  it('reads the first member among the first 128 bytes: one that ends there counts, one past it does not', () => {
+    // a malformed answer with both members: which one is read first decides
+    const answerWith = (idChars: number) =>
+      `{"jsonrpc":"2.0","id":"${'a'.repeat(idChars)}","result":null,"error":{"code":1}}`
+    const ending = answerWith(94)
+    assert.equal(ending.indexOf('"result":') + '"result":'.length, 128)
+    const past = answerWith(95)
+    for (const read of [
+      (text: string) => readNodeError(text),
+      (text: string) => readNodeError(Buffer.from(text)),
+    ]) {
+      assert.equal(read(ending), undefined, 'a result')
+      assert.deepEqual(read(past), { code: 1 }, 'no member seen: parsed')
+    }
+  })
 })

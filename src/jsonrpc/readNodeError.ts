@@ -1,4 +1,5 @@
 import { Buffer } from 'node:buffer'
+
 /** A JSON-RPC error object as a node wrote it: nothing in it is trusted to have its type. */
 export type NodeError = { code?: unknown; message?: unknown; data?: unknown }
 
@@ -33,29 +34,37 @@ export function readNodeError(answer: Buffer | string, maxBytes = maxErrorBytes)
   return typeof error === 'object' && error !== null ? (error as NodeError) : undefined
 }
 
-/** `"result":` or `"error":`, whichever comes first in the answer's first bytes (a byte loop: no search, no copy). */
+/**
+ * `"result":` or `"error":`, whichever comes first in the answer's first bytes (a byte loop: no
+ * search, no copy); a name must end within them.
+ */
 function firstMember(body: Buffer): 'result' | 'error' | undefined {
-  const end = Math.min(body.length, headBytes) - 9
-  for (let i = 0; i < end; i++) {
-    if (body[i] !== 0x22) continue
-    if (matches(body, i + 1, resultName)) return 'result'
+  const end = Math.min(body.length, headBytes)
+  for (let i = 0; i + errorName.length < end; i++) {
+    if (body[i] !== quote) continue
+    if (i + resultName.length < end && matches(body, i + 1, resultName)) return 'result'
     if (matches(body, i + 1, errorName)) return 'error'
   }
   return undefined
 }
 
-/** firstMember of an answer's text. */
+/** firstMember of an answer's text: the same characters, at the same places, for text that is ASCII there. */
 function firstMemberOfText(text: string): 'result' | 'error' | undefined {
-  const head = text.length > headBytes ? text.slice(0, headBytes) : text
-  const result = head.indexOf('"result":')
-  const error = head.indexOf('"error":')
-  if (result === -1) return error === -1 ? undefined : 'error'
-  return error === -1 || result < error ? 'result' : 'error'
+  const end = Math.min(text.length, headBytes)
+  for (let i = 0; i + errorName.length < end; i++) {
+    if (text.charCodeAt(i) !== quote) continue
+    if (i + resultName.length < end && text.startsWith(resultText, i + 1)) return 'result'
+    if (text.startsWith(errorText, i + 1)) return 'error'
+  }
+  return undefined
 }
 
 /** `"result":` and `"error":` without the opening quote. */
-const resultName = Buffer.from('result":')
-const errorName = Buffer.from('error":')
+const resultText = 'result":'
+const errorText = 'error":'
+const resultName = Buffer.from(resultText)
+const errorName = Buffer.from(errorText)
+const quote = 0x22
 
 function matches(body: Buffer, at: number, name: Buffer): boolean {
   for (let j = 0; j < name.length; j++) if (body[at + j] !== name[j]) return false

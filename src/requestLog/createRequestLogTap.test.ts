@@ -8,7 +8,8 @@ import type { CallOutcome } from '../pipeline/callOutcome.ts'
 import type { PreparedCall } from '../pipeline/prepareCall.ts'
 import type { LoggedRequest } from '../pipeline/requestLogTap.ts'
 import { CallTrail } from '../upstreams/CallTrail.ts'
-import type { PoolMember } from '../upstreams/PoolMember.ts'
+import type { Upstream } from '../upstreams/createUpstream.ts'
+import { PoolMember } from '../upstreams/PoolMember.ts'
 import {
   createRequestLogTap,
   maxUnprovenRowsPerMinute,
@@ -106,6 +107,27 @@ describe('createRequestLogTap', () => {
     assert.equal(rows[2]?.reason, 'execution reverted')
   })
 
+  it('reads a node error answer of up to 64 KiB (a revert with long data), not a longer one', () => {
+    const { tap, rows } = tapWith([0.99, 0.99], { sampleRate: 0 })
+    const revert = (dataBytes: number) =>
+      Buffer.from(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          error: { code: 3, message: 'execution reverted', data: `0x${'ab'.repeat(dataBytes)}` },
+        }),
+      )
+    tap.calls(
+      request,
+      [call, call],
+      [outcome({ payload: revert(10_000) }), outcome({ payload: revert(40_000) })],
+    )
+    assert.deepEqual(
+      rows.map((row) => [row.outcome, row.code, row.reason]),
+      [['error', 3, 'execution reverted']],
+    )
+  })
+
   it("keeps at most 64 characters of a network the request's path named", () => {
     const { tap, rows } = tapWith([])
     const named = { ...request, network: `n${'x'.repeat(10_000)}` }
@@ -171,23 +193,40 @@ describe('createRequestLogTap', () => {
   })
 
   it('cuts the address and the user agent, names the upstream (never its URL), keeps no params', () => {
-    const { tap, rows } = tapWith([0])
-    const trail = new CallTrail(undefined)
-    const member = { trailName: 'alpha' } as PoolMember
-    const { attempt } = trail.begin(member, false)
-    trail.end(attempt, { answer: Buffer.from('') } as never)
-    trail.usedCache('miss')
-    tap.calls(request, [call], [outcome({ trail })])
+    const { tap, rows } = tapWith([0, 0])
+    // the pool's own members: one named in the config, one not (both with a secret in their URL)
+    const trails = [{ name: 'alpha' }, { name: undefined }].map(({ name }, priority) => {
+      const url = `https://secret.example/KEY${priority}`
+      const member = new PoolMember({ name, label: url } as Upstream, priority, {
+        breaker: { failures: 1, cooldownMs: 1_000, maxCooldownMs: 1_000, now: () => 0 },
+        latencySamples: 1,
+        onChange: () => {},
+        checkLiveness: async () => true,
+      })
+      const trail = new CallTrail(undefined)
+      const { attempt } = trail.begin(member, false)
+      trail.end(attempt, { answer: Buffer.from('') })
+      trail.usedCache('miss')
+      return trail
+    })
+    tap.calls(
+      request,
+      [call, call],
+      trails.map((trail) => outcome({ trail })),
+    )
     const row = rows[0] as RequestLogRow
     assert.equal(row.clientAddress, '203.0.113.0/24')
     assert.equal(row.userAgent?.length, 256)
-    assert.equal(row.upstream, 'alpha')
+    assert.deepEqual(
+      rows.map((each) => each.upstream),
+      ['alpha', '#2'],
+    )
     assert.equal(row.cacheHit, false)
     assert.equal(row.params, null)
     assert.equal(row.answer, null)
     assert.equal(row.accountId, 3)
     assert.equal(row.keyId, 7)
-    assert.ok(!JSON.stringify(row).includes('secret.example'))
+    assert.ok(!JSON.stringify(rows).includes('secret.example'))
   })
 
   it('keeps the whole address and cut params and answer when the operator says so', () => {

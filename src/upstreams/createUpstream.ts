@@ -118,8 +118,8 @@ const intake = new TurnBudget(1024 * 1024)
 class CollectingHandler implements Dispatcher.DispatchHandler {
   #status = 0
   #size = 0
-  /** The response's headers, names and values one after the other: read for its Content-Length only if a second chunk comes. */
-  #rawHeaders: Buffer[] = []
+  /** The response's headers, names and values in turn: its Content-Length is read if a second chunk comes. */
+  #rawHeaders: Buffer[] | undefined
   /** The first chunk, kept as it is: most answers have no other. */
   #first: Buffer | undefined
   /** Once a second chunk comes: every byte so far, in a buffer with room for more. */
@@ -198,7 +198,8 @@ class CollectingHandler implements Dispatcher.DispatchHandler {
 }
 
 /** The body's length as a response's raw headers announce it; undefined when they do not, or past `maxBytes`. */
-function announcedBytesOf(rawHeaders: Buffer[], maxBytes: number): number | undefined {
+function announcedBytesOf(rawHeaders: Buffer[] | undefined, maxBytes: number): number | undefined {
+  if (rawHeaders === undefined) return undefined
   for (let index = 0; index + 1 < rawHeaders.length; index += 2) {
     const name = rawHeaders[index] as Buffer
     if (name.length !== contentLength.length || name.toString('latin1').toLowerCase() !== contentLength)

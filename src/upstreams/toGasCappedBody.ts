@@ -1,4 +1,5 @@
 import type { Buffer } from 'node:buffer'
+
 /**
  * A call's body with its `gas` at `cap`, for a node that refused it over its per-transaction gas
  * cap (EIP-7825), and whether the call had no `gas` of its own (`filled`: the node refused its own

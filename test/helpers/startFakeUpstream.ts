@@ -41,6 +41,13 @@ export type FakeBehaviour =
    */
   | { kind: 'syncSends'; target: string; defaultTimeoutMs: number }
 
+/** The target a fake upstream forwards to could not be reached (or went away mid-answer). */
+class TargetGoneError extends Error {
+  constructor(target: string, cause: unknown) {
+    super(`${target} did not answer`, { cause })
+  }
+}
+
 export type FakeUpstream = {
   url: string
   /** Bodies received, parsed. */
@@ -68,12 +75,16 @@ export async function startFakeUpstream(initial: FakeBehaviour = { kind: 'hang' 
   type Request = { method: string; id: unknown; params: unknown[] }
 
   async function forward(target: string, body: Request): Promise<{ status: number; text: string }> {
-    const answer = await fetch(target, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    })
-    return { status: answer.status, text: await answer.text() }
+    try {
+      const answer = await fetch(target, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      })
+      return { status: answer.status, text: await answer.text() }
+    } catch (cause) {
+      throw new TargetGoneError(target, cause)
+    }
   }
 
   async function serve(now: FakeBehaviour, body: Request, req: IncomingMessage, res: ServerResponse) {
@@ -188,8 +199,14 @@ export async function startFakeUpstream(initial: FakeBehaviour = { kind: 'hang' 
     await serve(behaviour, body, req, res)
   }
   // a target gone mid-call (a test stopping its node while a call is forwarded) drops the connection,
-  // as a proxy whose node went away does, never an unhandled rejection after the test
-  const server = createServer((req, res) => void handle(req, res).catch(() => req.socket.destroy()))
+  // as a proxy whose node went away does, never an unhandled rejection after the test; any other
+  // error (a test's own `respond` or `refuse` throwing) still fails the run
+  const server = createServer((req, res) =>
+    handle(req, res).catch((err: unknown) => {
+      if (!(err instanceof TargetGoneError)) throw err
+      req.socket.destroy()
+    }),
+  )
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const address = server.address()
   const port = typeof address === 'object' && address ? address.port : 0
