@@ -206,14 +206,20 @@ for (const setup of setups) {
         assert.ok(verifyTollgateSignature(secrets.acme as string, got.signature, got.body), got.signature)
         assert.equal((JSON.parse(got.body) as AlertPayload).id, got.eventId)
       }
-      // the delivery log, as the operator reads it
-      const log = (await request(1, 'GET', '/admin/accounts/acme/alerts/deliveries')).deliveries as {
+      // the delivery log, as the operator reads it: a sender records an answer once it has it, so the
+      // receiver may have the event a moment before the log says delivered
+      type Delivery = {
         threshold: number
         status: string
         attempts: number
         lastStatus: string
         nextAttemptAt: string | null
-      }[]
+      }
+      let log: Delivery[] = []
+      await until(async () => {
+        log = (await request(1, 'GET', '/admin/accounts/acme/alerts/deliveries')).deliveries as Delivery[]
+        return log.length === 2 && log.every((delivery) => delivery.status !== 'pending')
+      }, 'both deliveries recorded')
       assert.deepEqual(
         log
           .map(({ threshold, status, attempts, lastStatus, nextAttemptAt }) => ({
@@ -264,11 +270,13 @@ for (const setup of setups) {
       assert.deepEqual(Object.keys(got?.payload ?? {}), ['text'])
       assert.match(got?.payload.text ?? '', /^Account globex has used 50% of its daily credits/)
       assert.ok(verifyTollgateSignature(secrets.globex, got?.signature ?? '', got?.body ?? ''))
-      const log = (await request(0, 'GET', '/account/api/alerts/deliveries', undefined, token))
-        .deliveries as {
-        event: string
-        status: string
-      }[]
+      // recorded by the sender once it has the answer, a moment after the receiver has the event
+      let log: { event: string; status: string }[] = []
+      await until(async () => {
+        const read = await request(0, 'GET', '/account/api/alerts/deliveries', undefined, token)
+        log = read.deliveries as typeof log
+        return log.length === 1 && log[0]?.status !== 'pending'
+      }, 'the delivery recorded')
       assert.deepEqual(
         log.map(({ event, status }) => ({ event, status })),
         [{ event: 'credits', status: 'delivered' }],
