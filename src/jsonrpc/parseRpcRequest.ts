@@ -162,7 +162,7 @@ function readsAsWritten(text: string, call: RpcCall): boolean {
 /** jsonrpc, id, method, params. */
 const envelopeMembers = 4
 
-/** Whether a call's envelope has its four members and no other (jsonrpc, id and method it has). */
+/** Whether a call's envelope has its four members and no other (any parsed call has jsonrpc, id, method). */
 function isPlainEnvelope(envelope: object | undefined): boolean {
   return (
     envelope !== undefined &&
