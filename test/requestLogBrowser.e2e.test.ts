@@ -7,6 +7,7 @@ import { demoAbi } from '../src/devnet/contracts.ts'
 import type { RequestView } from '../src/requestLog/readRequestLog.ts'
 import { ensureDashboardBuilt } from './helpers/ensureDashboardBuilt.ts'
 import { launchChromium } from './helpers/launchChromium.ts'
+import { shownRequests } from './helpers/portalPage.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
 import { type FakeUpstream, startFakeUpstream } from './helpers/startFakeUpstream.ts'
 import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
@@ -54,20 +55,8 @@ describe('request log in a real browser (Chromium)', () => {
     })
     return ((await response.json()) as { requests: RequestView[] }).requests
   }
-  const table = (on: Page) => on.getByRole('table', { name: 'Requests, newest first' })
-  /** The log's table as shown: each row's cells by their column's name (none for the empty table's one cell). */
-  const shownRows = (on: Page): Promise<ShownRow[]> =>
-    table(on)
-      .locator('tbody tr')
-      .evaluateAll((rows) =>
-        rows
-          .filter((row) => !row.querySelector('td[colspan]'))
-          .map((row) =>
-            Object.fromEntries(
-              [...row.querySelectorAll('td')].map((td) => [td.dataset.label, td.textContent ?? '']),
-            ),
-          ),
-      ) as Promise<ShownRow[]>
+  /** The log's table as shown: each row's cells by their column's name. */
+  const shownRows = async (on: Page) => (await shownRequests(on)) as ShownRow[]
   /** The same rows as `expected`, in any order (by key, network, method and outcome). */
   const sameRows = (shown: ShownRow[], expected: RequestView[], byAccount = false) => {
     const text = (row: ShownRow | RequestView) =>

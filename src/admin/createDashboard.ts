@@ -4,8 +4,9 @@ import type { Network } from '../networks/createNetwork.ts'
 import type { AdminRequest, AdminResponse } from './adminApiTypes.ts'
 import { createDashboardSessions } from './createDashboardSessions.ts'
 import type { DashboardStats } from './createDashboardStats.ts'
-import { type DashboardRequest, type DashboardResponse, handleDashboard } from './handleDashboard.ts'
+import { type DashboardRequest, handleDashboard } from './handleDashboard.ts'
 import { loadDashboardAssets } from './loadDashboardAssets.ts'
+import type { WebAnswer } from './webAnswers.ts'
 
 export type DashboardOptions = {
   token: string
@@ -25,7 +26,7 @@ const sessionTtlMs = 12 * 3_600_000
 /** The /dashboard handler: sessions, the sign-in limiter and the built pages, made once. */
 export function createDashboard(
   options: DashboardOptions,
-): (request: DashboardRequest) => Promise<DashboardResponse> {
+): (request: DashboardRequest) => Promise<WebAnswer> {
   const { stats, networks } = options
   stats.follow(networks)
   const deps = {

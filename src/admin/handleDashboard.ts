@@ -1,4 +1,3 @@
-import type { Buffer } from 'node:buffer'
 import type { AuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
 import {
   AdminRequestError,
@@ -8,7 +7,6 @@ import {
 } from '../errors/adminErrors.ts'
 import { HttpMethodNotAllowedError, RouteNotFoundError } from '../errors/httpErrors.ts'
 import { AuthRateLimitError } from '../errors/limitErrors.ts'
-import { toWireError } from '../errors/toWireError.ts'
 import { readCookie } from '../formats/readCookie.ts'
 import type { FeeIndexer } from '../gas/createFeeIndexer.ts'
 import type { AdminRequest, AdminResponse } from './adminApiTypes.ts'
@@ -16,6 +14,14 @@ import { adminTokenKeyId } from './createAdminTokenFailures.ts'
 import type { DashboardSessions } from './createDashboardSessions.ts'
 import type { DashboardAssets } from './loadDashboardAssets.ts'
 import { toGasView } from './toGasView.ts'
+import {
+  assetAnswer,
+  errorAnswer,
+  jsonAnswer,
+  pageAnswer,
+  securityHeaders,
+  type WebAnswer,
+} from './webAnswers.ts'
 
 export type DashboardRequest = {
   method: string
@@ -25,13 +31,6 @@ export type DashboardRequest = {
   clientAddress: string | undefined
   /** The connection is TLS: the session cookie is then `Secure`. */
   secure: boolean
-}
-
-export type DashboardResponse = {
-  status: number
-  contentType: string
-  body: string | Buffer
-  headers: Record<string, string>
 }
 
 export type DashboardDeps = {
@@ -51,15 +50,6 @@ export type DashboardDeps = {
 const cookieName = 'tollgate_session'
 const csrfHeader = 'x-csrf-token'
 
-/** Every dashboard answer: no framing, no sniffing, no referrer, scripts and styles from here only. */
-export const securityHeaders = {
-  'content-security-policy':
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-  'referrer-policy': 'no-referrer',
-}
-
 /**
  * /dashboard: the pages (one HTML page and its hashed assets) and their JSON under /dashboard/api.
  * Sign-in with the admin token gives an HttpOnly, SameSite=Strict session cookie; every request
@@ -69,19 +59,15 @@ export const securityHeaders = {
  * Key and usage requests are the admin API's own (/dashboard/api/admin/... is /admin/...), so the
  * dashboard has the CLI's validation and messages and shows only what the admin API shows.
  */
-export async function handleDashboard(
-  deps: DashboardDeps,
-  request: DashboardRequest,
-): Promise<DashboardResponse> {
+export async function handleDashboard(deps: DashboardDeps, request: DashboardRequest): Promise<WebAnswer> {
   try {
     return await route(deps, request)
   } catch (err) {
-    const { httpStatus, body, headers } = toWireError(err, 'admin')
-    return json(httpStatus, body, headers)
+    return errorAnswer(err)
   }
 }
 
-async function route(deps: DashboardDeps, request: DashboardRequest): Promise<DashboardResponse> {
+async function route(deps: DashboardDeps, request: DashboardRequest): Promise<WebAnswer> {
   const url = new URL(request.url, 'http://dashboard')
   const path = url.pathname.replace(/\/+$/, '')
   const { method } = request
@@ -91,23 +77,10 @@ async function route(deps: DashboardDeps, request: DashboardRequest): Promise<Da
     const linkToken = url.searchParams.get('token')
     if (linkToken !== null) return signInByLink(deps, request, linkToken)
     if (!deps.assets) throw new DashboardNotBuiltError()
-    return {
-      status: 200,
-      contentType: 'text/html; charset=utf-8',
-      body: deps.assets.index,
-      headers: { ...securityHeaders, 'cache-control': 'no-cache' },
-    }
+    return pageAnswer(deps.assets.index)
   }
-  if (path.startsWith('/dashboard/assets/')) {
-    const asset = deps.assets?.assets.get(path.slice('/dashboard/assets/'.length))
-    if (!asset) throw new RouteNotFoundError()
-    return {
-      status: 200,
-      contentType: asset.contentType,
-      body: asset.body,
-      headers: { ...securityHeaders, 'cache-control': 'public, max-age=31536000, immutable' },
-    }
-  }
+  if (path.startsWith('/dashboard/assets/'))
+    return assetAnswer(deps.assets?.assets.get(path.slice('/dashboard/assets/'.length)))
   if (!path.startsWith('/dashboard/api/')) throw new RouteNotFoundError()
   const api = path.slice('/dashboard/api/'.length)
   const cookie = readCookie(request.headers.cookie, cookieName)
@@ -119,11 +92,11 @@ async function route(deps: DashboardDeps, request: DashboardRequest): Promise<Da
     const session = deps.sessions.verify(cookie)
     if (method === 'DELETE') {
       if (session && header(request, csrfHeader) === session.csrfToken) deps.sessions.signOut(cookie)
-      return json(200, { signedIn: false }, { 'set-cookie': sessionCookie(request, '', 0) })
+      return jsonAnswer(200, { signedIn: false }, { 'set-cookie': sessionCookie(request, '', 0) })
     }
     // asked by every page load: not signed in is an answer, not an error
-    if (!session) return json(200, { signedIn: false })
-    return json(200, { signedIn: true, csrfToken: session.csrfToken, expiresAt: session.expiresAtMs })
+    if (!session) return jsonAnswer(200, { signedIn: false })
+    return jsonAnswer(200, { signedIn: true, csrfToken: session.csrfToken, expiresAt: session.expiresAtMs })
   }
 
   const session = deps.sessions.verify(cookie)
@@ -131,8 +104,8 @@ async function route(deps: DashboardDeps, request: DashboardRequest): Promise<Da
   if (changesState && header(request, csrfHeader) !== session.csrfToken) {
     throw new AdminRequestError('missing or wrong CSRF token: reload the page')
   }
-  if (api === 'overview' && method === 'GET') return json(200, await deps.overview())
-  if (api === 'gas' && method === 'GET') return json(200, [...deps.indexers.values()].map(toGasView))
+  if (api === 'overview' && method === 'GET') return jsonAnswer(200, await deps.overview())
+  if (api === 'gas' && method === 'GET') return jsonAnswer(200, [...deps.indexers.values()].map(toGasView))
   if (api === 'admin' || api.startsWith('admin/')) {
     const answer = await deps.admin({
       method,
@@ -147,12 +120,12 @@ async function route(deps: DashboardDeps, request: DashboardRequest): Promise<Da
       const headers = { ...securityHeaders, 'cache-control': 'no-store', ...answer.headers }
       return { status: answer.status, contentType: answer.contentType, body: String(answer.body), headers }
     }
-    return json(answer.status, answer.body)
+    return jsonAnswer(answer.status, answer.body)
   }
   throw new RouteNotFoundError()
 }
 
-function signIn(deps: DashboardDeps, request: DashboardRequest): DashboardResponse {
+function signIn(deps: DashboardDeps, request: DashboardRequest): WebAnswer {
   refuseLimited(deps, request)
   let token: unknown
   try {
@@ -161,7 +134,7 @@ function signIn(deps: DashboardDeps, request: DashboardRequest): DashboardRespon
     throw new AdminRequestError('the body is not JSON')
   }
   const { cookie, session } = startSession(deps, request, token, new AdminTokenRequiredError())
-  return json(
+  return jsonAnswer(
     200,
     { signedIn: true, csrfToken: session.csrfToken, expiresAt: session.expiresAtMs },
     { 'set-cookie': sessionCookie(request, cookie, Math.floor(deps.sessions.ttlMs / 1000)) },
@@ -172,7 +145,7 @@ function signIn(deps: DashboardDeps, request: DashboardRequest): DashboardRespon
  * `GET /dashboard?token=...`: the sign-in a link does, with the same limiter, then a redirect to the
  * page (303: the address bar and the history keep `/dashboard`, without the token).
  */
-function signInByLink(deps: DashboardDeps, request: DashboardRequest, token: string): DashboardResponse {
+function signInByLink(deps: DashboardDeps, request: DashboardRequest, token: string): WebAnswer {
   refuseLimited(deps, request)
   const { cookie } = startSession(deps, request, token, new SignInLinkError())
   return {
@@ -230,13 +203,4 @@ function isSameOrigin(request: DashboardRequest): boolean {
 function header(request: DashboardRequest, name: string): string | undefined {
   const value = request.headers[name]
   return Array.isArray(value) ? value[0] : value
-}
-
-function json(status: number, body: unknown, headers: Record<string, string> = {}): DashboardResponse {
-  return {
-    status,
-    contentType: 'application/json',
-    body: JSON.stringify(body),
-    headers: { ...securityHeaders, 'cache-control': 'no-store', ...headers },
-  }
 }

@@ -1,8 +1,7 @@
 import { DashboardNotBuiltError } from '../errors/adminErrors.ts'
 import { HttpMethodNotAllowedError, RouteNotFoundError } from '../errors/httpErrors.ts'
-import { toWireError } from '../errors/toWireError.ts'
-import { type DashboardResponse, securityHeaders } from './handleDashboard.ts'
 import type { DashboardAssets } from './loadDashboardAssets.ts'
+import { assetAnswer, errorAnswer, pageAnswer, type WebAnswer } from './webAnswers.ts'
 
 /** A request for one of the portal's pages: only its method and address matter. */
 export type PortalPageRequest = { method: string; url: string }
@@ -16,36 +15,17 @@ export type PortalPageRequest = { method: string; url: string }
 export function handlePortalPages(
   assets: DashboardAssets | undefined,
   request: PortalPageRequest,
-): DashboardResponse {
+): WebAnswer {
   try {
     if (request.method !== 'GET' && request.method !== 'HEAD') throw new HttpMethodNotAllowedError('GET')
     const path = new URL(request.url, 'http://account').pathname
     if (path === '/account' || path === '/account/') {
       if (!assets?.portal) throw new DashboardNotBuiltError()
-      return {
-        status: 200,
-        contentType: 'text/html; charset=utf-8',
-        body: assets.portal,
-        headers: { ...securityHeaders, 'cache-control': 'no-cache' },
-      }
+      return pageAnswer(assets.portal)
     }
-    const asset = path.startsWith('/account/assets/')
-      ? assets?.assets.get(path.slice('/account/assets/'.length))
-      : undefined
-    if (!asset) throw new RouteNotFoundError()
-    return {
-      status: 200,
-      contentType: asset.contentType,
-      body: asset.body,
-      headers: { ...securityHeaders, 'cache-control': 'public, max-age=31536000, immutable' },
-    }
+    if (!path.startsWith('/account/assets/')) throw new RouteNotFoundError()
+    return assetAnswer(assets?.assets.get(path.slice('/account/assets/'.length)))
   } catch (err) {
-    const { httpStatus, body, headers } = toWireError(err, 'admin')
-    return {
-      status: httpStatus,
-      contentType: 'application/json',
-      body: JSON.stringify(body),
-      headers: { ...securityHeaders, 'cache-control': 'no-store', ...headers },
-    }
+    return errorAnswer(err)
   }
 }

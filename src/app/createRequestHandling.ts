@@ -10,9 +10,10 @@ import { createAdminTokenFailures } from '../admin/createAdminTokenFailures.ts'
 import { createDashboard } from '../admin/createDashboard.ts'
 import type { DashboardStats } from '../admin/createDashboardStats.ts'
 import { handleAdmin } from '../admin/handleAdmin.ts'
-import type { DashboardRequest, DashboardResponse } from '../admin/handleDashboard.ts'
+import type { DashboardRequest } from '../admin/handleDashboard.ts'
 import { handlePortalPages, type PortalPageRequest } from '../admin/handlePortalPages.ts'
 import { loadDashboardAssets } from '../admin/loadDashboardAssets.ts'
+import type { WebAnswer } from '../admin/webAnswers.ts'
 import { createAlertAdmin } from '../alerts/createAlertAdmin.ts'
 import { createAuthFailureLimiter } from '../auth/createAuthFailureLimiter.ts'
 import { createFilterIds } from '../auth/createFilterIds.ts'
@@ -45,9 +46,9 @@ export type RequestHandling = {
   /** The account API (/account/api): key holders' scripts, signed in with their account's token. */
   account(request: AccountApiRequest): Promise<AccountApiResponse>
   /** The key holders' portal's page and assets (/account/). */
-  portal(request: PortalPageRequest): DashboardResponse
+  portal(request: PortalPageRequest): WebAnswer
   /** Undefined when the dashboard is off (no admin token). */
-  dashboard: ((request: DashboardRequest) => Promise<DashboardResponse>) | undefined
+  dashboard: ((request: DashboardRequest) => Promise<WebAnswer>) | undefined
   /** The bound on answers in flight for the process, over HTTP and WebSocket alike. */
   answers: AnswerMemory
   /** The bound on request bodies and WebSocket messages held at once, with each key's and address's share. */

@@ -4,8 +4,9 @@ import { performance } from 'node:perf_hooks'
 import type { Duplex } from 'node:stream'
 import type { AccountApiRequest, AccountApiResponse } from '../accounts/accountApiTypes.ts'
 import type { AdminRequest, AdminResponse } from '../admin/adminApiTypes.ts'
-import type { DashboardRequest, DashboardResponse } from '../admin/handleDashboard.ts'
+import type { DashboardRequest } from '../admin/handleDashboard.ts'
 import type { PortalPageRequest } from '../admin/handlePortalPages.ts'
+import type { WebAnswer } from '../admin/webAnswers.ts'
 import {
   HttpMethodNotAllowedError,
   RouteNotFoundError,
@@ -44,9 +45,9 @@ export type HttpHandlers = {
   /** The account API (/account/api), for key holders signed in with their account's token. */
   account(request: AccountApiRequest): Promise<AccountApiResponse>
   /** The key holders' portal: its page and assets at /account/. */
-  portal(request: PortalPageRequest): DashboardResponse
+  portal(request: PortalPageRequest): WebAnswer
   /** Undefined when the dashboard is off: /dashboard is then not found. */
-  dashboard?: ((request: DashboardRequest) => Promise<DashboardResponse>) | undefined
+  dashboard?: ((request: DashboardRequest) => Promise<WebAnswer>) | undefined
   /** The server's `upgrade` event: the WebSocket adapter's (createWebSockets). */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void
 }
