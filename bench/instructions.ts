@@ -4,8 +4,9 @@
 // anvil. Counts are of the process's own code (JavaScript, V8, Node, libc; not the kernel): they do not
 // depend on what else the machine runs, where req/s and CPU seconds on two shared cores move 10-30%.
 // What still moves them is the process's own occasional work landing in a count: a full garbage
-// collection; V8's compiler, whose thread callgrind starves, so it runs on the main thread here
-// (see `callgrind` below). The figure to compare builds with, and
+// collection; V8's compiler, whose thread callgrind starves, so it runs on the main thread here;
+// the young generation, which V8 sizes by the process's speed, so it is fixed here (see `callgrind`
+// below). The figure to compare builds with, and
 // to see what a change costs per call, next to (not instead of) the req/s benches. Each process runs
 // under callgrind (about 50x slower), is warmed up with BENCH_WARMUP calls (default 12,000), then counts
 // BENCH_CALLS (default 5,000) calls at BENCH_CONNECTIONS (default 16), BENCH_COUNTS times (default 5),
@@ -47,6 +48,9 @@ if (l2Bytes !== undefined && !(Number.isInteger(l2Bytes) && l2Bytes > 0)) {
 
 type Target = { name: string; url: string; pid: number; dumps: string }
 
+/** The young generation's semi-spaces (MiB) of every target: what V8 grows them to at full speed. */
+const semiSpaceMiB = 16
+
 const anvil = await startAnvil()
 const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'))
 const callgrind = (name: string) => [
@@ -68,6 +72,13 @@ const callgrind = (name: string) => [
   // no tick pending, which can leave process.nextTick's tick literal megamorphic for good (about
   // 30,000 instructions a call, in whichever process it hits): off, the counts are of the code
   '--no-memory-reducer',
+  // V8 sizes the young generation by how many bytes a millisecond the process allocates: slowed 50x,
+  // a target looked idle and kept it small, so it ran 11-14 scavenges every 1,000 calls where the
+  // same process at full speed runs 1.7 (--trace-gc, both tollgate and the pass-through at 16 MB
+  // semi-spaces there), and how much collection a count held moved with the run's speed: each
+  // target is given the young generation it grows to at full speed
+  `--min-semi-space-size=${semiSpaceMiB}`,
+  `--max-semi-space-size=${semiSpaceMiB}`,
 ]
 try {
   const fixtures = await seedDevnet(anvil.url, { loadBlocks: 5 })
