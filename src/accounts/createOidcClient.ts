@@ -1,4 +1,4 @@
-import * as client from 'openid-client'
+import type * as OpenIdClient from 'openid-client'
 import type { OidcConfig } from '../config/accountsSchema.ts'
 import {
   OidcAnswerRejectedError,
@@ -31,14 +31,15 @@ const metadataTtlMs = 3_600_000
  * The provider's metadata is read lazily on the first sign-in (a provider that is down never stops
  * the gateway from starting), once for concurrent requests, and kept for metadataTtlMs; a failed
  * read is not kept, so the next sign-in tries again. Every request to the provider waits at most
- * `timeoutSeconds`.
+ * `timeoutSeconds`. openid-client is loaded on the first sign-in too: a gateway without an identity
+ * provider never carries it.
  */
 export function createOidcClient(config: OidcConfig, now: () => number): OidcClient {
   const issuer = new URL(config.issuer)
   const scope = [...new Set(['openid', ...config.scopes])].join(' ')
-  let discovered: { configuration: Promise<client.Configuration>; atMs: number } | undefined
+  let discovered: { configuration: Promise<OpenIdClient.Configuration>; atMs: number } | undefined
 
-  function discover(): Promise<client.Configuration> {
+  function discover(client: typeof OpenIdClient): Promise<OpenIdClient.Configuration> {
     if (discovered && now() - discovered.atMs < metadataTtlMs) return discovered.configuration
     const execute = [client.enableNonRepudiationChecks]
     // the schema lets http through only to this machine
@@ -61,7 +62,8 @@ export function createOidcClient(config: OidcConfig, now: () => number): OidcCli
 
   return {
     async authorizationUrl(pending) {
-      return client.buildAuthorizationUrl(await discover(), {
+      const client = await import('openid-client')
+      return client.buildAuthorizationUrl(await discover(client), {
         redirect_uri: config.redirectUrl,
         scope,
         state: pending.state,
@@ -72,7 +74,8 @@ export function createOidcClient(config: OidcConfig, now: () => number): OidcCli
     },
 
     async claimsOf(callbackQuery, pending) {
-      const configuration = await discover()
+      const client = await import('openid-client')
+      const configuration = await discover(client)
       // the registered callback URL, never one made from the request's Host header
       const current = new URL(config.redirectUrl)
       current.search = callbackQuery.toString()
@@ -90,7 +93,7 @@ export function createOidcClient(config: OidcConfig, now: () => number): OidcCli
         // the ID token's own claims (iss, aud, nonce) are the ones checked: they win
         return { ...userInfo, ...idClaims }
       } catch (err) {
-        throw toOidcError(err)
+        throw toOidcError(err, client)
       }
     },
   }
@@ -108,7 +111,7 @@ const unavailableCodes = new Set([
  * What the code exchange's failure means for the person: the provider sent an error back
  * (cancelled, not allowed), the provider is down or answered 5xx, or its answer failed a check.
  */
-function toOidcError(err: unknown): Error {
+function toOidcError(err: unknown, client: typeof OpenIdClient): Error {
   if (err instanceof OidcProviderUnavailableError) return err
   if (err instanceof client.AuthorizationResponseError) {
     return new OidcProviderDeniedError({

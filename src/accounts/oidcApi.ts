@@ -1,4 +1,3 @@
-import { randomNonce, randomPKCECodeVerifier, randomState } from 'openid-client'
 import { HttpMethodNotAllowedError, RouteNotFoundError } from '../errors/httpErrors.ts'
 import { AuthRateLimitError } from '../errors/limitErrors.ts'
 import { OidcAnswerRejectedError, OidcStateError } from '../errors/oidcErrors.ts'
@@ -50,6 +49,8 @@ export async function oidcResource(call: Omit<AccountCall, 'account'>): Promise<
 }
 
 async function start(oidc: OidcSignIn, nowMs: number, secure: boolean): Promise<AccountApiResponse> {
+  // loaded on the first sign-in, as createOidcClient loads it: a gateway without one never carries it
+  const { randomNonce, randomPKCECodeVerifier, randomState } = await import('openid-client')
   const pending = {
     state: randomState(),
     nonce: randomNonce(),
