@@ -14,14 +14,7 @@ import { adminTokenKeyId } from './createAdminTokenFailures.ts'
 import type { DashboardSessions } from './createDashboardSessions.ts'
 import type { DashboardAssets } from './loadDashboardAssets.ts'
 import { toGasView } from './toGasView.ts'
-import {
-  assetAnswer,
-  errorAnswer,
-  jsonAnswer,
-  pageAnswer,
-  securityHeaders,
-  type WebAnswer,
-} from './webAnswers.ts'
+import { assetAnswer, dataAnswer, errorAnswer, jsonAnswer, pageAnswer, type WebAnswer } from './webAnswers.ts'
 
 export type DashboardRequest = {
   method: string
@@ -115,11 +108,9 @@ async function route(deps: DashboardDeps, request: DashboardRequest): Promise<We
       // signed in already: the admin token's limiter has nothing to count
       clientAddress: undefined,
     })
-    if (answer.contentType) {
-      // an export (NDJSON): saved as a file by the page's link
-      const headers = { ...securityHeaders, 'cache-control': 'no-store', ...answer.headers }
-      return { status: answer.status, contentType: answer.contentType, body: String(answer.body), headers }
-    }
+    // an export (NDJSON): saved as a file by the page's link
+    if (answer.contentType)
+      return dataAnswer(answer.status, answer.contentType, String(answer.body), answer.headers)
     return jsonAnswer(answer.status, answer.body)
   }
   throw new RouteNotFoundError()
@@ -148,17 +139,10 @@ function signIn(deps: DashboardDeps, request: DashboardRequest): WebAnswer {
 function signInByLink(deps: DashboardDeps, request: DashboardRequest, token: string): WebAnswer {
   refuseLimited(deps, request)
   const { cookie } = startSession(deps, request, token, new SignInLinkError())
-  return {
-    status: 303,
-    contentType: 'text/plain; charset=utf-8',
-    body: '',
-    headers: {
-      ...securityHeaders,
-      'cache-control': 'no-store',
-      location: '/dashboard',
-      'set-cookie': sessionCookie(request, cookie, Math.floor(deps.sessions.ttlMs / 1000)),
-    },
-  }
+  return dataAnswer(303, 'text/plain; charset=utf-8', '', {
+    location: '/dashboard',
+    'set-cookie': sessionCookie(request, cookie, Math.floor(deps.sessions.ttlMs / 1000)),
+  })
 }
 
 /** An address that sent too many wrong admin tokens is refused before its token is looked at. */

@@ -43,12 +43,17 @@ export function assetAnswer(asset: DashboardAsset | undefined): WebAnswer {
 
 /** JSON, never kept. */
 export function jsonAnswer(status: number, body: unknown, headers: Record<string, string> = {}): WebAnswer {
-  return {
-    status,
-    contentType: 'application/json',
-    body: JSON.stringify(body),
-    headers: { ...securityHeaders, 'cache-control': 'no-store', ...headers },
-  }
+  return dataAnswer(status, 'application/json', JSON.stringify(body), headers)
+}
+
+/** Data of any type (JSON, an NDJSON export), never kept. */
+export function dataAnswer(
+  status: number,
+  contentType: string,
+  body: string,
+  headers: Record<string, string> = {},
+): WebAnswer {
+  return { status, contentType, body, headers: { ...securityHeaders, 'cache-control': 'no-store', ...headers } }
 }
 
 /** What a failure is answered as (the admin API's wire errors). */
