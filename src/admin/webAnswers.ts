@@ -12,7 +12,7 @@ export type WebAnswer = {
 }
 
 /** Every answer of the web build's pages: no framing, no sniffing, no referrer, scripts and styles from here only. */
-export const securityHeaders = {
+const securityHeaders = {
   'content-security-policy':
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
@@ -53,7 +53,12 @@ export function dataAnswer(
   body: string,
   headers: Record<string, string> = {},
 ): WebAnswer {
-  return { status, contentType, body, headers: { ...securityHeaders, 'cache-control': 'no-store', ...headers } }
+  return {
+    status,
+    contentType,
+    body,
+    headers: { ...securityHeaders, 'cache-control': 'no-store', ...headers },
+  }
 }
 
 /** What a failure is answered as (the admin API's wire errors). */
