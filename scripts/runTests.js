@@ -1,8 +1,11 @@
-// Runs the *.test.ts files under src/ and test/ with node's test runner (through tsx). The unit tests
-// (src/**, and test/*.test.ts that are not e2e) run in one or two processes that import them all, as a
-// process costs 1.5-2.4 s to start here; each e2e test (test/*.e2e.test.ts) boots gateways and nodes and
-// keeps a process of its own. Two processes at a time. The end of the run prints the slowest files and
-// the runner's summary (scripts/testSummary.js). The tests get a PostgreSQL and a Redis: the ones at
+// Runs the *.test.ts files under src/ and test/ with node's test runner (through tsx), in a few
+// processes that each import their share of the files (scripts/importTests.js) and run them one after
+// the other: a process costs 2-3 s of CPU to start and import the sources through tsx here, more than
+// most files' tests. The unit tests (src/**, and test/*.test.ts that are not e2e) share one or two
+// processes; the e2e tests (test/*.e2e.test.ts), which boot gateways and nodes, share a few of their
+// own, split so that each takes about as long (by each file's time in the last run). Three processes
+// at a time. The end of the run prints the slowest files and the runner's summary
+// (scripts/testSummary.js). The tests get a PostgreSQL and a Redis: the ones at
 // TOLLGATE_TEST_POSTGRES_URL / TOLLGATE_TEST_REDIS_URL, or servers of the run's own
 // (scripts/ensureServices.js), stopped when the tests end.
 // Usage: node scripts/runTests.js [path-filter ...]
@@ -46,23 +49,25 @@ function splitEvenly(files, count) {
   return groups.map((group) => group.files.sort())
 }
 
-/** The module one unit-test process runs: scripts/importTests.js given its share of the files. */
-function writeUnitEntry(dir, index, files) {
-  const path = join(dir, `unit-${index + 1}.js`)
+/** The modules the test processes run: scripts/importTests.js given each group's files (`kind-N.js`). */
+function writeEntries(dir, kind, groups) {
   const importTests = pathToFileURL(join(root, 'scripts', 'importTests.js')).href
-  writeFileSync(
-    path,
-    `import { importTests } from '${importTests}'\nawait importTests(${JSON.stringify(files)})\n`,
-  )
-  return path
+  return groups
+    .filter((files) => files.length > 0)
+    .map((files, index) => {
+      const path = join(dir, `${kind}-${index + 1}.js`)
+      const args = `${JSON.stringify(files)}, ${testTimeoutMs}`
+      writeFileSync(path, `import { importTests } from '${importTests}'\nawait importTests(${args})\n`)
+      return path
+    })
 }
 
 /** Entries of earlier runs that were killed before they could remove them. */
 function removeStaleEntries() {
   const tmp = join(root, '.tmp')
   for (const name of existsSync(tmp) ? readdirSync(tmp) : []) {
-    const runner = Number(name.replace('unit-tests-', ''))
-    if (name.startsWith('unit-tests-') && !isAlive(runner))
+    const runner = Number(name.replace('test-processes-', ''))
+    if (name.startsWith('test-processes-') && !isAlive(runner))
       rmSync(join(tmp, name), { recursive: true, force: true })
   }
 }
@@ -76,17 +81,26 @@ if (files.length === 0) {
   console.error('no test files matched')
   process.exit(1)
 }
+// a test still running after 3 minutes stops its process (importTests); a process, after 20
+const testTimeoutMs = 180_000
+const processTimeoutMs = 20 * 60_000
+// three at a time on two cores: the e2e tests wait on nodes, blocks and timers for about a third of
+// their time; eight e2e processes, so that the last ones to end do so close together
+const concurrency = 3
+const e2eProcesses = 8
 const unitFiles = files.filter((file) => !file.endsWith('.e2e.test.ts'))
 const e2eFiles = files.filter((file) => file.endsWith('.e2e.test.ts'))
 
-// the entries live under .tmp/ of the repository: their paths sort before src/ and test/, and node's
-// runner starts files in that order, so the two long unit processes start first
-const entryDir = join(root, '.tmp', `unit-tests-${process.pid}`)
+// the entries live under .tmp/ of the repository (the summary tells them from test files by that)
+const entryDir = join(root, '.tmp', `test-processes-${process.pid}`)
 removeStaleEntries()
 mkdirSync(entryDir, { recursive: true })
 process.on('exit', () => rmSync(entryDir, { recursive: true, force: true }))
-const unitGroups = splitEvenly(unitFiles, unitFiles.length >= 20 ? 2 : 1).filter((group) => group.length > 0)
-const entries = unitGroups.map((group, index) => writeUnitEntry(entryDir, index, group))
+// node's runner starts them in this order: the e2e processes (the longest) first
+const entries = [
+  ...writeEntries(entryDir, 'e2e', splitEvenly(e2eFiles, Math.min(e2eProcesses, e2eFiles.length))),
+  ...writeEntries(entryDir, 'unit', splitEvenly(unitFiles, unitFiles.length >= 20 ? 2 : 1)),
+]
 
 // Ctrl-C reaches the tests too (one process group; the servers of the run's own have a group of their
 // own); a SIGTERM to this process alone is passed on. Either way those servers are stopped once the
@@ -113,14 +127,13 @@ tests = spawn(
     '--import',
     'tsx',
     '--test',
-    '--test-concurrency=2',
-    '--test-timeout=180000',
+    `--test-concurrency=${concurrency}`,
+    `--test-timeout=${processTimeoutMs}`,
     `--test-reporter=${reporter}`,
     '--test-reporter-destination=stdout',
     `--test-reporter=${pathToFileURL(join(root, 'scripts', 'testSummary.js')).href}`,
     '--test-reporter-destination=stdout',
     ...entries,
-    ...e2eFiles.map((file) => join(root, file)),
   ],
   { stdio: 'inherit', cwd: root, env: services.env },
 )

@@ -1,9 +1,9 @@
 // A reporter for node's test runner (scripts/runTests.js adds it after the usual one): at the end of the
 // run it prints the ten slowest test files, every failed test with its file, and the runner's summary
 // (tests, pass, fail ...), and keeps each file's seconds in .tmp/testTimes.json for the next run to
-// split the unit tests evenly between its processes.
+// split the files evenly between its processes.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { dirname, join, relative, resolve } from 'node:path'
+import { basename, dirname, join, relative, resolve } from 'node:path'
 
 const root = resolve(import.meta.dirname, '..')
 const timesFile = join(root, '.tmp', 'testTimes.json')
@@ -11,9 +11,9 @@ const summaryWords = ['tests', 'suites', 'pass', 'fail', 'cancelled', 'skipped',
 
 /** @param {AsyncIterable<{ type: string, data: any }>} events */
 export default async function* testSummary(events) {
-  /** A file's own process, start to end (e2e files, and the processes of the unit tests). */
+  /** A test process, start to end (named after its entry, under .tmp/: scripts/runTests.js). */
   const processMs = new Map()
-  /** The time of a file's top-level tests (unit files, which share a process). */
+  /** The time of a file's top-level tests (files share processes). */
   const testsMs = new Map()
   const failures = []
   const summary = new Map()
@@ -38,15 +38,15 @@ export default async function* testSummary(events) {
   for (const [file, ms] of testsMs) seconds.set(file, ms / 1000)
   for (const [file, ms] of processMs) seconds.set(file, ms / 1000)
   keepTimes(seconds)
-  const unitProcesses = [...seconds].filter(([file]) => file.startsWith('.tmp/'))
+  const processes = [...processMs.keys()].sort().map((file) => [file, seconds.get(file)])
   const testFiles = [...seconds].filter(([file]) => !file.startsWith('.tmp/'))
-  const lines = ['', 'slowest test files (seconds; a unit file: its tests, an e2e file: its process):']
+  const lines = ['', 'slowest test files (seconds, their tests):']
   for (const [file, s] of testFiles.sort((a, b) => b[1] - a[1]).slice(0, 10)) {
     lines.push(`${s.toFixed(1).padStart(8)}  ${file}`)
   }
-  if (unitProcesses.length > 0) {
-    const times = unitProcesses.map(([, s]) => `${s.toFixed(1)} s`).join(', ')
-    lines.push(`unit tests in ${unitProcesses.length} process(es): ${times}`)
+  if (processes.length > 0) {
+    const times = processes.map(([file, s]) => `${basename(file, '.js')} ${s.toFixed(1)} s`).join(', ')
+    lines.push(`in ${processes.length} process(es): ${times}`)
   }
   if (failures.length > 0)
     lines.push('', `failed (${failures.length}):`, ...failures.map((line) => `  ${line}`))
