@@ -1,13 +1,13 @@
-// Runs the *.test.ts files under src/ and test/ with node's test runner (through tsx), in a few
-// processes that each import their share of the files (scripts/importTests.js) and run them one after
-// the other: a process costs 2-3 s of CPU to start and import the sources through tsx here, more than
-// most files' tests. The unit tests (src/**, and test/*.test.ts that are not e2e) share one or two
-// processes; the e2e tests (test/*.e2e.test.ts), which boot gateways and nodes, share a few of their
-// own, split so that each takes about as long (by each file's time in the last run). Three processes
-// at a time. The end of the run prints the slowest files and the runner's summary
-// (scripts/testSummary.js). The tests get a PostgreSQL and a Redis: the ones at
-// TOLLGATE_TEST_POSTGRES_URL / TOLLGATE_TEST_REDIS_URL, or servers of the run's own
-// (scripts/ensureServices.js), stopped when the tests end.
+// Runs the *.test.ts files under src/ and test/ with node's test runner (through tsx), in nine
+// processes, three at a time: each imports its share of the files (scripts/importTests.js), then runs
+// their tests one file after the other. A process costs 2-3 s of CPU to start and import the sources
+// through tsx here, more than most files' tests; the files are split so that each process takes
+// about as long (by each file's time in the last run), unit and e2e files alike: the unit tests keep
+// the cores busy while the e2e tests (test/*.e2e.test.ts) wait on their nodes, blocks and timers, as
+// they do for about a third of their time (and why three run at a time on two cores). The end of the
+// run prints the slowest files and the runner's summary (scripts/testSummary.js). The tests get a
+// PostgreSQL and a Redis: the ones at TOLLGATE_TEST_POSTGRES_URL / TOLLGATE_TEST_REDIS_URL, or
+// servers of the run's own (scripts/ensureServices.js), stopped when the tests end.
 // Usage: node scripts/runTests.js [path-filter ...]
 import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
@@ -49,13 +49,13 @@ function splitEvenly(files, count) {
   return groups.map((group) => group.files.sort())
 }
 
-/** The modules the test processes run: scripts/importTests.js given each group's files (`kind-N.js`). */
-function writeEntries(dir, kind, groups) {
+/** The modules the test processes run: scripts/importTests.js given each group's files. */
+function writeEntries(dir, groups) {
   const importTests = pathToFileURL(join(root, 'scripts', 'importTests.js')).href
   return groups
     .filter((files) => files.length > 0)
     .map((files, index) => {
-      const path = join(dir, `${kind}-${index + 1}.js`)
+      const path = join(dir, `tests-${index + 1}.js`)
       const args = `${JSON.stringify(files)}, ${testTimeoutMs}`
       writeFileSync(path, `import { importTests } from '${importTests}'\nawait importTests(${args})\n`)
       return path
@@ -84,23 +84,16 @@ if (files.length === 0) {
 // a test still running after 3 minutes stops its process (importTests); a process, after 20
 const testTimeoutMs = 180_000
 const processTimeoutMs = 20 * 60_000
-// three at a time on two cores: the e2e tests wait on nodes, blocks and timers for about a third of
-// their time; eight e2e processes, so that the last ones to end do so close together
+// three rounds of three: the last processes to end do so close together
 const concurrency = 3
-const e2eProcesses = 8
-const unitFiles = files.filter((file) => !file.endsWith('.e2e.test.ts'))
-const e2eFiles = files.filter((file) => file.endsWith('.e2e.test.ts'))
+const processes = 9
 
 // the entries live under .tmp/ of the repository (the summary tells them from test files by that)
 const entryDir = join(root, '.tmp', `test-processes-${process.pid}`)
 removeStaleEntries()
 mkdirSync(entryDir, { recursive: true })
 process.on('exit', () => rmSync(entryDir, { recursive: true, force: true }))
-// node's runner starts them in this order: the e2e processes (the longest) first
-const entries = [
-  ...writeEntries(entryDir, 'e2e', splitEvenly(e2eFiles, Math.min(e2eProcesses, e2eFiles.length))),
-  ...writeEntries(entryDir, 'unit', splitEvenly(unitFiles, unitFiles.length >= 20 ? 2 : 1)),
-]
+const entries = writeEntries(entryDir, splitEvenly(files, Math.min(processes, files.length)))
 
 // Ctrl-C reaches the tests too (one process group; the servers of the run's own have a group of their
 // own); a SIGTERM to this process alone is passed on. Either way those servers are stopped once the
