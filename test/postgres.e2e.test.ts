@@ -304,7 +304,7 @@ describe('tollgate on PostgreSQL: every CLI command, the gateway beside it, read
 
   it('/readyz follows Postgres going away and coming back; loaded keys keep serving, their usage is held and written after', async () => {
     assert.ok(gateway, 'the gateway of the CLI test')
-    const { url, output } = gateway
+    const { url, output, child } = gateway
     const { key } = JSON.parse(
       (await tollgate(['keys', 'create', '--name', 'ready', '--json', ...config])).stdout,
     )
@@ -317,7 +317,12 @@ describe('tollgate on PostgreSQL: every CLI command, the gateway beside it, read
     }
     await until(async () => (await call()) === 200, 'the key served')
     const readiness = async () => {
-      const response = await fetch(`${url}/readyz`)
+      const response = await fetch(`${url}/readyz`).catch((err: Error) => {
+        // what the gateway said, and whether it still runs, name what went wrong
+        const ended = child.exitCode ?? child.signalCode
+        const state = ended === null ? 'runs' : `exited (${ended})`
+        throw new Error(`/readyz: ${err.cause ?? err.message}; the gateway ${state}:\n${output()}`)
+      })
       return { status: response.status, body: (await response.json()) as { database: string } }
     }
     await until(async () => (await readiness()).status === 200, 'ready')
