@@ -15,6 +15,12 @@ const root = resolve(import.meta.dirname, '..')
 // the watch's own timers, taken before any test can replace the global ones with mock timers
 const { setTimeout, clearTimeout } = globalThis
 
+/** The module a test process runs: importTests given `files` and `testTimeoutMs`. */
+export function entrySource(files, testTimeoutMs) {
+  const args = `${JSON.stringify(files)}, ${testTimeoutMs}`
+  return `import { importTests } from '${import.meta.url}'\nawait importTests(${args})\n`
+}
+
 /**
  * Imports `files` (paths from the repository root), a test still running after `testTimeoutMs` ending
  * the process; a file that cannot be loaded becomes a failing test named after it.

@@ -3,8 +3,8 @@
 // their tests one file after the other. A process costs 2-3 s of CPU to start and import the sources
 // through tsx here, more than most files' tests; the files are split so that each process takes
 // about as long (by each file's time in the last run), unit and e2e files alike: the unit tests keep
-// the cores busy while the e2e tests (test/*.e2e.test.ts) wait on their nodes, blocks and timers, as
-// they do for about a third of their time (and why three run at a time on two cores). The end of the
+// the cores busy while the e2e tests (test/*.e2e.test.ts) wait on their nodes, blocks and timers (two
+// at a time left the two cores idle a sixth of the run, hence three). The end of the
 // run prints the slowest files and the runner's summary (scripts/testSummary.js). The tests get a
 // PostgreSQL and a Redis: the ones at TOLLGATE_TEST_POSTGRES_URL / TOLLGATE_TEST_REDIS_URL, or
 // servers of the run's own (scripts/ensureServices.js), stopped when the tests end.
@@ -14,6 +14,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, wri
 import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { ensureServices, isAlive } from './ensureServices.js'
+import { entrySource } from './importTests.js'
 
 const root = resolve(import.meta.dirname, '..')
 const timesFile = join(root, '.tmp', 'testTimes.json')
@@ -51,13 +52,11 @@ function splitEvenly(files, count) {
 
 /** The modules the test processes run: scripts/importTests.js given each group's files. */
 function writeEntries(dir, groups) {
-  const importTests = pathToFileURL(join(root, 'scripts', 'importTests.js')).href
   return groups
     .filter((files) => files.length > 0)
     .map((files, index) => {
       const path = join(dir, `tests-${index + 1}.js`)
-      const args = `${JSON.stringify(files)}, ${testTimeoutMs}`
-      writeFileSync(path, `import { importTests } from '${importTests}'\nawait importTests(${args})\n`)
+      writeFileSync(path, entrySource(files, testTimeoutMs))
       return path
     })
 }

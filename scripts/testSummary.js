@@ -34,19 +34,16 @@ export default async function* testSummary(events) {
       if (summaryWords.includes(word)) summary.set(word, value)
     }
   }
-  const seconds = new Map()
-  for (const [file, ms] of testsMs) seconds.set(file, ms / 1000)
-  for (const [file, ms] of processMs) seconds.set(file, ms / 1000)
+  const seconds = new Map([...testsMs].map(([file, ms]) => [file, ms / 1000]))
   keepTimes(seconds)
-  const processes = [...processMs.keys()].sort().map((file) => [file, seconds.get(file)])
-  const testFiles = [...seconds].filter(([file]) => !file.startsWith('.tmp/'))
   const lines = ['', 'slowest test files (seconds, their tests):']
-  for (const [file, s] of testFiles.sort((a, b) => b[1] - a[1]).slice(0, 10)) {
+  for (const [file, s] of [...seconds].sort((a, b) => b[1] - a[1]).slice(0, 10)) {
     lines.push(`${s.toFixed(1).padStart(8)}  ${file}`)
   }
-  if (processes.length > 0) {
-    const times = processes.map(([file, s]) => `${basename(file, '.js')} ${s.toFixed(1)} s`).join(', ')
-    lines.push(`in ${processes.length} process(es): ${times}`)
+  if (processMs.size > 0) {
+    const processes = [...processMs].sort(([a], [b]) => a.localeCompare(b, 'en', { numeric: true }))
+    const times = processes.map(([entry, ms]) => `${basename(entry, '.js')} ${(ms / 1000).toFixed(1)} s`)
+    lines.push(`in ${processes.length} process(es): ${times.join(', ')}`)
   }
   if (failures.length > 0)
     lines.push('', `failed (${failures.length}):`, ...failures.map((line) => `  ${line}`))
@@ -69,7 +66,7 @@ function keepTimes(seconds) {
   try {
     kept = JSON.parse(readFileSync(timesFile, 'utf8'))
   } catch {}
-  for (const [file, s] of seconds) if (!file.startsWith('.tmp/')) kept[file] = Number(s.toFixed(2))
+  for (const [file, s] of seconds) kept[file] = Number(s.toFixed(2))
   mkdirSync(dirname(timesFile), { recursive: true })
   writeFileSync(timesFile, `${JSON.stringify(kept, null, 1)}\n`)
 }

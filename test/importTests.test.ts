@@ -9,7 +9,10 @@ import { promisify } from 'node:util'
 
 const execFileAsync = promisify(execFile)
 const root = resolve(import.meta.dirname, '..')
-const importTests = pathToFileURL(join(root, 'scripts', 'importTests.js')).href
+// the runner's own (a script, without types): what it writes for each test process
+const { entrySource }: { entrySource: (files: string[], testTimeoutMs: number) => string } = await import(
+  pathToFileURL(join(root, 'scripts', 'importTests.js')).href
+)
 
 /**
  * The test processes of scripts/runTests.js (scripts/importTests.js), run as the runner runs them
@@ -28,8 +31,7 @@ describe('test processes (scripts/importTests.js)', () => {
       return relative(root, path)
     })
     const entry = join(dir, `entry-${files.length}.mjs`)
-    const args = `${JSON.stringify(paths)}, ${testTimeoutMs}`
-    writeFileSync(entry, `import { importTests } from '${importTests}'\nawait importTests(${args})\n`)
+    writeFileSync(entry, entrySource(paths, testTimeoutMs))
     // a runner of its own, not a child reporting to this one
     const env = { ...process.env }
     delete env.NODE_TEST_CONTEXT
