@@ -18,6 +18,8 @@ import { entrySource } from './importTests.js'
 
 const root = resolve(import.meta.dirname, '..')
 const timesFile = join(root, '.tmp', 'testTimes.json')
+/** The times of one whole run, committed: a new clone's first run is split by them too. */
+const committedTimesFile = join(root, 'test', 'testTimes.json')
 
 function findTests(dir) {
   return readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) => {
@@ -27,10 +29,17 @@ function findTests(dir) {
   })
 }
 
-/** Seconds each file took in the last run that had it (scripts/testSummary.js keeps them). */
+/**
+ * Seconds each file took in the last run that had it (scripts/testSummary.js keeps them), else in
+ * the run whose times are committed.
+ */
 function readTimes() {
+  return { ...readJson(committedTimesFile), ...readJson(timesFile) }
+}
+
+function readJson(file) {
   try {
-    return JSON.parse(readFileSync(timesFile, 'utf8'))
+    return JSON.parse(readFileSync(file, 'utf8'))
   } catch {
     return {}
   }
