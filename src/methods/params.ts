@@ -16,13 +16,13 @@ export type ParamSpec = { parse: ParamParser; optional?: boolean; defaultValue?:
 
 const blockTags = ['latest', 'earliest', 'pending', 'safe', 'finalized'] as const
 
-const quantityPattern = /^0x(0|[1-9a-fA-F][0-9a-fA-F]*)$/
+const quantityPattern = /^0x(?:0|[1-9a-fA-F][0-9a-fA-F]*)$/
 const addressPattern = /^0x[0-9a-fA-F]{40}$/
 const hashPattern = /^0x[0-9a-fA-F]{64}$/
-const bytesPattern = /^0x([0-9a-fA-F]{2})*$/
+const bytesPattern = /^0x(?:[0-9a-fA-F]{2})*$/
 const slotPattern = /^0x[0-9a-fA-F]{1,64}$/
 const hexPattern = /^0x[0-9a-fA-F]+$/
-const decimalPattern = /^(0|[1-9][0-9]*)$/
+const decimalPattern = /^(?:0|[1-9][0-9]*)$/
 
 export function invalidArgument(index: number, why: string): InvalidParamsError {
   return new InvalidParamsError(`invalid argument ${index}: ${why}`)

@@ -1,7 +1,7 @@
 import { paramLimits } from './paramLimits.ts'
 import { invalidArgument, type ParamParser, tooLarge } from './params.ts'
 
-const hexQuantityPattern = /^0x(0|[1-9a-fA-F][0-9a-fA-F]*)$/
+const hexQuantityPattern = /^0x(?:0|[1-9a-fA-F][0-9a-fA-F]*)$/
 
 const what = 'expected a timeout in milliseconds: a non-negative integer or a 0x-prefixed hex quantity'
 

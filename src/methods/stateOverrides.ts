@@ -14,7 +14,7 @@ import {
 } from './params.ts'
 
 const addressPattern = /^0x[0-9a-fA-F]{40}$/
-const bytesPattern = /^0x([0-9a-fA-F]{2})*$/
+const bytesPattern = /^0x(?:[0-9a-fA-F]{2})*$/
 
 /** An overridden account's storage (`state` or `stateDiff`): 32-byte slots to 32-byte values. */
 function parseStorage(value: unknown, index: number, name: string): void {
