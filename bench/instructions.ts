@@ -1,5 +1,7 @@
 // npm run bench:instructions: CPU instructions per forwarded cheap call, counted by valgrind's
-// callgrind, for the minimal pass-through (bench/lib/passThroughProxy.ts) and tollgate with its cache
+// callgrind, for the minimal pass-through (bench/lib/passThroughProxy.ts), the same answering with the
+// headers tollgate's answers carry (its three credit headers and Content-Length: what tollgate's API
+// makes every forwarded call pay in node:http's header checks), and tollgate with its cache
 // off (and, with BENCH_BASE set to another checkout with dist/ built, that build too), in front of one
 // anvil. Counts are of the process's own code (JavaScript, V8, Node, libc; not the kernel): they do not
 // depend on what else the machine runs, where req/s and CPU seconds on two shared cores move 10-30%.
@@ -113,14 +115,23 @@ try {
   const baseGate =
     base && (await startBaseTollgate(dir, 'base', { url: anvil.url }, off, base, callgrind('base')))
   if (baseGate) targets.push(toTarget('base', baseGate))
-  const proxy = await startPassThrough(anvil.url, gate.key, callgrind('pass-through'))
-  const pid = proxy.pid as number
-  targets.unshift({ name: 'pass-through', url: proxy.url, pid, dumps: join(dir, `pass-through.${pid}`) })
+  // the references: the pass-through, and the same answering with the headers tollgate's answers carry
+  const references: Target[] = []
+  for (const [name, answers] of [
+    ['pass-through', 'plain'],
+    ['pass-through+headers', 'headers'],
+  ] as const) {
+    const proxy = await startPassThrough(anvil.url, gate.key, callgrind(name), answers)
+    const pid = proxy.pid as number
+    references.push({ name, url: proxy.url, pid, dumps: join(dir, `${name}.${pid}`) })
+  }
+  targets.unshift(...references)
 
   const names = targets.map((target) => target.name)
+  const compared = names.slice(references.length)
   const columns = [
     ...names.map((name) => `${name} instructions/call`),
-    ...names.slice(1).map((name) => `${name}/pass-through`),
+    ...references.flatMap((reference) => compared.map((name) => `${name}/${reference.name}`)),
     ...(l2Bytes ? names.map((name) => `${name} L2 misses/call`) : []),
   ]
   const lines = [`| call | ${columns.join(' | ')} |`, `|---|${columns.map(() => '---|').join('')}`]
@@ -148,10 +159,13 @@ try {
       process.stderr.write(`${call.name} ${target.name}: ${figures.join(', ')}\n`)
       counts.push(each.reduce((low, count) => (count.instructions < low.instructions ? count : low)))
     }
-    const passThrough = counts[0]?.instructions ?? 1
     const cells = [
       ...counts.map((count) => Math.round(count.instructions).toLocaleString('en-US')),
-      ...counts.slice(1).map((count) => `${(count.instructions / passThrough).toFixed(2)}x`),
+      ...references.flatMap((_, index) => {
+        const reference = counts[index]?.instructions ?? 1
+        const ratios = counts.slice(references.length).map((count) => count.instructions / reference)
+        return ratios.map((ratio) => `${ratio.toFixed(3)}x`)
+      }),
       ...(l2Bytes ? counts.map((count) => Math.round(count.l2Misses).toLocaleString('en-US')) : []),
     ]
     const line = `| ${call.name} | ${cells.join(' | ')} |`

@@ -57,9 +57,10 @@ export async function startPassThrough(
   upstreamUrl: string,
   key: string,
   wrapper: string[] = [],
+  answers: 'plain' | 'headers' = 'plain',
 ): Promise<{ url: string; pid: number | undefined }> {
   const { child, match } = await spawnAndWait(
-    ['--import', 'tsx', 'bench/lib/passThroughProxy.ts', upstreamUrl, '0', key],
+    ['--import', 'tsx', 'bench/lib/passThroughProxy.ts', upstreamUrl, '0', key, answers],
     /listening (\d+)/,
     wrapper,
   )
