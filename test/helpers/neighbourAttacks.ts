@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { setTimeout as delay } from 'node:timers/promises'
 import { getMethodSpec } from '../../src/methods/methodTable.ts'
 import { mib, readFigures } from './hostileClients.ts'
-import { wideBlockGasLimit } from './mineWideBlock.ts'
+import { endlessCode } from './measureEndlessGas.ts'
 import { rpcBody } from './postJson.ts'
 import { sendBigBatches } from './sendBigBatches.ts'
 import type { Tally } from './startCountingProxy.ts'
@@ -20,8 +20,6 @@ export const price = (method: string) => getMethodSpec(method).costCredits
 /** A batch's envelope, beyond its calls (docs/plans.md). */
 export const envelopeCredits = 80
 
-/** Hashes 1 MiB over and over until its gas runs out (200M: about 3.7 s of anvil alone, here). */
-const endlessCode = '0x5b6210000060002050600056'
 /** What every request that runs it holds: how the counting proxy tells them apart. */
 const endlessMarker = endlessCode.slice(2)
 /** Each of the attacker's eth_getLogs ranges: refused, halved twice, then four chunks of 100 blocks. */
@@ -160,7 +158,7 @@ export function createAttacks(hood: Neighbourhood, report: string[]) {
         const to = `0x${(nextTarget++).toString(16).padStart(40, '0')}`
         return rpcBody(
           'eth_call',
-          [{ to, gas: hex(wideBlockGasLimit) }, 'latest', { [to]: { code: endlessCode } }],
+          [{ to, gas: hex(hood.endlessGas) }, 'latest', { [to]: { code: endlessCode } }],
           id,
         )
       })
@@ -183,7 +181,7 @@ export function createAttacks(hood: Neighbourhood, report: string[]) {
       charged += worked
     }
     report.push(
-      `  endless eth_call: ${endless.sent} reached the node (at most ${endless.maxInFlight} at once), ${charged} charged`,
+      `  endless eth_call (${hood.endlessGas} gas): ${endless.sent} reached the node (at most ${endless.maxInFlight} at once), ${charged} charged`,
     )
     assert.equal(endless.sent, charged, 'each call that reached the node reached it once, and was charged')
     assert.ok(endless.maxInFlight <= attackerCallsInFlight, `${endless.maxInFlight} at the node at once`)

@@ -8,6 +8,7 @@ import { stringify } from 'yaml'
 import { type Anvil, startAnvil } from '../../src/devnet/startAnvil.ts'
 import { type GatewayProcess, startGatewayProcess } from './gatewayProcess.ts'
 import { mib, stopAll } from './hostileClients.ts'
+import { measureEndlessGas } from './measureEndlessGas.ts'
 import { mineWideBlock, wideBlockGasLimit } from './mineWideBlock.ts'
 import { type JsonResponse, postJson, rpcBody } from './postJson.ts'
 import { type CountingProxy, startCountingProxy } from './startCountingProxy.ts'
@@ -50,6 +51,13 @@ export type Neighbourhood = {
   jwtKey: string
   /** The contract whose code returns 42. */
   contract: string
+  /**
+   * Gas for an endless call: what keeps the node's CPU on it for a quarter more than every call's
+   * deadline (measureEndlessGas), so that the node is still at work on it when the gateway gives up,
+   * on any machine (anvil's CPU time per gas varied by 6% from call to call on a busy machine), and
+   * then not for long (it works on to the end, for nobody).
+   */
+  endlessGas: bigint
   /** A block filter the neighbour made. */
   neighbourFilter: string
   /** A block whose full answer is 8 MiB and more. */
@@ -98,7 +106,15 @@ export async function startNeighbourhood(): Promise<Neighbourhood> {
     proxy = await startCountingProxy(anvil.url)
     limiter = await startFakeUpstream({ kind: 'refuseOr', target: anvil.url, refuse: refuseWideRanges })
     gateway = await startGateway(dir, [proxy.url, limiter.url, anvil.url])
-    return { ...(await fill(anvil.url, gateway)), gateway, proxy, limiter, children, close }
+    const filled = await fill(anvil.url, gateway)
+    const endlessGas = await measureEndlessGas(anvil, (1.25 * timeoutMs) / 1000)
+    // more would be lowered to that (capGas), and then run out early
+    const tenfold = 10n * BigInt(wideBlockGasLimit)
+    assert.ok(
+      endlessGas <= tenfold,
+      `${endlessGas} gas for an endless call: the gateway lets ${tenfold} through`,
+    )
+    return { ...filled, endlessGas, gateway, proxy, limiter, children, close }
   } catch (err) {
     await close()
     throw err
@@ -120,7 +136,7 @@ function refuseWideRanges(request: { method: string; params: unknown[] }) {
 async function fill(
   nodeUrl: string,
   gateway: GatewayProcess,
-): Promise<Omit<Neighbourhood, 'gateway' | 'proxy' | 'limiter' | 'children' | 'close'>> {
+): Promise<Omit<Neighbourhood, 'endlessGas' | 'gateway' | 'proxy' | 'limiter' | 'children' | 'close'>> {
   const nodeCall = async (method: string, params: unknown[]) =>
     ((await postJson(nodeUrl, rpcBody(method, params))).json as { result: unknown }).result
   const wideBlock = await mineWideBlock(nodeUrl, 8 * mib)
