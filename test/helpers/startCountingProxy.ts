@@ -16,17 +16,21 @@ export type CountingProxy = {
   url: string
   /** Counts from now on the requests whose body holds `marker` (a method name, an address). */
   watch(marker: string): Tally
+  /** Requests the node has not answered yet, those the gateway gave up on included. */
+  atNode(): number
   close(): Promise<void>
 }
 
 /**
  * An HTTP proxy in front of a real node (anvil) that counts the JSON-RPC requests the gateway sends
  * it: how many of a kind reached the node, and how many were there at once. A request the gateway
- * stops (its timeout) is stopped at the node's side too, as a direct connection would be.
+ * stops (its timeout) stays open at the node's side until the node answers it, for nobody: anvil
+ * works on such a call to its end either way, and the proxy then sees when it is done (atNode).
  */
 export async function startCountingProxy(targetUrl: string): Promise<CountingProxy> {
   const target = new URL(targetUrl)
   const tallies = new Map<string, Tally>()
+  let atNode = 0
   const server = createServer((incoming, outgoing) => {
     const chunks: Buffer[] = []
     incoming.on('data', (chunk: Buffer) => chunks.push(chunk))
@@ -45,6 +49,13 @@ export async function startCountingProxy(targetUrl: string): Promise<CountingPro
         done = true
         for (const tally of counted) tally.inFlight--
       }
+      atNode++
+      let answered = false
+      const nodeDone = () => {
+        if (answered) return
+        answered = true
+        atNode--
+      }
       const forwarded = request(
         {
           host: target.hostname,
@@ -54,19 +65,24 @@ export async function startCountingProxy(targetUrl: string): Promise<CountingPro
           headers: incoming.headers,
         },
         (answer) => {
+          answer.on('end', finish)
+          answer.on('close', nodeDone)
+          // the gateway gone (before the answer, or while it came): the answer is read for nobody
+          if (outgoing.destroyed) {
+            answer.resume()
+            return
+          }
           outgoing.writeHead(answer.statusCode ?? 502, answer.headers)
           answer.pipe(outgoing)
-          answer.on('end', finish)
+          outgoing.on('close', () => answer.resume())
         },
       )
       forwarded.on('error', () => {
         finish()
+        nodeDone()
         outgoing.destroy()
       })
-      outgoing.on('close', () => {
-        finish()
-        forwarded.destroy()
-      })
+      outgoing.on('close', finish)
       forwarded.end(body)
     })
   })
@@ -79,6 +95,7 @@ export async function startCountingProxy(targetUrl: string): Promise<CountingPro
       tallies.set(marker, tally)
       return tally
     },
+    atNode: () => atNode,
     async close() {
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))
