@@ -260,27 +260,6 @@ describe('chain truth: what the gateway answers after reorgs, rewinds and revert
     await untilSameAsNode(calls, 'a rollback of 3, without the WebSocket', polling)
   })
 
-  it('a block that comes and goes between two polls, once a client got it: nothing of it is served after', async () => {
-    const head = await headNumber()
-    // asked for the first time here (with whole transactions): the node 3 blocks ahead answers them
-    const calls: Call[] = [
-      ['eth_getBlockByNumber', ['safe', true]],
-      ['eth_getBlockByNumber', ['finalized', true]],
-      ['eth_getBlockByNumber', [hex(head + 3), false]],
-    ]
-    await until(
-      async () => Number((await viaGateway('eth_blockNumber', [], polling)).result) === head,
-      'the polling gateway at the head',
-    )
-    // within a few milliseconds, most likely between two of its polls (200 ms apart): the answers
-    // come from a node 3 blocks ahead of the chain the gateway knows, and the last one names such a
-    // block (the gateway looks at the node then, and so sees the blocks before they go)
-    await rpc('anvil_mine', [hex(3)])
-    await warm(calls, polling)
-    await rpc('anvil_rollback', [3])
-    await untilSameAsNode(calls, 'a rollback of blocks the polling gateway had not seen', polling)
-  })
-
   it('a revert of 150 blocks, then 5 new: the shorter chain is the answer, the Gas API follows', async () => {
     const snapshot = await rpc('evm_snapshot')
     const start = await headNumber()

@@ -32,12 +32,10 @@ export type HeadTracker = {
   /** Asks every upstream for its head now; resolves when done (failures open the member's breaker). */
   poll(): Promise<void>
   /**
-   * A client was told a block the chain has not heard of yet (`number`, when known): the upstreams are
-   * asked for their head soon, at most once per half pollMs; for a block higher than any looked for
-   * that the chain has not had since, at once (after a poll under way, which may have been sent
-   * before the node had it), so that the chain sees it before it can go again. Never awaited.
+   * A client was told a block the chain has not heard of yet: the upstreams are asked for their head
+   * soon, at most once per half pollMs, never awaited.
    */
-  look(number?: bigint): void
+  look(): void
   close(): void
 }
 

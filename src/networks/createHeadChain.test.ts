@@ -294,37 +294,6 @@ describe('createHeadChain', () => {
     assert.equal(errors.length, 2)
     assert.equal(chain.at(24n)?.hash, node.at(24)?.hash)
   })
-
-  it('back at its tip from a head it could not link (gone before its parents came): a fork from that head, no block dropped', async () => {
-    const node = createNode()
-    node.mine(10)
-    const { chain, events, errors, settle } = setUp(node)
-    chain.accept(node.head())
-    await settle()
-    // a poll saw 13, whose parents were rolled back before they were fetched
-    const above = node.mine(3)
-    node.rewind(10)
-    node.byHash.delete(node.byHash.get(above.parentHash)?.hash ?? '')
-    chain.accept(above)
-    await settle()
-    assert.equal(errors.length, 1)
-    assert.deepEqual(describeEvents(events), [])
-    // not said to go back: nothing
-    chain.accept(node.head())
-    await settle()
-    assert.deepEqual(events, [])
-    chain.accept(node.head(), true)
-    await settle()
-    assert.deepEqual(events, [
-      { kind: 'fork', from: 11n, to: 10n, before: 13n, deeper: false, pastFinality: false },
-    ])
-    assert.equal(chain.tip()?.hash, node.head().hash)
-    // once
-    chain.accept(node.head(), true)
-    await settle()
-    assert.equal(events.length, 1)
-  })
-
   it('a lower head said to go back is no rewind while the node still has the tip (an answer from a backend behind)', async () => {
     const node = createNode()
     node.mine(10)

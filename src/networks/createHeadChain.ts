@@ -3,8 +3,7 @@ export type Header = Record<string, unknown> & { number: string; hash: string; p
 /**
  * In order. A new canonical block: `head`, each once. When the chain leaves blocks (a reorg, a
  * rewind, a new chain), first `fork` (every block from `from` on is gone; `to` is the chain's new
- * head and `before` its head until then, or the head above it that it was given and could not link
- * when it goes back from that one, so `to < before` when it went back; `deeper`: the fork is
+ * head and `before` its head until then, so `to < before` when it went back; `deeper`: the fork is
  * older than the chain remembers, so blocks below `from` may be gone too; `pastFinality`: blocks at
  * or below the finalized one changed, or may have), then `dropped` for each
  * block it had (newest first), then the new branch's blocks as `head`, oldest first.
@@ -72,11 +71,6 @@ export function createHeadChain(options: HeadChainOptions): HeadChain {
   let draining = false
   /** Bumped by reset(): work begun before it is dropped. */
   let generation = 0
-  /**
-   * The newest head above the tip that could not be linked (its block was gone before its parents
-   * were fetched, say), until the chain moves: a rewind back to the tip is a rewind from it.
-   */
-  let unlinked: Header | undefined
   /** Heads to let pass before the next backfill step, after steps that failed (doubling, to maxBackfillPause). */
   let backfillPause = 0
   let backfillSkips = 0
@@ -104,10 +98,7 @@ export function createHeadChain(options: HeadChainOptions): HeadChain {
         const next = pending
         pending = undefined
         if (next) {
-          await link(next.header, next.goesBack, at).catch((err) => {
-            if (at === generation) unlinked = next.header
-            options.onError(err)
-          })
+          await link(next.header, next.goesBack, at).catch((err) => options.onError(err))
           if (backfillSkips > 0) backfillSkips--
         } else if (wantsBackfill()) {
           await backfill(at).catch((err) => options.onError(err))
@@ -127,9 +118,6 @@ export function createHeadChain(options: HeadChainOptions): HeadChain {
     const number = numberOf(incoming)
     const known = blockAt(number)
     if (known?.hash === incoming.hash) {
-      // back at the tip from a head above it that could not be linked: answers of that head (from a
-      // node already there) are gone with it, though the chain has no block of it to leave
-      if (known === tip && goesBack && unlinked && numberOf(unlinked) > number) leaveUnlinked(unlinked)
       if (known === tip || !goesBack) return
       // a lower head the chain has: a rewind to it, if the node no longer has the chain's tip (an
       // answer from a backend behind the others, say, is not one)
@@ -144,7 +132,6 @@ export function createHeadChain(options: HeadChainOptions): HeadChain {
       const atTip = await options.fetchBlock('eth_getBlockByNumber', tip.number)
       if (at !== generation) return
       if (atTip?.hash === tip.hash) {
-        unlinked = undefined
         blocks = [incoming]
         emit({ kind: 'head', header: incoming })
         return
@@ -180,7 +167,6 @@ export function createHeadChain(options: HeadChainOptions): HeadChain {
    * starts above `from` only when the chain cannot tell where a deeper fork was).
    */
   function leave(from: number, deeper: boolean, path: Header[]): void {
-    unlinked = undefined
     const before = blocks[blocks.length - 1]
     const keep = Math.max(0, indexOf(from))
     const dropped = blocks.slice(keep).reverse()
@@ -198,15 +184,6 @@ export function createHeadChain(options: HeadChainOptions): HeadChain {
       emit({ kind: 'head', header })
     }
     if (blocks.length > depth) blocks = blocks.slice(-depth)
-  }
-
-  /** A fork above the tip, from `above` (a head the chain was given but could not link) back to the tip. */
-  function leaveUnlinked(above: Header): void {
-    unlinked = undefined
-    const to = BigInt(numberOf(blocks[blocks.length - 1] as Header))
-    const finalized = options.finalized?.()
-    const pastFinality = finalized !== undefined && to + 1n <= finalized
-    emit({ kind: 'fork', from: to + 1n, to, before: BigInt(numberOf(above)), deeper: false, pastFinality })
   }
 
   function wantsBackfill(): boolean {
@@ -260,7 +237,6 @@ export function createHeadChain(options: HeadChainOptions): HeadChain {
       generation++
       blocks = []
       pending = undefined
-      unlinked = undefined
       backfillPause = 0
       backfillSkips = 0
     },

@@ -221,36 +221,6 @@ describe('createHeadTracker', () => {
     tracker.close()
   })
 
-  it('look: a block heard of above any looked for is looked for at once; others at most once per half pollMs', async () => {
-    const { timers, nodes, tracker, heads } = setUp([{ ws: false }])
-    const http = node(nodes, 0)
-    http.node.latest = 5
-    await timers.advance(pollMs)
-    const polls = http.headPolls()
-    http.node.latest = 8
-    tracker.look(8n)
-    await timers.advance(0)
-    assert.deepEqual(heads().at(-1), block(8))
-    // a block the node has not got yet (another upstream's, ahead of it): looked for once, then at
-    // most once per half pollMs until the chain has it
-    tracker.look(9n)
-    await timers.advance(0)
-    assert.equal(http.headPolls(), polls + 2)
-    tracker.look(9n)
-    tracker.look()
-    await timers.advance(0)
-    assert.equal(http.headPolls(), polls + 2)
-    // a higher one: at once
-    tracker.look(10n)
-    await timers.advance(0)
-    assert.equal(http.headPolls(), polls + 3)
-    await timers.advance(pollMs / 2)
-    tracker.look(10n)
-    await timers.advance(0)
-    assert.equal(http.headPolls(), polls + 4)
-    tracker.close()
-  })
-
   it('health: a failed poll opens the breaker; a subscribed member out of use is polled until one answers', async () => {
     const { timers, nodes, sockets, pool, tracker } = setUp([{ ws: true }, { ws: false }])
     const [first, second] = pool.members

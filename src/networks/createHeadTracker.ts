@@ -95,8 +95,6 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
   let polling: Promise<void> | undefined
   /** When look() last asked. */
   let lookedAt: number | undefined
-  /** The highest block look() was told of, until the chain has it or goes back. */
-  let lookingFor: bigint | undefined
   let timer: unknown
   let closed = false
   /** The fields of the upstreams' own newHeads objects, in their order, once one has come. */
@@ -115,7 +113,6 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
       return toHeader(block, headerFields)
     },
     emit(event) {
-      if (event.kind !== 'head' || BigInt(event.header.number) >= (lookingFor ?? 0n)) lookingFor = undefined
       if (event.kind === 'fork') noteFork(event)
       // this instance's cache first (it keeps the polled latest block): then the followers hear of it
       announce(event)
@@ -368,17 +365,13 @@ export function createHeadTracker(pool: UpstreamPool, options: HeadTrackerOption
     },
     // a poll under way may have begun before the caller's reason to ask: a fresh one after it
     poll: () => (polling ?? Promise.resolve()).then(() => pollEach(followers, true)),
-    look(number) {
+    look() {
       const at = now()
       // a follower hears the holder's next head without asking
       if (!source.polls()) return
-      const unseen = number !== undefined && (lookingFor === undefined || number > lookingFor)
-      if (!unseen && (polling || (lookedAt !== undefined && at - lookedAt < pollMs / 2))) return
+      if (polling || (lookedAt !== undefined && at - lookedAt < pollMs / 2)) return
       lookedAt = at
-      if (unseen) lookingFor = number
-      ;(polling ?? Promise.resolve())
-        .then(() => pollEach(followers, false))
-        .catch((err) => log.error({ err }, 'head poll failed'))
+      pollEach(followers, false).catch((err) => log.error({ err }, 'head poll failed'))
     },
     close() {
       closed = true

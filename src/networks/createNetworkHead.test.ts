@@ -12,8 +12,6 @@ function fakeTracker() {
     latest: undefined as Head | undefined,
     finalized: undefined as bigint | undefined,
     looks: 0,
-    /** The block numbers the looks were for (undefined: none given). */
-    lookedFor: [] as (bigint | undefined)[],
   }
   // a cast: the head view uses latest, finalized, subscribe and look only
   const tracker = {
@@ -23,9 +21,8 @@ function fakeTracker() {
       listeners.add(listener)
       return () => listeners.delete(listener)
     },
-    look(number?: bigint) {
+    look() {
       state.looks++
-      state.lookedFor.push(number)
     },
   } as unknown as HeadTracker
   const emit = (event: HeadEvent) => {
@@ -99,20 +96,6 @@ describe('createNetworkHead', () => {
     head.show(11n)
     assert.equal(head.shown, 11n)
     assert.equal(state.looks, 1, 'a block the chain has not heard of: it looks now')
-  })
-
-  it("an answer naming a block above the chain's tip makes the tracker look for it; one at or below, not", () => {
-    const { tracker, state } = fakeTracker()
-    const head = createNetworkHead(tracker)
-    head.noteAnswered(3n)
-    assert.equal(state.looks, 0, 'no head yet: the first poll is under way')
-    state.latest = { number: 10n, gasLimit: 1n }
-    head.noteAnswered(10n)
-    head.noteAnswered(4n)
-    assert.equal(state.looks, 0)
-    head.noteAnswered(13n)
-    assert.deepEqual(state.lookedFor, [13n])
-    assert.equal(head.shown, 0n, 'nothing is shown by it')
   })
 
   it('a fork back below the shown head lowers it to the fork, counts the lower and drops head-scoped answers', () => {

@@ -26,13 +26,6 @@ export type NetworkHead = {
    * has not seen that rewind yet, so undefined (a node is asked) until it does.
    */
   blockNumber(): bigint | undefined
-  /**
-   * An upstream's answer named block `number` (a block, a log, a receipt): one above the chain's tip
-   * says the node is ahead of the chain, so the tracker looks now. The chain then takes that block
-   * in (answers kept until the next head are dropped), and a rewind below it, a block that came and
-   * went between two polls, is seen as one.
-   */
-  noteAnswered(number: bigint): void
   /** Asks every upstream for its head now; resolves when done. */
   poll(): Promise<void>
   /** The highest block number a client may be told: eth_blockNumber never answers less. */
@@ -73,11 +66,6 @@ export function createNetworkHead(tracker: HeadTracker, options: NetworkHeadOpti
   const stopHearingLowers = options.onLower && shown.onLower(options.onLower)
   /** The shown head's lowers when the chain last moved: one after it is another instance's, not seen here yet. */
   let loweredWhenMoved = shown.lowers
-  /** A block the chain has not heard of yet (above its tip): the tracker looks now. */
-  const lookAbove = (number: bigint) => {
-    const tip = tracker.latest()?.number
-    if (tip !== undefined && number > tip) tracker.look(number)
-  }
   const stopFollowing = tracker.subscribe((event) => {
     // the chain went back: a client may be told its lower head now
     if (event.kind === 'fork' && event.to < event.before && shown.shown > event.to) void shown.lower(event.to)
@@ -96,7 +84,6 @@ export function createNetworkHead(tracker: HeadTracker, options: NetworkHeadOpti
       }
       return tracker.latest()?.number
     },
-    noteAnswered: lookAbove,
     poll: () => tracker.poll(),
     get shown() {
       return shown.shown
@@ -104,7 +91,8 @@ export function createNetworkHead(tracker: HeadTracker, options: NetworkHeadOpti
     show(number) {
       // a client is told a block the chain has not heard of yet: the tracker looks now, so that the
       // chain knows it (and a rewind below it lowers what clients are told)
-      lookAbove(number)
+      const tip = tracker.latest()?.number
+      if (tip !== undefined && number > tip) tracker.look()
       return shown.show(number)
     },
     lower: (number) => shown.lower(number),

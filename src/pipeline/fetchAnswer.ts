@@ -2,7 +2,7 @@ import { Buffer } from 'node:buffer'
 import { performance } from 'node:perf_hooks'
 import type { CacheScope } from '../cache/cacheScope.ts'
 import { type CacheKeep, cacheKey, type RpcCache } from '../cache/createRpcCache.ts'
-import { blockNumberIn, resultAnswer } from '../cache/keptResults.ts'
+import { resultAnswer } from '../cache/keptResults.ts'
 import type { Cancellation } from '../failsafe/Cancellation.ts'
 import { AnswerParts } from '../jsonrpc/AnswerParts.ts'
 import { type CallAnswer, PartnerAnswer, payloadOf, type SentAnswer } from '../jsonrpc/PartnerAnswer.ts'
@@ -124,9 +124,6 @@ async function cachedAnswer(
     ),
   )
   if (!loading) trail?.usedCache('joined')
-  // an answer kept until the next head, from a node that may be ahead of the chain (noteAnswered)
-  const named = loading && keep === 'head' && 'result' in loaded ? blockNumberIn(loaded.result) : undefined
-  if (named !== undefined) ctx.network.head.noteAnswered(named)
   const payload = 'result' in loaded ? resultAnswer(call.id, loaded.result) : withId(loaded.answer, call.id)
   holdKept(ctx, payload)
   return loaded.partner === true ? new PartnerAnswer(payload) : payload
