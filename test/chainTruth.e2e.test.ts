@@ -253,6 +253,12 @@ describe('chain truth: what the gateway answers after reorgs, rewinds and revert
     const head = await headNumber()
     const calls = callsAround(head - 4, head, mined.hashes, mined.transactions)
     await warm(calls)
+    // the polling gateway at the head first: blocks it never took in, gone without others in their
+    // place, are not seen (docs/compatibility.md §8, a rewind)
+    await until(
+      async () => Number((await viaGateway('eth_blockNumber', [], polling)).result) === head,
+      'the polling gateway at the head',
+    )
     await warm(calls, polling)
     await rpc('anvil_rollback', [3])
     assert.equal(await headNumber(), head - 3)
