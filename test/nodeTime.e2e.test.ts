@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { type Anvil, startAnvil } from '../src/devnet/startAnvil.ts'
 import { getMethodSpec } from '../src/methods/methodTable.ts'
+import { endlessCode } from './helpers/measureEndlessGas.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
 import { type CountingProxy, startCountingProxy } from './helpers/startCountingProxy.ts'
 import { startTestGateway, type TestGateway, unlimitedKey } from './helpers/startTestGateway.ts'
@@ -11,10 +12,9 @@ import { until } from './helpers/until.ts'
 // once and is paid for; one key's slow calls never take the node from the others; each key has a
 // bound on its calls in flight at the nodes.
 
-/** Hashes 1 MiB over and over until its gas runs out: endless but for its gas (100M: ~2 s of anvil here). */
-const endlessCode = '0x5b6210000060002050600056'
 /** What every request running it holds: how the proxy tells them apart. */
 const endlessMarker = endlessCode.slice(2)
+/** 100M: about 0.8 s of anvil's CPU on a fast machine (measureEndlessGas), twice the deadline below. */
 const endlessGas = '0x5f5e100'
 /** Enough gas for a fraction of a second of it: a call slow, but answered within its deadline. */
 const slowGas = '0x1312d00'

@@ -52,6 +52,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       let response = await get()
       // the account API's rate (20 a second): a fast run reads faster; waited out as the portal does
       while (response.status === 429) {
+        await response.body?.cancel()
         await delay(Number(response.headers.get('retry-after')) * 1000)
         response = await get()
       }

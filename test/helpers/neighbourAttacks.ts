@@ -184,7 +184,10 @@ export function createAttacks(hood: Neighbourhood, report: string[]) {
       `  endless eth_call (${hood.endlessGas} gas): ${endless.sent} reached the node (at most ${endless.maxInFlight} at once), ${charged} charged`,
     )
     assert.equal(endless.sent, charged, 'each call that reached the node reached it once, and was charged')
-    assert.ok(endless.maxInFlight <= attackerCallsInFlight, `${endless.maxInFlight} at the node at once`)
+    assert.ok(
+      endless.maxInFlight <= attackerCallsInFlight,
+      `${endless.maxInFlight} of the key's calls sent at once`,
+    )
   }
 
   /**
