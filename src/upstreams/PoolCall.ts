@@ -47,6 +47,8 @@ export type PoolCallContext = {
   /** 0..1, for the jitter of retry pauses. */
   readonly random: () => number
   readonly ranking: MemberRanking
+  /** The pool's members: a call no member took says why each was out of use (its last error). */
+  readonly members: readonly PoolMember[]
   readonly onGasCap: ((cap: bigint, filled: boolean) => void) | undefined
   /** A member's refusal raised what is known of its history (createHistoryProber probes it again). */
   readonly onHistory: (member: PoolMember) => void
@@ -201,7 +203,7 @@ export class PoolCall implements BlockPin {
   }
 
   failure(): Buffer {
-    const logDetails = this.failures ? this.failures.join('; ') : 'every upstream is failing'
+    const logDetails = this.failures ? this.failures.join('; ') : outOfUse(this.pool.members)
     if (this.nodeAnswer) {
       if (this.answeredBy) this.answeredBy.members = this.answered?.size ?? 0
       if (this.fallback) throw new NodeErrorAnswer(this.nodeAnswer, logDetails)
@@ -381,4 +383,10 @@ function outcomeOf(verdict: Verdict): AttemptOutcome {
   if (verdict.timedOut) return 'timeout'
   if (verdict.superseded || verdict.clientGone) return 'cancelled'
   return 'error'
+}
+
+/** Why a call went to no member: each out of use, with its last error (a failed call's, or health check's). */
+function outOfUse(members: readonly PoolMember[]): string {
+  const reasons = members.map((member) => `${member.upstream.label}: ${member.lastError ?? 'out of use'}`)
+  return `every upstream is failing (${reasons.join('; ')})`
 }

@@ -286,6 +286,15 @@ describe('createUpstreamPool', () => {
       assert.match(err.logDetails ?? '', /a: HTTP 500/)
       assert.match(err.logDetails ?? '', /b: connect ECONNREFUSED/)
     })
+
+    it('a call no member took (every one out of use) says why each is out', async () => {
+      const { pool, member } = setup([500], { breakerFailures: 1 })
+      await assert.rejects(pool.send(body), UpstreamUnavailableError)
+      assert.equal(member(0).breaker.state, 'open')
+      const err = await pool.send(body).catch((error: unknown) => error)
+      assert.ok(err instanceof UpstreamUnavailableError)
+      assert.equal(err.logDetails, 'every upstream is failing (a: HTTP 500)')
+    })
   })
 
   describe('circuit breaker', () => {

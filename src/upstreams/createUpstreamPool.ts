@@ -107,6 +107,7 @@ export function createUpstreamPool(upstreams: Upstream[], options: UpstreamPoolO
     timers,
     random: options.random ?? Math.random,
     ranking,
+    members,
     onGasCap: options.onGasCap,
     onHistory: (member) => historyListener?.(member),
   }
