@@ -110,13 +110,19 @@ describe('Gas API tips on a quiet chain (a fresh anvil, empty blocks)', () => {
     const receipt = receipts.at(-1) as Receipt
     assert.equal(receipt.status, '0x1')
 
-    // the node's own account of that block: its one transaction pays the whole 3 Gwei at every percentile
-    const history = await nodeRpc<{ reward: string[][] }>(node.url, 'eth_feeHistory', [
-      '0x1',
-      receipt.blockNumber,
-      [10, 20, 30],
-    ])
-    const [p10, p20, p30] = (history.reward[0] ?? []).map(BigInt) as [bigint, bigint, bigint]
+    // the node's own account of that block: its one transaction pays the whole 3 Gwei at every
+    // percentile (anvil can answer the receipt before its fee history has the block: waited for)
+    let rewards: string[] = []
+    await until(async () => {
+      const history = await nodeRpc<{ reward?: string[][] }>(node.url, 'eth_feeHistory', [
+        '0x1',
+        receipt.blockNumber,
+        [10, 20, 30],
+      ])
+      rewards = history.reward?.[0] ?? []
+      return rewards.length > 0
+    }, "the node's fee history of the block")
+    const [p10, p20, p30] = rewards.map(BigInt) as [bigint, bigint, bigint]
     assert.deepEqual([p10, p20, p30], [tip, tip, tip])
 
     for (const emptyBlocks of [10, 300]) {
