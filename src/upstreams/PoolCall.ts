@@ -385,8 +385,14 @@ function outcomeOf(verdict: Verdict): AttemptOutcome {
   return 'error'
 }
 
-/** Why a call went to no member: each out of use, with its last error (a failed call's, or health check's). */
+/**
+ * Why a call went to no member: each out of use with its last error (a failed call's, or health
+ * check's), or in use but not for this call (behind the head, or without its block).
+ */
 function outOfUse(members: readonly PoolMember[]): string {
-  const reasons = members.map((member) => `${member.upstream.label}: ${member.lastError ?? 'out of use'}`)
+  const reasons = members.map((member) => {
+    const why = member.isInUse() ? 'not for this call' : (member.lastError ?? 'out of use')
+    return `${member.upstream.label}: ${why}`
+  })
   return `every upstream is failing (${reasons.join('; ')})`
 }
