@@ -2,9 +2,10 @@
 // processes, three at a time: each imports its share of the files (scripts/importTests.js), then runs
 // their tests one file after the other. A process costs 2-3 s of CPU to start and import the sources
 // through tsx here, more than most files' tests; the files are split so that each process takes
-// about as long (by each file's time in the last run), unit and e2e files alike: the unit tests keep
-// the cores busy while the e2e tests (test/*.e2e.test.ts) wait on their nodes, blocks and timers (two
-// at a time left the two cores idle a sixth of the run, hence three). The end of the
+// about as long (by each file's time in the last run, else in test/testTimes.json), unit and e2e
+// files alike: the unit tests keep the cores busy while the e2e tests (test/*.e2e.test.ts) wait on
+// their nodes, blocks and timers (two at a time left the two cores idle a sixth of the run, hence
+// three). The end of the
 // run prints the slowest files and the runner's summary (scripts/testSummary.js). The tests get a
 // PostgreSQL and a Redis: the ones at TOLLGATE_TEST_POSTGRES_URL / TOLLGATE_TEST_REDIS_URL, or
 // servers of the run's own (scripts/ensureServices.js), stopped when the tests end.
