@@ -83,6 +83,32 @@ describe('eth_getLogs over a range every upstream refuses is split (docs/compati
   }
   const getLogs = (network: string, filter: object, id: number | string = 1) =>
     postJson(`${gateway.url}/${network}/v3/${gateway.key}`, rpcBody('eth_getLogs', [filter], id))
+  /**
+   * Until every upstream of `name` is in use at the network's head, health-checked (a head poll)
+   * until it is: what the tests count on (each range asked of every limiter, a refusal learned when
+   * every one said it). The gateway promises no more than its checks find: at its start, the health
+   * checks and each chain's backfill (32 blocks through the first limiter) of all these networks
+   * reach the fakes at once, and on a loaded machine the fakes (in this process) may not answer them,
+   * nor the liveness checks after, in 5 s, which takes a limiter out of use; no head poll brings it
+   * back here (headPollMs), and a call probes it only once a cooldown.
+   */
+  const untilInUse = async (name: string) => {
+    const network = gateway.app.networks.all.find((each) => each.name === name)
+    assert.ok(network, name)
+    const { members } = network.pool
+    const ready = () =>
+      members.every(
+        (member) =>
+          member.isInUse() && member.head !== undefined && member.head === network.pool.membersHead(),
+      )
+    for (let polls = 0; !ready(); polls++) {
+      if (polls === 10) {
+        const why = members.map((member) => `${member.upstream.label}: ${member.lastError ?? member.head}`)
+        assert.fail(`the upstreams of ${name} are not in use at the head (${why.join('; ')})`)
+      }
+      await network.head.poll()
+    }
+  }
 
   before(async () => {
     node = await startTestNode({ loadBlocks: 2 })
@@ -162,6 +188,7 @@ describe('eth_getLogs over a range every upstream refuses is split (docs/compati
 
   for (const [index, vendor] of rangeRefusals.entries()) {
     it(`${vendor.vendor}${vendor.status ? `, HTTP ${vendor.status}` : ''}: anvil's own answer for the whole range, charged for each range asked`, async () => {
+      await untilInUse(`v${index}`)
       refuseAs(vendor)
       const before = mark()
       const filter = {
@@ -193,6 +220,7 @@ describe('eth_getLogs over a range every upstream refuses is split (docs/compati
 
   it('a stated limit is remembered: the next wide query is split at once, without a refused call', async () => {
     const dRpc = rangeRefusals.find((vendor) => vendor.vendor === 'dRPC') as (typeof rangeRefusals)[number]
+    await untilInUse('learns')
     refuseAs(dRpc)
     const filter = { fromBlock: hex(first), toBlock: hex(first + 19n), address: node.fixtures.demo }
     await getLogs('learns', filter)
@@ -214,6 +242,7 @@ describe('eth_getLogs over a range every upstream refuses is split (docs/compati
     const besu = rangeRefusals.find((vendor) =>
       vendor.vendor.startsWith('besu'),
     ) as (typeof rangeRefusals)[number]
+    await untilInUse('halves')
     refuseAs(besu, 4n)
     const filter = { fromBlock: hex(first), toBlock: hex(first + 15n), address: node.fixtures.demo }
     await getLogs('halves', filter)
@@ -233,6 +262,7 @@ describe('eth_getLogs over a range every upstream refuses is split (docs/compati
 
   it('a limit one upstream states while another fails is not remembered: the range is split, and the next wide query asked whole first', async () => {
     const dRpc = rangeRefusals.find((vendor) => vendor.vendor === 'dRPC') as (typeof rangeRefusals)[number]
+    await untilInUse('half-down')
     refuseAs(dRpc)
     const filter = { fromBlock: hex(first), toBlock: hex(first + 19n), address: node.fixtures.demo }
     const answer = await getLogs('half-down', filter, 'half')
@@ -252,6 +282,7 @@ describe('eth_getLogs over a range every upstream refuses is split (docs/compati
   })
 
   it("the gateway's result limit applies to the merged answer", async () => {
+    await untilInUse('tight')
     refuseAs(rangeRefusals[0] as (typeof rangeRefusals)[number])
     const filter = {
       fromBlock: hex(first),
@@ -280,6 +311,7 @@ describe('eth_getLogs over a range every upstream refuses is split (docs/compati
     const besu = rangeRefusals.find((vendor) =>
       vendor.vendor.startsWith('besu'),
     ) as (typeof rangeRefusals)[number]
+    await untilInUse('one')
     refuseAs(besu, 0n)
     const filter = { fromBlock: hex(first), toBlock: hex(first + 1n), address: node.fixtures.demo }
     const before = mark()
@@ -306,6 +338,9 @@ describe('eth_getLogs over a range every upstream refuses is split (docs/compati
         },
       })
     }
+    // the other limiter in use for this call, the point of it: checked again, as a liveness check begun
+    // at the gateway's start may have taken one out of use since
+    await untilInUse('one')
     const members = gateway.app.networks.all.find((each) => each.name === 'one')?.pool.members ?? []
     const failures = members.map((member) => member.failures)
     const answered = await getLogs('one', filter, 'other')
