@@ -7,6 +7,7 @@ import { parse } from 'yaml'
 import { createTestSchema, type TestSchema } from './helpers/createTestSchema.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
 import { promqlMetricNames } from './helpers/promqlMetricNames.ts'
+import { parseMetrics } from './helpers/readMetrics.ts'
 import { startPrometheus } from './helpers/startPrometheus.ts'
 import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
 import { devnetOver, startTestNode, type TestNode } from './helpers/startTestNode.ts'
@@ -244,43 +245,34 @@ describe('every query of the dashboard and the alerts names a metric a running g
     assert.ok(queries().length >= 40)
 
     // and what they read is what happened
-    const value = (series: string) => {
-      const line = text.split('\n').find((each) => each.startsWith(`${series} `))
-      return line === undefined ? undefined : Number(line.slice(series.length + 1))
-    }
-    assert.equal(value('tollgate_websocket_connections'), 1)
-    assert.equal(value('tollgate_subscriptions{network="devnet",kind="newHeads"}'), 1)
-    assert.equal(value('tollgate_subscriptions{network="devnet",kind="logs"}'), 0)
-    assert.equal(value('tollgate_redis_up'), 1)
-    assert.equal(value('tollgate_database_up{database="postgres"}'), 1)
-    assert.ok((value('tollgate_meter_refusals_total{status="402"}') ?? 0) >= 1)
-    assert.equal(value('tollgate_keys_daily_credits_used{at_least="1"}'), 1, 'the small key, spent')
-    assert.ok((value('tollgate_credits_charged_total{network="devnet"}') ?? 0) >= 100)
-    assert.ok((value('tollgate_calls_total{network="devnet"}') ?? 0) >= 3)
-    const head = value('tollgate_network_head{network="devnet"}')
-    assert.ok(head !== undefined && head > 0)
-    assert.ok((value('tollgate_gas_indexed_head{network="devnet"}') ?? -1) >= 0)
-    assert.equal(value('tollgate_gas_window_loaded{network="devnet"}'), 1)
-    // every attempt is in the histogram: the calls above were answered, within the +Inf bucket
-    const samples = (prefix: string) =>
-      text
-        .split('\n')
-        .filter((line) => line.startsWith(prefix))
-        .map((line) => ({
-          series: line.slice(0, line.lastIndexOf(' ')),
-          value: Number(line.slice(line.lastIndexOf(' ') + 1)),
-        }))
-    const answered = samples('tollgate_upstream_attempt_duration_seconds_count{network="devnet"').filter(
-      ({ series }) => series.includes('outcome="ok"'),
+    const metrics = parseMetrics(text)
+    const devnet = { network: 'devnet' }
+    assert.equal(metrics.value('tollgate_websocket_connections'), 1)
+    assert.equal(metrics.value('tollgate_subscriptions', { ...devnet, kind: 'newHeads' }), 1)
+    assert.equal(metrics.value('tollgate_subscriptions', { ...devnet, kind: 'logs' }), 0)
+    assert.equal(metrics.value('tollgate_redis_up'), 1)
+    assert.equal(metrics.value('tollgate_database_up', { database: 'postgres' }), 1)
+    assert.ok((metrics.value('tollgate_meter_refusals_total', { status: '402' }) ?? 0) >= 1)
+    assert.equal(
+      metrics.value('tollgate_keys_daily_credits_used', { at_least: '1' }),
+      1,
+      'the small key, spent',
     )
+    assert.ok((metrics.value('tollgate_credits_charged_total', devnet) ?? 0) >= 100)
+    assert.ok((metrics.value('tollgate_calls_total', devnet) ?? 0) >= 3)
+    const head = metrics.value('tollgate_network_head', devnet)
+    assert.ok(head !== undefined && head > 0)
+    assert.ok((metrics.value('tollgate_gas_indexed_head', devnet) ?? -1) >= 0)
+    assert.equal(metrics.value('tollgate_gas_window_loaded', devnet), 1)
+    // every attempt is in the histogram: the calls above were answered, within the +Inf bucket
+    const ok = { ...devnet, outcome: 'ok' }
+    const answered = metrics.all('tollgate_upstream_attempt_duration_seconds_count', ok)
     assert.ok(answered.length >= 1 && answered.every(({ value }) => value >= 1), JSON.stringify(answered))
-    const attempts = answered.reduce((sum, { value }) => sum + value, 0)
-    const infinite = samples('tollgate_upstream_attempt_duration_seconds_bucket{network="devnet"')
-      .filter(({ series }) => series.includes('outcome="ok"') && series.includes('le="+Inf"'))
-      .reduce((sum, { value }) => sum + value, 0)
+    const attempts = metrics.sum('tollgate_upstream_attempt_duration_seconds_count', ok)
+    const infinite = metrics.sum('tollgate_upstream_attempt_duration_seconds_bucket', { ...ok, le: '+Inf' })
     assert.equal(infinite, attempts)
     // a closed breaker has no cooldown
-    const cooldowns = samples('tollgate_upstream_breaker_cooldown_seconds{network="devnet"')
+    const cooldowns = metrics.all('tollgate_upstream_breaker_cooldown_seconds', devnet)
     assert.ok(cooldowns.length >= 1 && cooldowns.every(({ value }) => value === 0), JSON.stringify(cooldowns))
   })
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { postJson, rpcBody } from './helpers/postJson.ts'
+import { readMetrics } from './helpers/readMetrics.ts'
 import { type FakeUpstream, startFakeUpstream } from './helpers/startFakeUpstream.ts'
 import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
 import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
@@ -8,12 +9,8 @@ import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
 const account = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266'
 
 /** tollgate_upstream_hedges_total for the first upstream (the fake, named `slow`). */
-async function hedgesOfSlow(gateway: TestGateway): Promise<number> {
-  const text = await (await fetch(`${gateway.url}/metrics`)).text()
-  const line = text
-    .split('\n')
-    .find((each) => each.startsWith('tollgate_upstream_hedges_total{') && each.includes('upstream="slow"'))
-  return Number(line?.split(' ').at(-1))
+async function hedgesOfSlow(gateway: TestGateway): Promise<number | undefined> {
+  return (await readMetrics(gateway.url)).value('tollgate_upstream_hedges_total', { upstream: 'slow' })
 }
 
 describe('hedging (upstreams.hedge)', () => {

@@ -4,6 +4,7 @@ import { setTimeout as delay } from 'node:timers/promises'
 import { mib, readFigures } from './helpers/hostileClients.ts'
 import { createAttacks, envelopeCredits, price } from './helpers/neighbourAttacks.ts'
 import { rpcBody } from './helpers/postJson.ts'
+import { readMetrics } from './helpers/readMetrics.ts'
 import {
   attackerCallsInFlight,
   attackerHeaders,
@@ -107,14 +108,7 @@ describe('a noisy neighbour: one key runs every attack while another key is serv
 
   /** Answers the cache of `network` keeps now (/metrics). */
   async function cachedAnswers(network: string): Promise<number> {
-    const text = await (await fetch(`${hood.gateway.url}/metrics`)).text()
-    const series = `tollgate_cache_entries{network="${network}"} `
-    return Number(
-      text
-        .split('\n')
-        .find((line) => line.startsWith(series))
-        ?.slice(series.length) ?? 0,
-    )
+    return (await readMetrics(hood.gateway.url)).value('tollgate_cache_entries', { network }) ?? 0
   }
 
   it("eight stalled 5 MiB uploads: one held in the key's share, the neighbour served, its 300 KB batches too", async (t) => {

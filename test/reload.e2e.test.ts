@@ -10,6 +10,7 @@ import { bin, exited, type GatewayProcess, startGatewayProcess } from './helpers
 import { freePort } from './helpers/localProcesses.ts'
 import { openSocket } from './helpers/openSocket.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
+import { readMetrics } from './helpers/readMetrics.ts'
 import { type HoldingUpstream, startHoldingUpstream } from './helpers/startHoldingUpstream.ts'
 import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
 import { until } from './helpers/until.ts'
@@ -193,12 +194,12 @@ describe('tollgate start: SIGHUP reloads', () => {
 
   it('an invalid file is refused whole, naming the wrong keys; the gateway serves on as it was', async () => {
     const reloads = async () => {
-      const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
-      const count = (result: string) =>
-        Number(new RegExp(`tollgate_config_reloads_total\\{result="${result}"\\} (\\d+)`).exec(metrics)?.[1])
+      const metrics = await readMetrics(`http://127.0.0.1:${port}`)
+      const count = (result: string) => metrics.value('tollgate_config_reloads_total', { result })
       return { applied: count('applied'), invalid: count('invalid') }
     }
     const before = await reloads()
+    assert.ok(before.invalid !== undefined, 'invalid reloads counted')
     const refusedBefore = logged('config reload refused').length
     writeConfig({ ...base(), networks: [{ name: 'Bad Name', chainId: 0, upstreams: [] }] })
     gateway.child.kill('SIGHUP')
@@ -208,8 +209,10 @@ describe('tollgate start: SIGHUP reloads', () => {
     assert.match(refusal?.msg ?? '', /networks\.0\.chainId/)
     assert.equal((await rpc('/one', coreKey, 'eth_chainId')).status, 200)
     assert.deepEqual(await reloads(), { applied: before.applied, invalid: before.invalid + 1 })
-    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
-    assert.match(metrics, /tollgate_config_loaded_timestamp_seconds \d/)
+    const loadedAt = (await readMetrics(`http://127.0.0.1:${port}`)).value(
+      'tollgate_config_loaded_timestamp_seconds',
+    )
+    assert.ok((loadedAt ?? 0) > 0, `tollgate_config_loaded_timestamp_seconds: ${loadedAt}`)
   })
 
   it('a rebuild that changes only upstreams.timeoutMs: the Gas API and WebSocket upgrades answer throughout, the fee window carried over', async () => {

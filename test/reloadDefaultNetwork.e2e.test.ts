@@ -11,6 +11,7 @@ import { bin, exited, type GatewayProcess, startGatewayProcess } from './helpers
 import { freePort } from './helpers/localProcesses.ts'
 import { openSocket } from './helpers/openSocket.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
+import { readMetrics } from './helpers/readMetrics.ts'
 import { until } from './helpers/until.ts'
 
 const run = promisify(execFile)
@@ -370,8 +371,8 @@ describe('--workers 2: the primary refuses a file that would move the un-prefixe
       assert.equal(refused?.pid, rig.gateway.child.pid, 'the primary says it')
       // the workers were told (the one answering the scrape counted it), and neither logged a reload
       await until(async () => {
-        const metrics = await (await fetch(`${rig.gateway.url}/metrics`, { keepalive: false })).text()
-        return /tollgate_config_reloads_total\{result="invalid"\} 1/.test(metrics)
+        const metrics = await readMetrics(rig.gateway.url, { keepalive: false })
+        return metrics.value('tollgate_config_reloads_total', { result: 'invalid' }) === 1
       }, 'the refusal counted')
       assert.equal(rig.logged('config reloaded').length, 2)
       assert.equal(await rig.chainId('', key), 31337)

@@ -12,6 +12,7 @@ import { createTestSchema, type TestSchema } from './helpers/createTestSchema.ts
 import { bin, exited, startGatewayProcess } from './helpers/gatewayProcess.ts'
 import { childrenOf, freePort } from './helpers/localProcesses.ts'
 import { rpcBody } from './helpers/postJson.ts'
+import { parseMetrics } from './helpers/readMetrics.ts'
 import { serverConnections } from './helpers/serverConnections.ts'
 import { startTestNode, type TestNode } from './helpers/startTestNode.ts'
 import { until } from './helpers/until.ts'
@@ -209,13 +210,10 @@ describe('tollgate start on PostgreSQL: the first /readyz, and SIGHUP with --wor
       await until(() => logged(gateway.output(), 'config reload refused').length === 1, 'the refusal')
       assert.equal(logged(gateway.output(), 'config reload refused')[0]?.pid, gateway.child.pid)
       // the worker that answers a scrape was told of it (by a message that may still be on its way)
-      await until(
-        async () =>
-          /tollgate_config_reloads_total\{result="invalid"\} 1/.test(
-            (await fresh(`http://127.0.0.1:${port}/metrics`)).text,
-          ),
-        'the invalid reload counted',
-      )
+      await until(async () => {
+        const { text } = await fresh(`http://127.0.0.1:${port}/metrics`)
+        return parseMetrics(text).value('tollgate_config_reloads_total', { result: 'invalid' }) === 1
+      }, 'the invalid reload counted')
       const [doomed] = workers
       // the worker forked in its place is held in its warm-up (its first connection to network one)
       gate.shut()

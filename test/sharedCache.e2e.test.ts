@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test'
 import type { Redis } from 'ioredis'
 import { type Anvil, startAnvil } from '../src/devnet/startAnvil.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
+import { readMetrics } from './helpers/readMetrics.ts'
 import { type FakeUpstream, startFakeUpstream } from './helpers/startFakeUpstream.ts'
 import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
 import { mineIncrement, startTestNode, type TestNode } from './helpers/startTestNode.ts'
@@ -88,8 +89,8 @@ describe('the shared cache: two instances on one Redis, in front of one node', (
     assert.deepEqual(await result(second.endpoint, 'eth_getBlockByHash', [hash, true]), direct)
     assert.equal(clientCalls(counting, 'eth_getBlockByHash') - before, 1, 'no upstream call from the second')
     assert.equal(secondCache.stats.sharedHits, 1)
-    const metrics = await (await fetch(`${second.url}/metrics`)).text()
-    assert.match(metrics, /^tollgate_cache_shared_hits_total\{network="devnet"\} 1$/m)
+    const metrics = await readMetrics(second.url)
+    assert.equal(metrics.value('tollgate_cache_shared_hits_total', { network: 'devnet' }), 1)
     // the Redis hit filled the second's memory: asked again, it is a memory hit
     const hits = secondCache.stats.hits
     assert.deepEqual(await result(second.endpoint, 'eth_getBlockByHash', [hash, true]), direct)

@@ -6,6 +6,7 @@ import { foundry } from 'viem/chains'
 import WebSocket from 'ws'
 import { demoAbi } from '../src/devnet/contracts.ts'
 import { postJson, rpcBody } from './helpers/postJson.ts'
+import { readMetrics } from './helpers/readMetrics.ts'
 import { startTestGateway, type TestGateway } from './helpers/startTestGateway.ts'
 import { devnetOver, mineIncrement, startTestNode, type TestNode } from './helpers/startTestNode.ts'
 import { until } from './helpers/until.ts'
@@ -30,14 +31,7 @@ function wsUrl(gateway: TestGateway, key = gateway.key): string {
  * counted once its answer is handed to the socket, or it is refused, or dropped with the socket).
  */
 async function wsMessagesDone(gateway: TestGateway): Promise<number> {
-  const text = await (await fetch(`${gateway.url}/metrics`)).text()
-  return text
-    .split('\n')
-    .filter(
-      (line) =>
-        line.startsWith('tollgate_request_duration_seconds_count{') && line.includes('transport="ws"'),
-    )
-    .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0)
+  return (await readMetrics(gateway.url)).sum('tollgate_request_duration_seconds_count', { transport: 'ws' })
 }
 
 /** A raw client that records every message. */

@@ -7,6 +7,7 @@ import type { TestContext } from 'node:test'
 import { stringify } from 'yaml'
 import { bin, exited, type GatewayProcess, startGatewayProcess } from './gatewayProcess.ts'
 import { postJson, rpcBody } from './postJson.ts'
+import { readMetrics } from './readMetrics.ts'
 
 export const mib = 1024 * 1024
 
@@ -119,13 +120,10 @@ export type GatewayFigures = {
 
 /** What the gateway's /metrics says now of its answers and of what it holds. */
 export async function readFigures(gateway: GatewayProcess): Promise<GatewayFigures> {
-  const text = await (await fetch(`${gateway.url}/metrics`)).text()
-  const read = (series: string) => {
-    const line = text.split('\n').find((each) => each.startsWith(`${series} `))
-    return Number(line?.slice(series.length + 1) ?? 0)
-  }
+  const metrics = await readMetrics(gateway.url)
+  const read = (name: string, labels?: Record<string, string>) => metrics.value(name, labels) ?? 0
   const byClass = (statusClass: string) =>
-    read(`tollgate_http_rpc_responses_total{status_class="${statusClass}"}`)
+    read('tollgate_http_rpc_responses_total', { status_class: statusClass })
   return {
     answers: {
       total: byClass('2xx') + byClass('4xx') + byClass('5xx'),

@@ -4,6 +4,7 @@ import { getMethodSpec } from '../../src/methods/methodTable.ts'
 import { mib, readFigures } from './hostileClients.ts'
 import { endlessCode } from './measureEndlessGas.ts'
 import { rpcBody } from './postJson.ts'
+import { readMetrics } from './readMetrics.ts'
 import { sendBigBatches } from './sendBigBatches.ts'
 import type { Tally } from './startCountingProxy.ts'
 import {
@@ -281,14 +282,9 @@ export function createAttacks(hood: Neighbourhood, report: string[]) {
 
   /** The `devnet` upstream, which the endless calls and the neighbour share: in use, never a failure. */
   async function nodeNeverJudgedFailing(): Promise<void> {
-    const text = await (await fetch(`${gateway.url}/metrics`)).text()
-    const series = (name: string) =>
-      text
-        .split('\n')
-        .find((line) => line.startsWith(`${name}{network="devnet"`))
-        ?.split(' ')[1]
-    assert.equal(series('tollgate_upstream_up'), '1')
-    assert.equal(series('tollgate_upstream_failures_total'), '0')
+    const metrics = await readMetrics(gateway.url)
+    assert.equal(metrics.value('tollgate_upstream_up', { network: 'devnet' }), 1)
+    assert.equal(metrics.value('tollgate_upstream_failures_total', { network: 'devnet' }), 0)
   }
 
   return {
