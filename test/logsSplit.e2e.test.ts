@@ -312,6 +312,8 @@ describe('eth_getLogs over a range every upstream refuses is split (docs/compati
       vendor.vendor.startsWith('besu'),
     ) as (typeof rangeRefusals)[number]
     await untilInUse('one')
+    const members = gateway.app.networks.all.find((each) => each.name === 'one')?.pool.members ?? []
+    const failuresBefore = members.map((member) => member.failures)
     refuseAs(besu, 0n)
     const filter = { fromBlock: hex(first), toBlock: hex(first + 1n), address: node.fixtures.demo }
     const before = mark()
@@ -323,6 +325,11 @@ describe('eth_getLogs over a range every upstream refuses is split (docs/compati
       id: 'none',
       error: { code: -32005, message: 'Requested range exceeds maximum RPC range limit' },
     })
+    assert.deepEqual(
+      members.map((member) => member.failures),
+      failuresBefore,
+      'the refusals of every limiter say nothing of them',
+    )
 
     // whichever limiter is asked first refuses with HTTP 400, the other answers: the answer, and the
     // refusing limiter kept well
@@ -341,7 +348,6 @@ describe('eth_getLogs over a range every upstream refuses is split (docs/compati
     // the other limiter in use for this call, the point of it: checked again, as a liveness check begun
     // at the gateway's start may have taken one out of use since
     await untilInUse('one')
-    const members = gateway.app.networks.all.find((each) => each.name === 'one')?.pool.members ?? []
     const failures = members.map((member) => member.failures)
     const answered = await getLogs('one', filter, 'other')
     const direct = await postJson(node.url, rpcBody('eth_getLogs', [filter], 'other'))

@@ -211,7 +211,8 @@ describe('tollgate start on PostgreSQL: the first /readyz, and SIGHUP with --wor
       assert.equal(logged(gateway.output(), 'config reload refused')[0]?.pid, gateway.child.pid)
       // the worker that answers a scrape was told of it (by a message that may still be on its way)
       await until(async () => {
-        const { text } = await fresh(`http://127.0.0.1:${port}/metrics`)
+        const { status, text } = await fresh(`http://127.0.0.1:${port}/metrics`)
+        if (status !== 200) return false
         return parseMetrics(text).value('tollgate_config_reloads_total', { result: 'invalid' }) === 1
       }, 'the invalid reload counted')
       const [doomed] = workers

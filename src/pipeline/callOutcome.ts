@@ -64,39 +64,42 @@ export async function callOutcome(ctx: RpcContext, prepared: PreparedCall): Prom
   const trail = ctx.trails?.start(spec.name, network.name)
   // a split eth_getLogs' node calls, each chunk held as it goes
   const charge = new CallCharge(ctx.credits, spec.costCredits)
+  let answer: CallAnswer
   try {
     // answered here: a local result, a subscription
-    if (spec.localResult) return answered(ctx, prepared, local(call.id, spec.localResult()), trail, charge)
-    if (spec.subscriptionOnly) return answered(ctx, prepared, subscription(ctx, prepared), trail, charge)
-    // an answer asked for before a lower of the shown head is not shown (see notBelowShownHead)
-    const lowers = network.head.lowers
-    let answer: CallAnswer
-    const known = spec.monotonicHead && network.cache ? network.head.blockNumber() : undefined
-    if (known !== undefined) {
-      // eth_blockNumber: the head model's own, no node asked (with the cache off, every call goes to one)
-      trail?.usedCache('hit')
-      answer = local(call.id, `0x${known.toString(16)}`)
-    } else {
-      // made ready to send
-      let { params } = prepared
-      if (spec.capsGas) {
-        // the gas cap needs the head: asked for first when none is known yet
-        if (!network.head.latest()) await network.head.poll()
-        const head = network.head.latest()
-        if (head) params = capGas(params, head, network)
+    if (spec.localResult) answer = local(call.id, spec.localResult())
+    else if (spec.subscriptionOnly) answer = subscription(ctx, prepared)
+    else {
+      // an answer asked for before a lower of the shown head is not shown (see notBelowShownHead)
+      const lowers = network.head.lowers
+      const known = spec.monotonicHead && network.cache ? network.head.blockNumber() : undefined
+      if (known !== undefined) {
+        // eth_blockNumber: the head model's own, no node asked (with the cache off, every call goes to one)
+        trail?.usedCache('hit')
+        answer = local(call.id, `0x${known.toString(16)}`)
+      } else {
+        // made ready to send
+        let { params } = prepared
+        if (spec.capsGas) {
+          // the gas cap needs the head: asked for first when none is known yet
+          if (!network.head.latest()) await network.head.poll()
+          const head = network.head.latest()
+          if (head) params = capGas(params, head, network)
+        }
+        const bounded = spec.boundsBlockRange ? await boundLogs(network, params[0]) : undefined
+        // routed, and asked
+        const scope = cacheScope(spec, params, network.head.finalized())
+        const route = routeOf(ctx, prepared, params, scope, bounded)
+        answer = await fetchAnswer(ctx, prepared, params, scope, route, trail, charge)
       }
-      const bounded = spec.boundsBlockRange ? await boundLogs(network, params[0]) : undefined
-      // routed, and asked
-      const scope = cacheScope(spec, params, network.head.finalized())
-      const route = routeOf(ctx, prepared, params, scope, bounded)
-      answer = await fetchAnswer(ctx, prepared, params, scope, route, trail, charge)
+      // its duties, awaited only when one waits (a higher head waiting to be shown)
+      const done = withDuties(ctx, prepared, answer, lowers)
+      answer = done instanceof Promise ? await done : done
     }
-    // its duties, awaited only when one waits (a higher head waiting to be shown)
-    const done = withDuties(ctx, prepared, answer, lowers)
-    return answered(ctx, prepared, done instanceof Promise ? await done : done, trail, charge)
   } catch (err) {
     return failed(ctx, prepared, err, trail, charge)
   }
+  return answered(ctx, prepared, answer, trail, charge)
 }
 
 /** The docs/compatibility.md §7 duties on an answer: a new filter's id sealed, "not found" as null, the shown head. */
