@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { createServer } from 'node:net'
 import { Redis } from 'ioredis'
+import { freePort } from './localProcesses.ts'
 import { testServers } from './testServers.ts'
 import { until } from './until.ts'
 
@@ -102,13 +102,4 @@ export async function startRedisServer(): Promise<RedisServer> {
   }
   await start()
   return { url: `redis://127.0.0.1:${port}`, port, stop, start }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const address = server.address()
-  await new Promise((resolve) => server.close(resolve))
-  if (address === null || typeof address === 'string') throw new Error('no free port')
-  return address.port
 }
