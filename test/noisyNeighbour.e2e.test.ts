@@ -78,7 +78,7 @@ describe('a noisy neighbour: one key runs every attack while another key is serv
     )
     await Promise.all([
       delay(1_000),
-      // endless calls' CPU (each a quarter more than a deadline) on what a busy machine leaves anvil
+      // endless calls' CPU (each twice a deadline) on what a busy machine leaves anvil
       until(() => hood.proxy.atNode() === 0, 'the node done with the phase before', 60_000),
     ])
     const before = await hood.usageOf(attacker)
