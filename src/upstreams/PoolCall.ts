@@ -394,5 +394,5 @@ function outOfUse(members: readonly PoolMember[]): string {
     const why = member.isInUse() ? 'not for this call' : (member.lastError ?? 'out of use')
     return `${member.upstream.label}: ${why}`
   })
-  return `every upstream is failing (${reasons.join('; ')})`
+  return `no upstream took the call (${reasons.join('; ')})`
 }

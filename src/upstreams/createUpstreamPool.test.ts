@@ -293,7 +293,7 @@ describe('createUpstreamPool', () => {
       assert.equal(member(0).breaker.state, 'open')
       const err = await pool.send(body).catch((error: unknown) => error)
       assert.ok(err instanceof UpstreamUnavailableError)
-      assert.equal(err.logDetails, 'every upstream is failing (a: HTTP 500)')
+      assert.equal(err.logDetails, 'no upstream took the call (a: HTTP 500)')
     })
   })
 
