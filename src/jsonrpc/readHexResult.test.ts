@@ -28,6 +28,7 @@ describe('readHexResult', () => {
       answer(26),
       answer(null),
       answer({ number: '0x1' }),
+      answer({ result: '0x1' }),
       JSON.stringify({ jsonrpc: '2.0', id: 1, error: { code: -32000, message: '"result":"0x1"' } }),
       answer('0x1a', 'x'.repeat(300)),
       '{"jsonrpc":"2.0","id":1,"result":"0x1a',

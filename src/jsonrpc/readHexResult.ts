@@ -1,11 +1,10 @@
-import { Buffer } from 'node:buffer'
+import type { Buffer } from 'node:buffer'
+import { answerMember, answerMemberOfText } from './answerMember.ts'
 
-/** What precedes a hex quantity result: `"result":"0x`. */
-const resultText = '"result":"0x'
-const result = Buffer.from(resultText)
+/** What opens a hex quantity: `"0x`. */
 const quote = 0x22
-/** Where a node writes `"result"` (after `"jsonrpc"` and the id): looked for this far only. */
-const searchBytes = 256
+const zero = 0x30
+const x = 0x78
 /** Hex digits that always fit a double exactly (2^52): more are read through a string. */
 const exactDigits = 13
 
@@ -13,22 +12,26 @@ const exactDigits = 13
  * The number an answer's result is when it is a hex quantity of 1 to 16 digits (`"result":"0x1a2b"`),
  * read from the answer's first bytes (or characters) without parsing it or copying it (this is
  * every `eth_blockNumber`, forwarded or a cache hit); undefined when the result is anything else, or
- * is not found there (an error, a long id: the caller parses those).
+ * its member is not among the first bytes (an error, a long id: the caller parses those).
  */
 export function readHexResult(answer: Buffer | string): bigint | undefined {
-  const found = typeof answer === 'string' ? answer.indexOf(resultText) : indexOfResult(answer)
-  if (found === -1 || found > searchBytes) return undefined
-  const digitsStart = found + resultText.length
+  if (typeof answer === 'string') {
+    const member = answerMemberOfText(answer)
+    if (member <= 0 || !answer.startsWith('"0x', member)) return undefined
+    const end = answer.indexOf('"', member + 3)
+    return end === -1 ? undefined : hexQuantity(answer.slice(member + 3, end))
+  }
+  const member = answerMember(answer)
+  if (member <= 0 || answer[member] !== quote || answer[member + 1] !== zero || answer[member + 2] !== x)
+    return undefined
+  const digitsStart = member + 3
   let value = 0
   for (let at = digitsStart; at < answer.length; at++) {
-    const code = typeof answer === 'string' ? answer.charCodeAt(at) : (answer[at] as number)
+    const code = answer[at] as number
     if (code === quote) {
       const digits = at - digitsStart
       if (digits === 0 || digits > 16) return undefined
-      if (digits <= exactDigits) return BigInt(value)
-      return BigInt(
-        `0x${typeof answer === 'string' ? answer.slice(digitsStart, at) : answer.toString('latin1', digitsStart, at)}`,
-      )
+      return digits <= exactDigits ? BigInt(value) : BigInt(`0x${answer.toString('latin1', digitsStart, at)}`)
     }
     const digit = hexDigit(code)
     if (digit === -1) return undefined
@@ -37,20 +40,9 @@ export function readHexResult(answer: Buffer | string): bigint | undefined {
   return undefined
 }
 
-/** Where `"result":"0x` starts in an answer's first bytes: a byte loop (no search, no copy); -1 if not there. */
-function indexOfResult(bytes: Buffer): number {
-  const end = Math.min(bytes.length, searchBytes + result.length) - result.length
-  for (let index = 0; index <= end; index++) {
-    if (bytes[index] === quote && startsWithResult(bytes, index)) return index
-  }
-  return -1
-}
-
-function startsWithResult(bytes: Buffer, at: number): boolean {
-  for (let offset = 1; offset < result.length; offset++) {
-    if (bytes[at + offset] !== result[offset]) return false
-  }
-  return true
+/** The digits of a cached answer's hex quantity (1 to 16 of them), as a number; undefined when they are not one. */
+function hexQuantity(digits: string): bigint | undefined {
+  return /^[0-9a-f]{1,16}$/i.test(digits) ? BigInt(`0x${digits}`) : undefined
 }
 
 function hexDigit(code: number): number {
