@@ -3,7 +3,7 @@ import { InvalidRequestError, ParseError } from '../errors/rpcErrors.ts'
 import { isJsonDeeperThan } from './isJsonDeeperThan.ts'
 import { readCallText } from './readCallText.ts'
 import { readIdTexts } from './readIdTexts.ts'
-import { readStringified } from './readStringified.ts'
+import { readStringified, type StringifiedCall } from './readStringified.ts'
 import type { RpcCall, RpcEntry, RpcId, RpcRequest } from './types.ts'
 import { toRawIdStandIn } from './withRawIds.ts'
 
@@ -29,26 +29,15 @@ export function parseRpcRequest(
   bytes?: Buffer,
 ): RpcRequest {
   // most bodies are written as JSON.stringify writes them: read in one pass, depth included
-  let value = readStringified(body, maxJsonDepth)
-  const stringified = value !== undefined
-  if (!stringified) {
-    if (isJsonDeeperThan(body, maxJsonDepth)) {
-      throw new InvalidRequestError(`invalid request: JSON nested deeper than ${maxJsonDepth} levels`)
-    }
-    try {
-      value = JSON.parse(body)
-    } catch (cause) {
-      throw new ParseError({ cause })
-    }
-  }
+  const stringified = readStringified(body, maxJsonDepth)
+  const value = stringified ?? parsed(body, maxJsonDepth)
   if (!Array.isArray(value)) {
-    const entry = toRpcEntry(value)
+    const entry = toRpcEntry(stringified ? (value as StringifiedCall) : envelopeOf(value))
     if ('call' in entry && !entry.call.isNotification) {
       const { call } = entry
       call.text = body
       call.bytes = bytes
-      call.envelope = value as object
-      call.stringified = stringified
+      call.envelope = stringified ? undefined : (value as object)
     }
     const request: RpcRequest = { isBatch: false, entry }
     // text JSON.stringify writes holds no number it would write otherwise
@@ -58,11 +47,39 @@ export function parseRpcRequest(
   if (value.length > maxBatchSize) {
     return { isBatch: true, entries: [{ id: null, error: new InvalidRequestError('batch too large') }] }
   }
-  const entries = value.map(toRpcEntry)
+  const entries = stringified
+    ? (value as StringifiedCall[]).map(toRpcEntry)
+    : value.map((element) => toRpcEntry(envelopeOf(element)))
   const request: RpcRequest = { isBatch: true, entries }
   return stringified || !entries.some((entry) => hasAlteredId(idOf(entry)))
     ? request
     : withStandIns(request, entries, body)
+}
+
+/** A body readStringified did not read: JSON.parse's value, once its depth is known to be bounded. */
+function parsed(body: string, maxJsonDepth: number): unknown {
+  if (isJsonDeeperThan(body, maxJsonDepth)) {
+    throw new InvalidRequestError(`invalid request: JSON nested deeper than ${maxJsonDepth} levels`)
+  }
+  try {
+    return JSON.parse(body)
+  } catch (cause) {
+    throw new ParseError({ cause })
+  }
+}
+
+/** A parsed element's envelope members, as readStringified gives them; undefined when it is no object. */
+function envelopeOf(value: unknown): StringifiedCall | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined
+  const message = value as Record<string, unknown>
+  return {
+    jsonrpc: message.jsonrpc,
+    id: message.id,
+    hasId: 'id' in message,
+    method: message.method,
+    params: message.params,
+    plain: isPlainEnvelope(message),
+  }
 }
 
 const idOf = (entry: RpcEntry): RpcId => ('call' in entry ? entry.call.id : entry.id)
@@ -95,29 +112,25 @@ function withStandIns(request: RpcRequest, entries: RpcEntry[], body: string): R
   return request
 }
 
-function toRpcEntry(value: unknown): RpcEntry {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return { id: null, error: new InvalidRequestError() }
-  }
-  const message = value as Record<string, unknown>
-  const hasId = 'id' in message
-  const id = message.id
+function toRpcEntry(envelope: StringifiedCall | undefined): RpcEntry {
+  if (envelope === undefined) return { id: null, error: new InvalidRequestError() }
+  const { jsonrpc, id, hasId, method } = envelope
   if (hasId && !isRpcId(id)) return { id: null, error: new InvalidRequestError() }
   const validId = hasId ? (id as RpcId) : null
-  if (message.jsonrpc !== '2.0' || typeof message.method !== 'string' || message.method === '') {
+  if (jsonrpc !== '2.0' || typeof method !== 'string' || method === '') {
     return { id: validId, error: new InvalidRequestError() }
   }
-  const params = message.params ?? []
+  const params = envelope.params ?? []
   if (!Array.isArray(params)) return { id: validId, error: new InvalidRequestError() }
   const call = {
     id: validId,
-    method: message.method,
+    method,
     params,
     isNotification: !hasId,
     text: undefined,
     bytes: undefined,
     envelope: undefined,
-    stringified: false,
+    plainEnvelope: envelope.plain,
     readsAsWritten: undefined,
   }
   return { call }
@@ -140,15 +153,15 @@ export function asWrittenBody(call: RpcCall): string | Buffer | undefined {
 
 /**
  * Whether any node reads `text` as JSON.parse read it. Most clients write a call as JSON.stringify
- * writes it: then the text is what serialising the parsed envelope writes (nothing repeated, no
- * number or escape written another way; known without serialising it when readStringified read the
- * text), and the envelope must hold the four members and nothing else (a node may read `Params` as
- * `params`, where tollgate saw none). Other text is read by
- * readCallText: its checks on the envelope, the id written as serialising it writes it, and no
+ * writes it: then the text is what serialising its values writes (nothing repeated, no number or
+ * escape written another way; known without serialising it when readStringified read the text,
+ * else its parsed `envelope` is serialised), and the envelope must hold the four members and
+ * nothing else (a node may read `Params` as `params`, where tollgate saw none). Other text is read
+ * by readCallText: its checks on the envelope, the id written as serialising it writes it, and no
  * member repeated at any depth.
  */
 function readsAsWritten(text: string, call: RpcCall): boolean {
-  if (isPlainEnvelope(call.envelope) && (call.stringified || JSON.stringify(call.envelope) === text))
+  if (call.plainEnvelope && (call.envelope === undefined || JSON.stringify(call.envelope) === text))
     return true
   // its depth was bounded before it was parsed
   const read = readCallText(text)
@@ -162,13 +175,9 @@ function readsAsWritten(text: string, call: RpcCall): boolean {
 /** jsonrpc, id, method, params. */
 const envelopeMembers = 4
 
-/** Whether a call's envelope has its four members and no other (any parsed call has jsonrpc, id, method). */
-function isPlainEnvelope(envelope: object | undefined): boolean {
-  return (
-    envelope !== undefined &&
-    Object.hasOwn(envelope, 'params') &&
-    Object.keys(envelope).length === envelopeMembers
-  )
+/** Whether a parsed call's envelope has its four members and no other (any parsed call has jsonrpc, id, method). */
+function isPlainEnvelope(envelope: object): boolean {
+  return Object.hasOwn(envelope, 'params') && Object.keys(envelope).length === envelopeMembers
 }
 
 /** Object members in a parsed value, at every depth: fewer than written means a name was repeated. */

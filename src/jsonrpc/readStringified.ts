@@ -16,22 +16,136 @@ const writtenOtherwise = /[\u0000-\u001f\\\ud800-\udfff]/
 /** Integers of up to 15 digits read back exactly, and JSON.stringify writes them digit for digit. */
 const maxIntegerDigits = 15
 
+/** A call's envelope as readStringified reads it: its members' values (undefined when absent). */
+export type StringifiedCall = {
+  jsonrpc: unknown
+  id: unknown
+  hasId: boolean
+  method: unknown
+  params: unknown
+  /** Its members are jsonrpc, id, method and params, each once, and no other. */
+  plain: boolean
+}
+
 /**
- * Reads JSON text written the way JSON.stringify writes it, in one pass: no whitespace, strings
- * without escapes, integers (no fraction, exponent or `-0`) of up to 15 digits, no member named
- * twice, no member named like an array index or `__proto__`, and at most `maxDepth` arrays and
- * objects inside one another. Its value is then the one JSON.parse gives, and serialising that value
- * writes the text back, so a node reads the text as tollgate did. Any other text, well-formed or
- * not, gives undefined: JSON.parse reads it instead (JSON text never reads as undefined).
- * Most clients (viem, ethers, web3.js, cast) write calls this way.
+ * Reads a request body written the way JSON.stringify writes it, in one pass, straight into its
+ * calls: one call's envelope, or a batch (an array) of them, each an object whose members are among
+ * jsonrpc, id, method and params (their values read as readValue reads them); no object is built
+ * for an envelope. The text holds no whitespace, no string with an escape, no number but an integer
+ * (no fraction, exponent or `-0`) of up to 15 digits, no member named twice, no member named like
+ * an array index or `__proto__`, and at most `maxDepth` arrays and objects inside one another (an
+ * envelope and a batch are one each). Its values are then the ones JSON.parse gives, and
+ * serialising them writes the text back, so a node reads the text as tollgate did. Any other text,
+ * well-formed or not (a fifth member, an element that is no object), gives undefined: JSON.parse
+ * reads it instead. Most clients (viem, ethers, web3.js, cast) write calls this way.
  */
-export function readStringified(text: string, maxDepth: number): unknown {
+export function readStringified(
+  text: string,
+  maxDepth: number,
+): StringifiedCall | StringifiedCall[] | undefined {
   if (writtenOtherwise.test(text)) return undefined
-  const length = text.length
-  // the arrays and objects being filled, each with the member name its next value goes under
-  const open: (unknown[] | Record<string, unknown>)[] = []
-  const names: string[] = []
-  let pos = 0
+  if (text.charCodeAt(0) !== openBracket) {
+    const call = readCall(text, 0, maxDepth)
+    return valueEnd === text.length ? call : undefined
+  }
+  // a batch: its calls, each read as one is
+  if (text.charCodeAt(1) === closeBracket) return text.length === 2 ? [] : undefined
+  const calls: StringifiedCall[] = []
+  let pos = 1
+  for (;;) {
+    const call = readCall(text, pos, maxDepth - 1)
+    if (call === undefined) return undefined
+    calls.push(call)
+    pos = valueEnd
+    const next = text.charCodeAt(pos++)
+    if (next === closeBracket) return pos === text.length ? calls : undefined
+    if (next !== comma) return undefined
+  }
+}
+
+/** Where the value readCall or readValue read last ends (a second return value): -1 when none was read. */
+let valueEnd = -1
+
+/** The envelope's members, each a bit: one met twice is refused. */
+const jsonrpcBit = 1
+const idBit = 2
+const methodBit = 4
+const paramsBit = 8
+
+/** The call's envelope at `pos` (its members' names told by their first letter), or undefined. */
+function readCall(text: string, pos: number, maxDepth: number): StringifiedCall | undefined {
+  valueEnd = -1
+  if (text.charCodeAt(pos) !== openBrace || maxDepth < 1) return undefined
+  const call: StringifiedCall = {
+    jsonrpc: undefined,
+    id: undefined,
+    hasId: false,
+    method: undefined,
+    params: undefined,
+    plain: false,
+  }
+  let seen = 0
+  pos++
+  if (text.charCodeAt(pos) === closeBrace) {
+    valueEnd = pos + 1
+    return call
+  }
+  for (;;) {
+    let bit: number
+    let name: string
+    switch (text.charCodeAt(pos + 1)) {
+      case 0x6a: // j
+        bit = jsonrpcBit
+        name = '"jsonrpc":'
+        break
+      case 0x69: // i
+        bit = idBit
+        name = '"id":'
+        break
+      case 0x6d: // m
+        bit = methodBit
+        name = '"method":'
+        break
+      case 0x70: // p
+        bit = paramsBit
+        name = '"params":'
+        break
+      default:
+        return undefined
+    }
+    if ((seen & bit) !== 0 || !text.startsWith(name, pos)) return undefined
+    seen |= bit
+    const value = readValue(text, pos + name.length, maxDepth - 1)
+    if (value === undefined) return undefined
+    if (bit === jsonrpcBit) call.jsonrpc = value
+    else if (bit === idBit) {
+      call.id = value
+      call.hasId = true
+    } else if (bit === methodBit) call.method = value
+    else call.params = value
+    pos = valueEnd
+    const next = text.charCodeAt(pos++)
+    if (next === closeBrace) {
+      call.plain = seen === (jsonrpcBit | idBit | methodBit | paramsBit)
+      valueEnd = pos
+      return call
+    }
+    if (next !== comma) return undefined
+  }
+}
+
+/**
+ * Reads the value at `pos` (readStringified's rules), without recursion: the arrays and objects
+ * being filled are on a stack of their own. Where it ends goes to valueEnd; undefined when the text
+ * there is not such a value.
+ */
+function readValue(text: string, start: number, maxDepth: number): unknown {
+  valueEnd = -1
+  // the arrays and objects being filled, each with the member name its next value goes under (made
+  // when one holds another: most values are a string, a number or one array)
+  let open: (unknown[] | Record<string, unknown>)[] | undefined
+  let names: string[] | undefined
+  let pos = start
   let container: unknown[] | Record<string, unknown> | undefined
   let name = ''
   for (;;) {
@@ -43,13 +157,15 @@ export function readStringified(text: string, maxDepth: number): unknown {
       value = text.slice(pos + 1, end)
       pos = end + 1
     } else if (char === openBrace || char === openBracket) {
-      if (open.length + (container === undefined ? 0 : 1) >= maxDepth) return undefined
+      if ((open?.length ?? 0) + (container === undefined ? 0 : 1) >= maxDepth) return undefined
       const isObject = char === openBrace
       if (text.charCodeAt(pos + 1) === (isObject ? closeBrace : closeBracket)) {
         value = isObject ? {} : []
         pos += 2
       } else {
         if (container !== undefined) {
+          open ??= []
+          names ??= []
           open.push(container)
           names.push(name)
         }
@@ -80,7 +196,10 @@ export function readStringified(text: string, maxDepth: number): unknown {
 
     // the value goes into its container; a container that closes after it is itself a value
     for (;;) {
-      if (container === undefined) return pos === length ? value : undefined
+      if (container === undefined) {
+        valueEnd = pos
+        return value
+      }
       const isArray = Array.isArray(container)
       if (isArray) (container as unknown[]).push(value)
       else {
@@ -100,8 +219,8 @@ export function readStringified(text: string, maxDepth: number): unknown {
       }
       if (next !== (isArray ? closeBracket : closeBrace)) return undefined
       value = container
-      container = open.pop()
-      name = names.pop() ?? ''
+      container = open?.pop()
+      name = names?.pop() ?? ''
     }
   }
 }
@@ -124,15 +243,11 @@ function readName(text: string, pos: number): number {
 }
 
 /**
- * The member names of calls (the envelope's, a transaction's and a log filter's), as constants:
- * a property set under one needs no lookup of the name (a name sliced from the text does).
+ * The member names of a call's params (a transaction's and a log filter's), as constants: a
+ * property set under one needs no lookup of the name (a name sliced from the text does). By length.
  */
-const knownNames = new Map<number, string[]>()
+const knownNames: string[][] = []
 for (const name of [
-  'jsonrpc',
-  'id',
-  'method',
-  'params',
   'from',
   'to',
   'data',
@@ -152,12 +267,12 @@ for (const name of [
   'toBlock',
   'blockHash',
 ]) {
-  knownNames.set(name.length, [...(knownNames.get(name.length) ?? []), name])
+  knownNames[name.length] = [...(knownNames[name.length] ?? []), name]
 }
 
 /** The constant for the name written from `start` to `end`, if it is one of knownNames. */
 function knownName(text: string, start: number, end: number): string | undefined {
-  const candidates = knownNames.get(end - start)
+  const candidates = knownNames[end - start]
   if (candidates === undefined) return undefined
   for (const name of candidates) if (text.startsWith(name, start)) return name
   return undefined

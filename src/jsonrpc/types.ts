@@ -17,10 +17,13 @@ export type RpcCall = {
   text: string | undefined
   /** The bytes that text came in, when the transport kept them and they are UTF-8: sent as they are. */
   bytes: Buffer | undefined
-  /** The object that text parsed to, to compare the text with its serialisation (asWrittenBody). */
+  /**
+   * The object JSON.parse made of that text, to compare the text with its serialisation
+   * (asWrittenBody); undefined when readStringified read it (then the text is what serialising writes).
+   */
   envelope: object | undefined
-  /** The text was read by readStringified: it is what serialising the envelope writes. */
-  stringified: boolean
+  /** Its envelope's members are jsonrpc, id, method and params, and no other. */
+  plainEnvelope: boolean
   /** Whether a node reads the text as tollgate did (asWrittenBody); undefined until it is read. */
   readsAsWritten: boolean | undefined
 }
