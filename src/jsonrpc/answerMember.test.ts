@@ -19,6 +19,18 @@ describe('answerMember', () => {
     assert.ok(read('{"result":"0x1","error":{"code":1}}') > 0)
   })
 
+  it('finds the name wherever it ends, at an even or an odd byte', () => {
+    for (const id of ['1', '12', '123', '1234', '"a"', '"ab"']) {
+      const result = `{"jsonrpc":"2.0","id":${id},"result":"0x1"}`
+      assert.equal(read(result), result.indexOf('"0x1"'), result)
+      const error = `{"jsonrpc":"2.0","id":${id},"error":{"code":1}}`
+      assert.equal(read(error), -error.indexOf('{"code"'), error)
+      assert.equal(read(`{"id":${id},"error":{}}`), -`{"id":${id},"error":`.length)
+    }
+    assert.equal(read('{"error":1}'), -9)
+    assert.equal(read('{"result":1}'), 10)
+  })
+
   it('text within a string is no name: its quotes are escaped', () => {
     const answer = '{"jsonrpc":"2.0","id":"\\"result\\":","error":{"code":1}}'
     assert.equal(read(answer), -answer.indexOf('{"code"'))

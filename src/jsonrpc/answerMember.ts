@@ -12,8 +12,11 @@ export const answerHeadBytes = 128
  */
 export function answerMember(body: Buffer): number {
   const end = Math.min(body.length, answerHeadBytes)
-  for (let colon = errorText.length - 1; colon < end; colon++) {
-    if (body[colon] !== colonByte || body[colon - 1] !== quote) continue
+  // two bytes a step: of a name's closing `":`, one byte is at an even index
+  for (let at = errorText.length - 1; at < end; at += 2) {
+    const byte = body[at]
+    const colon = byte === colonByte ? at : byte === quote && body[at + 1] === colonByte ? at + 1 : -1
+    if (colon === -1 || colon >= end || body[colon - 1] !== quote) continue
     // the name before it, byte by byte (a loop over the name costs twice this, on every answer)
     const last = body[colon - 2]
     if (

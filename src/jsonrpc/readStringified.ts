@@ -30,8 +30,8 @@ export type StringifiedCall = {
 /**
  * Reads a request body written the way JSON.stringify writes it, in one pass, straight into its
  * calls: one call's envelope, or a batch (an array) of them, each an object whose members are among
- * jsonrpc, id, method and params (their values read as readValue reads them); no object is built
- * for an envelope. The text holds no whitespace, no string with an escape, no number but an integer
+ * jsonrpc, id, method and params (their values read as readValue reads them), read into a
+ * StringifiedCall rather than built as an object of its own. The text holds no whitespace, no string with an escape, no number but an integer
  * (no fraction, exponent or `-0`) of up to 15 digits, no member named twice, no member named like
  * an array index or `__proto__`, and at most `maxDepth` arrays and objects inside one another (an
  * envelope and a batch are one each). Its values are then the ones JSON.parse gives, and
