@@ -42,4 +42,56 @@ describe('answerMember', () => {
     assert.equal(read('{"jsonrpc":"2.0","id":1,"myresult":"0x1"}'), 0)
     assert.equal(read(`{"jsonrpc":"2.0","id":"${'a'.repeat(120)}","result":"0x1"}`), 0)
   })
+
+  it('a name counts when its colon is among the first 128 bytes, at either parity; one past them does not', () => {
+    for (const name of ['result', 'error']) {
+      for (const colon of [125, 126, 127, 128, 129]) {
+        // an id that puts the name's colon at `colon`
+        const prefix = '{"jsonrpc":"2.0","id":"'
+        const idChars = colon - prefix.length - `","${name}"`.length
+        const answer = `${prefix}${'a'.repeat(idChars)}","${name}":1}`
+        assert.equal(answer.indexOf(`"${name}":`) + name.length + 2, colon)
+        const expected = colon < 128 ? (name === 'result' ? 1 : -1) * (colon + 1) : 0
+        assert.equal(read(answer), expected, `${name} at ${colon}`)
+        // the answer ending just after the colon
+        assert.equal(read(answer.slice(0, colon + 1)), expected)
+      }
+    }
+  })
+
+  it('reads as a plain search for the first name would, on any answer', () => {
+    /** The first colon among the first 128 characters that ends `"result"` or `"error"`. */
+    const reference = (text: string) => {
+      for (let colon = 0; colon < Math.min(text.length, 128); colon++) {
+        if (text[colon] !== ':') continue
+        if (text.slice(colon - 8, colon) === '"result"' && colon >= 8) return colon + 1
+        if (text.slice(colon - 7, colon) === '"error"' && colon >= 7) return -(colon + 1)
+      }
+      return 0
+    }
+    let state = 5
+    const next = () => {
+      state = (state * 1_103_515_245 + 12_345) % 2_147_483_648
+      return state / 2_147_483_648
+    }
+    const pieces = [
+      '"result":',
+      '"error":',
+      '"',
+      ':',
+      '\\"',
+      'r',
+      'x',
+      ',',
+      '{',
+      '"id":1',
+      '"result"',
+      'error":',
+    ]
+    for (let round = 0; round < 3_000; round++) {
+      let text = ''
+      while (text.length < 140) text += pieces[Math.floor(next() * pieces.length)]
+      assert.equal(read(text), reference(text), text)
+    }
+  })
 })

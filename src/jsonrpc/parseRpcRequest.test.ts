@@ -47,12 +47,43 @@ describe('parseRpcRequest', () => {
           isNotification: false,
           text,
           bytes: undefined,
+          stringified: true,
           envelope: undefined,
           plainEnvelope: false,
           readsAsWritten: undefined,
         },
       },
     })
+  })
+
+  it('reads a body as JSON.parse does, whether readStringified reads it or not', () => {
+    const calls = [
+      { jsonrpc: '2.0', id: 1, method: 'eth_call', params: [{ to: '0x01' }, 'latest'] },
+      { method: 'eth_chainId', params: [], id: 'a', jsonrpc: '2.0' },
+      { jsonrpc: '2.0', method: 'm', params: [] },
+      { jsonrpc: '2.0', id: null, method: 'm', params: null },
+      { jsonrpc: '2.0', id: 2, method: 'm' },
+      { jsonrpc: '1.0', id: 3, method: 'm', params: [] },
+      { jsonrpc: '2.0', id: 4, method: 'm', params: { a: 1 } },
+      { jsonrpc: '2.0', id: 5, method: 'm', params: [], extra: true },
+      { jsonrpc: '2.0', id: true, method: 'm' },
+      {},
+    ]
+    /** What a call's entry comes to, leaving out how its text was read. */
+    const read = (body: string) => {
+      const request = parseRpcRequest(body, { ...options, maxBatchSize: 20 })
+      const entries = request.isBatch ? request.entries : [request.entry]
+      return entries.map((entry) => {
+        if ('error' in entry) return { id: entry.id, error: entry.error.message }
+        const { id, method, params, isNotification, plainEnvelope } = entry.call
+        return { id, method, params, isNotification, plainEnvelope }
+      })
+    }
+    for (const body of [...calls.map((call) => JSON.stringify(call)), JSON.stringify(calls)]) {
+      // a space after the first character: the same body, which readStringified leaves to JSON.parse
+      const spaced = `${body[0]} ${body.slice(1)}`
+      assert.deepEqual(read(body), read(spaced), body)
+    }
   })
 
   it('a call without id is a notification; id null is a call', () => {

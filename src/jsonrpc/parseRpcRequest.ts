@@ -3,7 +3,7 @@ import { InvalidRequestError, ParseError } from '../errors/rpcErrors.ts'
 import { isJsonDeeperThan } from './isJsonDeeperThan.ts'
 import { readCallText } from './readCallText.ts'
 import { readIdTexts } from './readIdTexts.ts'
-import { readStringified, type StringifiedCall } from './readStringified.ts'
+import { type CallMembers, readStringified } from './readStringified.ts'
 import type { RpcCall, RpcEntry, RpcId, RpcRequest } from './types.ts'
 import { toRawIdStandIn } from './withRawIds.ts'
 
@@ -17,11 +17,11 @@ export type ParseRpcRequestOptions = {
  * Turns a request body into calls. Throws for what stops the whole request (nested deeper than
  * `maxJsonDepth`, checked before parsing; body not JSON; empty batch); an element that is not a
  * JSON-RPC call becomes an entry carrying its error, so the rest of a batch still runs. A batch over
- * the limit answers as one error element. A single call with an id keeps its text, its parsed
- * envelope and, when given, the `bytes` it came in (the caller vouches that they decode to `body`
- * byte for character), to be forwarded as the client wrote it if asWrittenBody finds that any node
- * reads it as JSON.parse did (read when the call is about to be forwarded: one answered from the
- * cache never needs it).
+ * the limit answers as one error element. A single call with an id keeps its text, whether
+ * readStringified read it (else its envelope as JSON.parse made it) and, when given, the `bytes` it
+ * came in (the caller vouches that they decode to `body` byte for character), to be forwarded as
+ * the client wrote it if asWrittenBody finds that any node reads it as JSON.parse did (read when
+ * the call is about to be forwarded: one answered from the cache never needs it).
  */
 export function parseRpcRequest(
   body: string,
@@ -29,29 +29,31 @@ export function parseRpcRequest(
   bytes?: Buffer,
 ): RpcRequest {
   // most bodies are written as JSON.stringify writes them: read in one pass, depth included
-  const stringified = readStringified(body, maxJsonDepth)
-  const value = stringified ?? parsed(body, maxJsonDepth)
+  const read = readStringified(body, maxJsonDepth)
+  const value = read ?? parsed(body, maxJsonDepth)
   if (!Array.isArray(value)) {
-    const entry = toRpcEntry(stringified ? (value as StringifiedCall) : envelopeOf(value))
+    const entry = toRpcEntry(read === undefined ? envelopeOf(value) : (value as CallMembers))
     if ('call' in entry && !entry.call.isNotification) {
       const { call } = entry
       call.text = body
       call.bytes = bytes
-      call.envelope = stringified ? undefined : (value as object)
+      call.stringified = read !== undefined
+      if (read === undefined) call.envelope = value as object
     }
     const request: RpcRequest = { isBatch: false, entry }
     // text JSON.stringify writes holds no number it would write otherwise
-    return stringified || !hasAlteredId(idOf(entry)) ? request : withStandIns(request, [entry], body)
+    return read !== undefined || !hasAlteredId(idOf(entry)) ? request : withStandIns(request, [entry], body)
   }
   if (value.length === 0) throw new InvalidRequestError('empty batch')
   if (value.length > maxBatchSize) {
     return { isBatch: true, entries: [{ id: null, error: new InvalidRequestError('batch too large') }] }
   }
-  const entries = stringified
-    ? (value as StringifiedCall[]).map(toRpcEntry)
-    : value.map((element) => toRpcEntry(envelopeOf(element)))
+  const entries =
+    read === undefined
+      ? value.map((element) => toRpcEntry(envelopeOf(element)))
+      : (value as CallMembers[]).map(toRpcEntry)
   const request: RpcRequest = { isBatch: true, entries }
-  return stringified || !entries.some((entry) => hasAlteredId(idOf(entry)))
+  return read !== undefined || !entries.some((entry) => hasAlteredId(idOf(entry)))
     ? request
     : withStandIns(request, entries, body)
 }
@@ -69,7 +71,7 @@ function parsed(body: string, maxJsonDepth: number): unknown {
 }
 
 /** A parsed element's envelope members, as readStringified gives them; undefined when it is no object. */
-function envelopeOf(value: unknown): StringifiedCall | undefined {
+function envelopeOf(value: unknown): CallMembers | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined
   const message = value as Record<string, unknown>
   return {
@@ -112,7 +114,7 @@ function withStandIns(request: RpcRequest, entries: RpcEntry[], body: string): R
   return request
 }
 
-function toRpcEntry(envelope: StringifiedCall | undefined): RpcEntry {
+function toRpcEntry(envelope: CallMembers | undefined): RpcEntry {
   if (envelope === undefined) return { id: null, error: new InvalidRequestError() }
   const { jsonrpc, id, hasId, method } = envelope
   if (hasId && !isRpcId(id)) return { id: null, error: new InvalidRequestError() }
@@ -129,6 +131,7 @@ function toRpcEntry(envelope: StringifiedCall | undefined): RpcEntry {
     isNotification: !hasId,
     text: undefined,
     bytes: undefined,
+    stringified: false,
     envelope: undefined,
     plainEnvelope: envelope.plain,
     readsAsWritten: undefined,
@@ -175,9 +178,15 @@ function readsAsWritten(text: string, call: RpcCall): boolean {
 /** jsonrpc, id, method, params. */
 const envelopeMembers = 4
 
-/** Whether a parsed call's envelope has its four members and no other (any parsed call has jsonrpc, id, method). */
+/** Whether a parsed envelope's members are jsonrpc, id, method and params, and no other. */
 function isPlainEnvelope(envelope: object): boolean {
-  return Object.hasOwn(envelope, 'params') && Object.keys(envelope).length === envelopeMembers
+  return (
+    Object.keys(envelope).length === envelopeMembers &&
+    Object.hasOwn(envelope, 'jsonrpc') &&
+    Object.hasOwn(envelope, 'id') &&
+    Object.hasOwn(envelope, 'method') &&
+    Object.hasOwn(envelope, 'params')
+  )
 }
 
 /** Object members in a parsed value, at every depth: fewer than written means a name was repeated. */

@@ -18,6 +18,7 @@ describe('readHexResult', () => {
     assert.equal(readHexResult(Buffer.from(answer('0x1ffffffffffffff1'))), 0x1ffffffffffffff1n)
     assert.equal(readHexResult(answer('0x1ffffffffffffff1')), 0x1ffffffffffffff1n)
     assert.equal(readHexResult(Buffer.from(answer('0x1ffffffffffffffff'))), undefined)
+    assert.equal(readHexResult(answer('0x1ffffffffffffffff')), undefined)
   })
 
   it('undefined for any other result, an error, or a result not near the start', () => {

@@ -17,7 +17,7 @@ const writtenOtherwise = /[\u0000-\u001f\\\ud800-\udfff]/
 const maxIntegerDigits = 15
 
 /** A call's envelope as readStringified reads it: its members' values (undefined when absent). */
-export type StringifiedCall = {
+export type CallMembers = {
   jsonrpc: unknown
   id: unknown
   hasId: boolean
@@ -31,26 +31,24 @@ export type StringifiedCall = {
  * Reads a request body written the way JSON.stringify writes it, in one pass, straight into its
  * calls: one call's envelope, or a batch (an array) of them, each an object whose members are among
  * jsonrpc, id, method and params (their values read as readValue reads them), read into a
- * StringifiedCall rather than built as an object of its own. The text holds no whitespace, no string with an escape, no number but an integer
- * (no fraction, exponent or `-0`) of up to 15 digits, no member named twice, no member named like
- * an array index or `__proto__`, and at most `maxDepth` arrays and objects inside one another (an
- * envelope and a batch are one each). Its values are then the ones JSON.parse gives, and
- * serialising them writes the text back, so a node reads the text as tollgate did. Any other text,
- * well-formed or not (a fifth member, an element that is no object), gives undefined: JSON.parse
- * reads it instead. Most clients (viem, ethers, web3.js, cast) write calls this way.
+ * CallMembers rather than built as an object of its own. The text holds no whitespace, no string
+ * with an escape, no number but an integer (no fraction, exponent or `-0`) of up to 15 digits, no
+ * member named twice, no member named like an array index or `__proto__`, and at most `maxDepth`
+ * arrays and objects inside one another (an envelope and a batch are one each). Its values are then
+ * the ones JSON.parse gives, and serialising them writes the text back, so a node reads the text as
+ * tollgate did. Any other text, well-formed or not (a fifth member, an element that is no object),
+ * gives undefined: JSON.parse reads it instead. Most clients (viem, ethers, web3.js, cast) write
+ * calls this way.
  */
-export function readStringified(
-  text: string,
-  maxDepth: number,
-): StringifiedCall | StringifiedCall[] | undefined {
+export function readStringified(text: string, maxDepth: number): CallMembers | CallMembers[] | undefined {
   if (writtenOtherwise.test(text)) return undefined
   if (text.charCodeAt(0) !== openBracket) {
     const call = readCall(text, 0, maxDepth)
-    return valueEnd === text.length ? call : undefined
+    return call !== undefined && valueEnd === text.length ? call : undefined
   }
   // a batch: its calls, each read as one is
   if (text.charCodeAt(1) === closeBracket) return text.length === 2 ? [] : undefined
-  const calls: StringifiedCall[] = []
+  const calls: CallMembers[] = []
   let pos = 1
   for (;;) {
     const call = readCall(text, pos, maxDepth - 1)
@@ -63,7 +61,7 @@ export function readStringified(
   }
 }
 
-/** Where the value readCall or readValue read last ends (a second return value): -1 when none was read. */
+/** Where the value readCall or readValue read last ends (a second return value: read it only after a value). */
 let valueEnd = -1
 
 /** The envelope's members, each a bit: one met twice is refused. */
@@ -73,10 +71,10 @@ const methodBit = 4
 const paramsBit = 8
 
 /** The call's envelope at `pos` (its members' names told by their first letter), or undefined. */
-function readCall(text: string, pos: number, maxDepth: number): StringifiedCall | undefined {
+function readCall(text: string, pos: number, maxDepth: number): CallMembers | undefined {
   valueEnd = -1
   if (text.charCodeAt(pos) !== openBrace || maxDepth < 1) return undefined
-  const call: StringifiedCall = {
+  const call: CallMembers = {
     jsonrpc: undefined,
     id: undefined,
     hasId: false,
@@ -135,7 +133,7 @@ function readCall(text: string, pos: number, maxDepth: number): StringifiedCall 
 }
 
 /**
- * Reads the value at `pos` (readStringified's rules), without recursion: the arrays and objects
+ * Reads the value at `start` (readStringified's rules), without recursion: the arrays and objects
  * being filled are on a stack of their own. Where it ends goes to valueEnd; undefined when the text
  * there is not such a value.
  */

@@ -17,9 +17,11 @@ export type RpcCall = {
   text: string | undefined
   /** The bytes that text came in, when the transport kept them and they are UTF-8: sent as they are. */
   bytes: Buffer | undefined
+  /** readStringified read that text: it is what serialising the call's values writes. */
+  stringified: boolean
   /**
-   * The object JSON.parse made of that text, to compare the text with its serialisation
-   * (asWrittenBody); undefined when readStringified read it (then the text is what serialising writes).
+   * The object JSON.parse made of that text when readStringified did not read it, to compare the
+   * text with its serialisation (asWrittenBody); undefined otherwise (and for a call with no text).
    */
   envelope: object | undefined
   /** Its envelope's members are jsonrpc, id, method and params, and no other. */
