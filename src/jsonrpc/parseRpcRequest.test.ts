@@ -79,6 +79,14 @@ describe('parseRpcRequest', () => {
         return { id, method, params, isNotification, plainEnvelope }
       })
     }
+    // both readers are at work: readStringified takes the first body as written, JSON.parse the spaced one
+    const first = JSON.stringify(calls[0])
+    const stringifiedOf = (body: string) => {
+      const request = parseRpcRequest(body, options)
+      return !request.isBatch && 'call' in request.entry && request.entry.call.stringified
+    }
+    assert.equal(stringifiedOf(first), true)
+    assert.equal(stringifiedOf(`${first[0]} ${first.slice(1)}`), false)
     for (const body of [...calls.map((call) => JSON.stringify(call)), JSON.stringify(calls)]) {
       // a space after the first character: the same body, which readStringified leaves to JSON.parse
       const spaced = `${body[0]} ${body.slice(1)}`
