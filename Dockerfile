@@ -7,8 +7,11 @@
 #     -e TOLLGATE_CONFIG=/etc/tollgate/tollgate.yaml -e TOLLGATE_POSTGRES_URL=... tollgate   # production
 ARG NODE_IMAGE=node:20-bookworm-slim
 
-FROM ${NODE_IMAGE} AS build
-# on every layer of this stage only, so that a build cache can find and prune the ones a new build replaced
+# npm ci of the lock file, the native addon built: every later stage starts here, and a change to the
+# sources leaves this stage, and the runtime dependencies made from it, as they were (a new image's
+# node_modules layer is the old one: an update ships dist/)
+FROM ${NODE_IMAGE} AS modules
+# on every layer of the build's stages, so that a build cache can find and prune the ones a new build replaced
 LABEL tollgate.stage=build
 # better-sqlite3's native addon: a prebuilt binary when GitHub is reachable, else compiled here
 RUN apt-get update -q \
@@ -18,18 +21,23 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 # no scripts: `prepare` would build before the sources are in; the one addon is built on its own
 RUN npm ci --ignore-scripts --no-audit --no-fund && npm rebuild better-sqlite3
+
+# dist/ from the sources
+FROM modules AS build
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts/buildDashboard.js scripts/
 COPY bin bin
 COPY src src
 COPY web web
-# the embedded devnet's node (anvil, a dev dependency and optional peer: 43 MB) only when asked for
-ARG DEVNET=false
-# then only runtime dependencies: typescript is an optional peer of viem, which prune keeps once
-# installed; better-sqlite3's sources and objects are not needed once its addon is built. With
+RUN npm run build
+
+# only the runtime dependencies: typescript is an optional peer of viem, which prune keeps once
+# installed; better-sqlite3's sources and objects are not needed once its addon is built. The embedded
+# devnet's node (anvil, a dev dependency and optional peer: 43 MB) only when asked for: with
 # DEVNET=true, anvil and its platform's binary (as npm ci installed them) are put back after the prune
-RUN npm run build \
-  && if [ "$DEVNET" = true ]; then mkdir /tmp/devnet && cp -a node_modules/@foundry-rs/anvil node_modules/@foundry-rs/anvil-* /tmp/devnet/; fi \
+FROM modules AS runtime
+ARG DEVNET=false
+RUN if [ "$DEVNET" = true ]; then mkdir /tmp/devnet && cp -a node_modules/@foundry-rs/anvil node_modules/@foundry-rs/anvil-* /tmp/devnet/; fi \
   && npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
   && if [ "$DEVNET" = true ]; then mkdir -p node_modules/@foundry-rs && mv /tmp/devnet/* node_modules/@foundry-rs/; fi \
   && rm -rf node_modules/typescript node_modules/@typescript \
@@ -41,9 +49,9 @@ RUN groupadd --system --gid 10001 tollgate \
   && useradd --system --uid 10001 --gid tollgate --home-dir /data --no-create-home --shell /usr/sbin/nologin tollgate \
   && mkdir /data && chown tollgate:tollgate /data
 WORKDIR /app
-COPY --from=build /app/package.json ./
-COPY --from=build /app/node_modules node_modules
-COPY --from=build /app/bin bin
+COPY --from=runtime /app/package.json ./
+COPY --from=runtime /app/node_modules node_modules
+COPY bin bin
 COPY --from=build /app/dist dist
 RUN ln -s /app/bin/tollgate.js /usr/local/bin/tollgate
 # the working directory is /, so the default SQLite file (./data/tollgate.db) and the usage spool
