@@ -7,9 +7,10 @@
 #     -e TOLLGATE_CONFIG=/etc/tollgate/tollgate.yaml -e TOLLGATE_POSTGRES_URL=... tollgate   # production
 ARG NODE_IMAGE=node:20-bookworm-slim
 
-# npm ci of the lock file, the native addon built: every later stage starts here, and a change to the
-# sources leaves this stage, and the runtime dependencies made from it, as they were (a new image's
-# node_modules layer is the old one: an update ships dist/)
+# npm ci of package.json and the lock file, the native addon built: the build and runtime stages
+# start here, and a change to the sources leaves this stage, and the runtime dependencies made from
+# it, as they were (built where the last build's cache is, a new image's node_modules layer is the
+# old one: an update ships dist/)
 FROM ${NODE_IMAGE} AS modules
 # on every layer of the build's stages, so that a build cache can find and prune the ones a new build replaced
 LABEL tollgate.stage=build
@@ -26,14 +27,13 @@ RUN npm ci --ignore-scripts --no-audit --no-fund && npm rebuild better-sqlite3
 FROM modules AS build
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts/buildDashboard.js scripts/
-COPY bin bin
 COPY src src
 COPY web web
 RUN npm run build
 
 # only the runtime dependencies: typescript is an optional peer of viem, which prune keeps once
 # installed; better-sqlite3's sources and objects are not needed once its addon is built. The embedded
-# devnet's node (anvil, a dev dependency and optional peer: 43 MB) only when asked for: with
+# devnet's node (anvil, a dev dependency and optional peer: 44 MB) only when asked for: with
 # DEVNET=true, anvil and its platform's binary (as npm ci installed them) are put back after the prune
 FROM modules AS runtime
 ARG DEVNET=false

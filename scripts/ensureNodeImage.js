@@ -69,15 +69,22 @@ function makeImage() {
 /**
  * Builds the Dockerfile (Debian's compiler, npm ci, the native addon, npm run build, the runtime
  * dependencies, the image), so that the test's own build, which must fit a test file's time, finds
- * every layer in podman's build cache. Each stage is tagged (localhost/tollgate-build:<stage>): a
- * stage no image is built on would be pruned with the untagged ones. Minutes the first time on a
- * machine; seconds once only the sources changed (the runtime dependencies' layers stay).
+ * every layer in podman's build cache. The build and runtime stages are tagged
+ * (localhost/tollgate-build:build, :runtime: no image is built on them, so untagged they would be
+ * pruned), and so is the image (:image); the modules stage lives on as their parent. Minutes the
+ * first time on a machine; seconds once only the sources changed (the runtime dependencies' layers
+ * stay).
  */
 function buildImage() {
   const started = Date.now()
   const root = new URL('..', import.meta.url).pathname
   const imageTag = 'localhost/tollgate-build:image'
   const before = imageId(imageTag)
+  // what an earlier version of this script tagged (the build stage alone): kept, it would hold its layers
+  spawnSync('podman', ['rmi', '--ignore', 'localhost/tollgate-build:cache'], {
+    env: podmanEnv(),
+    stdio: 'ignore',
+  })
   for (const target of ['build', 'runtime', undefined]) {
     const args = ['build', '--format', 'docker', '--network=host', '--build-arg', `NODE_IMAGE=${nodeImage}`]
     if (target) args.push('--target', target)
@@ -91,11 +98,17 @@ function buildImage() {
     if (built.status !== 0) fail(`podman ${args.join(' ')} failed:\n${built.stdout}${built.stderr}`)
   }
   // the layers of earlier sources (an npm ci of an older lock is 600 MB), now untagged: disk stays
-  // bounded (the image's own stage has no label: its earlier build goes by its id)
+  // bounded (the image's own stage has no label: its earlier build goes by its id, with the parents
+  // it alone had)
   const prune = ['image', 'prune', '--force', '--filter', 'label=tollgate.stage=build']
   spawnSync('podman', prune, { env: podmanEnv(), stdio: 'ignore' })
-  if (before && before !== imageId(imageTag))
-    spawnSync('podman', ['rmi', before], { env: podmanEnv(), stdio: 'ignore' })
+  const after = imageId(imageTag)
+  if (before && after && before !== after) {
+    const removed = spawnSync('podman', ['rmi', before], { env: podmanEnv(), encoding: 'utf8' })
+    // a container left by an interrupted test still uses it: said, to remove by hand
+    if (removed.status !== 0)
+      console.log(`could not remove the image built before (${before}): ${removed.stderr.trim()}`)
+  }
   const seconds = Math.round((Date.now() - started) / 1000)
   if (seconds > 30) console.log(`built the image in ${seconds} s (cached for the container test)`)
 }

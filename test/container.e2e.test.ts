@@ -23,7 +23,8 @@ const nodeImage = 'localhost/tollgate-node:20'
 const suffix = randomBytes(4).toString('hex')
 const image = `localhost/tollgate:test-${suffix}`
 const container = `tollgate-test-${suffix}`
-// every layer cached (scripts/ensureNodeImage.js), or a changed source's build; a test file has 180 s
+// every layer cached (scripts/ensureNodeImage.js), it takes seconds; a changed source rebuilds dist/
+// only; a test file has 180 s
 const buildTimeoutMs = 150_000
 
 async function podman(args: string[], timeoutMs = 120_000): Promise<string> {
