@@ -57,7 +57,7 @@ function forget(thing: object): void {
 async function startInstance(
   url: string,
   keyPrefix: string,
-  options: { leaseTtlMs?: number; onBankDown?: 'open' | 'closed'; store?: UsageStore } = {},
+  options: { leaseTtlMs?: number; onBankDown?: 'open' | 'closed'; store?: UsageStore; flushMs?: number } = {},
 ): Promise<Instance> {
   const bank = await createRedisBank({
     url,
@@ -72,7 +72,7 @@ async function startInstance(
   const meter = await createMeter({
     store,
     clock: systemClock,
-    flushMs: 50,
+    flushMs: options.flushMs ?? 50,
     bank,
     onBankDown: options.onBankDown ?? 'open',
   })
@@ -385,5 +385,52 @@ describe('meters when Redis goes away', () => {
       usage.reduce((total, row) => total + row.credits, 0),
       (50 + served) * 80,
     )
+  })
+
+  // The miscount above (docs/operations.md), made to happen. Its fix, the seed reading each instance's
+  // flushed credits with the day's total, is still to come: a todo until then. Reports only with
+  // exchanges (no flush timer) and the calls one at a time, so that the order is the test's
+  it('Redis restarted empty: what an instance spends of its lease and writes to the ledger after another read it for the seed is counted', {
+    todo: "counted once each instance's flushed credits are read with the seed",
+  }, async () => {
+    const server = tracked(await startRedisServer(), (each) => each.stop())
+    const store = createSqliteUsageStore(openSqlite(':memory:'))
+    const keyPrefix = 'tollgate-test:'
+    /** Runs after the seeding instance has read the ledger, before it seeds. */
+    let afterSeedRead: (() => Promise<void>) | undefined
+    const seeding: UsageStore = {
+      ...store,
+      async loadDailyUsage(day) {
+        const read = await store.loadDailyUsage(day)
+        await afterSeedRead?.()
+        return read
+      },
+    }
+    const a = await startInstance(server.url, keyPrefix, { store: seeding, flushMs: 600_000 })
+    const b = await startInstance(server.url, keyPrefix, { store, flushMs: 600_000 })
+    const payer = subject({ accountDailyCredits: 8_000 })
+    // each takes a lease (the first an instance asks for is several calls' worth) and spends 2 calls of it
+    for (const { meter } of [a, b, a, b]) assert.equal(await spend(meter, payer), 'served')
+    await Promise.all([a, b].map(({ meter }) => meter.flush()))
+    await server.stop()
+    await server.start()
+    await until(() => [a, b].every(({ bank }) => bank.isConnected()), 'the instances to reconnect')
+    // B spends 3 calls of its lease, written to the ledger only once A has read it for its seed
+    for (let i = 0; i < 3; i++) assert.equal(await spend(b.meter, payer), 'served')
+    afterSeedRead = async () => {
+      afterSeedRead = undefined
+      await b.meter.flush()
+    }
+    let served = 3
+    while ((await spend(a.meter, payer)) === 'served') served++
+    assert.equal(afterSeedRead, undefined, 'A seeded the day')
+    while ((await spend(b.meter, payer)) === 'served') served++
+    while ((await spend(a.meter, payer)) === 'served') served++
+    // B's lease was spent past what A, not knowing of it, was granted (documented); but every call
+    // served is in the day's figure once both have reported (closing, they give their leases back)
+    await Promise.all([a, b].map(stopInstance))
+    const look = tracked(createTestPrefix(server.url), async (each) => each.redis.disconnect())
+    const { granted } = await dayState(look.redis, keyPrefix, 'account:1')
+    assert.equal(Number(granted), (4 + served) * 80)
   })
 })
