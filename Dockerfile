@@ -25,8 +25,8 @@ RUN npm ci --ignore-scripts --no-audit --no-fund && npm rebuild better-sqlite3
 
 # dist/ from the sources
 FROM modules AS build
-COPY tsconfig.json tsconfig.build.json ./
-COPY scripts/buildDashboard.js scripts/
+COPY tsconfig.json ./
+COPY scripts/buildServer.js scripts/buildDashboard.js scripts/
 COPY src src
 COPY web web
 RUN npm run build

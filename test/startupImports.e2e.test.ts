@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
+import { fileURLToPath } from 'node:url'
 import { stringify } from 'yaml'
 import { exited, startGatewayProcess } from './helpers/gatewayProcess.ts'
 
@@ -17,6 +18,12 @@ export async function resolve(specifier, context, next) {
 }`
 const registerHook = `import { register } from 'node:module'
 register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(recordResolved)}`)})`
+
+/** The files a file of the build was bundled from, as its source map names them (none without a map). */
+function bundledSources(file: string): string[] {
+  const map = `${file}.map`
+  return existsSync(map) ? (JSON.parse(readFileSync(map, 'utf8')) as { sources: string[] }).sources : []
+}
 
 describe('a gateway in front of nodes, on SQLite, loads only what it uses', () => {
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-imports-'))
@@ -41,10 +48,14 @@ describe('a gateway in front of nodes, on SQLite, loads only what it uses', () =
     })
     gateway.child.kill('SIGTERM')
     assert.equal(await exited(gateway.child), 0)
+    // a package outside the bundle is resolved from node_modules; one inside it is in the bundle's
+    // files that were loaded, whose source maps name the files each was made of
     const packages = new Set(
       readFileSync(imports, 'utf8')
         .split('\n')
-        .map((url) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1])
+        .filter((url) => url.startsWith('file:'))
+        .flatMap((url) => (url.includes('/node_modules/') ? [url] : bundledSources(fileURLToPath(url))))
+        .map((path) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(path)?.[1])
         .filter((name) => name !== undefined),
     )
     // the record is complete enough to tell: what the gateway does use is in it

@@ -2,6 +2,7 @@ import type { Buffer } from 'node:buffer'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { extname } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { packageRoot } from '../config/packageRoot.ts'
 
 export type DashboardAsset = { body: Buffer; contentType: string }
 export type DashboardAssets = {
@@ -20,14 +21,10 @@ const contentTypes: Record<string, string> = {
 
 /**
  * The built web app (`npm run build` writes dist/dashboard/: index.html, account.html and assets/ with hashed
- * names), read once. From dist/admin/ it is ../dashboard; from src/admin/ (tests) ../../dist/dashboard.
- * Undefined when it was not built.
+ * names), read once. Undefined when it was not built.
  */
 export function loadDashboardAssets(
-  candidates: readonly URL[] = [
-    new URL('../dashboard/', import.meta.url),
-    new URL('../../dist/dashboard/', import.meta.url),
-  ],
+  candidates: readonly URL[] = [new URL('dist/dashboard/', packageRoot())],
 ): DashboardAssets | undefined {
   const dir = candidates.find((candidate) => existsSync(new URL('index.html', candidate)))
   if (!dir) return undefined

@@ -3,7 +3,6 @@ import type { Command } from 'commander'
 import type { Config } from '../config/configSchema.ts'
 import type { ReloadPlan } from '../config/planReload.ts'
 import { configOption, loadConfigOrExit } from './configOption.ts'
-import { redactConfig } from './redactConfig.ts'
 
 type CheckOptions = { config?: string; against?: string }
 
@@ -23,9 +22,9 @@ export function addConfigCommand(program: Command): void {
       const file = options.config ?? process.env.TOLLGATE_CONFIG
       const loaded = await loadConfigOrExit(options.config)
       // loaded on use: `--help` needs none of it
-      const [{ stringify }, { logsLimitDefaults }, { getSpoolDir }, { getDefaultNetwork }] =
+      const [{ redactedYaml }, { logsLimitDefaults }, { getSpoolDir }, { getDefaultNetwork }] =
         await Promise.all([
-          import('yaml'),
+          import('./redactConfig.ts'),
           import('../config/configSchema.ts'),
           import('../metering/getSpoolDir.ts'),
           import('../config/getDefaultNetwork.ts'),
@@ -45,7 +44,7 @@ export function addConfigCommand(program: Command): void {
       }
       const source = file === undefined ? 'no config file: the embedded devnet' : file
       process.stdout.write(
-        `# tollgate's effective configuration (${source}): defaults filled in, secrets redacted\n${notes.join('\n')}\n${stringify(redactConfig(effective))}`,
+        `# tollgate's effective configuration (${source}): defaults filled in, secrets redacted\n${notes.join('\n')}\n${redactedYaml(effective)}`,
       )
     })
 }

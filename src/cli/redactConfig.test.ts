@@ -1,11 +1,15 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import { parse } from 'yaml'
 import { loadConfig } from '../config/loadConfig.ts'
-import { redactConfig } from './redactConfig.ts'
+import { redactedYaml } from './redactConfig.ts'
+
+/** What `config check` prints, read back. */
+const redactConfig = (config: unknown): unknown => parse(redactedYaml(config))
 
 const redacted = '(redacted)'
 
-describe('redactConfig', () => {
+describe('redactedYaml', () => {
   it('node URLs as logs show them: scheme, host and port; credentials, paths and queries hidden', () => {
     assert.deepEqual(
       redactConfig({

@@ -1,3 +1,4 @@
+import { stringify } from 'yaml'
 import { redactUrl } from '../upstreams/redactUrl.ts'
 
 /** What a redacted secret reads as. */
@@ -12,7 +13,7 @@ const secretKey = /token|secret|password|passphrase|credential|api[-_]?key|autho
  * paths and queries), and any other URL (a database's, Redis's) keeps all but its password and its
  * secret-named parameters.
  */
-export function redactConfig(value: unknown, key = ''): unknown {
+function redactConfig(value: unknown, key = ''): unknown {
   // a secret-named key hides all it holds (a list or an object of secrets too); switches and numbers stay
   if (secretKey.test(key) && (typeof value === 'string' || (typeof value === 'object' && value !== null)))
     return redacted
@@ -47,4 +48,9 @@ function redactPassword(url: string): string {
     })
     .join('&')
   return `${parsed.protocol}//${credentials}${parsed.host}${parsed.pathname}${query ? `?${query}` : ''}`
+}
+
+/** The config as `tollgate config check` prints it: redacted (redactConfig), as YAML. */
+export function redactedYaml(config: unknown): string {
+  return stringify(redactConfig(config))
 }
