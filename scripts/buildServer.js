@@ -1,8 +1,8 @@
 // Builds the server (src/) into dist/: src/main.ts and everything it imports, bundled by esbuild into
 // dist/main.js and the chunks it loads when a command needs them (dist/chunks/: the gateway, the
-// devnet, tracing). Node loads a few files where it would resolve and read some 1,800 (the
-// sources' 380 and the packages' own), so a gateway starts on less than half the CPU it took
-// (docs/development.md, "The build"). Run by `npm run build` (and so by `npm install`); with
+// devnet, tracing). Node loads a few dozen files where it would resolve and read some 1,800 (the
+// sources' 380 and the packages' own), so a gateway starts on about 40% less CPU (npm run
+// bench:startup; docs/development.md, "The build"). Run by `npm run build` (and so by `npm install`); with
 // --no-sourcemap (the release's `prepack`), without source maps. The types are checked by
 // `npm run typecheck`, not here.
 //
