@@ -2,9 +2,9 @@
 // turn of the event loop, in process: no sockets) for this checkout and for each checkout in
 // BENCH_BASES (comma-separated paths), rounds interleaved: what the failsafe layers (attempt,
 // timeout, hedge set-up, retry loop) cost per call, apart from everything else on the request path.
-// Each checkout is loaded from its dist/ (`npm run build` first), else from its sources through tsx
-// (slower than a build: compare builds with builds). BENCH_CALLS per round (default 50,000), 9 rounds.
-import { existsSync } from 'node:fs'
+// Each checkout's pool is loaded from its sources through tsx (the build bundles it with the rest,
+// so there is no file of its own to load), every checkout alike. BENCH_CALLS per round (default
+// 50,000), 9 rounds.
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import type { UpstreamPool, UpstreamPoolOptions } from '../src/upstreams/createUpstreamPool.ts'
@@ -48,8 +48,7 @@ const options: UpstreamPoolOptions = {
 
 const pools = new Map<string, UpstreamPool>()
 for (const checkout of checkouts) {
-  const built = resolve(checkout, 'dist/upstreams/createUpstreamPool.js')
-  const file = existsSync(built) ? built : resolve(checkout, 'src/upstreams/createUpstreamPool.ts')
+  const file = resolve(checkout, 'src/upstreams/createUpstreamPool.ts')
   const { createUpstreamPool } = (await import(pathToFileURL(file).href)) as {
     createUpstreamPool: CreatePool
   }

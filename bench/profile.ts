@@ -16,13 +16,18 @@
 // agree within about 1.5% (a few hundred bytes of some 20 KB a call), where its CPU moves by a tenth
 // or more between turns.
 //
+// A frame in a built file with a source map is counted where the map says it was made from (the
+// bundle holds undici and the other packages: counted as theirs, not as tollgate's own code).
+//
 // Throughput and CPU ratios on a shared VM move by a quarter between identical processes; a
 // process's own JavaScript per call repeats within a few percent, so this is the instrument for
 // changes of a few microseconds. Needs `wrk` on the PATH (Debian: apt-get install wrk).
 import { execFileSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, watch } from 'node:fs'
+import { SourceMap } from 'node:module'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { seedDevnet } from '../src/devnet/seedDevnet.ts'
 import { startAnvil } from '../src/devnet/startAnvil.ts'
 import { cheapCalls } from './lib/cheapCalls.ts'
@@ -52,10 +57,13 @@ type Target = {
 }
 type ProfileNode = {
   id: number
-  callFrame: { functionName: string; url: string; lineNumber: number }
+  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number }
   children?: number[]
 }
 type CpuProfile = { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] }
+
+/** Each built file's source map, read once by `original` (null: it has none). */
+const sourceMaps = new Map<string, SourceMap | null>()
 type AllocationNode = {
   callFrame: ProfileNode['callFrame']
   /** Bytes sampled as allocated here, by this function itself. */
@@ -290,12 +298,13 @@ function perCall(profile: CpuProfile, served: number) {
     }
     let caller: ProfileNode | undefined = node
     while (caller && caller.callFrame.url === '') caller = byId.get(parent.get(caller.id) ?? -1)
-    const category = categoryOf(caller?.callFrame.url ?? '')
+    const frame = caller && original(caller.callFrame)
+    const category = categoryOf(frame?.url ?? '')
     if (category === 'Node JavaScript' && node !== caller) {
       add(categories, 'native (from Node)', micros)
       add(native, name || '(anonymous)', micros)
     } else add(categories, category, micros)
-    if (category === 'own code') add(own, frameName(caller?.callFrame ?? node.callFrame), micros)
+    if (category === 'own code') add(own, frameName(frame ?? node.callFrame), micros)
   }
   return { categories, own: [...own].sort((a, b) => b[1] - a[1]), native }
 }
@@ -312,7 +321,7 @@ function allocatedPerCall(profile: { head: AllocationNode }, served: number) {
   const add = (map: Map<string, number>, key: string, bytes: number) =>
     map.set(key, (map.get(key) ?? 0) + bytes / served)
   const walk = (node: AllocationNode, scripted: ProfileNode['callFrame'] | undefined) => {
-    const frame = node.callFrame.url === '' ? scripted : node.callFrame
+    const frame = node.callFrame.url === '' ? scripted : original(node.callFrame)
     if (node.selfSize > 0) {
       all += node.selfSize / served
       const category = frame ? categoryOf(frame.url) : 'V8 and Node natives'
@@ -323,6 +332,28 @@ function allocatedPerCall(profile: { head: AllocationNode }, served: number) {
   }
   walk(profile.head, undefined)
   return { all, categories, own: [...own].sort((a, b) => b[1] - a[1]) }
+}
+
+/**
+ * A frame as the sources name it: a built file's (the bundle's chunks, which hold the packages too)
+ * mapped through its source map to the file and line it was made from; any other as it is.
+ */
+function original(frame: ProfileNode['callFrame']): ProfileNode['callFrame'] {
+  if (!frame.url.startsWith('file:')) return frame
+  const file = fileURLToPath(frame.url)
+  let map = sourceMaps.get(file)
+  if (map === undefined) {
+    const mapFile = `${file}.map`
+    map = existsSync(mapFile) ? new SourceMap(JSON.parse(readFileSync(mapFile, 'utf8'))) : null
+    sourceMaps.set(file, map)
+  }
+  const entry = map?.findEntry(frame.lineNumber, frame.columnNumber)
+  if (!entry || !('originalSource' in entry)) return frame
+  return {
+    ...frame,
+    url: pathToFileURL(resolve(dirname(file), entry.originalSource)).href,
+    lineNumber: entry.originalLine,
+  }
 }
 
 /** Where the code at `url` belongs: Node's own JavaScript, undici, another dependency, or tollgate. */

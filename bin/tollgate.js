@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The `tollgate` command: the compiled JavaScript in dist/. A release (the packed tarball) ships
+// The `tollgate` command: the bundled JavaScript in dist/. A release (the packed tarball) ships
 // dist/ built; in a checkout, `npm install` builds it (the package's `prepare` step) or `npm run build`.
 import { existsSync } from 'node:fs'
 

@@ -3,6 +3,7 @@
 // script and style in assets/ under hashed names. Run by `npm run build` (and so by `npm install`).
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { basename } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
 
 const outDir = new URL('../dist/dashboard/', import.meta.url)
@@ -11,8 +12,8 @@ mkdirSync(outDir, { recursive: true })
 
 const result = await build({
   entryPoints: [
-    new URL('../web/main.tsx', import.meta.url).pathname,
-    new URL('../web/account/portal.tsx', import.meta.url).pathname,
+    fileURLToPath(new URL('../web/main.tsx', import.meta.url)),
+    fileURLToPath(new URL('../web/account/portal.tsx', import.meta.url)),
   ],
   bundle: true,
   minify: true,
@@ -21,7 +22,7 @@ const result = await build({
   platform: 'browser',
   jsx: 'automatic',
   jsxImportSource: 'preact',
-  outdir: new URL('assets/', outDir).pathname,
+  outdir: fileURLToPath(new URL('assets/', outDir)),
   entryNames: '[name]-[hash]',
   assetNames: '[name]-[hash]',
   metafile: true,

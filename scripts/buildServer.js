@@ -1,35 +1,36 @@
-// Builds the server (src/) into dist/: src/main.ts and everything it imports, bundled by esbuild into
-// dist/main.js and the chunks it loads when a command needs them (dist/chunks/: the gateway, the
-// devnet, tracing). Node loads a few dozen files where it would resolve and read some 1,800 (the
-// sources' 380 and the packages' own), so a gateway starts on about 40% less CPU (npm run
-// bench:startup; docs/development.md, "The build"). Run by `npm run build` (and so by `npm install`); with
-// --no-sourcemap (the release's `prepack`), without source maps. The types are checked by
-// `npm run typecheck`, not here.
+// Builds the server (src/) into dist/: src/main.ts and everything it imports, bundled by esbuild
+// into dist/main.js and the chunks it loads when a command needs them (dist/chunks/: the gateway,
+// the devnet, tracing). Node loads a few dozen files where it would resolve and read some 1,800
+// (the sources' 380 and the packages' own), so a gateway starts on about 40% less CPU (npm run
+// bench:startup; docs/development.md, "The build"). Run by `npm run build` (and so by `npm
+// install`); with --no-sourcemap (the release's `prepack`), without source maps. The types are
+// checked by `npm run typecheck`, not here.
 //
-// Left out of the bundle, loaded from node_modules as they are: packages that load files of their own
-// when they run (better-sqlite3's native addon, pino's worker threads); optional addons that
+// Left out of the bundle, loaded from node_modules as they are: packages that load files of their
+// own when they run (better-sqlite3's native addon, pino's worker threads); optional addons that
 // packages look for and do without (pg-native, bufferutil, utf-8-validate); and packages written as
 // CommonJS that are imported with import() (ioredis, and OpenTelemetry's, which does so itself): in
 // a bundle, such a module's chunk has a default export only, where Node gives its named ones too
 // (the build refuses such a chunk, below). Each of these is loaded only when it is used.
 import { readdirSync, rmSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
 
 const dist = new URL('../dist/', import.meta.url)
 const sourcemap = !process.argv.includes('--no-sourcemap')
 
-// a new build replaces the last one's files (the dashboard, built by scripts/buildDashboard.js, stays)
+// a new build replaces the last one's files (the dashboard, scripts/buildDashboard.js's, stays)
 for (const name of safeReaddir(dist))
   if (name !== 'dashboard') rmSync(new URL(name, dist), { recursive: true, force: true })
 
 const result = await build({
-  entryPoints: [new URL('../src/main.ts', import.meta.url).pathname],
+  entryPoints: [fileURLToPath(new URL('../src/main.ts', import.meta.url))],
   bundle: true,
   splitting: true,
   format: 'esm',
   platform: 'node',
   target: ['node20'],
-  outdir: dist.pathname,
+  outdir: fileURLToPath(dist),
   chunkNames: 'chunks/[name]-[hash]',
   sourcemap,
   external: [
@@ -41,15 +42,14 @@ const result = await build({
     'ioredis',
     '@opentelemetry/*',
   ],
-  // the bundled packages written as CommonJS ask for `require`, `__filename` and `__dirname`: each
-  // file of the bundle has its own
+  // the bundled packages written as CommonJS ask for `require` (Node's own modules, and the external
+  // packages above) and `__filename`: each file of the bundle has its own
   banner: {
     js: [
       "import { createRequire as __tollgateRequire } from 'node:module'",
       "import { fileURLToPath as __tollgatePath } from 'node:url'",
       'const require = __tollgateRequire(import.meta.url)',
       'const __filename = __tollgatePath(import.meta.url)',
-      "const __dirname = __filename.slice(0, __filename.lastIndexOf('/'))",
     ].join('; '),
   },
   metafile: true,

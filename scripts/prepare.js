@@ -1,8 +1,8 @@
-// The package's `prepare` step: `npm install` in a checkout builds dist/ (TypeScript and the
+// The package's `prepare` step: `npm install` in a checkout builds dist/ (the server's bundle and the
 // dashboard), as `npm run build` does. Skipped where there is nothing to do or nothing to build with:
 // - under `npm pack` and `npm publish`, whose `prepack` step has just built dist/ from scratch;
-// - when the dev dependencies are left out (`npm ci --omit=dev`): the compiler and the dashboard's
-//   bundler are among them. dist/ is kept as it is; `tollgate` says so if it is missing.
+// - when the dev dependencies are left out (`npm ci --omit=dev`): the bundler (esbuild) and the
+//   dashboard's Preact are among them. dist/ is kept as it is; `tollgate` says so if it is missing.
 import { spawnSync } from 'node:child_process'
 import { createRequire } from 'node:module'
 
@@ -10,7 +10,7 @@ const command = process.env.npm_command
 if (command === 'pack' || command === 'publish') process.exit(0)
 
 const require = createRequire(import.meta.url)
-const missing = ['typescript', 'esbuild', 'preact'].filter((name) => {
+const missing = ['esbuild', 'preact'].filter((name) => {
   try {
     require.resolve(`${name}/package.json`)
     return false

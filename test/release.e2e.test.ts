@@ -99,14 +99,14 @@ function filesUnder(dir: string): string[] {
 
 /**
  * The packages a module of the build loads by name, Node's own left out: its `import` and `export ...
- * from` statements (each on a line of its own, as esbuild writes them), `import()` calls, and the
- * `require()` calls of the packages bundled into it. Text in the bundled packages' strings that
- * reads like an import is not on a line of its own.
+ * from` statements (each starts a line, as esbuild writes them, and may run over several up to its
+ * `;`), `import()` calls, and the `require()` calls of the packages bundled into it. Text in the
+ * bundled packages' strings that reads like an import starts no line.
  */
 function importedPackages(file: string): string[] {
   const text = readFileSync(file, 'utf8')
   const patterns = [
-    /^(?:import|export)\b[^'"\n]*?\bfrom\s*['"]([^'"\n]+)['"]/gm,
+    /^(?:import|export)\b[^;'"]*?\bfrom\s*['"]([^'"\n]+)['"]/gm,
     /^import\s*['"]([^'"\n]+)['"]/gm,
     /(?<![\w$.])import\(\s*['"]([^'"\n]+)['"]\s*\)/g,
     /(?<![\w$.])(?:__)?require\(\s*['"]([^'"\n]+)['"]\s*\)/g,
