@@ -12,7 +12,7 @@
 // CommonJS that are imported with import() (ioredis, and OpenTelemetry's, which does so itself): in
 // a bundle, such a module's chunk has a default export only, where Node gives its named ones too
 // (the build refuses such a chunk, below). Each of these is loaded only when it is used.
-import { readdirSync, rmSync } from 'node:fs'
+import { existsSync, readdirSync, rmSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
 
@@ -20,7 +20,7 @@ const dist = new URL('../dist/', import.meta.url)
 const sourcemap = !process.argv.includes('--no-sourcemap')
 
 // a new build replaces the last one's files (the dashboard, scripts/buildDashboard.js's, stays)
-for (const name of safeReaddir(dist))
+for (const name of existsSync(dist) ? readdirSync(dist) : [])
   if (name !== 'dashboard') rmSync(new URL(name, dist), { recursive: true, force: true })
 
 const result = await build({
@@ -64,12 +64,4 @@ if (defaultOnly.length > 0) {
   throw new Error(
     `a CommonJS module is imported with import(), which the bundle gives a default export only: import it statically or list its package as external:\n${defaultOnly.join('\n')}`,
   )
-}
-
-function safeReaddir(dir) {
-  try {
-    return readdirSync(dir)
-  } catch {
-    return []
-  }
 }

@@ -1,7 +1,7 @@
-// A reporter for node's test runner (scripts/runTests.js adds it after the usual one): at the end of the
-// run it prints the ten slowest test files, every failed test with its file (todos apart), and the runner's summary
-// (tests, pass, fail ...), and keeps each file's seconds in .tmp/testTimes.json for the next run to
-// split the files evenly between its processes.
+// A reporter for node's test runner (scripts/runTests.js adds it after the usual one): at the end of
+// the run it prints the ten slowest test files, every failed test with its file (todos apart), and
+// the runner's summary (tests, pass, fail ...), and keeps each file's seconds in .tmp/testTimes.json
+// for the next run to split the files evenly between its processes.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join, relative, resolve } from 'node:path'
 

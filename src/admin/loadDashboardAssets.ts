@@ -23,11 +23,9 @@ const contentTypes: Record<string, string> = {
  * The built web app (`npm run build` writes dist/dashboard/: index.html, account.html and assets/ with hashed
  * names), read once. Undefined when it was not built.
  */
-export function loadDashboardAssets(
-  candidates: readonly URL[] = [new URL('dist/dashboard/', packageRoot())],
-): DashboardAssets | undefined {
-  const dir = candidates.find((candidate) => existsSync(new URL('index.html', candidate)))
-  if (!dir) return undefined
+export function loadDashboardAssets(): DashboardAssets | undefined {
+  const dir = new URL('dist/dashboard/', packageRoot())
+  if (!existsSync(new URL('index.html', dir))) return undefined
   const assetsDir = new URL('assets/', dir)
   const names = existsSync(assetsDir) ? readdirSync(fileURLToPath(assetsDir)) : []
   return {
