@@ -31,8 +31,8 @@ COPY src src
 COPY web web
 RUN npm run build
 
-# only the runtime dependencies: typescript is an optional peer of viem, which prune keeps once
-# installed; better-sqlite3's sources and objects are not needed once its addon is built. The embedded
+# only the runtime dependencies (the packages bundled into dist/ are dev dependencies: none of them);
+# better-sqlite3's sources and objects are not needed once its addon is built. The embedded
 # devnet's node (anvil, a dev dependency and optional peer: 44 MB) only when asked for: with
 # DEVNET=true, anvil and its platform's binary (as npm ci installed them) are put back after the prune
 FROM modules AS runtime
@@ -40,7 +40,6 @@ ARG DEVNET=false
 RUN if [ "$DEVNET" = true ]; then mkdir /tmp/devnet && cp -a node_modules/@foundry-rs/anvil node_modules/@foundry-rs/anvil-* /tmp/devnet/; fi \
   && npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
   && if [ "$DEVNET" = true ]; then mkdir -p node_modules/@foundry-rs && mv /tmp/devnet/* node_modules/@foundry-rs/; fi \
-  && rm -rf node_modules/typescript node_modules/@typescript \
   && cd node_modules/better-sqlite3 \
   && rm -rf deps src build/Release/obj build/Release/obj.target build/Release/test_extension.node build/deps
 

@@ -248,6 +248,33 @@ describe('the release: npm pack, then npm install --omit=dev of the tarball', ()
     )
   })
 
+  it("carries the licence of every package bundled into dist/ (the checkout's source maps name them)", () => {
+    const mapsOf = (dir: string) => filesUnder(dir).filter((file) => file.endsWith('.js.map'))
+    const bundled = new Set(
+      mapsOf(join(root, 'dist'))
+        .flatMap((file) => (readJson(file) as { sources: string[] }).sources)
+        .filter((source) => source.includes('node_modules/'))
+        .map((source) => {
+          const parts = source.slice(source.lastIndexOf('node_modules/') + 'node_modules/'.length).split('/')
+          return parts.slice(0, parts[0]?.startsWith('@') ? 2 : 1).join('/')
+        }),
+    )
+    assert.ok(bundled.has('viem') && bundled.has('undici'), 'the maps name the bundled packages')
+    const notices = readFileSync(join(installed, 'dist', 'THIRD_PARTY_LICENSES.md'), 'utf8')
+    // each under its heading, `## name version (licence)`, its text in a block after it
+    const carried = new Map(
+      [...notices.matchAll(/^## (\S+) \S+ \(.+\)\n\n```\n([\s\S]*?)\n```$/gm)].map((match) => [
+        match[1],
+        match[2] as string,
+      ]),
+    )
+    assert.deepEqual(
+      [...bundled].filter((name) => !(carried.get(name) ?? '').match(/permission|copyright|licen[cs]e/i)),
+      [],
+      'each bundled package with its licence text',
+    )
+  })
+
   it('ends its install without a notice about install scripts: the release ships no `prepare`', () => {
     assert.doesNotMatch(installOutput, /install-scripts|allowScripts/, installOutput)
     assert.match(installOutput, /added \d+ packages/)
