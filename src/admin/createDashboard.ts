@@ -5,7 +5,7 @@ import type { AdminRequest, AdminResponse } from './adminApiTypes.ts'
 import { createDashboardSessions } from './createDashboardSessions.ts'
 import type { DashboardStats } from './createDashboardStats.ts'
 import { type DashboardRequest, handleDashboard } from './handleDashboard.ts'
-import { loadDashboardAssets } from './loadDashboardAssets.ts'
+import type { DashboardAssets } from './loadDashboardAssets.ts'
 import type { WebAnswer } from './webAnswers.ts'
 
 export type DashboardOptions = {
@@ -18,6 +18,8 @@ export type DashboardOptions = {
   now: () => number
   /** Wrong admin tokens per client address, shared with /admin (createAdminTokenFailures). */
   tokenFailures: AuthFailureLimiter
+  /** The built web app (loadDashboardAssets), which the key holders' portal serves too. */
+  assets: DashboardAssets | undefined
 }
 
 /** How long a sign-in lasts. */
@@ -36,7 +38,7 @@ export function createDashboard(
     signInFailures: options.tokenFailures,
     overview: () => stats.snapshot(networks()),
     indexers: options.indexers,
-    assets: loadDashboardAssets(),
+    assets: options.assets,
   }
   return (request) => handleDashboard(deps, request)
 }

@@ -144,8 +144,9 @@ export async function createRequestHandling(
     oidc,
   }
   const account = (request: AccountApiRequest) => handleAccountApi(accountDeps, request)
-  const portalAssets = loadDashboardAssets()
-  const portal = (request: PortalPageRequest) => handlePortalPages(portalAssets, request)
+  // the built web app, read once: the portal's pages and the dashboard's
+  const webAssets = loadDashboardAssets()
+  const portal = (request: PortalPageRequest) => handlePortalPages(webAssets, request)
   const dashboard =
     config.admin.token === undefined
       ? undefined
@@ -157,6 +158,7 @@ export async function createRequestHandling(
           indexers: services.indexers,
           now,
           tokenFailures,
+          assets: webAssets,
         })
   const answers = createAnswerMemory({
     maxRequestBytes: config.server.maxAnswerBytes,
