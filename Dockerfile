@@ -26,13 +26,13 @@ RUN npm ci --ignore-scripts --no-audit --no-fund && npm rebuild better-sqlite3
 # dist/ from the sources
 FROM modules AS build
 COPY tsconfig.json ./
-COPY scripts/buildServer.js scripts/buildDashboard.js scripts/
+COPY scripts/buildServer.js scripts/buildDashboard.js scripts/thirdPartyLicences.js scripts/
 COPY src src
 COPY web web
 RUN npm run build
 
-# only the runtime dependencies (the packages bundled into dist/ are dev dependencies: none of them);
-# better-sqlite3's sources and objects are not needed once its addon is built. The embedded
+# only the runtime dependencies (the packages bundled into dist/ are dev dependencies, which the prune
+# removes); better-sqlite3's sources and objects are not needed once its addon is built. The embedded
 # devnet's node (anvil, a dev dependency and optional peer: 44 MB) only when asked for: with
 # DEVNET=true, anvil and its platform's binary (as npm ci installed them) are put back after the prune
 FROM modules AS runtime

@@ -1,20 +1,26 @@
 // Builds the web app (web/) into dist/dashboard/: the operator's dashboard (index.html, served at
 // /dashboard) and the key holders' portal (account.html, served at /account), each page with its own
-// script and style in assets/ under hashed names. Run by `npm run build` (and so by `npm install`).
+// script and style in assets/ under hashed names, and the licences of the packages bundled into them
+// (preact, uPlot) in THIRD_PARTY_LICENSES.md beside the pages (not served). Run by `npm run build`
+// (and so by `npm install`).
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { basename } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
+import { writeLicences } from './thirdPartyLicences.js'
 
-const outDir = new URL('../dist/dashboard/', import.meta.url)
+const root = new URL('../', import.meta.url)
+const outDir = new URL('dist/dashboard/', root)
 rmSync(outDir, { recursive: true, force: true })
 mkdirSync(outDir, { recursive: true })
 
 const result = await build({
   entryPoints: [
-    fileURLToPath(new URL('../web/main.tsx', import.meta.url)),
-    fileURLToPath(new URL('../web/account/portal.tsx', import.meta.url)),
+    fileURLToPath(new URL('web/main.tsx', root)),
+    fileURLToPath(new URL('web/account/portal.tsx', root)),
   ],
+  // the metafile's paths (outputsOf's entry points, the licences') are relative to it
+  absWorkingDir: fileURLToPath(root),
   bundle: true,
   minify: true,
   format: 'esm',
@@ -64,4 +70,10 @@ writeFileSync(
 writeFileSync(
   new URL('account.html', outDir),
   page('tollgate account', '/account', outputsOf('web/account/portal.tsx')),
+)
+
+writeLicences(
+  Object.keys(result.metafile.inputs),
+  new URL('THIRD_PARTY_LICENSES.md', outDir),
+  'the web app (dist/dashboard/assets/)',
 )

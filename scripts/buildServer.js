@@ -5,17 +5,21 @@
 // bench:startup; docs/development.md, "The build"). Run by `npm run build` (and so by `npm
 // install`); with --no-sourcemap (the release's `prepack`), without source maps. The types are
 // checked by `npm run typecheck`, not here. The bundled packages are dev dependencies (a release
-// installs only the ones left out, below), and their licences go to dist/THIRD_PARTY_LICENSES.md.
+// installs only the ones left out, below), and their licences go to dist/THIRD_PARTY_LICENSES.md
+// (scripts/thirdPartyLicences.js).
 //
 // Left out of the bundle, loaded from node_modules as they are: packages that load files of their
 // own when they run (better-sqlite3's native addon, pino's worker threads); optional addons that
 // packages look for and do without (pg-native, bufferutil, utf-8-validate); and packages written as
 // CommonJS that are imported with import() (ioredis, and OpenTelemetry's, which does so itself): in
 // a bundle, such a module's chunk has a default export only, where Node gives its named ones too
-// (the build refuses such a chunk, below). Each of these is loaded only when it is used.
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+// (the build refuses such a chunk, below). Each of these is loaded only when it is used. The bundled
+// prom-client requires @opentelemetry/api (for exemplars): found because it is external, and a
+// dependency.
+import { existsSync, readdirSync, rmSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
+import { writeLicences } from './thirdPartyLicences.js'
 
 const root = new URL('../', import.meta.url)
 const dist = new URL('dist/', root)
@@ -70,43 +74,9 @@ if (defaultOnly.length > 0) {
   )
 }
 
-// the bundle carries the packages' code, so it carries their licences: each package's name, version
-// and licence text, in dist/THIRD_PARTY_LICENSES.md (a release installs none of them beside it)
-const packageDirs = new Set()
-for (const input of Object.keys(result.metafile.inputs)) {
-  const at = input.lastIndexOf('node_modules/')
-  if (at === -1) continue
-  const parts = input.slice(at + 'node_modules/'.length).split('/')
-  packageDirs.add(
-    input.slice(0, at) + ['node_modules', ...parts.slice(0, parts[0].startsWith('@') ? 2 : 1)].join('/'),
-  )
-}
-const notices = [...packageDirs].map((dir) => {
-  const { name, version, license } = JSON.parse(readFileSync(new URL(`${dir}/package.json`, root), 'utf8'))
-  const text = licenceText(dir)
-  if (text === undefined)
-    throw new Error(`${dir} is bundled, but the build finds no licence text in it to carry`)
-  return { heading: `## ${name} ${version} (${license})`, text }
-})
-notices.sort((a, b) => a.heading.localeCompare(b.heading))
-writeFileSync(
+// the bundle carries the packages' code, so it carries their licences
+writeLicences(
+  Object.keys(result.metafile.inputs),
   new URL('THIRD_PARTY_LICENSES.md', dist),
-  [
-    '# Third-party licences',
-    '',
-    "The packages bundled into tollgate's dist/, each with its licence as the package ships it.",
-    ...notices.flatMap(({ heading, text }) => ['', heading, '', '```', text, '```']),
-    '',
-  ].join('\n'),
+  "the server's bundle (dist/main.js, dist/chunks/)",
 )
-
-/** A package's licence as it ships it: its licence file, else its README's licence section. */
-function licenceText(dir) {
-  const files = readdirSync(new URL(`${dir}/`, root))
-  const read = (file) => readFileSync(new URL(`${dir}/${file}`, root), 'utf8')
-  const licence = files.find((file) => /^(licen[cs]e|copying)/i.test(file))
-  if (licence !== undefined) return read(licence).trim()
-  const readme = files.find((file) => /^readme/i.test(file))
-  const section = readme && /^#+ *licen[cs]e\b.*\n([\s\S]*?)(?=^#+ |(?![\s\S]))/im.exec(read(readme))
-  return section ? section[1].trim() : undefined
-}

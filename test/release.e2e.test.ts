@@ -115,12 +115,15 @@ function importedPackages(file: string): string[] {
     .flatMap((pattern) => [...text.matchAll(pattern)].map((match) => match[1] as string))
     .filter((specifier) => !specifier.startsWith('.') && !specifier.startsWith('node:'))
     .filter((specifier) => !builtinModules.includes(specifier))
-    .map((specifier) =>
-      specifier
-        .split('/')
-        .slice(0, specifier.startsWith('@') ? 2 : 1)
-        .join('/'),
-    )
+    .map(packageOf)
+}
+
+/** The package a specifier or a path under node_modules/ names (`@scope/name/file` is `@scope/name`). */
+function packageOf(specifier: string): string {
+  return specifier
+    .split('/')
+    .slice(0, specifier.startsWith('@') ? 2 : 1)
+    .join('/')
 }
 
 /** Native addons that bundled packages (pg, ws) look for and do without: not installed, not needed. */
@@ -248,31 +251,39 @@ describe('the release: npm pack, then npm install --omit=dev of the tarball', ()
     )
   })
 
-  it("carries the licence of every package bundled into dist/ (the checkout's source maps name them)", () => {
-    const mapsOf = (dir: string) => filesUnder(dir).filter((file) => file.endsWith('.js.map'))
-    const bundled = new Set(
-      mapsOf(join(root, 'dist'))
-        .flatMap((file) => (readJson(file) as { sources: string[] }).sources)
-        .filter((source) => source.includes('node_modules/'))
-        .map((source) => {
-          const parts = source.slice(source.lastIndexOf('node_modules/') + 'node_modules/'.length).split('/')
-          return parts.slice(0, parts[0]?.startsWith('@') ? 2 : 1).join('/')
-        }),
+  it("carries the licence of every package bundled into dist/: the server's and the web app's", () => {
+    // the server's bundle names each module it took from a package in a comment (`// node_modules/…`)
+    const serverPackages = filesUnder(join(installed, 'dist'))
+      .filter((file) => file.endsWith('.js') && !file.includes('/dashboard/'))
+      .flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/^\/\/ (?:.*\/)?node_modules\/(.+)$/gm)])
+      .map((match) => packageOf(match[1] as string))
+    assert.ok(
+      serverPackages.includes('viem') && serverPackages.includes('undici'),
+      'the scan sees bundled packages',
     )
-    assert.ok(bundled.has('viem') && bundled.has('undici'), 'the maps name the bundled packages')
-    const notices = readFileSync(join(installed, 'dist', 'THIRD_PARTY_LICENSES.md'), 'utf8')
-    // each under its heading, `## name version (licence)`, its text in a block after it
-    const carried = new Map(
-      [...notices.matchAll(/^## (\S+) \S+ \(.+\)\n\n```\n([\s\S]*?)\n```$/gm)].map((match) => [
-        match[1],
-        match[2] as string,
-      ]),
-    )
-    assert.deepEqual(
-      [...bundled].filter((name) => !(carried.get(name) ?? '').match(/permission|copyright|licen[cs]e/i)),
-      [],
-      'each bundled package with its licence text',
-    )
+    // the web app's (minified, without such comments): what its sources import
+    const webPackages = filesUnder(join(root, 'web'))
+      .filter((file) => /\.tsx?$/.test(file))
+      .flatMap((file) => [
+        ...readFileSync(file, 'utf8').matchAll(/^import (?!type\b)[^;]*?from '([^.'][^']*)'/gm),
+      ])
+      .map((match) => packageOf(match[1] as string))
+    assert.ok(webPackages.includes('preact'), "the scan sees the web app's imports")
+    for (const [notices, packages] of [
+      [join(installed, 'dist', 'THIRD_PARTY_LICENSES.md'), serverPackages],
+      [join(installed, 'dist', 'dashboard', 'THIRD_PARTY_LICENSES.md'), webPackages],
+    ] as const) {
+      // each under its heading, `## name version (licence)`, its texts fenced after it
+      const carried = new Map<string, string>()
+      for (const section of readFileSync(notices, 'utf8').split(/^## /m).slice(1)) {
+        carried.set(section.split(' ')[0] as string, section)
+      }
+      assert.deepEqual(
+        [...new Set(packages)].filter((name) => !/copyright|permission/i.test(carried.get(name) ?? '')),
+        [],
+        `${relative(installed, notices)}: each bundled package with its licence text`,
+      )
+    }
   })
 
   it('ends its install without a notice about install scripts: the release ships no `prepare`', () => {

@@ -25,7 +25,7 @@ export type DashboardOptions = {
 /** How long a sign-in lasts. */
 const sessionTtlMs = 12 * 3_600_000
 
-/** The /dashboard handler: sessions, the sign-in limiter and the built pages, made once. */
+/** The /dashboard handler: its sessions and sign-in limiter made once, the built pages given. */
 export function createDashboard(
   options: DashboardOptions,
 ): (request: DashboardRequest) => Promise<WebAnswer> {
