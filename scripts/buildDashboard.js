@@ -73,7 +73,7 @@ writeFileSync(
 )
 
 writeLicences(
-  Object.keys(result.metafile.inputs),
+  result.metafile,
   new URL('THIRD_PARTY_LICENSES.md', outDir),
   'the web app (dist/dashboard/assets/)',
 )

@@ -76,7 +76,7 @@ if (defaultOnly.length > 0) {
 
 // the bundle carries the packages' code, so it carries their licences
 writeLicences(
-  Object.keys(result.metafile.inputs),
+  result.metafile,
   new URL('THIRD_PARTY_LICENSES.md', dist),
   "the server's bundle (dist/main.js, dist/chunks/)",
 )

@@ -4,21 +4,26 @@
 // its README's licence section, and its NOTICE files (Apache-2.0 asks for those); a bundled package
 // with no licence text found stops the build.
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 
-const root = new URL('../', import.meta.url)
+const root = fileURLToPath(new URL('../', import.meta.url))
 
 /**
- * Writes `file` (a URL) for the packages among `inputs`, the paths of an esbuild metafile's inputs
- * (relative to the repository's root, the build's absWorkingDir). `title` says what bundles them.
+ * Writes `file` (a URL) for the packages whose code is in the outputs of `metafile` (an esbuild
+ * metafile, its paths relative to the repository's root, the build's absWorkingDir: a package it
+ * read and left no byte of is not bundled). `title` says what bundles them.
  */
-export function writeLicences(inputs, file, title) {
+export function writeLicences(metafile, file, title) {
   const packageDirs = new Set()
-  for (const input of inputs) {
-    const at = input.lastIndexOf('node_modules/')
-    if (at === -1) continue
-    const parts = input.slice(at + 'node_modules/'.length).split('/')
-    const name = parts.slice(0, parts[0].startsWith('@') ? 2 : 1)
-    packageDirs.add(`${input.slice(0, at)}node_modules/${name.join('/')}`)
+  for (const output of Object.values(metafile.outputs)) {
+    for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
+      const at = input.lastIndexOf('node_modules/')
+      if (at === -1 || bytesInOutput === 0) continue
+      const parts = input.slice(at + 'node_modules/'.length).split('/')
+      const name = parts.slice(0, parts[0].startsWith('@') ? 2 : 1)
+      packageDirs.add(`${input.slice(0, at)}node_modules/${name.join('/')}`)
+    }
   }
   const notices = [...packageDirs].map(noticeOf).sort((a, b) => a.heading.localeCompare(b.heading))
   const lines = [`# Third-party licences: ${title}`, '']
@@ -36,26 +41,29 @@ export function writeLicences(inputs, file, title) {
 
 /** A package's heading (`## name version (licence)`) and the texts of its licence and notices. */
 function noticeOf(dir) {
-  const { name, version, license, licenses } = JSON.parse(readText(dir, 'package.json'))
-  const licence =
-    typeof license === 'string' ? license : (licenses?.map((each) => each.type).join(' OR ') ?? 'see below')
-  const files = readdirSync(new URL(`${dir}/`, root))
-    .filter((each) => statSync(new URL(`${dir}/${each}`, root)).isFile())
+  const read = (file) => readFileSync(join(root, dir, file), 'utf8')
+  const { name, version, license, licenses } = JSON.parse(read('package.json'))
+  const licence = [license ?? licenses ?? []]
+    .flat()
+    .map((each) => (typeof each === 'string' ? each : each?.type))
+    .join(' OR ')
+  const files = readdirSync(join(root, dir))
+    .filter((each) => statSync(join(root, dir, each)).isFile())
     .sort()
-  const licenceFiles = files.filter((each) => /^(licen[cs]e|copying)/i.test(each))
-  const texts = licenceFiles.map((each) => readText(dir, each).trim())
-  if (texts.length === 0) {
-    const readme = files.find((each) => /^readme/i.test(each))
-    const section =
-      readme && /^#+ *licen[cs]e\b.*\n([\s\S]*?)(?=^#+ |(?![\s\S]))/im.exec(readText(dir, readme))
-    if (section) texts.push(section[1].trim())
-  }
-  if (texts.length === 0)
+  const texts = files.filter((each) => /^(licen[cs]e|copying)/i.test(each)).map((each) => read(each).trim())
+  const readme = files.find((each) => /^readme/i.test(each))
+  if (texts.length === 0 && readme !== undefined) texts.push(licenceSection(read(readme)))
+  if (!texts.some((text) => text.length > 0))
     throw new Error(`${dir} is bundled, but the build finds no licence text in it to carry`)
-  for (const each of files.filter((file) => /^notice/i.test(file))) texts.push(readText(dir, each).trim())
-  return { heading: `## ${name} ${version} (${licence})`, texts }
+  for (const each of files.filter((file) => /^notice/i.test(file))) texts.push(read(each).trim())
+  return { heading: `## ${name} ${version} (${licence || 'see below'})`, texts }
 }
 
-function readText(dir, file) {
-  return readFileSync(new URL(`${dir}/${file}`, root), 'utf8')
+/** A README's licence section: from its heading to the next heading of its level or above ('' if none). */
+function licenceSection(readme) {
+  const heading = /^(#+) *licen[cs]es?\b.*$/im.exec(readme)
+  if (heading === null) return ''
+  const rest = readme.slice(heading.index + heading[0].length)
+  const next = new RegExp(`^#{1,${heading[1].length}} `, 'm').exec(rest)
+  return (next === null ? rest : rest.slice(0, next.index)).trim()
 }

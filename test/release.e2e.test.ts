@@ -273,10 +273,13 @@ describe('the release: npm pack, then npm install --omit=dev of the tarball', ()
       [join(installed, 'dist', 'THIRD_PARTY_LICENSES.md'), serverPackages],
       [join(installed, 'dist', 'dashboard', 'THIRD_PARTY_LICENSES.md'), webPackages],
     ] as const) {
-      // each under its heading, `## name version (licence)`, its texts fenced after it
+      // each under its heading, `## name version (licence)`, its texts fenced after it (a package
+      // bundled in two versions has two, each with its text)
+      const sections = readFileSync(notices, 'utf8').split(/^## (\S+) \S+ \(.*\)$/m)
       const carried = new Map<string, string>()
-      for (const section of readFileSync(notices, 'utf8').split(/^## /m).slice(1)) {
-        carried.set(section.split(' ')[0] as string, section)
+      for (let at = 1; at + 1 < sections.length; at += 2) {
+        const name = sections[at] as string
+        carried.set(name, `${carried.get(name) ?? ''}${sections[at + 1]}`)
       }
       assert.deepEqual(
         [...new Set(packages)].filter((name) => !/copyright|permission/i.test(carried.get(name) ?? '')),
