@@ -90,19 +90,20 @@ async function measure(sample: () => number | Promise<number>): Promise<number> 
 try {
   const floor = await measure(() => commandCpu(['-e', '']))
   const rows: string[][] = [["`node -e ''` (the floor)", ...builds.map(() => `${floor.toFixed(2)} s`)]]
-  for (const [label, args] of [
-    ['`tollgate --help`', ['--help']],
-    ['`tollgate plans` (the config and the database read)', ['plans', '--config', config]],
-    ['`tollgate keys list`', ['keys', 'list', '--config', config]],
-  ] as const) {
+  const commands: [string, (bin: string) => number | Promise<number>][] = [
+    ['`tollgate --help`', (bin) => commandCpu([bin, '--help'])],
+    [
+      '`tollgate plans` (the config and the database read)',
+      (bin) => commandCpu([bin, 'plans', '--config', config]),
+    ],
+    ['`tollgate keys list`', (bin) => commandCpu([bin, 'keys', 'list', '--config', config])],
+    ['`tollgate start` to "listening"', startCpu],
+  ]
+  for (const [label, sample] of commands) {
     const cells: string[] = []
-    for (const build of builds)
-      cells.push(`${(await measure(() => commandCpu([build.bin, ...args]))).toFixed(2)} s`)
+    for (const build of builds) cells.push(`${(await measure(() => sample(build.bin))).toFixed(2)} s`)
     rows.push([label, ...cells])
   }
-  const cells: string[] = []
-  for (const build of builds) cells.push(`${(await measure(() => startCpu(build.bin))).toFixed(2)} s`)
-  rows.push(['`tollgate start` to "listening"', ...cells])
   const header = ['command', ...builds.map((build) => `${build.name} (CPU)`)]
   const table = [header, header.map(() => '---'), ...rows].map((row) => `| ${row.join(' | ')} |`)
   process.stdout.write(`${table.join('\n')}\n`)
