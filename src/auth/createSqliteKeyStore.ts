@@ -89,7 +89,9 @@ export function createSqliteKeyStore(db: SqliteDatabase): KeyStore {
 
   return {
     async createKey(input) {
-      const key = create(input)
+      // the write lock taken first, where the busy timeout waits for it: a transaction that read
+      // first is refused at once ("database is locked") when another process writes meanwhile
+      const key = create.immediate(input)
       return toApiKey(selectOne.get(key) as KeyRow)
     },
     async getAccount(name) {

@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { createRequire } from 'node:module'
 import { after, before, describe, it } from 'node:test'
 import { storeBackends, type TestDatabase } from '../../test/helpers/storeBackends.ts'
 import { keySettingsSchema } from './keySettings.ts'
@@ -6,6 +9,19 @@ import type { KeyStore } from './keyStore.ts'
 import { type CreateKeyInput, KeyStoreError } from './keyStore.ts'
 
 const settings = keySettingsSchema.parse({})
+
+/** better-sqlite3, for a process of the test's own. */
+const sqliteModule = createRequire(import.meta.url).resolve('better-sqlite3')
+
+/** A process that takes the SQLite file's write lock, says so, and lets go of it 300 ms later. */
+const holdWriteLock = `
+const [modulePath, file] = process.argv.slice(1)
+const db = new (require(modulePath))(file)
+db.exec('BEGIN IMMEDIATE')
+db.prepare("INSERT INTO meta (name, value) VALUES ('lock-test', '1') ON CONFLICT (name) DO UPDATE SET value = excluded.value").run()
+process.stdout.write('locked\\n')
+setTimeout(() => { db.exec('COMMIT'); db.close() }, 300)
+`
 const unlimited = () => null
 
 function newAccount(name: string, over: Partial<{ dailyCredits: number; creditsPerSecond: number }> = {}) {
@@ -121,6 +137,21 @@ for (const backend of storeBackends) {
       const keys = (await store.listKeys()).filter((key) => key.account.name === 'racing')
       assert.equal(keys.length, limit)
     })
+
+    if (backend.name === 'sqlite') {
+      it('creates a key while another process writes to the file: waits for its turn, never "database is locked"', async () => {
+        const file = (database.storage as { sqlite: string }).sqlite
+        // another process (a gateway flushing usage) holds the file's write lock for a moment
+        const writer = spawn(process.execPath, ['-e', holdWriteLock, sqliteModule, file], {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        })
+        const exited = once(writer, 'exit')
+        await once(writer.stdout, 'data')
+        const created = await store.createKey(input(newAccount('while-locked')))
+        assert.equal(created.account.name, 'while-locked')
+        assert.deepEqual(await exited, [0, null])
+      })
+    }
 
     it('concurrent creations of one account name: one succeeds, the others are told it exists', async () => {
       const results = await Promise.allSettled(
