@@ -158,13 +158,14 @@ describe('tollgate keys', () => {
         'applied migration 5: account tokens',
         'applied migration 6: request log',
         'applied migration 7: usage alerts',
-        `sqlite ${file} is at schema version 7`,
+        'applied migration 8: usage per instance',
+        `sqlite ${file} is at schema version 8`,
         '',
       ].join('\n'),
     )
     assert.equal(
       (await tollgate(['migrate', '--config', configFile])).stdout,
-      `sqlite ${file} is at schema version 7 (nothing to apply)\n`,
+      `sqlite ${file} is at schema version 8 (nothing to apply)\n`,
     )
     // the running gateway's file is up to date already, and migrate does not need its lock
     const running = JSON.parse((await tollgate(['migrate', '--json', '--config', gateway.configFile])).stdout)

@@ -84,7 +84,8 @@ describe('tollgate on PostgreSQL: every CLI command, the gateway beside it, read
         'applied migration 6: account tokens',
         'applied migration 7: request log',
         'applied migration 8: usage alerts',
-        `postgres ${toPostgresAddress(schema.url)} schema ${schema.schema} is at schema version 8`,
+        'applied migration 9: usage per instance',
+        `postgres ${toPostgresAddress(schema.url)} schema ${schema.schema} is at schema version 9`,
         '',
       ].join('\n'),
     )
@@ -92,7 +93,7 @@ describe('tollgate on PostgreSQL: every CLI command, the gateway beside it, read
     assert.deepEqual(again, {
       database: `postgres ${toPostgresAddress(schema.url)} schema ${schema.schema}`,
       applied: [],
-      version: 8,
+      version: 9,
     })
   })
 

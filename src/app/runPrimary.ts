@@ -1,4 +1,5 @@
 import cluster, { type Worker } from 'node:cluster'
+import { randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
 import type { ApiKey } from '../auth/apiKey.ts'
 import { createKeyAdmin } from '../auth/keyAdmin.ts'
@@ -88,14 +89,17 @@ export async function runPrimary(config: Config, log: Logger): Promise<Primary> 
     if (!config.redis) bank = createMemoryBank()
 
     let running = config
-    const spec = (slot: number): WorkerSpec => ({
+    const spec = (slot: number, bankInstanceId: string | undefined): WorkerSpec => ({
       slot,
       config: running,
       devnet: endpoint,
       bankLeaseTtlMs: bank?.leaseTtlMs,
+      bankInstanceId,
       bankTimeoutMs: config.metering.redisTimeoutMs,
     })
     const slots = new Map<Worker, number>()
+    /** The id each worker has in the bank: never reused, not even by a primary started again the same day (the ledger keeps usage under it). */
+    const bankIds = new Map<Worker, string>()
     /** Workers that listen: the ones a reload is sent to (one still starting is told once it listens). */
     const serving = new Set<Worker>()
     /** The config each starting worker was sent. */
@@ -110,7 +114,7 @@ export async function runPrimary(config: Config, log: Logger): Promise<Primary> 
         if (message?.tollgate === 'spec?') {
           const slot = slots.get(worker)
           if (slot === undefined) return
-          const part = spec(slot)
+          const part = spec(slot, bankIds.get(worker))
           sent.set(worker, part.config)
           worker.send({ tollgate: 'spec', spec: part } satisfies SpecMessage)
           return
@@ -133,7 +137,9 @@ export async function runPrimary(config: Config, log: Logger): Promise<Primary> 
       slots.set(worker, slot)
       // each worker process is its own instance in the bank: a dead one's lease expires there
       if (bank) {
-        const workerBank = bank.forInstance(`worker-${worker.id}`)
+        const bankId = `worker-${worker.id}-${randomUUID()}`
+        bankIds.set(worker, bankId)
+        const workerBank = bank.forInstance(bankId)
         serveClusterBank(worker, workerBank)
         // no more lease notices to a dead worker
         worker.on('exit', () => void workerBank.close())
@@ -144,6 +150,7 @@ export async function runPrimary(config: Config, log: Logger): Promise<Primary> 
     cluster.on('exit', (worker, code, signal) => {
       const slot = slots.get(worker)
       slots.delete(worker)
+      bankIds.delete(worker)
       serving.delete(worker)
       sent.delete(worker)
       if (slot === undefined || stopping) return

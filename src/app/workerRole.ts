@@ -25,6 +25,8 @@ export type WorkerSpec = {
   devnet: DevnetEndpoint | undefined
   /** The primary's bank lease ttl when the primary is the bank (no Redis). */
   bankLeaseTtlMs: number | undefined
+  /** The id the primary's bank knows this worker by (set with bankLeaseTtlMs). */
+  bankInstanceId: string | undefined
   /** How long a worker waits for the primary's bank to answer an exchange (metering.redisTimeoutMs). */
   bankTimeoutMs: number
   /** The config the primary runs on now: a worker forked after a reload starts on it. */
@@ -117,11 +119,12 @@ export async function readWorkerRole(spec: WorkerSpec): Promise<WorkerRole> {
   return {
     devnet: spec.devnet,
     bank:
-      spec.bankLeaseTtlMs === undefined
+      spec.bankLeaseTtlMs === undefined || spec.bankInstanceId === undefined
         ? undefined
         : createClusterBank({
             channel: process as unknown as BankChannel,
             leaseTtlMs: spec.bankLeaseTtlMs,
+            instanceId: spec.bankInstanceId,
             timeoutMs: spec.bankTimeoutMs,
           }),
     indexesFees: spec.slot === 0,

@@ -21,6 +21,7 @@ const ask = (fields: Partial<BankSubjectRequest> = {}): BankSubjectRequest => ({
   returning: false,
   flushedCredits: 0,
   seedCredits: undefined,
+  seedInstances: undefined,
   leaseCredits: 0,
   leaseMinCredits: 0,
   maxLeaseCredits: 10_000,
@@ -153,6 +154,47 @@ const cases: { name: string; before: Step[]; step: Step; reply: BankReply }[] = 
     },
   },
   {
+    name: "seeded with each instance's share: an instance's first report counts what it spent beyond it (flushed after the seed's read, or not)",
+    before: [
+      {
+        by: 'a',
+        subjects: [
+          ask({ seedCredits: 300, seedInstances: { a: 100, b: 200 }, usedCredits: 100, flushedCredits: 100 }),
+        ],
+      },
+    ],
+    step: { by: 'b', subjects: [ask({ usedCredits: 250, flushedCredits: 250 })] },
+    reply: { needsSeed: false, subjects: [answer({ grantedCredits: 350 })] },
+  },
+  {
+    name: 'seeded with the shares, an instance that had none spent none of the seed: all it reports counts',
+    before: [
+      {
+        by: 'a',
+        subjects: [
+          ask({ seedCredits: 300, seedInstances: { a: 300 }, usedCredits: 300, flushedCredits: 300 }),
+        ],
+      },
+    ],
+    step: { by: 'c', subjects: [ask({ usedCredits: 120, flushedCredits: 120 })] },
+    reply: { needsSeed: false, subjects: [answer({ grantedCredits: 420 })] },
+  },
+  {
+    name: 'a seed without shares (an older version): what an instance flushed counts as in the seed',
+    before: [{ by: 'a', subjects: [ask({ seedCredits: 300 })] }],
+    step: { by: 'c', subjects: [ask({ usedCredits: 120, flushedCredits: 100 })] },
+    reply: { needsSeed: false, subjects: [answer({ grantedCredits: 320 })] },
+  },
+  {
+    name: 'a share is counted until the instance reports: then its report',
+    before: [
+      { by: 'a', subjects: [ask({ seedCredits: 300, seedInstances: { b: 200 } })] },
+      { by: 'b', subjects: [ask({ usedCredits: 250, flushedCredits: 250 })] },
+    ],
+    step: { by: 'b', subjects: [ask({ usedCredits: 280, flushedCredits: 280 })] },
+    reply: { needsSeed: false, subjects: [answer({ grantedCredits: 380 })] },
+  },
+  {
     name: 'per second only (no daily limit): a slice of a full bucket',
     before: [],
     step: {
@@ -200,8 +242,19 @@ for (const [name, open] of Object.entries(backends)) {
           b: await backend.instance(),
           c: await backend.instance(),
         }
-        for (const step of each.before) await instances[step.by].exchange({ subjects: step.subjects })
-        assert.deepEqual(await instances[each.step.by].exchange({ subjects: each.step.subjects }), each.reply)
+        // a seed's shares are written by instance (a, b, c): sent under each one's id in the bank
+        const sent = ({ subjects }: Step) => ({
+          subjects: subjects.map((subject) => {
+            const shares = subject.seedInstances
+            if (shares === undefined) return subject
+            const seedInstances = Object.fromEntries(
+              Object.entries(shares).map(([by, credits]) => [instances[by as Instance].instanceId, credits]),
+            )
+            return { ...subject, seedInstances }
+          }),
+        })
+        for (const step of each.before) await instances[step.by].exchange(sent(step))
+        assert.deepEqual(await instances[each.step.by].exchange(sent(each.step)), each.reply)
       })
     }
   })

@@ -28,6 +28,7 @@ function endOfBalanceBank() {
   const notices: LeaseNotice[] = []
   const pool = { credits: 50, leased: 0 }
   const bank: CreditBank = {
+    instanceId: 'this-instance',
     leaseTtlMs: 15_000,
     async exchange(request) {
       exchanges.push(request)

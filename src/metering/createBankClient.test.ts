@@ -35,6 +35,7 @@ function endOfBalanceBank() {
   let leased = 0
   const pool = { credits: 50 }
   const bank: CreditBank = {
+    instanceId: 'this-instance',
     leaseTtlMs: 15_000,
     async exchange(request) {
       exchanges.push(request)

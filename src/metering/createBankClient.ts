@@ -187,11 +187,17 @@ export function createBankClient(ledger: LocalLedger, options: BankClientOptions
     try {
       reply = await bank.exchange({ subjects: built.requests })
       if (reply.needsSeed) {
-        // the day's figure in the store and what this process wrote into it, read at one moment
+        // the day's figures in the store, each instance's share of them and what this process
+        // wrote into it, read at one moment
+        const subjects = built.requests.map((request) => request.subject)
         built = await exclusive(async () => {
-          const seeds = await store.loadDailyUsage(ledger.day())
+          const seeds = await store.loadDaySeeds(ledger.day(), subjects)
           const again = build(accountCounter, calls, returning) as BankRequestBuilt
-          for (const request of again.requests) request.seedCredits = seeds.get(request.subject) ?? 0
+          for (const request of again.requests) {
+            const seed = seeds.get(request.subject)
+            request.seedCredits = seed?.credits ?? 0
+            request.seedInstances = seed?.instances ?? {}
+          }
           return again
         })
         reply = await bank.exchange({ subjects: built.requests })

@@ -88,6 +88,7 @@ export function createBankRequest(
       returning: returning.has(subjectId),
       flushedCredits: flushedCredits(subjectId, found.day),
       seedCredits: undefined,
+      seedInstances: undefined,
       leaseCredits,
       leaseMinCredits: leaseCredits > 0 ? Math.max(0, Math.min(...costs) - free) : 0,
       maxLeaseCredits: Math.max(leaseCredits, fullLeaseOf(subject, isAccount, leaseSeconds)),

@@ -39,6 +39,7 @@ const request = (dailyLimit: number, subject = 'account:1'): BankRequest => ({
       returning: false,
       flushedCredits: 0,
       seedCredits: 0,
+      seedInstances: undefined,
       leaseCredits: 1_000_000,
       leaseMinCredits: 80,
       maxLeaseCredits: 1_000_000,
@@ -56,7 +57,11 @@ describe('a worker exchanging with the primary over the cluster channel', () => 
     const channels = channelPair()
     const memory = createMemoryBank()
     serveClusterBank(channels.primary, memory.forInstance('worker-1'))
-    const bank = createClusterBank({ channel: channels.worker, leaseTtlMs: memory.leaseTtlMs })
+    const bank = createClusterBank({
+      channel: channels.worker,
+      leaseTtlMs: memory.leaseTtlMs,
+      instanceId: 'worker',
+    })
     // two subjects' days, asked for at once: each reply carries its own request's limit
     const [small, large] = await Promise.all([
       bank.exchange(request(800, 'account:small')),
@@ -77,7 +82,13 @@ describe('a worker exchanging with the primary over the cluster channel', () => 
   it('rejects an exchange the primary does not answer in time, and every pending one on close', async () => {
     const silent = Object.assign(new EventEmitter(), { send: () => true })
     const timers = createFakeTimers()
-    const bank = createClusterBank({ channel: silent, leaseTtlMs: 15_000, timeoutMs: 50, timers })
+    const bank = createClusterBank({
+      channel: silent,
+      leaseTtlMs: 15_000,
+      instanceId: 'worker',
+      timeoutMs: 50,
+      timers,
+    })
     let late: unknown
     const unanswered = bank.exchange(request(800)).catch((err: unknown) => {
       late = err
@@ -97,7 +108,11 @@ describe('a worker exchanging with the primary over the cluster channel', () => 
     const workers = [1, 2, 3].map((id) => {
       const channels = channelPair()
       serveClusterBank(channels.primary, memory.forInstance(`worker-${id}`))
-      const bank = createClusterBank({ channel: channels.worker, leaseTtlMs: memory.leaseTtlMs })
+      const bank = createClusterBank({
+        channel: channels.worker,
+        leaseTtlMs: memory.leaseTtlMs,
+        instanceId: 'worker',
+      })
       const heard: LeaseNotice[] = []
       bank.onNotice((notice) => heard.push(notice))
       return { bank, heard }
@@ -126,7 +141,11 @@ describe('a worker exchanging with the primary over the cluster channel', () => 
     const [from, to] = [1, 2].map((id) => {
       const channels = channelPair()
       serveClusterBank(channels.primary, memory.forInstance(`worker-${id}`))
-      const bank = createClusterBank({ channel: channels.worker, leaseTtlMs: memory.leaseTtlMs })
+      const bank = createClusterBank({
+        channel: channels.worker,
+        leaseTtlMs: memory.leaseTtlMs,
+        instanceId: 'worker',
+      })
       const heard: LeaseNotice[] = []
       bank.onNotice((notice) => heard.push(notice))
       return { bank, heard, channels }
@@ -146,6 +165,7 @@ describe('a worker exchanging with the primary over the cluster channel', () => 
   it("passes the primary bank's failure on as a rejection", async () => {
     const channels = channelPair()
     serveClusterBank(channels.primary, {
+      instanceId: 'worker',
       leaseTtlMs: 15_000,
       exchange: async () => {
         throw new Error('broken')
@@ -154,7 +174,7 @@ describe('a worker exchanging with the primary over the cluster channel', () => 
       notify: () => {},
       onNotice: () => {},
     })
-    const bank = createClusterBank({ channel: channels.worker, leaseTtlMs: 15_000 })
+    const bank = createClusterBank({ channel: channels.worker, leaseTtlMs: 15_000, instanceId: 'worker' })
     await assert.rejects(bank.exchange(request(800)), /the primary process's bank failed: broken/)
     await bank.close()
   })

@@ -21,6 +21,8 @@ export type ClusterBankOptions = {
   channel: BankChannel
   /** The primary's bank lease ttl, which the meter plans its renewals by. */
   leaseTtlMs: number
+  /** The id the primary's bank knows this worker by (CreditBank.instanceId). */
+  instanceId: string
   /** Longest wait for one exchange; a slower (or gone) primary counts as the bank down. */
   timeoutMs?: number
   /** The exchange deadline runs on these. */
@@ -41,6 +43,7 @@ export function isBankMessage(message: unknown): message is BankMessage {
 export function createClusterBank({
   channel,
   leaseTtlMs,
+  instanceId,
   timeoutMs = 1_000,
   timers = systemTimers,
 }: ClusterBankOptions): CreditBank {
@@ -62,6 +65,7 @@ export function createClusterBank({
   channel.on('message', onMessage)
 
   return {
+    instanceId,
     leaseTtlMs,
     exchange(request) {
       const id = nextId++

@@ -71,7 +71,7 @@ export async function createMeter({
   const loaded = await store.loadDailyUsage(utcDay(clock.now()))
   const health = bank && new BankHealth(onBankDown, bank.leaseTtlMs, clock.now(), onError)
   const ledger = new LocalLedger(clock, loaded, health)
-  const buffer = createUsageBuffer(store, { spool, timers })
+  const buffer = createUsageBuffer(store, { spool, timers, instance: bank?.instanceId })
   const client =
     bank &&
     health &&

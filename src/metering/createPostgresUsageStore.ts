@@ -1,7 +1,8 @@
 import type { PoolClient } from 'pg'
 import type { PostgresPool } from '../store/createPostgresPool.ts'
 import { withTransaction } from '../store/withTransaction.ts'
-import type { DailyUsage, HourlyUsage, UsageRow, UsageStore } from './usageStore.ts'
+import { sharesToPrune } from './sharesToPrune.ts'
+import type { DailyUsage, DaySeed, HourlyUsage, UsageDelta, UsageRow, UsageStore } from './usageStore.ts'
 
 type HourlyRow = {
   hour: string
@@ -31,6 +32,20 @@ type UsageQueryRow = {
  * rows they share in the same order instead of deadlocking.
  */
 export function createPostgresUsageStore(pool: PostgresPool): UsageStore {
+  const prune = sharesToPrune()
+  /** The delta's rows, and its instance's shares (with the shares no seed reads any more dropped, once a day). */
+  const addDelta = async (
+    client: PoolClient,
+    delta: UsageDelta,
+    daily: DailyUsage[],
+    hourly: HourlyUsage[],
+  ) => {
+    await addRows(client, daily, hourly)
+    if (delta.instance === undefined || daily.length === 0) return
+    await addShares(client, delta.instance, daily)
+    const before = prune(daily)
+    if (before !== undefined) await client.query('DELETE FROM usage_instance_daily WHERE day < $1', [before])
+  }
   return {
     async loadDailyUsage(day) {
       const { rows } = await pool.query<{ subject: string; credits: string }>(
@@ -47,11 +62,36 @@ export function createPostgresUsageStore(pool: PostgresPool): UsageStore {
       )
       return new Map(rows.map((row) => [row.subject, Number(row.credits)]))
     },
+    async loadDaySeeds(day, subjects) {
+      const seeds = new Map<string, DaySeed>()
+      if (subjects.length === 0) return seeds
+      // one statement: the day's figures and the shares as of one snapshot
+      const { rows } = await pool.query<{
+        subject: string
+        credits: string
+        instance: string | null
+        instance_credits: string | null
+      }>(
+        `SELECT d.subject, d.credits, i.instance, i.credits AS instance_credits
+         FROM usage_daily d LEFT JOIN usage_instance_daily i ON i.day = d.day AND i.subject = d.subject
+         WHERE d.day = $1 AND d.subject = ANY($2::text[])`,
+        [day, subjects],
+      )
+      for (const row of rows) {
+        let seed = seeds.get(row.subject)
+        if (seed === undefined) {
+          seed = { credits: Number(row.credits), instances: {} }
+          seeds.set(row.subject, seed)
+        }
+        if (row.instance !== null) seed.instances[row.instance] = Number(row.instance_credits)
+      }
+      return seeds
+    },
     async addUsage(delta) {
       const daily = mergeDaily(delta.daily)
       const hourly = mergeHourly(delta.hourly)
       if (daily.length === 0 && hourly.length === 0) return
-      await withTransaction(pool, (client) => addRows(client, daily, hourly))
+      await withTransaction(pool, (client) => addDelta(client, delta, daily, hourly))
     },
     addBatch(batchId, delta) {
       const daily = mergeDaily(delta.daily)
@@ -63,7 +103,7 @@ export function createPostgresUsageStore(pool: PostgresPool): UsageStore {
         )
         // recorded already: the batch's usage is in the ledger
         if (added.rowCount === 0) return false
-        await addRows(client, daily, hourly)
+        await addDelta(client, delta, daily, hourly)
         return true
       })
     },
@@ -144,6 +184,16 @@ async function addRows(client: PoolClient, daily: DailyUsage[], hourly: HourlyUs
       ],
     )
   }
+}
+
+/** An instance's shares of the days' credits (rows merged and in key order, as addRows's). */
+async function addShares(client: PoolClient, instance: string, daily: DailyUsage[]): Promise<void> {
+  await client.query(
+    `INSERT INTO usage_instance_daily (day, subject, instance, credits)
+     SELECT day, subject, $1, credits FROM unnest($2::text[], $3::text[], $4::bigint[]) AS rows (day, subject, credits)
+     ON CONFLICT (day, subject, instance) DO UPDATE SET credits = usage_instance_daily.credits + excluded.credits`,
+    [instance, daily.map((row) => row.day), daily.map((row) => row.subject), daily.map((row) => row.credits)],
+  )
 }
 
 /** One row per (day, subject), in key order: one upsert statement may not touch a row twice. */

@@ -1,5 +1,6 @@
 import type { SqliteDatabase } from '../store/sqliteDatabase.ts'
-import type { HourlyUsage, UsageDelta, UsageRow, UsageStore } from './usageStore.ts'
+import { sharesToPrune } from './sharesToPrune.ts'
+import type { DaySeed, HourlyUsage, UsageDelta, UsageRow, UsageStore } from './usageStore.ts'
 
 export function createSqliteUsageStore(db: SqliteDatabase): UsageStore {
   const selectDay = db.prepare<[string], { subject: string; credits: number }>(
@@ -23,6 +24,19 @@ export function createSqliteUsageStore(db: SqliteDatabase): UsageStore {
   const selectSubjects = db.prepare<[string, string], { subject: string; credits: number }>(
     'SELECT subject, credits FROM usage_daily WHERE day = ? AND subject IN (SELECT value FROM json_each(?))',
   )
+  const selectSeeds = db.prepare<
+    [string, string],
+    { subject: string; credits: number; instance: string | null; instanceCredits: number | null }
+  >(
+    `SELECT d.subject, d.credits, i.instance, i.credits AS instanceCredits
+     FROM usage_daily d LEFT JOIN usage_instance_daily i ON i.day = d.day AND i.subject = d.subject
+     WHERE d.day = ? AND d.subject IN (SELECT value FROM json_each(?))`,
+  )
+  const addInstanceDaily = db.prepare<[string, string, string, number]>(
+    `INSERT INTO usage_instance_daily (day, subject, instance, credits) VALUES (?, ?, ?, ?)
+     ON CONFLICT (day, subject, instance) DO UPDATE SET credits = credits + excluded.credits`,
+  )
+  const pruneInstanceDaily = db.prepare<[string]>('DELETE FROM usage_instance_daily WHERE day < ?')
   const selectUsage = db.prepare<[string, number | null, number | null], UsageRow>(usageQuery)
   const selectHourly = db.prepare<[string, number | null, number | null], HourlyUsage>(`
     SELECT hour, key_id AS keyId, network, method, calls, credits, failover_calls AS failoverCalls
@@ -34,8 +48,15 @@ export function createSqliteUsageStore(db: SqliteDatabase): UsageStore {
   )
   const selectLedgerId = db.prepare<[], { value: string }>("SELECT value FROM meta WHERE name = 'ledger_id'")
 
+  const prune = sharesToPrune()
   function addRows(delta: UsageDelta): void {
     for (const row of delta.daily) addDaily.run(row.subject, row.day, row.credits)
+    const { instance } = delta
+    if (instance !== undefined) {
+      for (const row of delta.daily) addInstanceDaily.run(row.day, row.subject, instance, row.credits)
+      const before = prune(delta.daily)
+      if (before !== undefined) pruneInstanceDaily.run(before)
+    }
     for (const row of delta.hourly) {
       addHourly.run(row.keyId, row.network, row.method, row.hour, row.calls, row.credits, row.failoverCalls)
     }
@@ -56,6 +77,19 @@ export function createSqliteUsageStore(db: SqliteDatabase): UsageStore {
       return new Map(
         selectSubjects.all(day, JSON.stringify(subjects)).map((row) => [row.subject, row.credits]),
       )
+    },
+    async loadDaySeeds(day, subjects) {
+      const seeds = new Map<string, DaySeed>()
+      if (subjects.length === 0) return seeds
+      for (const row of selectSeeds.all(day, JSON.stringify(subjects))) {
+        let seed = seeds.get(row.subject)
+        if (seed === undefined) {
+          seed = { credits: row.credits, instances: {} }
+          seeds.set(row.subject, seed)
+        }
+        if (row.instance !== null) seed.instances[row.instance] = row.instanceCredits ?? 0
+      }
+      return seeds
     },
     async addUsage(delta) {
       add(delta)

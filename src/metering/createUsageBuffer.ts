@@ -28,6 +28,8 @@ export type UsageBufferOptions = {
   closeWriteMs?: number
   /** The last flush's deadline runs on these. */
   timers?: Timers | undefined
+  /** This process's id in the credit bank, when it has one: its usage is written under it too (UsageDelta.instance). */
+  instance?: string | undefined
 }
 
 /** Hourly rows by hour, key, network and method. */
@@ -43,7 +45,7 @@ type DailyCredits = Map<string, Map<string, number>>
  * (that was a tenth of a forwarded call's cost on the request path).
  */
 export function createUsageBuffer(store: UsageStore, options: UsageBufferOptions = {}): UsageBuffer {
-  const { spool, closeWriteMs = 5_000, timers = systemTimers } = options
+  const { spool, closeWriteMs = 5_000, timers = systemTimers, instance } = options
   let pendingDaily: DailyCredits = new Map()
   let pendingHourly: HourlyRows = new Map()
   const flushed: DailyCredits = new Map()
@@ -76,7 +78,7 @@ export function createUsageBuffer(store: UsageStore, options: UsageBufferOptions
         for (const byMethod of byNetwork.values()) hourly.push(...byMethod.values())
     pendingDaily = new Map()
     pendingHourly = new Map()
-    return { daily, hourly }
+    return { daily, hourly, instance }
   }
 
   /** Puts back what could not be written: it goes with the next flush. */

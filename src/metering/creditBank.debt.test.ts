@@ -29,6 +29,7 @@ const askRate = (fields: Partial<BankSubjectRequest> = {}): BankSubjectRequest =
   returning: false,
   flushedCredits: 0,
   seedCredits: undefined,
+  seedInstances: undefined,
   leaseCredits: 0,
   leaseMinCredits: 0,
   maxLeaseCredits: 0,

@@ -11,6 +11,11 @@ export type CreditBank = {
    */
   exchange(request: BankRequest): Promise<BankReply>
   close(): Promise<void>
+  /**
+   * The id this instance reports under (one per process, never reused): the usage it writes to the
+   * ledger is kept under it too (UsageDelta.instance), so that a seed can tell each instance's share.
+   */
+  instanceId: string
   /** How long a lease outlives its holder's last exchange (then it goes back to the pool). */
   leaseTtlMs: number
   /**
@@ -53,10 +58,19 @@ export type BankSubjectRequest = {
    * bank grants the subject's day only the leases asked for (while its limit stays the same).
    */
   returning: boolean
-  /** Of `usedCredits`, what this instance has written to the usage store (seeds count it already). */
+  /**
+   * Of `usedCredits`, what this instance has written to the usage store: what a seed without
+   * per-instance shares (`seedInstances`, sent by an older version) counts already.
+   */
   flushedCredits: number
   /** The day's usage from the store, sent when the bank asked for it (its state for the day was absent). */
   seedCredits: number | undefined
+  /**
+   * With `seedCredits`: each instance's share of it, as the store had it at the same moment
+   * (UsageStore.loadDaySeeds). An instance's first report after the seed counts what it spent beyond
+   * its share (an instance with none had none), wherever its flushes fell against the seed's read.
+   */
+  seedInstances: Record<string, number> | undefined
   /** More daily credits wanted, and the least that helps (0: none wanted). */
   leaseCredits: number
   leaseMinCredits: number

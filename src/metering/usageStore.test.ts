@@ -69,6 +69,42 @@ for (const backend of storeBackends) {
       assert.deepEqual(await store.loadSubjectsUsage('2026-11-22', []), new Map())
     })
 
+    it("keeps each bank instance's share of a day, read with the day's figure for a seed; drops the shares of days before yesterday", async () => {
+      const day = '2026-06-10'
+      const credits = (subject: string, amount: number, on = day) => ({ subject, day: on, credits: amount })
+      await store.addUsage({
+        daily: [credits('account:40', 100), credits('key:40', 100)],
+        hourly: [],
+        instance: 'A',
+      })
+      await store.addUsage({ daily: [credits('account:40', 50)], hourly: [], instance: 'A' })
+      await other.addUsage({ daily: [credits('account:40', 30)], hourly: [], instance: 'B' })
+      assert.equal(
+        await other.addBatch('share-batch', { daily: [credits('account:40', 5)], hourly: [], instance: 'B' }),
+        true,
+      )
+      // written without an instance (a spool's batch): in the day's figure, in no share
+      await store.addUsage({ daily: [credits('account:40', 7)], hourly: [] })
+      assert.deepEqual(
+        await other.loadDaySeeds(day, ['account:40', 'key:40', 'key:41']),
+        new Map([
+          ['account:40', { credits: 192, instances: { A: 150, B: 35 } }],
+          ['key:40', { credits: 100, instances: { A: 100 } }],
+        ]),
+      )
+      assert.deepEqual(await store.loadDaySeeds(day, []), new Map())
+      // a day two days on written: the shares of the days before the day before it go
+      await store.addUsage({ daily: [credits('account:40', 1, '2026-06-12')], hourly: [], instance: 'A' })
+      assert.deepEqual(
+        await other.loadDaySeeds(day, ['account:40']),
+        new Map([['account:40', { credits: 192, instances: {} }]]),
+      )
+      assert.deepEqual(
+        await other.loadDaySeeds('2026-06-12', ['account:40']),
+        new Map([['account:40', { credits: 1, instances: { A: 1 } }]]),
+      )
+    })
+
     it('keeps credits past 2^32 exactly', async () => {
       const big = 2 ** 40 + 3
       await store.addUsage({ daily: [{ subject: 'account:9', day: '2030-01-01', credits: big }], hourly: [] })

@@ -12,7 +12,22 @@ export type HourlyUsage = {
   failoverCalls: number
 }
 
-export type UsageDelta = { daily: DailyUsage[]; hourly: HourlyUsage[] }
+export type UsageDelta = {
+  daily: DailyUsage[]
+  hourly: HourlyUsage[]
+  /**
+   * The bank instance that wrote it (CreditBank.instanceId), when its balances are shared: its daily
+   * credits are also kept under its id, for a seed's per-instance shares (loadDaySeeds).
+   */
+  instance?: string | undefined
+}
+
+/** A subject's day in the ledger, as a credit bank is seeded with it. */
+export type DaySeed = {
+  credits: number
+  /** Of `credits`, what each bank instance wrote (UsageDelta.instance): usage written without one is in no share. */
+  instances: Record<string, number>
+}
 
 export type UsageRow = {
   day: string
@@ -30,7 +45,15 @@ export type UsageStore = {
   loadDailyUsage(day: string): Promise<Map<string, number>>
   /** These subjects' credits on `day` (a subject that spent nothing is absent). */
   loadSubjectsUsage(day: string, subjects: readonly string[]): Promise<Map<string, number>>
-  /** Adds the deltas, all or nothing. */
+  /**
+   * These subjects' credits on `day` and each bank instance's share of them, read at one moment (a
+   * subject that spent nothing is absent).
+   */
+  loadDaySeeds(day: string, subjects: readonly string[]): Promise<Map<string, DaySeed>>
+  /**
+   * Adds the deltas, all or nothing. The per-instance shares of days before yesterday are dropped
+   * (no seed reads them) once a day.
+   */
   addUsage(delta: UsageDelta): Promise<void>
   /**
    * Adds one batch of usage once: its id is recorded in the same transaction, and a batch whose id

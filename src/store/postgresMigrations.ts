@@ -229,4 +229,18 @@ export const postgresMigrations: readonly Migration[] = [
     CREATE INDEX alert_events_created ON alert_events (created_at);
     `,
   },
+  {
+    name: 'usage per instance',
+    sql: `
+    -- of usage_daily, what each credit bank instance wrote (its id: CreditBank.instanceId): a seed of
+    -- the shared balances tells each instance what of its usage it holds; kept for today and yesterday
+    CREATE TABLE usage_instance_daily (
+      day text COLLATE "C" NOT NULL,
+      subject text COLLATE "C" NOT NULL,
+      instance text COLLATE "C" NOT NULL,
+      credits bigint NOT NULL,
+      PRIMARY KEY (day, subject, instance)
+    );
+    `,
+  },
 ]

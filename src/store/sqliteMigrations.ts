@@ -193,4 +193,18 @@ export const sqliteMigrations: readonly Migration[] = [
   CREATE INDEX alert_events_created ON alert_events (created_at);
   `,
   },
+  {
+    name: 'usage per instance',
+    sql: `
+  -- of usage_daily, what each credit bank instance wrote (its id: CreditBank.instanceId): a seed of
+  -- the shared balances tells each instance what of its usage it holds; kept for today and yesterday
+  CREATE TABLE usage_instance_daily (
+    day TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    instance TEXT NOT NULL,
+    credits INTEGER NOT NULL,
+    PRIMARY KEY (day, subject, instance)
+  );
+  `,
+  },
 ]

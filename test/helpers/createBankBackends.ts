@@ -33,13 +33,12 @@ export function createBankBackends(keyPrefix: string): Record<string, (leaseTtlM
           const primary = new EventEmitter()
           const deliver = (to: EventEmitter) => (message: BankMessage) =>
             setImmediate(() => to.emit('message', structuredClone(message)))
-          serveClusterBank(
-            Object.assign(primary, { send: deliver(worker) }),
-            memory.forInstance(randomUUID()),
-          )
+          const instanceId = randomUUID()
+          serveClusterBank(Object.assign(primary, { send: deliver(worker) }), memory.forInstance(instanceId))
           const bank = createClusterBank({
             channel: Object.assign(worker, { send: deliver(primary) }),
             leaseTtlMs,
+            instanceId,
           })
           opened.push(bank)
           return bank
