@@ -93,8 +93,7 @@ export async function runPrimary(config: Config, log: Logger): Promise<Primary> 
       slot,
       config: running,
       devnet: endpoint,
-      bankLeaseTtlMs: bank?.leaseTtlMs,
-      bankInstanceId,
+      bank: bank && bankInstanceId ? { leaseTtlMs: bank.leaseTtlMs, instanceId: bankInstanceId } : undefined,
       bankTimeoutMs: config.metering.redisTimeoutMs,
     })
     const slots = new Map<Worker, number>()

@@ -23,10 +23,11 @@ export type WorkerRole = {
 export type WorkerSpec = {
   slot: number
   devnet: DevnetEndpoint | undefined
-  /** The primary's bank lease ttl when the primary is the bank (no Redis). */
-  bankLeaseTtlMs: number | undefined
-  /** The id the primary's bank knows this worker by (set with bankLeaseTtlMs). */
-  bankInstanceId: string | undefined
+  /**
+   * When the primary is the bank (no Redis): its lease ttl, and the id it knows this worker by
+   * (CreditBank.instanceId, never reused).
+   */
+  bank: { leaseTtlMs: number; instanceId: string } | undefined
   /** How long a worker waits for the primary's bank to answer an exchange (metering.redisTimeoutMs). */
   bankTimeoutMs: number
   /** The config the primary runs on now: a worker forked after a reload starts on it. */
@@ -119,12 +120,12 @@ export async function readWorkerRole(spec: WorkerSpec): Promise<WorkerRole> {
   return {
     devnet: spec.devnet,
     bank:
-      spec.bankLeaseTtlMs === undefined || spec.bankInstanceId === undefined
+      spec.bank === undefined
         ? undefined
         : createClusterBank({
             channel: process as unknown as BankChannel,
-            leaseTtlMs: spec.bankLeaseTtlMs,
-            instanceId: spec.bankInstanceId,
+            leaseTtlMs: spec.bank.leaseTtlMs,
+            instanceId: spec.bank.instanceId,
             timeoutMs: spec.bankTimeoutMs,
           }),
     indexesFees: spec.slot === 0,

@@ -146,7 +146,10 @@ for (const backend of storeBackends) {
           stdio: ['ignore', 'pipe', 'inherit'],
         })
         const exited = once(writer, 'exit')
-        await once(writer.stdout, 'data')
+        await Promise.race([
+          once(writer.stdout, 'data'),
+          exited.then((code) => assert.fail(`the writer ended (${code}) before it took the lock`)),
+        ])
         const created = await store.createKey(input(newAccount('while-locked')))
         assert.equal(created.account.name, 'while-locked')
         assert.deepEqual(await exited, [0, null])

@@ -167,7 +167,7 @@ const cases: { name: string; before: Step[]; step: Step; reply: BankReply }[] = 
     reply: { needsSeed: false, subjects: [answer({ grantedCredits: 350 })] },
   },
   {
-    name: 'seeded with the shares, an instance that had none spent none of the seed: all it reports counts',
+    name: 'an instance without a share of the seed: what it wrote to the ledger counts as in the seed',
     before: [
       {
         by: 'a',
@@ -176,11 +176,11 @@ const cases: { name: string; before: Step[]; step: Step; reply: BankReply }[] = 
         ],
       },
     ],
-    step: { by: 'c', subjects: [ask({ usedCredits: 120, flushedCredits: 120 })] },
-    reply: { needsSeed: false, subjects: [answer({ grantedCredits: 420 })] },
+    step: { by: 'c', subjects: [ask({ usedCredits: 120, flushedCredits: 100 })] },
+    reply: { needsSeed: false, subjects: [answer({ grantedCredits: 320 })] },
   },
   {
-    name: 'a seed without shares (an older version): what an instance flushed counts as in the seed',
+    name: 'a seed without shares (an older version sends none): what an instance wrote to the ledger counts as in the seed',
     before: [{ by: 'a', subjects: [ask({ seedCredits: 300 })] }],
     step: { by: 'c', subjects: [ask({ usedCredits: 120, flushedCredits: 100 })] },
     reply: { needsSeed: false, subjects: [answer({ grantedCredits: 320 })] },

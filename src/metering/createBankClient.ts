@@ -178,6 +178,22 @@ export function createBankClient(ledger: LocalLedger, options: BankClientOptions
     return taken
   }
 
+  /** Each request's day from the store: its figure and each instance's share of it. */
+  async function seed(requests: BankSubjectRequest[]): Promise<void> {
+    for (const day of new Set(requests.map((request) => request.day))) {
+      const ofDay = requests.filter((request) => request.day === day)
+      const seeds = await store.loadDaySeeds(
+        day,
+        ofDay.map((request) => request.subject),
+      )
+      for (const request of ofDay) {
+        const found = seeds.get(request.subject)
+        request.seedCredits = found?.credits ?? 0
+        request.seedInstances = found?.instances ?? {}
+      }
+    }
+  }
+
   /** One exchange for an account, its keys and the calls waiting; answers the calls still waiting. */
   async function exchange(accountCounter: string, calls: WaitingCall[]): Promise<Served> {
     const returning = takeRecalled(accountCounter)
@@ -188,16 +204,10 @@ export function createBankClient(ledger: LocalLedger, options: BankClientOptions
       reply = await bank.exchange({ subjects: built.requests })
       if (reply.needsSeed) {
         // the day's figures in the store, each instance's share of them and what this process
-        // wrote into it, read at one moment
-        const subjects = built.requests.map((request) => request.subject)
+        // wrote into it, read at one moment (no flush meanwhile), for the subjects asked now
         built = await exclusive(async () => {
-          const seeds = await store.loadDaySeeds(ledger.day(), subjects)
           const again = build(accountCounter, calls, returning) as BankRequestBuilt
-          for (const request of again.requests) {
-            const seed = seeds.get(request.subject)
-            request.seedCredits = seed?.credits ?? 0
-            request.seedInstances = seed?.instances ?? {}
-          }
+          await seed(again.requests)
           return again
         })
         reply = await bank.exchange({ subjects: built.requests })

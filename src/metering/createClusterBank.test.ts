@@ -60,7 +60,7 @@ describe('a worker exchanging with the primary over the cluster channel', () => 
     const bank = createClusterBank({
       channel: channels.worker,
       leaseTtlMs: memory.leaseTtlMs,
-      instanceId: 'worker',
+      instanceId: 'worker-1',
     })
     // two subjects' days, asked for at once: each reply carries its own request's limit
     const [small, large] = await Promise.all([
@@ -111,7 +111,7 @@ describe('a worker exchanging with the primary over the cluster channel', () => 
       const bank = createClusterBank({
         channel: channels.worker,
         leaseTtlMs: memory.leaseTtlMs,
-        instanceId: 'worker',
+        instanceId: `worker-${id}`,
       })
       const heard: LeaseNotice[] = []
       bank.onNotice((notice) => heard.push(notice))
@@ -144,7 +144,7 @@ describe('a worker exchanging with the primary over the cluster channel', () => 
       const bank = createClusterBank({
         channel: channels.worker,
         leaseTtlMs: memory.leaseTtlMs,
-        instanceId: 'worker',
+        instanceId: `worker-${id}`,
       })
       const heard: LeaseNotice[] = []
       bank.onNotice((notice) => heard.push(notice))

@@ -34,8 +34,6 @@ type Day = {
   frees: Map<string, number>
   /** The limit under which a lease was given back on request: leases are then what is asked for. */
   exact: number | undefined
-  /** Seeded with each instance's share (`spent` holds them): an instance absent from it spent none of the seed. */
-  shares: boolean
   expiresAt: number
 }
 
@@ -92,12 +90,12 @@ export function createMemoryBank({
       if (each.seedCredits === undefined) return { needsSeed: true }
       days.set(key, {
         granted: each.seedCredits,
+        // each instance's share: what the day counts of it until it reports
         spent: new Map(Object.entries(each.seedInstances ?? {})),
         holding: new Map(),
         expiries: new Map(),
         frees: new Map(),
         exact: undefined,
-        shares: each.seedInstances !== undefined,
         expiresAt: at + dayKeepMs,
       })
     }
@@ -122,10 +120,10 @@ export function createMemoryBank({
   function exchangeDay(day: Day, me: string, request: BankSubjectRequest, at: number) {
     const limit = request.dailyLimit
     const { live, othersFree } = reapAndCount(day, me, at)
-    // the report: absolute figures, so a resent one changes nothing; what the day counts of this
-    // instance already is its last report, or its share of the seed
-    const counted = day.spent.get(me) ?? (day.shares ? 0 : request.flushedCredits)
-    day.granted += request.usedCredits - counted
+    // the report: absolute figures, so a resent one changes nothing. What the day counts of this
+    // instance already: its last report, or its share of the seed; with neither (its lease expired
+    // unreported, or it had no share), what it wrote to the ledger
+    day.granted += request.usedCredits - (day.spent.get(me) ?? request.flushedCredits)
     let held = request.heldCredits
     const holding = day.holding.get(me)
     if (holding === undefined) {
@@ -167,7 +165,7 @@ export function createMemoryBank({
         day.granted -= day.holding.get(who) ?? 0
         day.expiries.delete(who)
         day.holding.delete(who)
-        // what it spent stays counted, and known: it may come back
+        day.spent.delete(who)
         day.frees.delete(who)
       } else {
         if ((day.holding.get(who) ?? 0) > 0) live += 1

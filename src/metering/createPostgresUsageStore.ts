@@ -1,7 +1,7 @@
 import type { PoolClient } from 'pg'
 import type { PostgresPool } from '../store/createPostgresPool.ts'
 import { withTransaction } from '../store/withTransaction.ts'
-import { sharesToPrune } from './sharesToPrune.ts'
+import { ShareCutoff } from './ShareCutoff.ts'
 import type { DailyUsage, DaySeed, HourlyUsage, UsageDelta, UsageRow, UsageStore } from './usageStore.ts'
 
 type HourlyRow = {
@@ -27,24 +27,23 @@ type UsageQueryRow = {
 }
 
 /**
- * The usage ledger in PostgreSQL. addUsage (and addBatch) is one transaction of two upserts (one statement per
- * table, whatever the number of rows); rows go in key order, so instances flushing at once lock the
- * rows they share in the same order instead of deadlocking.
+ * The usage ledger in PostgreSQL. addUsage (and addBatch) is one transaction of two upserts (one
+ * statement per table, whatever the number of rows; a third for a bank instance's shares); rows go
+ * in key order, so instances flushing at once lock the rows they share in the same order instead of
+ * deadlocking.
  */
 export function createPostgresUsageStore(pool: PostgresPool): UsageStore {
-  const prune = sharesToPrune()
-  /** The delta's rows, and its instance's shares (with the shares no seed reads any more dropped, once a day). */
-  const addDelta = async (
-    client: PoolClient,
-    delta: UsageDelta,
-    daily: DailyUsage[],
-    hourly: HourlyUsage[],
-  ) => {
-    await addRows(client, daily, hourly)
-    if (delta.instance === undefined || daily.length === 0) return
-    await addShares(client, delta.instance, daily)
-    const before = prune(daily)
-    if (before !== undefined) await client.query('DELETE FROM usage_instance_daily WHERE day < $1', [before])
+  const cutoff = new ShareCutoff()
+  /** After a delta is in: the shares no seed reads any more go, once a day (on their own: a failure is tried again next time). */
+  const dropOldShares = async (delta: UsageDelta) => {
+    const before = delta.instance === undefined ? undefined : cutoff.due(delta.daily)
+    if (before === undefined) return
+    try {
+      await pool.query('DELETE FROM usage_instance_daily WHERE day < $1', [before])
+      cutoff.dropped(before)
+    } catch {
+      // the delta is in: the shares go with a later one
+    }
   }
   return {
     async loadDailyUsage(day) {
@@ -91,21 +90,24 @@ export function createPostgresUsageStore(pool: PostgresPool): UsageStore {
       const daily = mergeDaily(delta.daily)
       const hourly = mergeHourly(delta.hourly)
       if (daily.length === 0 && hourly.length === 0) return
-      await withTransaction(pool, (client) => addDelta(client, delta, daily, hourly))
+      await withTransaction(pool, (client) => addRows(client, daily, hourly, delta.instance))
+      await dropOldShares(delta)
     },
-    addBatch(batchId, delta) {
+    async addBatch(batchId, delta) {
       const daily = mergeDaily(delta.daily)
       const hourly = mergeHourly(delta.hourly)
-      return withTransaction(pool, async (client) => {
-        const added = await client.query(
+      const added = await withTransaction(pool, async (client) => {
+        const recorded = await client.query(
           'INSERT INTO usage_batches (id) VALUES ($1) ON CONFLICT (id) DO NOTHING',
           [batchId],
         )
         // recorded already: the batch's usage is in the ledger
-        if (added.rowCount === 0) return false
-        await addDelta(client, delta, daily, hourly)
+        if (recorded.rowCount === 0) return false
+        await addRows(client, daily, hourly, delta.instance)
         return true
       })
+      if (added) await dropOldShares(delta)
+      return added
     },
     async getLedgerId() {
       const { rows } = await pool.query<{ value: string }>("SELECT value FROM meta WHERE name = 'ledger_id'")
@@ -155,8 +157,16 @@ export function createPostgresUsageStore(pool: PostgresPool): UsageStore {
   }
 }
 
-/** The two upserts of one delta, on a connection in a transaction. */
-async function addRows(client: PoolClient, daily: DailyUsage[], hourly: HourlyUsage[]): Promise<void> {
+/**
+ * The upserts of one delta, on a connection in a transaction: with the bank `instance` that wrote
+ * it, its shares of the days' credits too.
+ */
+async function addRows(
+  client: PoolClient,
+  daily: DailyUsage[],
+  hourly: HourlyUsage[],
+  instance: string | undefined,
+): Promise<void> {
   if (daily.length > 0) {
     await client.query(
       `INSERT INTO usage_daily (day, subject, credits)
@@ -184,6 +194,7 @@ async function addRows(client: PoolClient, daily: DailyUsage[], hourly: HourlyUs
       ],
     )
   }
+  if (instance !== undefined && daily.length > 0) await addShares(client, instance, daily)
 }
 
 /** An instance's shares of the days' credits (rows merged and in key order, as addRows's). */

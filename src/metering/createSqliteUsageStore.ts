@@ -1,5 +1,5 @@
 import type { SqliteDatabase } from '../store/sqliteDatabase.ts'
-import { sharesToPrune } from './sharesToPrune.ts'
+import { ShareCutoff } from './ShareCutoff.ts'
 import type { DaySeed, HourlyUsage, UsageDelta, UsageRow, UsageStore } from './usageStore.ts'
 
 export function createSqliteUsageStore(db: SqliteDatabase): UsageStore {
@@ -36,7 +36,7 @@ export function createSqliteUsageStore(db: SqliteDatabase): UsageStore {
     `INSERT INTO usage_instance_daily (day, subject, instance, credits) VALUES (?, ?, ?, ?)
      ON CONFLICT (day, subject, instance) DO UPDATE SET credits = credits + excluded.credits`,
   )
-  const pruneInstanceDaily = db.prepare<[string]>('DELETE FROM usage_instance_daily WHERE day < ?')
+  const dropShares = db.prepare<[string]>('DELETE FROM usage_instance_daily WHERE day < ?')
   const selectUsage = db.prepare<[string, number | null, number | null], UsageRow>(usageQuery)
   const selectHourly = db.prepare<[string, number | null, number | null], HourlyUsage>(`
     SELECT hour, key_id AS keyId, network, method, calls, credits, failover_calls AS failoverCalls
@@ -48,14 +48,11 @@ export function createSqliteUsageStore(db: SqliteDatabase): UsageStore {
   )
   const selectLedgerId = db.prepare<[], { value: string }>("SELECT value FROM meta WHERE name = 'ledger_id'")
 
-  const prune = sharesToPrune()
   function addRows(delta: UsageDelta): void {
     for (const row of delta.daily) addDaily.run(row.subject, row.day, row.credits)
     const { instance } = delta
     if (instance !== undefined) {
       for (const row of delta.daily) addInstanceDaily.run(row.day, row.subject, instance, row.credits)
-      const before = prune(delta.daily)
-      if (before !== undefined) pruneInstanceDaily.run(before)
     }
     for (const row of delta.hourly) {
       addHourly.run(row.keyId, row.network, row.method, row.hour, row.calls, row.credits, row.failoverCalls)
@@ -67,6 +64,18 @@ export function createSqliteUsageStore(db: SqliteDatabase): UsageStore {
     addRows(delta)
     return true
   })
+  const cutoff = new ShareCutoff()
+  /** After a delta is in: the shares no seed reads any more go, once a day (on its own: a failure is tried again next time). */
+  function dropOldShares(delta: UsageDelta): void {
+    const before = delta.instance === undefined ? undefined : cutoff.due(delta.daily)
+    if (before === undefined) return
+    try {
+      dropShares.run(before)
+      cutoff.dropped(before)
+    } catch {
+      // the delta is in: the shares go with a later one
+    }
+  }
 
   return {
     async loadDailyUsage(day) {
@@ -93,9 +102,12 @@ export function createSqliteUsageStore(db: SqliteDatabase): UsageStore {
     },
     async addUsage(delta) {
       add(delta)
+      dropOldShares(delta)
     },
     async addBatch(batchId, delta) {
-      return addOnce(batchId, delta)
+      const added = addOnce(batchId, delta)
+      if (added) dropOldShares(delta)
+      return added
     },
     async getLedgerId() {
       const found = selectLedgerId.get()

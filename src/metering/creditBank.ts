@@ -59,8 +59,8 @@ export type BankSubjectRequest = {
    */
   returning: boolean
   /**
-   * Of `usedCredits`, what this instance has written to the usage store: what a seed without
-   * per-instance shares (`seedInstances`, sent by an older version) counts already.
+   * Of `usedCredits`, what this instance has written to the usage store: what the day counts of it
+   * when the bank has neither its last report nor its share of the seed (`seedInstances`).
    */
   flushedCredits: number
   /** The day's usage from the store, sent when the bank asked for it (its state for the day was absent). */
@@ -68,7 +68,7 @@ export type BankSubjectRequest = {
   /**
    * With `seedCredits`: each instance's share of it, as the store had it at the same moment
    * (UsageStore.loadDaySeeds). An instance's first report after the seed counts what it spent beyond
-   * its share (an instance with none had none), wherever its flushes fell against the seed's read.
+   * its share, wherever its writes to the store fell against the seed's read.
    */
   seedInstances: Record<string, number> | undefined
   /** More daily credits wanted, and the least that helps (0: none wanted). */

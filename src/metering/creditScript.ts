@@ -3,17 +3,13 @@
  *
  * - `granted`: credits of the day spent or held in leases, by every instance (the limit caps it);
  * - `u:<instance>`: credits that instance has reported spent today (absolute); until it reports, its
- *   share of the seed (what the ledger held of its usage when the seed was read); kept when its lease
- *   is reaped, for it may come back;
+ *   share of the seed (what the ledger held of its usage when the seed was read);
  * - `o:<instance>`: credits it holds (leased, not yet spent);
  * - `e:<instance>`: when its lease expires (Redis time, ms); renewed by every exchange;
  * - `f:<instance>`: of what it holds, the credits not held for admitted calls at its last exchange,
  *   plus the lease it was granted then (at most what a recall could bring back);
  * - `x`: the limit under which an instance gave its lease back on request (a recall): while the
  *   limit stays, leases are only what is asked for (the balance is at its end).
- * - `i`: set when the day was seeded with each instance's share (`seedInstances`): an instance with no
- *   `u:` spent nothing of the seed, so all it reports counts. Without it (a seed from an older
- *   version), what an instance without `u:` flushed to the ledger counts as in the seed.
  *
  * An exchange first reaps the leases of instances that stopped renewing them (their held credits go
  * back to the pool), then takes the caller's report (absolute figures, so a resent one changes
@@ -43,8 +39,8 @@ for i, s in ipairs(args.subjects) do
   if s.dailyLimit >= 0 and redis.call('EXISTS', KEYS[2 * i - 1]) == 0 then
     if s.seedCredits == nil then return cjson.encode({needsSeed = true}) end
     redis.call('HSET', KEYS[2 * i - 1], 'granted', s.seedCredits)
-    if s.seedInstances ~= nil then
-      redis.call('HSET', KEYS[2 * i - 1], 'i', 1)
+    -- each instance's share: what the day counts of it until it reports (an older version sends none)
+    if type(s.seedInstances) == 'table' then
       for who, credits in pairs(s.seedInstances) do
         redis.call('HSET', KEYS[2 * i - 1], 'u:' .. who, credits)
       end
@@ -65,7 +61,7 @@ for i, s in ipairs(args.subjects) do
   local leased, granted, kept, othersFree = 0, 0, 0, 0
   if limit >= 0 then
     local fields = redis.call('HGETALL', day)
-    local expiries, holding, spent, frees, exact, shares = {}, {}, {}, {}, nil, false
+    local expiries, holding, spent, frees, exact = {}, {}, {}, {}, nil
     for j = 1, #fields, 2 do
       local name, value = fields[j], tonumber(fields[j + 1])
       local kind, who = string.sub(name, 1, 2), string.sub(name, 3)
@@ -74,15 +70,14 @@ for i, s in ipairs(args.subjects) do
       elseif kind == 'o:' then holding[who] = value
       elseif kind == 'u:' then spent[who] = value
       elseif kind == 'f:' then frees[who] = value
-      elseif name == 'x' then exact = value
-      elseif name == 'i' then shares = true end
+      elseif name == 'x' then exact = value end
     end
     local live = 1
     for who, expiry in pairs(expiries) do
       if who ~= me then
         if expiry <= now then
           granted = granted - (holding[who] or 0)
-          redis.call('HDEL', day, 'e:' .. who, 'o:' .. who, 'f:' .. who)
+          redis.call('HDEL', day, 'e:' .. who, 'o:' .. who, 'u:' .. who, 'f:' .. who)
         else
           if (holding[who] or 0) > 0 then live = live + 1 end
           othersFree = othersFree + (frees[who] or 0)
@@ -90,12 +85,9 @@ for i, s in ipairs(args.subjects) do
       end
     end
 
-    -- what the day counts of this instance already: its last report, or its share of the seed
-    local counted = spent[me]
-    if counted == nil then
-      if shares then counted = 0 else counted = s.flushedCredits end
-    end
-    granted = granted + (s.usedCredits - counted)
+    -- what the day counts of this instance already: its last report, or its share of the seed; with
+    -- neither (its lease expired unreported, or it had no share), what it wrote to the ledger
+    granted = granted + (s.usedCredits - (spent[me] or s.flushedCredits))
     if holding[me] == nil then
       -- no record of this instance's lease (Redis lost its data, or the lease expired while this
       -- instance could not report): it keeps only what still fits under the limit
