@@ -3,7 +3,8 @@ import { describe, it } from 'node:test'
 import { until } from '../../test/helpers/until.ts'
 import { DailyLimitError, RateLimitError } from '../errors/limitErrors.ts'
 import { openSqlite } from '../store/openSqlite.ts'
-import { systemClock } from './clock.ts'
+import { systemClock, utcDay } from './clock.ts'
+import { createMemoryBank } from './createMemoryBank.ts'
 import { createMeter } from './createMeter.ts'
 import { createSqliteUsageStore } from './createSqliteUsageStore.ts'
 import type { BankRequest, CreditBank, LeaseNotice } from './creditBank.ts'
@@ -64,6 +65,44 @@ function endOfBalanceBank() {
 }
 
 describe('bank client', () => {
+  it("a key with a limit of its own that comes while its account's day is being seeded is seeded with its own figure", async () => {
+    const memory = createMemoryBank()
+    const shared = memory.forInstance('this-instance')
+    let release: () => void = () => {}
+    const gate = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    let exchanges = 0
+    const bank: CreditBank = {
+      ...shared,
+      async exchange(request) {
+        if (exchanges++ === 0) await gate
+        return shared.exchange(request)
+      },
+    }
+    const store = createSqliteUsageStore(openSqlite(':memory:'))
+    const today = utcDay(Date.now())
+    await store.addUsage({
+      daily: [
+        { subject: 'account:1', day: today, credits: 900 },
+        { subject: 'key:11', day: today, credits: 900 },
+      ],
+      hourly: [],
+    })
+    const meter = await createMeter({ store, clock: systemClock, flushMs: 600_000, bank })
+    const roomy = { ...payer(10), accountDailyCredits: 1_000_000 }
+    const limited = { ...payer(11), accountDailyCredits: 1_000_000, keyDailyCredits: 1_000 }
+    // the account's first exchange of the day is under way (the bank will ask for the seed) when a
+    // call of a key with a daily limit of its own comes: 100 of its 1,000 are left today
+    const opening = Promise.resolve(meter.admit(roomy, 5))
+    const joining = Promise.resolve(meter.admit(limited, 200)).catch((err: unknown) => err)
+    release()
+    await opening
+    assert.ok((await joining) instanceof RateLimitError, 'the key has 100 credits left today')
+    await meter.close()
+    memory.close()
+  })
+
   it('while a call waits for a recall, a new call that fits is served at once, not after the bound', {
     timeout: 10_000,
   }, async () => {
