@@ -98,7 +98,9 @@ describe('bank client', () => {
     const joining = Promise.resolve(meter.admit(limited, 200)).catch((err: unknown) => err)
     release()
     await opening
-    assert.ok((await joining) instanceof RateLimitError, 'the key has 100 credits left today')
+    const refusal = await joining
+    assert.ok(refusal instanceof RateLimitError, 'the key has 100 credits left today')
+    assert.equal(refusal.kind, 'keyCreditsPerDay')
     await meter.close()
     memory.close()
   })

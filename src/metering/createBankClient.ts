@@ -178,10 +178,11 @@ export function createBankClient(ledger: LocalLedger, options: BankClientOptions
     return taken
   }
 
-  /** Each request's day from the store: its figure and each instance's share of it. */
+  /** Each request's day from the store (one with a daily limit): its figure and each instance's share of it. */
   async function seed(requests: BankSubjectRequest[]): Promise<void> {
-    for (const day of new Set(requests.map((request) => request.day))) {
-      const ofDay = requests.filter((request) => request.day === day)
+    const daily = requests.filter((request) => request.dailyLimit >= 0)
+    for (const day of new Set(daily.map((request) => request.day))) {
+      const ofDay = daily.filter((request) => request.day === day)
       const seeds = await store.loadDaySeeds(
         day,
         ofDay.map((request) => request.subject),

@@ -121,8 +121,8 @@ export function createMemoryBank({
     const limit = request.dailyLimit
     const { live, othersFree } = reapAndCount(day, me, at)
     // the report: absolute figures, so a resent one changes nothing. What the day counts of this
-    // instance already: its last report, or its share of the seed; with neither (its lease expired
-    // unreported, or it had no share), what it wrote to the ledger
+    // instance already: its last report, or its share of the seed; with neither (it had no share),
+    // what it wrote to the ledger
     day.granted += request.usedCredits - (day.spent.get(me) ?? request.flushedCredits)
     let held = request.heldCredits
     const holding = day.holding.get(me)
@@ -165,7 +165,7 @@ export function createMemoryBank({
         day.granted -= day.holding.get(who) ?? 0
         day.expiries.delete(who)
         day.holding.delete(who)
-        day.spent.delete(who)
+        // what it reported stays counted, and known: it may come back
         day.frees.delete(who)
       } else {
         if ((day.holding.get(who) ?? 0) > 0) live += 1

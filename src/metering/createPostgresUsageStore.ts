@@ -34,15 +34,19 @@ type UsageQueryRow = {
  */
 export function createPostgresUsageStore(pool: PostgresPool): UsageStore {
   const cutoff = new ShareCutoff()
-  /** After a delta is in: the shares no seed reads any more go, once a day (on their own: a failure is tried again next time). */
+  /**
+   * After a flush's delta is in: the shares no seed reads any more go, once a day, on their own (a
+   * failure is tried again with a later flush; the delta stays in).
+   */
   const dropOldShares = async (delta: UsageDelta) => {
-    const before = delta.instance === undefined ? undefined : cutoff.due(delta.daily)
-    if (before === undefined) return
+    if (delta.instance === undefined) return
     try {
+      const before = cutoff.due(delta.daily)
+      if (before === undefined) return
       await pool.query('DELETE FROM usage_instance_daily WHERE day < $1', [before])
       cutoff.dropped(before)
     } catch {
-      // the delta is in: the shares go with a later one
+      // the delta is in, whatever happens here: the shares go with a later one
     }
   }
   return {
@@ -106,7 +110,6 @@ export function createPostgresUsageStore(pool: PostgresPool): UsageStore {
         await addRows(client, daily, hourly, delta.instance)
         return true
       })
-      if (added) await dropOldShares(delta)
       return added
     },
     async getLedgerId() {

@@ -65,15 +65,19 @@ export function createSqliteUsageStore(db: SqliteDatabase): UsageStore {
     return true
   })
   const cutoff = new ShareCutoff()
-  /** After a delta is in: the shares no seed reads any more go, once a day (on its own: a failure is tried again next time). */
+  /**
+   * After a flush's delta is in: the shares no seed reads any more go, once a day, on their own (a
+   * failure is tried again with a later flush; the delta stays in).
+   */
   function dropOldShares(delta: UsageDelta): void {
-    const before = delta.instance === undefined ? undefined : cutoff.due(delta.daily)
-    if (before === undefined) return
+    if (delta.instance === undefined) return
     try {
+      const before = cutoff.due(delta.daily)
+      if (before === undefined) return
       dropShares.run(before)
       cutoff.dropped(before)
     } catch {
-      // the delta is in: the shares go with a later one
+      // the delta is in, whatever happens here: the shares go with a later one
     }
   }
 
@@ -105,9 +109,7 @@ export function createSqliteUsageStore(db: SqliteDatabase): UsageStore {
       dropOldShares(delta)
     },
     async addBatch(batchId, delta) {
-      const added = addOnce(batchId, delta)
-      if (added) dropOldShares(delta)
-      return added
+      return addOnce(batchId, delta)
     },
     async getLedgerId() {
       const found = selectLedgerId.get()

@@ -204,6 +204,31 @@ for (const [name, open] of Object.entries(backends)) {
       }, 'the lease to expire')
     })
 
+    it('an instance whose lease expired comes back: what it spent since its last report counts, no more, no less', async (t) => {
+      const backend = open(300)
+      t.after(() => backend.close())
+      const [returning, other] = [await backend.instance(), await backend.instance()]
+      const lease = granted(await returning.exchange({ subjects: [ask({ dailyLimit: 8_000 })] }))[0]
+      assert.equal(lease?.leasedCredits, 2_000)
+      // it reports 100 spent of its lease (and written to the ledger)
+      const report = { dailyLimit: 8_000, usedCredits: 100, flushedCredits: 100, leaseCredits: 0 }
+      const reported = granted(
+        await returning.exchange({ subjects: [ask({ ...report, heldCredits: 1_900 })] }),
+      )[0]
+      assert.equal(reported?.grantedCredits, 2_000)
+      // its lease expires: what it held goes back to the pool, what it spent stays counted
+      await until(async () => {
+        const reply = granted(
+          await other.exchange({ subjects: [ask({ dailyLimit: 8_000, leaseCredits: 0 })] }),
+        )[0]
+        return reply?.grantedCredits === 100
+      }, 'the lease to expire')
+      // it comes back having spent 50 more meanwhile, written to the ledger too
+      const back = { ...report, usedCredits: 150, flushedCredits: 150, heldCredits: 0 }
+      const counted = granted(await returning.exchange({ subjects: [ask(back)] }))[0]
+      assert.equal(counted?.grantedCredits, 150)
+    })
+
     it('per-second budgets are sliced from one bucket and say how long to wait when empty', async (t) => {
       const backend = open(15_000)
       t.after(() => backend.close())

@@ -60,7 +60,8 @@ export type BankSubjectRequest = {
   returning: boolean
   /**
    * Of `usedCredits`, what this instance has written to the usage store: what the day counts of it
-   * when the bank has neither its last report nor its share of the seed (`seedInstances`).
+   * when the bank has neither its last report nor its share of the seed (`seedInstances`; an older
+   * version's bank forgets a report when it reaps the lease).
    */
   flushedCredits: number
   /** The day's usage from the store, sent when the bank asked for it (its state for the day was absent). */

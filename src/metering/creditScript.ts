@@ -3,7 +3,8 @@
  *
  * - `granted`: credits of the day spent or held in leases, by every instance (the limit caps it);
  * - `u:<instance>`: credits that instance has reported spent today (absolute); until it reports, its
- *   share of the seed (what the ledger held of its usage when the seed was read);
+ *   share of the seed (what the ledger held of its usage when the seed was read); kept when its lease
+ *   is reaped (one field per process that spent of the day);
  * - `o:<instance>`: credits it holds (leased, not yet spent);
  * - `e:<instance>`: when its lease expires (Redis time, ms); renewed by every exchange;
  * - `f:<instance>`: of what it holds, the credits not held for admitted calls at its last exchange,
@@ -77,7 +78,9 @@ for i, s in ipairs(args.subjects) do
       if who ~= me then
         if expiry <= now then
           granted = granted - (holding[who] or 0)
-          redis.call('HDEL', day, 'e:' .. who, 'o:' .. who, 'u:' .. who, 'f:' .. who)
+          -- what it reported stays counted, and known: it may come back (a Redis outage longer
+          -- than the lease reaps every other instance; what each spent meanwhile counts then)
+          redis.call('HDEL', day, 'e:' .. who, 'o:' .. who, 'f:' .. who)
         else
           if (holding[who] or 0) > 0 then live = live + 1 end
           othersFree = othersFree + (frees[who] or 0)
@@ -86,7 +89,7 @@ for i, s in ipairs(args.subjects) do
     end
 
     -- what the day counts of this instance already: its last report, or its share of the seed; with
-    -- neither (its lease expired unreported, or it had no share), what it wrote to the ledger
+    -- neither (it had no share, or an older version reaped its lease), what it wrote to the ledger
     granted = granted + (s.usedCredits - (spent[me] or s.flushedCredits))
     if holding[me] == nil then
       -- no record of this instance's lease (Redis lost its data, or the lease expired while this

@@ -51,8 +51,9 @@ export type UsageStore = {
    */
   loadDaySeeds(day: string, subjects: readonly string[]): Promise<Map<string, DaySeed>>
   /**
-   * Adds the deltas, all or nothing. The per-instance shares of days before yesterday are dropped
-   * (no seed reads them) once a day.
+   * Adds the deltas, all or nothing. Then, once a day, the per-instance shares of days before
+   * yesterday go (no seed reads them): on their own, after the commit; a failure there is tried
+   * again with a later delta and never fails this one.
    */
   addUsage(delta: UsageDelta): Promise<void>
   /**
