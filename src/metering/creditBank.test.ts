@@ -42,6 +42,11 @@ const ask = (fields: Partial<BankSubjectRequest> = {}): BankSubjectRequest => ({
   ...fields,
 })
 
+/** The reply to one exchange of `bank` for the one subject `fields` describe. */
+async function replyTo(bank: CreditBank, fields: Partial<BankSubjectRequest>) {
+  return granted(await bank.exchange({ subjects: [ask(fields)] }))[0]
+}
+
 function granted(reply: BankReply) {
   assert.equal(reply.needsSeed, false)
   if (reply.needsSeed) throw new Error('unreachable')
@@ -190,43 +195,26 @@ for (const [name, open] of Object.entries(backends)) {
       const backend = open(300)
       t.after(() => backend.close())
       const [gone, other] = [await backend.instance(), await backend.instance()]
-      const first = granted(await gone.exchange({ subjects: [ask({ dailyLimit: 8_000 })] }))[0]
-      assert.equal(first?.leasedCredits, 2_000)
-      const refused = granted(
-        await other.exchange({ subjects: [ask({ dailyLimit: 8_000, leaseMinCredits: 8_000 })] }),
-      )[0]
-      assert.equal(refused?.leasedCredits, 0)
-      await until(async () => {
-        const reply = granted(
-          await other.exchange({ subjects: [ask({ dailyLimit: 8_000, leaseMinCredits: 8_000 })] }),
-        )[0]
-        return reply?.leasedCredits === 8_000
-      }, 'the lease to expire')
+      assert.equal((await replyTo(gone, { dailyLimit: 8_000 }))?.leasedCredits, 2_000)
+      const all = { dailyLimit: 8_000, leaseMinCredits: 8_000 }
+      assert.equal((await replyTo(other, all))?.leasedCredits, 0)
+      await until(async () => (await replyTo(other, all))?.leasedCredits === 8_000, 'the lease to expire')
     })
 
     it('an instance whose lease expired comes back: what it spent since its last report counts, no more, no less', async (t) => {
       const backend = open(300)
       t.after(() => backend.close())
       const [returning, other] = [await backend.instance(), await backend.instance()]
-      const lease = granted(await returning.exchange({ subjects: [ask({ dailyLimit: 8_000 })] }))[0]
-      assert.equal(lease?.leasedCredits, 2_000)
+      assert.equal((await replyTo(returning, { dailyLimit: 8_000 }))?.leasedCredits, 2_000)
       // it reports 100 spent of its lease (and written to the ledger)
       const report = { dailyLimit: 8_000, usedCredits: 100, flushedCredits: 100, leaseCredits: 0 }
-      const reported = granted(
-        await returning.exchange({ subjects: [ask({ ...report, heldCredits: 1_900 })] }),
-      )[0]
-      assert.equal(reported?.grantedCredits, 2_000)
+      assert.equal((await replyTo(returning, { ...report, heldCredits: 1_900 }))?.grantedCredits, 2_000)
       // its lease expires: what it held goes back to the pool, what it spent stays counted
-      await until(async () => {
-        const reply = granted(
-          await other.exchange({ subjects: [ask({ dailyLimit: 8_000, leaseCredits: 0 })] }),
-        )[0]
-        return reply?.grantedCredits === 100
-      }, 'the lease to expire')
+      const look = { dailyLimit: 8_000, leaseCredits: 0 }
+      await until(async () => (await replyTo(other, look))?.grantedCredits === 100, 'the lease to expire')
       // it comes back having spent 50 more meanwhile, written to the ledger too
       const back = { ...report, usedCredits: 150, flushedCredits: 150, heldCredits: 0 }
-      const counted = granted(await returning.exchange({ subjects: [ask(back)] }))[0]
-      assert.equal(counted?.grantedCredits, 150)
+      assert.equal((await replyTo(returning, back))?.grantedCredits, 150)
     })
 
     it('per-second budgets are sliced from one bucket and say how long to wait when empty', async (t) => {
