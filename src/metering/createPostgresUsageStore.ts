@@ -2,7 +2,13 @@ import type { PoolClient } from 'pg'
 import type { PostgresPool } from '../store/createPostgresPool.ts'
 import { withTransaction } from '../store/withTransaction.ts'
 import { ShareCutoff } from './ShareCutoff.ts'
-import type { DailyUsage, DaySeed, HourlyUsage, UsageDelta, UsageRow, UsageStore } from './usageStore.ts'
+import {
+  type DailyUsage,
+  daySeedsOf,
+  type HourlyUsage,
+  type UsageRow,
+  type UsageStore,
+} from './usageStore.ts'
 
 type HourlyRow = {
   hour: string
@@ -34,21 +40,6 @@ type UsageQueryRow = {
  */
 export function createPostgresUsageStore(pool: PostgresPool): UsageStore {
   const cutoff = new ShareCutoff()
-  /**
-   * After a flush's delta is in: the shares no seed reads any more go, once a day, on their own (a
-   * failure is tried again with a later flush; the delta stays in).
-   */
-  const dropOldShares = async (delta: UsageDelta) => {
-    if (delta.instance === undefined) return
-    try {
-      const before = cutoff.due(delta.daily)
-      if (before === undefined) return
-      await pool.query('DELETE FROM usage_instance_daily WHERE day < $1', [before])
-      cutoff.dropped(before)
-    } catch {
-      // the delta is in, whatever happens here: the shares go with a later one
-    }
-  }
   return {
     async loadDailyUsage(day) {
       const { rows } = await pool.query<{ subject: string; credits: string }>(
@@ -66,51 +57,50 @@ export function createPostgresUsageStore(pool: PostgresPool): UsageStore {
       return new Map(rows.map((row) => [row.subject, Number(row.credits)]))
     },
     async loadDaySeeds(day, subjects) {
-      const seeds = new Map<string, DaySeed>()
-      if (subjects.length === 0) return seeds
+      if (subjects.length === 0) return new Map()
       // one statement: the day's figures and the shares as of one snapshot
       const { rows } = await pool.query<{
         subject: string
         credits: string
         instance: string | null
-        instance_credits: string | null
+        instance_credits: string
       }>(
-        `SELECT d.subject, d.credits, i.instance, i.credits AS instance_credits
+        `SELECT d.subject, d.credits, i.instance, coalesce(i.credits, 0) AS instance_credits
          FROM usage_daily d LEFT JOIN usage_instance_daily i ON i.day = d.day AND i.subject = d.subject
          WHERE d.day = $1 AND d.subject = ANY($2::text[])`,
         [day, subjects],
       )
-      for (const row of rows) {
-        let seed = seeds.get(row.subject)
-        if (seed === undefined) {
-          seed = { credits: Number(row.credits), instances: {} }
-          seeds.set(row.subject, seed)
-        }
-        if (row.instance !== null) seed.instances[row.instance] = Number(row.instance_credits)
-      }
-      return seeds
+      return daySeedsOf(
+        rows.map((row) => ({
+          subject: row.subject,
+          credits: Number(row.credits),
+          instance: row.instance,
+          instanceCredits: Number(row.instance_credits),
+        })),
+      )
     },
     async addUsage(delta) {
       const daily = mergeDaily(delta.daily)
       const hourly = mergeHourly(delta.hourly)
       if (daily.length === 0 && hourly.length === 0) return
       await withTransaction(pool, (client) => addRows(client, daily, hourly, delta.instance))
-      await dropOldShares(delta)
+      await cutoff.afterWrite(delta, (before) =>
+        pool.query('DELETE FROM usage_instance_daily WHERE day < $1', [before]),
+      )
     },
-    async addBatch(batchId, delta) {
+    addBatch(batchId, delta) {
       const daily = mergeDaily(delta.daily)
       const hourly = mergeHourly(delta.hourly)
-      const added = await withTransaction(pool, async (client) => {
-        const recorded = await client.query(
+      return withTransaction(pool, async (client) => {
+        const added = await client.query(
           'INSERT INTO usage_batches (id) VALUES ($1) ON CONFLICT (id) DO NOTHING',
           [batchId],
         )
         // recorded already: the batch's usage is in the ledger
-        if (recorded.rowCount === 0) return false
+        if (added.rowCount === 0) return false
         await addRows(client, daily, hourly, delta.instance)
         return true
       })
-      return added
     },
     async getLedgerId() {
       const { rows } = await pool.query<{ value: string }>("SELECT value FROM meta WHERE name = 'ledger_id'")

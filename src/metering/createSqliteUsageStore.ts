@@ -1,6 +1,12 @@
 import type { SqliteDatabase } from '../store/sqliteDatabase.ts'
 import { ShareCutoff } from './ShareCutoff.ts'
-import type { DaySeed, HourlyUsage, UsageDelta, UsageRow, UsageStore } from './usageStore.ts'
+import {
+  daySeedsOf,
+  type HourlyUsage,
+  type UsageDelta,
+  type UsageRow,
+  type UsageStore,
+} from './usageStore.ts'
 
 export function createSqliteUsageStore(db: SqliteDatabase): UsageStore {
   const selectDay = db.prepare<[string], { subject: string; credits: number }>(
@@ -26,9 +32,9 @@ export function createSqliteUsageStore(db: SqliteDatabase): UsageStore {
   )
   const selectSeeds = db.prepare<
     [string, string],
-    { subject: string; credits: number; instance: string | null; instanceCredits: number | null }
+    { subject: string; credits: number; instance: string | null; instanceCredits: number }
   >(
-    `SELECT d.subject, d.credits, i.instance, i.credits AS instanceCredits
+    `SELECT d.subject, d.credits, i.instance, coalesce(i.credits, 0) AS instanceCredits
      FROM usage_daily d LEFT JOIN usage_instance_daily i ON i.day = d.day AND i.subject = d.subject
      WHERE d.day = ? AND d.subject IN (SELECT value FROM json_each(?))`,
   )
@@ -65,21 +71,6 @@ export function createSqliteUsageStore(db: SqliteDatabase): UsageStore {
     return true
   })
   const cutoff = new ShareCutoff()
-  /**
-   * After a flush's delta is in: the shares no seed reads any more go, once a day, on their own (a
-   * failure is tried again with a later flush; the delta stays in).
-   */
-  function dropOldShares(delta: UsageDelta): void {
-    if (delta.instance === undefined) return
-    try {
-      const before = cutoff.due(delta.daily)
-      if (before === undefined) return
-      dropShares.run(before)
-      cutoff.dropped(before)
-    } catch {
-      // the delta is in, whatever happens here: the shares go with a later one
-    }
-  }
 
   return {
     async loadDailyUsage(day) {
@@ -92,21 +83,12 @@ export function createSqliteUsageStore(db: SqliteDatabase): UsageStore {
       )
     },
     async loadDaySeeds(day, subjects) {
-      const seeds = new Map<string, DaySeed>()
-      if (subjects.length === 0) return seeds
-      for (const row of selectSeeds.all(day, JSON.stringify(subjects))) {
-        let seed = seeds.get(row.subject)
-        if (seed === undefined) {
-          seed = { credits: row.credits, instances: {} }
-          seeds.set(row.subject, seed)
-        }
-        if (row.instance !== null) seed.instances[row.instance] = row.instanceCredits ?? 0
-      }
-      return seeds
+      if (subjects.length === 0) return new Map()
+      return daySeedsOf(selectSeeds.all(day, JSON.stringify(subjects)))
     },
     async addUsage(delta) {
       add(delta)
-      dropOldShares(delta)
+      await cutoff.afterWrite(delta, (before) => dropShares.run(before))
     },
     async addBatch(batchId, delta) {
       return addOnce(batchId, delta)

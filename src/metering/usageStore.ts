@@ -71,3 +71,22 @@ export type UsageStore = {
 
 export const accountSubject = (accountId: number) => `account:${accountId}`
 export const keySubject = (keyId: number) => `key:${keyId}`
+
+/**
+ * A seed's figures from the ledger's rows: each subject's day (`credits`) once per instance that has
+ * a share of it (`instance`, `instanceCredits`), or once with none (loadDaySeeds' join).
+ */
+export function daySeedsOf(
+  rows: readonly { subject: string; credits: number; instance: string | null; instanceCredits: number }[],
+): Map<string, DaySeed> {
+  const seeds = new Map<string, DaySeed>()
+  for (const { subject, credits, instance, instanceCredits } of rows) {
+    let seed = seeds.get(subject)
+    if (seed === undefined) {
+      seed = { credits, instances: {} }
+      seeds.set(subject, seed)
+    }
+    if (instance !== null) seed.instances[instance] = instanceCredits
+  }
+  return seeds
+}
